@@ -1,0 +1,245 @@
+package binding
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// SchemaKind says which of a tool's schemas a check is about.
+type SchemaKind int
+
+const (
+	// InputSchema is the schema of a tool's arguments.
+	InputSchema SchemaKind = iota
+	// OutputSchema is the schema of a tool's structuredContent.
+	OutputSchema
+)
+
+// String returns "input schema" or "output schema".
+func (k SchemaKind) String() string {
+	if k == OutputSchema {
+		return "output schema"
+	}
+	return "input schema"
+}
+
+// ErrEmptySchema is returned (wrapped) for an empty or blank schema where one
+// is required.
+var ErrEmptySchema = errors.New("schema is empty")
+
+// SyntaxError is a schema that is not valid JSON.
+type SyntaxError struct {
+	Kind SchemaKind
+	Err  error // the JSON decoder's error
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("%s is not valid JSON: %v", e.Kind, e.Err)
+}
+
+func (e *SyntaxError) Unwrap() error { return e.Err }
+
+// ShapeError is a schema whose root breaks one of the MCP tool schema rules
+// (the rules the Azure Functions MCP extension applies).
+type ShapeError struct {
+	Kind SchemaKind
+	Rule string // the rule broken, e.g. `must be a JSON object`
+}
+
+func (e *ShapeError) Error() string { return fmt.Sprintf("%s %s", e.Kind, e.Rule) }
+
+// The shape rules, as ShapeError.Rule values.
+const (
+	RuleObjectRoot   = "must be a JSON object"
+	RuleTypeObject   = `must have a root "type" property with value "object"`
+	RuleProperties   = `"properties" must be a JSON object when present`
+	RuleRequired     = `"required" must be a JSON array when present`
+)
+
+// CompileError is a schema that is JSON of the right shape but not a valid
+// JSON Schema 2020-12 document (it breaks the metaschema, or a $ref cannot be
+// resolved offline).
+type CompileError struct {
+	Kind SchemaKind
+	Err  error // from the JSON Schema compiler
+}
+
+func (e *CompileError) Error() string {
+	return fmt.Sprintf("%s is not a valid JSON Schema 2020-12 document: %s", e.Kind, oneLine(e.Err.Error()))
+}
+
+func (e *CompileError) Unwrap() error { return e.Err }
+
+// Schema is a checked and compiled tool schema.
+type Schema struct {
+	kind     SchemaKind
+	text     json.RawMessage // compact, key order and number text kept
+	compiled *jsonschema.Schema
+}
+
+// Kind returns whether this is an input or output schema.
+func (s *Schema) Kind() SchemaKind { return s.kind }
+
+// JSON returns the compact schema text. Callers must not modify it.
+func (s *Schema) JSON() json.RawMessage { return s.text }
+
+// String returns the compact schema text.
+func (s *Schema) String() string { return string(s.text) }
+
+// CheckShape applies the MCP tool schema rules to schema text without
+// compiling it: valid JSON, the root an object whose "type" is the string
+// "object", "properties" an object and "required" an array when present. It
+// returns the compact text.
+func CheckShape(kind SchemaKind, text string) (json.RawMessage, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, fmt.Errorf("%s: %w", kind, ErrEmptySchema)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(text)); err != nil {
+		return nil, &SyntaxError{Kind: kind, Err: err}
+	}
+	compact := buf.Bytes()
+	var root map[string]json.RawMessage
+	if compact[0] != '{' || json.Unmarshal(compact, &root) != nil {
+		return nil, &ShapeError{Kind: kind, Rule: RuleObjectRoot}
+	}
+	var typ string
+	if raw, ok := root["type"]; !ok || json.Unmarshal(raw, &typ) != nil || typ != "object" {
+		return nil, &ShapeError{Kind: kind, Rule: RuleTypeObject}
+	}
+	if raw, ok := root["properties"]; ok && raw[0] != '{' {
+		return nil, &ShapeError{Kind: kind, Rule: RuleProperties}
+	}
+	if raw, ok := root["required"]; ok && raw[0] != '[' {
+		return nil, &ShapeError{Kind: kind, Rule: RuleRequired}
+	}
+	return compact, nil
+}
+
+// ParseSchema checks schema text (see [CheckShape]) and compiles it as a JSON
+// Schema 2020-12 document (the default dialect when it has no "$schema").
+// Compilation is offline: no remote or file $ref is ever loaded. The error is
+// one of *SyntaxError, *ShapeError, *CompileError, or wraps ErrEmptySchema.
+func ParseSchema(kind SchemaKind, text string) (*Schema, error) {
+	compact, err := CheckShape(kind, text)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(compact))
+	if err != nil {
+		return nil, &SyntaxError{Kind: kind, Err: err}
+	}
+	const url = "mem:///schema.json"
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	// An empty scheme table refuses every URL that is not an embedded metaschema.
+	c.UseLoader(jsonschema.SchemeURLLoader{})
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, &CompileError{Kind: kind, Err: err}
+	}
+	compiled, err := c.Compile(url)
+	if err != nil {
+		return nil, &CompileError{Kind: kind, Err: err}
+	}
+	return &Schema{kind: kind, text: compact, compiled: compiled}, nil
+}
+
+// Validate checks a decoded JSON value (as produced by [DecodeJSON] or
+// encoding/json into any) against the schema. A failure is a
+// *ValidationError.
+func (s *Schema) Validate(v any) error {
+	err := s.compiled.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		return &ValidationError{Kind: s.kind, Problems: problems(ve)}
+	}
+	return &ValidationError{Kind: s.kind, Problems: []Problem{{Message: err.Error()}}}
+}
+
+// ValidateJSON decodes data once and validates it, returning the decoded value.
+func (s *Schema) ValidateJSON(data []byte) (any, error) {
+	v, err := DecodeJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	return v, s.Validate(v)
+}
+
+// DecodeJSON decodes JSON for validation (numbers kept exact).
+func DecodeJSON(data []byte) (any, error) {
+	return jsonschema.UnmarshalJSON(bytes.NewReader(data))
+}
+
+// Problem is one leaf failure of a validation: where in the instance, which
+// schema keyword, and what was wrong.
+type Problem struct {
+	InstanceLocation string // JSON pointer into the value, "" for the root
+	KeywordLocation  string // JSON pointer into the schema, e.g. /properties/temp/type
+	Message          string // e.g. "got string, want number"
+}
+
+func (p Problem) String() string {
+	return fmt.Sprintf("at '%s' (%s): %s", p.InstanceLocation, p.KeywordLocation, p.Message)
+}
+
+// ValidationError is a value that does not match a schema.
+type ValidationError struct {
+	Kind     SchemaKind
+	Problems []Problem
+}
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		parts[i] = p.String()
+	}
+	return fmt.Sprintf("does not match the %s: %s", e.Kind, strings.Join(parts, "; "))
+}
+
+var printer = message.NewPrinter(language.English)
+
+// problems flattens a jsonschema error tree to its leaves.
+func problems(ve *jsonschema.ValidationError) []Problem {
+	var out []Problem
+	var walk func(e *jsonschema.ValidationError, kw []string)
+	walk = func(e *jsonschema.ValidationError, kw []string) {
+		path := append(append([]string(nil), kw...), e.ErrorKind.KeywordPath()...)
+		if len(e.Causes) == 0 {
+			out = append(out, Problem{
+				InstanceLocation: pointer(e.InstanceLocation),
+				KeywordLocation:  pointer(path),
+				Message:          e.ErrorKind.LocalizedString(printer),
+			})
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c, path)
+		}
+	}
+	walk(ve, nil)
+	return out
+}
+
+func pointer(tokens []string) string {
+	var sb strings.Builder
+	for _, t := range tokens {
+		sb.WriteByte('/')
+		t = strings.ReplaceAll(t, "~", "~0")
+		sb.WriteString(strings.ReplaceAll(t, "/", "~1"))
+	}
+	return sb.String()
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}

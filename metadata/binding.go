@@ -1,0 +1,231 @@
+package metadata
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Field is one key of a [Binding] with its raw JSON value.
+type Field struct {
+	Key   string
+	Value json.RawMessage
+}
+
+// Binding is one entry of a function.json "bindings" array: a JSON object that
+// remembers the order of its keys, so that keys funcmcp does not know survive a
+// read/write round trip in place and emitted files are byte-stable.
+//
+// The zero value is an empty object.
+type Binding struct {
+	fields []Field
+}
+
+// NewBinding returns a binding with the three keys every binding has.
+func NewBinding(typ, direction, name string) *Binding {
+	b := &Binding{}
+	b.SetString(KeyType, typ)
+	b.SetString(KeyDirection, direction)
+	b.SetString(KeyName, name)
+	return b
+}
+
+// Fields returns the binding's keys and values in order. The slice is a copy;
+// the values are shared.
+func (b *Binding) Fields() []Field {
+	return append([]Field(nil), b.fields...)
+}
+
+// index returns the position of key, matched exactly, or -1.
+func (b *Binding) index(key string) int {
+	for i, f := range b.fields {
+		if f.Key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// Get returns the raw value of key, matched exactly.
+func (b *Binding) Get(key string) (json.RawMessage, bool) {
+	if i := b.index(key); i >= 0 {
+		return b.fields[i].Value, true
+	}
+	return nil, false
+}
+
+// Lookup returns the raw value of key matched case-insensitively, as the
+// Azure Functions host matches binding keys. An exact match wins.
+func (b *Binding) Lookup(key string) (json.RawMessage, bool) {
+	if v, ok := b.Get(key); ok {
+		return v, true
+	}
+	for _, f := range b.fields {
+		if strings.EqualFold(f.Key, key) {
+			return f.Value, true
+		}
+	}
+	return nil, false
+}
+
+// LookupString returns the string value of key (matched case-insensitively).
+// ok is false when the key is absent, null or not a string.
+func (b *Binding) LookupString(key string) (s string, ok bool) {
+	raw, found := b.Lookup(key)
+	if !found {
+		return "", false
+	}
+	if err := json.Unmarshal(raw, &s); err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return "", false
+	}
+	return s, true
+}
+
+// LookupBool returns the boolean value of key (matched case-insensitively);
+// absent, null or non-boolean values are false.
+func (b *Binding) LookupBool(key string) bool {
+	raw, found := b.Lookup(key)
+	if !found {
+		return false
+	}
+	var v bool
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return false
+	}
+	return v
+}
+
+// Type returns the binding's "type".
+func (b *Binding) Type() string { s, _ := b.LookupString(KeyType); return s }
+
+// Name returns the binding's "name".
+func (b *Binding) Name() string { s, _ := b.LookupString(KeyName); return s }
+
+// Direction returns the binding's "direction".
+func (b *Binding) Direction() string { s, _ := b.LookupString(KeyDirection); return s }
+
+// IsType reports whether the binding's type is typ, compared case-insensitively.
+func (b *Binding) IsType(typ string) bool { return strings.EqualFold(b.Type(), typ) }
+
+// SetRaw sets key to a raw JSON value. An existing key keeps its position; a
+// new key is appended. The value must be valid JSON; it is stored compacted.
+func (b *Binding) SetRaw(key string, value json.RawMessage) error {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, value); err != nil {
+		return fmt.Errorf("setting %q: %w", key, err)
+	}
+	b.set(key, buf.Bytes())
+	return nil
+}
+
+func (b *Binding) set(key string, value json.RawMessage) {
+	if i := b.index(key); i >= 0 {
+		b.fields[i].Value = value
+		return
+	}
+	b.fields = append(b.fields, Field{Key: key, Value: value})
+}
+
+// SetString sets key to a JSON string.
+func (b *Binding) SetString(key, value string) {
+	b.set(key, encodeString(value))
+}
+
+// SetBool sets key to a JSON boolean.
+func (b *Binding) SetBool(key string, value bool) {
+	if value {
+		b.set(key, json.RawMessage("true"))
+	} else {
+		b.set(key, json.RawMessage("false"))
+	}
+}
+
+// Delete removes key (matched exactly).
+func (b *Binding) Delete(key string) {
+	if i := b.index(key); i >= 0 {
+		b.fields = append(b.fields[:i], b.fields[i+1:]...)
+	}
+}
+
+// MarshalJSON writes the keys in order.
+func (b *Binding) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, f := range b.fields {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(encodeString(f.Key))
+		buf.WriteByte(':')
+		if len(f.Value) == 0 {
+			buf.WriteString("null")
+		} else {
+			buf.Write(f.Value)
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// errNotObject is returned when a binding is not a JSON object.
+var errNotObject = errors.New("a binding must be a JSON object")
+
+// UnmarshalJSON reads a JSON object, keeping its key order. A repeated key
+// keeps its first position and its last value, as JSON decoders do.
+func (b *Binding) UnmarshalJSON(data []byte) error {
+	fields, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	b.fields = b.fields[:0]
+	for _, f := range fields {
+		b.set(f.Key, f.Value)
+	}
+	return nil
+}
+
+// decodeObject splits a JSON object into its fields, in order, with compact values.
+func decodeObject(data []byte) ([]Field, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errNotObject
+	}
+	var fields []Field
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			return nil, err
+		}
+		fields = append(fields, Field{Key: key, Value: buf.Bytes()})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	return fields, nil
+}
+
+// encodeString returns s as a JSON string without HTML escaping, so schema
+// text such as "<" or "&" stays readable in function.json.
+func encodeString(s string) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}

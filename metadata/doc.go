@@ -1,0 +1,34 @@
+// Package metadata is the wire contract between a funcmcp function app and the
+// host that serves it: the function.json model, the mcpToolTrigger key names,
+// the metadata pipeline that writes a tool's binding, the custom-handler
+// invocation envelopes, the tool invocation context and the tool result
+// envelope.
+//
+// It depends on the standard library only, so both sides of the contract (the
+// worker SDK that emits function.json at build time and the host that reads it)
+// share one definition and cannot drift apart.
+//
+// # function.json
+//
+// A function app is a folder with host.json and one sub-folder per function,
+// each holding a function.json. [ReadApp] and [ReadFunction] load them;
+// [WriteFunction] writes one. A [Binding] is an ordered JSON object: keys the
+// pipeline does not know survive a read/write round trip in place.
+//
+// # The mcpToolTrigger binding
+//
+// An MCP tool is a function whose trigger binding has type [TypeMcpToolTrigger].
+// The keys [KeyToolProperties], [KeyMetadata], [KeyInputSchema] and
+// [KeyOutputSchema] hold JSON encoded as strings; [KeyUseWorkerInputSchema] and
+// [KeyUseResultSchema] are booleans and only ever written as true. There is no
+// flag next to [KeyOutputSchema]: the key present means a schema, absent means
+// none.
+//
+// # The pipeline
+//
+// [Emit] runs the binding-builder steps in a fixed order (add tool properties,
+// add metadata, resolve input schema, resolve output schema, resolve result
+// schema, build) over a function, taking each tool's [ToolOptions]. The output
+// is deterministic: keys keep their position, new keys are appended in step
+// order and schema text is compact.
+package metadata

@@ -1,0 +1,276 @@
+package metadata
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Function is one function of a function app: its folder name and the
+// contents of its function.json.
+type Function struct {
+	// Name is the function's folder name; the custom handler is invoked at
+	// POST /{Name}.
+	Name string
+	// Bindings are the function's bindings, in file order.
+	Bindings []*Binding
+	// extra holds the other top-level keys (scriptFile, retry, …) in order.
+	extra []Field
+}
+
+// FunctionError is a problem with one function: it names the function, the
+// file and the reason. Reach it with errors.As.
+type FunctionError struct {
+	Function string // the function (folder) name
+	File     string // the function.json path, when there is one
+	Err      error  // the reason
+}
+
+func (e *FunctionError) Error() string {
+	if e.File == "" {
+		return fmt.Sprintf("function %q: %v", e.Function, e.Err)
+	}
+	return fmt.Sprintf("function %q (%s): %v", e.Function, e.File, e.Err)
+}
+
+func (e *FunctionError) Unwrap() error { return e.Err }
+
+var (
+	functionNameRE = regexp.MustCompile(`(?i)^[a-z][a-z0-9_\-]{0,127}$`)
+	bindingNameRE  = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9]{0,127}|\$return)$`)
+)
+
+// ErrNoBindings is the reason given for a function.json without bindings.
+var ErrNoBindings = errors.New("at least one binding must be declared")
+
+// ValidateFunctionName checks the Azure Functions folder-name rule: a letter,
+// then up to 127 letters, digits, '_' or '-', and not "host". Letters may be of
+// either case, as the Functions host allows; funcmcp's own names are lower case.
+func ValidateFunctionName(name string) error {
+	if !functionNameRE.MatchString(name) {
+		return fmt.Errorf("%q is not a valid function name: it must start with a letter and hold at most 128 letters, digits, '_' or '-'", name)
+	}
+	if strings.EqualFold(name, "host") {
+		return fmt.Errorf("%q is not a valid function name: it is reserved", name)
+	}
+	return nil
+}
+
+// Validate checks the rules the Functions host applies when it indexes a
+// function: the name rule, at least one binding, binding names, and "$return"
+// only as an output.
+func (f *Function) Validate() error {
+	var errs []error
+	if err := ValidateFunctionName(f.Name); err != nil {
+		errs = append(errs, err)
+	}
+	if len(f.Bindings) == 0 {
+		errs = append(errs, ErrNoBindings)
+	}
+	for i, b := range f.Bindings {
+		if b == nil {
+			errs = append(errs, fmt.Errorf("binding %d is null", i))
+			continue
+		}
+		if b.Type() == "" {
+			errs = append(errs, fmt.Errorf("binding %d has no type", i))
+		}
+		name := b.Name()
+		if !bindingNameRE.MatchString(name) {
+			errs = append(errs, fmt.Errorf("binding %d: %q is not a valid binding name", i, name))
+		} else if name == "$return" && !strings.EqualFold(b.Direction(), DirectionOut) {
+			errs = append(errs, fmt.Errorf("binding %d: %q must have direction %q", i, name, DirectionOut))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ToolTriggers returns the function's mcpToolTrigger bindings (type matched
+// case-insensitively).
+func (f *Function) ToolTriggers() []*Binding {
+	var out []*Binding
+	for _, b := range f.Bindings {
+		if b != nil && b.IsType(TypeMcpToolTrigger) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// HasOutputBinding reports whether any binding has direction "out"
+// (case-insensitive). Such functions return raw values, not the result envelope.
+func (f *Function) HasOutputBinding() bool {
+	for _, b := range f.Bindings {
+		if b != nil && strings.EqualFold(b.Direction(), DirectionOut) {
+			return true
+		}
+	}
+	return false
+}
+
+// SetExtra sets a top-level key other than "bindings" (for example
+// "scriptFile"), keeping its position.
+func (f *Function) SetExtra(key string, value json.RawMessage) {
+	for i := range f.extra {
+		if f.extra[i].Key == key {
+			f.extra[i].Value = value
+			return
+		}
+	}
+	f.extra = append(f.extra, Field{Key: key, Value: value})
+}
+
+// Extra returns the top-level keys other than "bindings", in order.
+func (f *Function) Extra() []Field { return append([]Field(nil), f.extra...) }
+
+// MarshalJSON writes {"bindings":[…], <other keys in order>}.
+func (f *Function) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"bindings":[`)
+	for i, b := range f.Bindings {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		data, err := b.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		buf.Write(data)
+	}
+	buf.WriteByte(']')
+	for _, e := range f.extra {
+		buf.WriteByte(',')
+		buf.Write(encodeString(e.Key))
+		buf.WriteByte(':')
+		buf.Write(e.Value)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// UnmarshalJSON reads a function.json document. Name is left unchanged.
+func (f *Function) UnmarshalJSON(data []byte) error {
+	fields, err := decodeObject(data)
+	if err != nil {
+		if errors.Is(err, errNotObject) {
+			return errors.New("function.json must hold a JSON object")
+		}
+		return err
+	}
+	f.Bindings, f.extra = nil, nil
+	for _, fl := range fields {
+		if fl.Key != "bindings" {
+			f.SetExtra(fl.Key, fl.Value)
+			continue
+		}
+		if bytes.Equal(fl.Value, []byte("null")) {
+			continue
+		}
+		var raws []json.RawMessage
+		if err := json.Unmarshal(fl.Value, &raws); err != nil {
+			return errors.New(`"bindings" must be a JSON array`)
+		}
+		for i, raw := range raws {
+			b := &Binding{}
+			if err := b.UnmarshalJSON(raw); err != nil {
+				return fmt.Errorf("binding %d: %w", i, err)
+			}
+			f.Bindings = append(f.Bindings, b)
+		}
+	}
+	return nil
+}
+
+// Encode returns the function.json text: indented with two spaces, keys in
+// order, ending with a newline. The same Function always gives the same bytes.
+func (f *Function) Encode() ([]byte, error) {
+	data, err := f.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, data, "", "  "); err != nil {
+		return nil, err
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
+}
+
+// ParseFunction decodes function.json data for the function called name and
+// validates it. Errors are *FunctionError naming the function and file.
+func ParseFunction(name, file string, data []byte) (*Function, error) {
+	f := &Function{Name: name}
+	if err := json.Unmarshal(data, f); err != nil {
+		return nil, &FunctionError{Function: name, File: file, Err: fmt.Errorf("parsing: %w", err)}
+	}
+	if err := f.Validate(); err != nil {
+		return nil, &FunctionError{Function: name, File: file, Err: err}
+	}
+	return f, nil
+}
+
+// ReadFunction reads dir/function.json; the function is named after dir.
+func ReadFunction(dir string) (*Function, error) {
+	name := filepath.Base(dir)
+	file := filepath.Join(dir, FunctionFile)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, &FunctionError{Function: name, File: file, Err: err}
+	}
+	return ParseFunction(name, file, data)
+}
+
+// ReadApp reads every direct sub-folder of root that holds a function.json,
+// sorted by name, as the Functions host does. Folders without one are
+// skipped. A function that fails to load is left out and its *FunctionError
+// is returned in errs; the others still load.
+func ReadApp(root string) (fns []*Function, errs []error, err error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading script root: %w", err)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		if _, statErr := os.Stat(filepath.Join(dir, FunctionFile)); errors.Is(statErr, fs.ErrNotExist) {
+			continue
+		}
+		fn, ferr := ReadFunction(dir)
+		if ferr != nil {
+			errs = append(errs, ferr)
+			continue
+		}
+		fns = append(fns, fn)
+	}
+	return fns, errs, nil
+}
+
+// WriteFunction validates f and writes root/<f.Name>/function.json.
+func WriteFunction(root string, f *Function) error {
+	dir := filepath.Join(root, f.Name)
+	file := filepath.Join(dir, FunctionFile)
+	if err := f.Validate(); err != nil {
+		return &FunctionError{Function: f.Name, File: file, Err: err}
+	}
+	data, err := f.Encode()
+	if err != nil {
+		return &FunctionError{Function: f.Name, File: file, Err: err}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return &FunctionError{Function: f.Name, File: file, Err: err}
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		return &FunctionError{Function: f.Name, File: file, Err: err}
+	}
+	return nil
+}

@@ -1,0 +1,164 @@
+package metadata
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Custom-handler HTTP protocol headers sent by the host with each invocation.
+const (
+	HeaderInvocationID = "X-Azure-Functions-InvocationId"
+	HeaderHostVersion  = "X-Azure-Functions-HostVersion"
+)
+
+// Environment variables the host sets for the custom-handler process.
+const (
+	EnvCustomHandlerPort = "FUNCTIONS_CUSTOMHANDLER_PORT"
+	EnvHTTPWorkerPort    = "FUNCTIONS_HTTPWORKER_PORT"
+	EnvWorkerID          = "FUNCTIONS_CUSTOMHANDLER_WORKER_ID"
+	EnvHTTPWorkerID      = "FUNCTIONS_HTTPWORKER_ID"
+	EnvAppRootPath       = "FUNCTIONS_APP_ROOT_PATH"
+)
+
+// InvocationRequest is the body of POST /{function}: one Data entry per input
+// binding (the trigger among them) and the trigger metadata. Keys decode
+// case-insensitively.
+type InvocationRequest struct {
+	Data     map[string]json.RawMessage `json:"Data"`
+	Metadata map[string]json.RawMessage `json:"Metadata"`
+}
+
+// InvocationResponse is the custom handler's reply. For a tool with
+// useResultSchema, ReturnValue is a JSON string holding a [ToolResult].
+type InvocationResponse struct {
+	Outputs     map[string]json.RawMessage `json:"Outputs"`
+	Logs        []string                   `json:"Logs"`
+	ReturnValue json.RawMessage            `json:"ReturnValue"`
+}
+
+// Transport names sent in the tool invocation context.
+const (
+	TransportStreamableHTTP = "http-streamable"
+	TransportSSE            = "http-sse"
+	TransportHTTP           = "http"
+)
+
+// ToolInvocationContext is the trigger value of a tool call.
+type ToolInvocationContext struct {
+	Name       string                     `json:"name"`
+	Arguments  map[string]json.RawMessage `json:"arguments,omitempty"`
+	SessionID  string                     `json:"sessionid,omitempty"`
+	ClientInfo *ClientInfo                `json:"clientinfo,omitempty"`
+	Transport  *Transport                 `json:"transport,omitempty"`
+}
+
+// ClientInfo is the MCP client's implementation info.
+type ClientInfo struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
+}
+
+// Transport says how the call reached the host.
+type Transport struct {
+	Name       string               `json:"name"`
+	SessionID  string               `json:"sessionId,omitempty"`
+	Properties *TransportProperties `json:"properties,omitempty"`
+}
+
+// TransportProperties carries the request headers (multi-values joined with ",").
+type TransportProperties struct {
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// Argument returns the argument called name, matched exactly first and then
+// case-insensitively, as the .NET worker does.
+func (c *ToolInvocationContext) Argument(name string) (json.RawMessage, bool) {
+	if v, ok := c.Arguments[name]; ok {
+		return v, true
+	}
+	for k, v := range c.Arguments {
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// Header returns a request header of the call, matched case-insensitively.
+func (t *Transport) Header(name string) (string, bool) {
+	if t == nil || t.Properties == nil {
+		return "", false
+	}
+	for k, v := range t.Properties.Headers {
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// maxStringEncodings bounds how many times a trigger value may be wrapped in
+// JSON strings; the Functions host wraps it once or twice.
+const maxStringEncodings = 8
+
+// UnwrapJSONString strips JSON string encodings from raw until it is no longer
+// a JSON string holding JSON, at most a few levels deep. A string whose content
+// is not JSON is returned still encoded (it is a JSON string value).
+func UnwrapJSONString(raw []byte) ([]byte, error) {
+	raw = bytes.TrimSpace(raw)
+	for i := 0; i < maxStringEncodings; i++ {
+		if len(raw) == 0 || raw[0] != '"' {
+			return raw, nil
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		inner := bytes.TrimSpace([]byte(s))
+		if !json.Valid(inner) {
+			return raw, nil
+		}
+		raw = inner
+	}
+	return nil, fmt.Errorf("value is JSON-encoded more than %d times", maxStringEncodings)
+}
+
+// DecodeToolInvocationContext decodes a trigger value: the context as a JSON
+// object, or that object JSON-encoded as a string once or more.
+func DecodeToolInvocationContext(raw []byte) (*ToolInvocationContext, error) {
+	inner, err := UnwrapJSONString(raw)
+	if err != nil {
+		return nil, fmt.Errorf("decoding tool invocation context: %w", err)
+	}
+	if len(inner) == 0 || inner[0] != '{' {
+		return nil, errors.New("decoding tool invocation context: not a JSON object")
+	}
+	var c ToolInvocationContext
+	if err := json.Unmarshal(inner, &c); err != nil {
+		return nil, fmt.Errorf("decoding tool invocation context: %w", err)
+	}
+	return &c, nil
+}
+
+// ToolContextFromRequest finds the tool invocation context in an invocation:
+// Data[bindingName] (matched case-insensitively), falling back to any single
+// Data entry when bindingName is empty.
+func ToolContextFromRequest(req *InvocationRequest, bindingName string) (*ToolInvocationContext, error) {
+	raw, ok := req.Data[bindingName]
+	if !ok {
+		for k, v := range req.Data {
+			if strings.EqualFold(k, bindingName) || (bindingName == "" && len(req.Data) == 1) {
+				raw, ok = v, true
+				break
+			}
+		}
+	}
+	if !ok {
+		return nil, fmt.Errorf("invocation has no %q entry in Data", bindingName)
+	}
+	return DecodeToolInvocationContext(raw)
+}

@@ -1,0 +1,62 @@
+package metadata
+
+// Binding types.
+const (
+	// TypeMcpToolTrigger is the binding type of an MCP tool's trigger.
+	TypeMcpToolTrigger = "mcpToolTrigger"
+	// TypeMcpToolProperty is the binding type of an input binding that
+	// delivers one tool argument.
+	TypeMcpToolProperty = "mcpToolProperty"
+)
+
+// Keys every binding has.
+const (
+	KeyType      = "type"
+	KeyDirection = "direction"
+	KeyName      = "name"
+)
+
+// Keys of an mcpToolTrigger binding.
+const (
+	// KeyToolName is the advertised tool name (required).
+	KeyToolName = "toolName"
+	// KeyDescription is the tool description. The key must be present; its
+	// value may be null.
+	KeyDescription = "description"
+	// KeyTitle is the tool's display title. The Azure Functions MCP extension
+	// ignores it; the funcmcp host advertises it.
+	KeyTitle = "title"
+	// KeyToolProperties is a string holding a JSON array of [ToolProperty].
+	KeyToolProperties = "toolProperties"
+	// KeyMetadata is a string holding a JSON object, advertised as the tool's _meta.
+	KeyMetadata = "metadata"
+	// KeyInputSchema is a string holding the input JSON Schema; used only
+	// with KeyUseWorkerInputSchema.
+	KeyInputSchema = "inputSchema"
+	// KeyOutputSchema is a string holding the output JSON Schema.
+	KeyOutputSchema = "outputSchema"
+	// KeyUseWorkerInputSchema (bool) says KeyInputSchema replaces the schema
+	// built from KeyToolProperties.
+	KeyUseWorkerInputSchema = "useWorkerInputSchema"
+	// KeyUseResultSchema (bool) says the worker returns the [ToolResult] envelope.
+	KeyUseResultSchema = "useResultSchema"
+)
+
+// Keys of an mcpToolProperty binding.
+const (
+	KeyPropertyName = "propertyName"
+	KeyPropertyType = "propertyType"
+)
+
+// Binding directions.
+const (
+	DirectionIn  = "in"
+	DirectionOut = "out"
+)
+
+// TriggerBindingName is the binding name the worker SDK gives every tool
+// trigger; the invocation's Data carries the tool invocation context under it.
+const TriggerBindingName = "context"
+
+// FunctionFile is the file name of a function's metadata.
+const FunctionFile = "function.json"
