@@ -57,10 +57,10 @@ func (e *ShapeError) Error() string { return fmt.Sprintf("%s %s", e.Kind, e.Rule
 
 // The shape rules, as ShapeError.Rule values.
 const (
-	RuleObjectRoot   = "must be a JSON object"
-	RuleTypeObject   = `must have a root "type" property with value "object"`
-	RuleProperties   = `"properties" must be a JSON object when present`
-	RuleRequired     = `"required" must be a JSON array when present`
+	RuleObjectRoot = "must be a JSON object"
+	RuleTypeObject = `must have a root "type" property with value "object"`
+	RuleProperties = `"properties" must be a JSON object when present`
+	RuleRequired   = `"required" must be a JSON array when present`
 )
 
 // CompileError is a schema that is JSON of the right shape but not a valid
