@@ -138,6 +138,10 @@ func (f *Function) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
+		if b == nil {
+			buf.WriteString("null")
+			continue
+		}
 		data, err := b.MarshalJSON()
 		if err != nil {
 			return nil, err

@@ -102,7 +102,10 @@ type parsedTrigger struct {
 type BindingBuilder struct {
 	fn       *Function
 	triggers []*parsedTrigger
-	errs     []error
+	// resultOnly are tool triggers whose type differs from TypeMcpToolTrigger
+	// in case only: they get useResultSchema and nothing else.
+	resultOnly []*Binding
+	errs       []error
 }
 
 // NewBindingBuilder parses fn's tool triggers and looks up each tool's options
@@ -222,6 +225,13 @@ func (b *BindingBuilder) ResolveResultSchema() *BindingBuilder {
 	for _, t := range b.triggers {
 		t.useResultSchema = true
 	}
+	// Like the .NET transformer, this step matches the trigger type
+	// case-insensitively, so it also covers bindings the other steps skip.
+	for _, bd := range b.fn.Bindings {
+		if bd != nil && bd.IsType(TypeMcpToolTrigger) && bd.Type() != TypeMcpToolTrigger {
+			b.resultOnly = append(b.resultOnly, bd)
+		}
+	}
 	return b
 }
 
@@ -251,6 +261,9 @@ func (b *BindingBuilder) Build() error {
 		if t.useResultSchema {
 			t.binding.SetBool(KeyUseResultSchema, true)
 		}
+	}
+	for _, bd := range b.resultOnly {
+		bd.SetBool(KeyUseResultSchema, true)
 	}
 	return errors.Join(b.errs...)
 }
