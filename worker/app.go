@@ -1,0 +1,338 @@
+package worker
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// Options configure an [App]. A nil *Options means the defaults.
+type Options struct {
+	// Stdout and Stderr receive the emit-metadata and serve messages, and
+	// panic stacks (Stderr). nil means os.Stdout / os.Stderr.
+	Stdout, Stderr io.Writer
+	// Logger receives the server's diagnostics (one debug record per
+	// invocation). nil means a text logger on Stderr at level Info.
+	Logger *slog.Logger
+	// ShutdownTimeout bounds the graceful shutdown of ListenAndServe and
+	// Serve. 0 means 10 seconds.
+	ShutdownTimeout time.Duration
+	// MaxBodyBytes bounds an invocation request body; larger bodies get 413.
+	// 0 means 32 MiB.
+	MaxBodyBytes int64
+}
+
+// App is a function app whose functions are MCP tools. Configure tools with
+// [App.ConfigureMcpTool] or [AddTool], then call [App.Main] (or use
+// [App.EmitMetadata] and [App.Handler] directly).
+type App struct {
+	stdout, stderr  io.Writer
+	logger          *slog.Logger
+	shutdownTimeout time.Duration
+	maxBody         int64
+
+	mu     sync.Mutex
+	tools  []*ToolBuilder
+	byName map[string]*ToolBuilder
+}
+
+// New returns an empty app.
+func New(opts *Options) *App {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	a := &App{stdout: o.Stdout, stderr: o.Stderr, logger: o.Logger,
+		shutdownTimeout: o.ShutdownTimeout, maxBody: o.MaxBodyBytes, byName: map[string]*ToolBuilder{}}
+	if a.stdout == nil {
+		a.stdout = os.Stdout
+	}
+	if a.stderr == nil {
+		a.stderr = os.Stderr
+	}
+	if a.logger == nil {
+		a.logger = slog.New(slog.NewTextHandler(a.stderr, nil))
+	}
+	if a.shutdownTimeout <= 0 {
+		a.shutdownTimeout = 10 * time.Second
+	}
+	if a.maxBody <= 0 {
+		a.maxBody = 32 << 20
+	}
+	return a
+}
+
+// ConfigureMcpTool returns the builder of the tool called toolName (matched
+// exactly, case-sensitively), creating it on first use: repeated calls with
+// the same name configure the same tool.
+func (a *App) ConfigureMcpTool(toolName string) *ToolBuilder {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if b, ok := a.byName[toolName]; ok {
+		return b
+	}
+	b := &ToolBuilder{app: a, name: toolName}
+	a.byName[toolName] = b
+	a.tools = append(a.tools, b)
+	return b
+}
+
+// tool is one built tool, ready to serve.
+type tool struct {
+	name        string
+	function    string
+	outputField string
+	invoke      invoker
+}
+
+// compiled is the result of a successful build.
+type compiled struct {
+	functions []*metadata.Function // sorted by name
+	byFunc    map[string]*tool     // lower-case function name → tool
+}
+
+// build checks every tool and emits every function; all problems are
+// returned together, each a *ConfigError.
+func (a *App) build() (*compiled, error) {
+	a.mu.Lock()
+	builders := slices.Clone(a.tools)
+	a.mu.Unlock()
+
+	var errs []error
+	c := &compiled{byFunc: map[string]*tool{}}
+	funcOwner := map[string]string{} // lower-case function → tool
+	nameOwner := map[string]string{} // lower-case tool name → tool
+	for _, b := range builders {
+		fn := b.function()
+		fail := func(err error) { errs = append(errs, &ConfigError{Tool: b.name, Function: fn, Err: err}) }
+		bad := false
+		if b.name == "" {
+			fail(ErrEmptyToolName)
+			bad = true
+		} else if other, ok := nameOwner[strings.ToLower(b.name)]; ok {
+			fail(ruleErr(ErrDuplicateToolName, "%v: %q", ErrDuplicateToolName, other))
+			bad = true
+		} else {
+			nameOwner[strings.ToLower(b.name)] = b.name
+		}
+		if fn != "" {
+			if err := metadata.ValidateFunctionName(fn); err != nil {
+				msg := err.Error()
+				if b.functionName == "" {
+					msg += " (the function name defaults to the tool name; set one with WithFunctionName)"
+				}
+				fail(&ruleError{rule: ErrInvalidFunctionName, msg: msg, err: err})
+				bad = true
+			} else if other, ok := funcOwner[strings.ToLower(fn)]; ok {
+				fail(ruleErr(ErrDuplicateFunction, "function %q is already used by tool %q", fn, other))
+				bad = true
+			} else {
+				funcOwner[strings.ToLower(fn)] = b.name
+			}
+		}
+		switch {
+		case b.handlers == 0 && !hasNilHandleErr(b.errs):
+			fail(ErrNoHandler)
+			bad = true
+		case b.handlers > 1:
+			fail(ruleErr(ErrTwoHandlers, "%v (%d given)", ErrTwoHandlers, b.handlers))
+			bad = true
+		}
+		for _, err := range b.errs {
+			fail(err)
+			bad = true
+		}
+		if bad {
+			continue
+		}
+		field := b.outputField
+		if field == "" {
+			field = DefaultOutputField
+		}
+		opts, err := b.options(field)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		f, err := metadata.NewToolFunction(fn, opts)
+		if err != nil {
+			fail(fmt.Errorf("building function.json: %w", err))
+			continue
+		}
+		c.functions = append(c.functions, f)
+		c.byFunc[strings.ToLower(fn)] = &tool{name: b.name, function: fn, outputField: field, invoke: b.invoke}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	sort.Slice(c.functions, func(i, j int) bool { return c.functions[i].Name < c.functions[j].Name })
+	return c, nil
+}
+
+func hasNilHandleErr(errs []error) bool {
+	for _, err := range errs {
+		if errors.Is(err, ErrNoHandler) {
+			return true
+		}
+	}
+	return false
+}
+
+// DefaultOutputField is the field a non-object typed result is wrapped in.
+const DefaultOutputField = "result"
+
+// Build checks the configuration of every tool. It returns every problem of
+// every tool, joined; each is a *ConfigError naming the tool and the rule.
+func (a *App) Build() error {
+	_, err := a.build()
+	return err
+}
+
+// Functions returns the function of every tool, sorted by name, as
+// [App.EmitMetadata] would write them. On error it returns nil and every
+// problem (see [App.Build]).
+func (a *App) Functions() ([]*metadata.Function, error) {
+	c, err := a.build()
+	if err != nil {
+		return nil, err
+	}
+	return c.functions, nil
+}
+
+// EmitMetadata writes dir/<function>/function.json for every tool. On a
+// configuration error it writes nothing and returns every problem. It only
+// writes: function folders of tools that no longer exist are left alone.
+//
+// Typical use, next to main:
+//
+//	//go:generate go run . emit-metadata ../dist/app
+func (a *App) EmitMetadata(dir string) error {
+	fns, err := a.Functions()
+	if err != nil {
+		return err
+	}
+	_, err = writeFunctions(dir, fns)
+	return err
+}
+
+// writeFunctions writes every function.json through a temporary file in its
+// folder and renames them only when all were written, so that a failure
+// leaves no partial output behind. It returns the files written.
+func writeFunctions(dir string, fns []*metadata.Function) ([]string, error) {
+	type pending struct{ tmp, file string }
+	var (
+		todo    []pending
+		created []string
+	)
+	cleanup := func() {
+		for _, p := range todo {
+			_ = os.Remove(p.tmp)
+		}
+		for i := len(created) - 1; i >= 0; i-- {
+			_ = os.Remove(created[i]) // only removes what is still empty
+		}
+	}
+	datas := make([][]byte, len(fns))
+	for i, f := range fns {
+		data, err := f.Encode()
+		if err != nil {
+			return nil, fmt.Errorf("encoding function %q: %w", f.Name, err)
+		}
+		datas[i] = data
+	}
+	if err := mkdirTrack(dir, &created); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	for i, f := range fns {
+		fdir := filepath.Join(dir, f.Name)
+		if err := mkdirTrack(fdir, &created); err != nil {
+			cleanup()
+			return nil, &metadata.FunctionError{Function: f.Name, File: fdir, Err: err}
+		}
+		tmp, err := os.CreateTemp(fdir, ".function.json.*")
+		if err != nil {
+			cleanup()
+			return nil, &metadata.FunctionError{Function: f.Name, File: fdir, Err: err}
+		}
+		todo = append(todo, pending{tmp: tmp.Name(), file: filepath.Join(fdir, metadata.FunctionFile)})
+		_, werr := io.Copy(tmp, bytes.NewReader(datas[i]))
+		cerr := tmp.Close()
+		if err := errors.Join(werr, cerr); err != nil {
+			cleanup()
+			return nil, &metadata.FunctionError{Function: f.Name, File: tmp.Name(), Err: err}
+		}
+		_ = os.Chmod(tmp.Name(), 0o644)
+	}
+	var files []string
+	for _, p := range todo {
+		if err := os.Rename(p.tmp, p.file); err != nil {
+			cleanup()
+			return files, fmt.Errorf("writing %s: %w", p.file, err)
+		}
+		files = append(files, p.file)
+	}
+	return files, nil
+}
+
+// mkdirTrack creates dir and its missing parents, remembering the ones it
+// created.
+func mkdirTrack(dir string, created *[]string) error {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		*created = append(*created, missing[i])
+	}
+	return nil
+}
+
+// marshalNoHTML encodes v without HTML escaping and without a newline.
+func marshalNoHTML(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// problems flattens joined errors into their leaves' parents: the list a
+// user should see, one per line.
+func problems(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		if _, isRule := err.(*ruleError); !isRule {
+			var out []error
+			for _, e := range j.Unwrap() {
+				out = append(out, problems(e)...)
+			}
+			return out
+		}
+	}
+	return []error{err}
+}

@@ -1,0 +1,377 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/metadata"
+	"github.com/funcmcp/funcmcp/worker/internal/schema"
+)
+
+// PropertyType is the type of a tool property declared with
+// [ToolBuilder.WithProperty]: one of [String], [Number], [Integer], [Boolean]
+// or [Object], optionally made an array with [PropertyType.Array] and
+// restricted to values with [PropertyType.Enum]. The zero value is not a type.
+type PropertyType struct {
+	name  string
+	array bool
+	enum  []string
+}
+
+// The property types of the Azure Functions MCP extension.
+var (
+	String  = PropertyType{name: metadata.PropertyTypeString}
+	Number  = PropertyType{name: metadata.PropertyTypeNumber}
+	Integer = PropertyType{name: metadata.PropertyTypeInteger}
+	Boolean = PropertyType{name: metadata.PropertyTypeBoolean}
+	Object  = PropertyType{name: metadata.PropertyTypeObject}
+)
+
+// Array returns the array-of-t type.
+func (t PropertyType) Array() PropertyType {
+	t.array = true
+	t.enum = slices.Clone(t.enum)
+	return t
+}
+
+// Enum returns t restricted to values (written as enumValues; unlike the .NET
+// fluent API, they are kept).
+func (t PropertyType) Enum(values ...string) PropertyType {
+	t.enum = slices.Clone(values)
+	return t
+}
+
+// Name returns the property type name ("string", "number", …; "" for the
+// zero value).
+func (t PropertyType) Name() string { return t.name }
+
+// IsArray reports whether t is an array type.
+func (t PropertyType) IsArray() bool { return t.array }
+
+// EnumValues returns the allowed values, nil when any value is allowed.
+func (t PropertyType) EnumValues() []string { return slices.Clone(t.enum) }
+
+// String returns e.g. "string", "integer[]".
+func (t PropertyType) String() string {
+	if t.array {
+		return t.name + "[]"
+	}
+	return t.name
+}
+
+// ToolBuilder configures one tool. Its methods only record: every problem is
+// reported together by [App.Build] (and everything that builds). Calls for
+// the same tool name accumulate on the same builder; for single values
+// (description, title, schemas, function name, output field) the last call
+// wins, properties are appended and metadata keys overwrite in place.
+//
+// A ToolBuilder is not safe for concurrent use.
+type ToolBuilder struct {
+	app          *App
+	name         string
+	description  string
+	title        string
+	functionName string
+	outputField  string
+	properties   []metadata.ToolProperty
+	metadata     []metadata.Field
+	// explicit schemas (WithInputSchema / WithOutputSchema), compact
+	inputSchema  string
+	outputSchema string
+	// inferred from AddTool's types, compact
+	inferredInput  string
+	inferredOutput string
+	wrapSchema     *schema.Schema // a non-object Out's schema, wrapped at build
+	invoke         invoker
+	handlers       int
+	errs           []error
+}
+
+// Name returns the tool name.
+func (b *ToolBuilder) Name() string { return b.name }
+
+// WithDescription sets the tool description.
+func (b *ToolBuilder) WithDescription(description string) *ToolBuilder {
+	b.description = description
+	return b
+}
+
+// WithTitle sets the tool's display title (the funcmcp host advertises it;
+// the Azure Functions MCP extension ignores it).
+func (b *ToolBuilder) WithTitle(title string) *ToolBuilder {
+	b.title = title
+	return b
+}
+
+// WithFunctionName sets the function folder name, which is also the path the
+// host posts invocations to. The default is the tool name.
+func (b *ToolBuilder) WithFunctionName(name string) *ToolBuilder {
+	b.functionName = name
+	return b
+}
+
+// WithProperty appends a tool property (written as toolProperties). Declared
+// properties replace the ones derived from the input schema.
+func (b *ToolBuilder) WithProperty(name string, typ PropertyType, description string, required bool) *ToolBuilder {
+	if name == "" {
+		b.errs = append(b.errs, ErrEmptyPropertyName)
+		return b
+	}
+	if typ.name == "" {
+		b.errs = append(b.errs, ruleErr(ErrNoPropertyType, "property %q: %v", name, ErrNoPropertyType))
+		return b
+	}
+	b.properties = append(b.properties, metadata.ToolProperty{
+		PropertyName: name,
+		PropertyType: typ.name,
+		Description:  description,
+		IsRequired:   required,
+		IsArray:      typ.array,
+		EnumValues:   slices.Clone(typ.enum),
+	})
+	return b
+}
+
+// WithInputSchema sets the input schema explicitly (emitted as inputSchema
+// with useWorkerInputSchema: true). It wins over a schema inferred by
+// [AddTool]; the last call wins. The text is checked with
+// [binding.ParseSchema] and stored compact.
+func (b *ToolBuilder) WithInputSchema(jsonSchema string) *ToolBuilder {
+	if s, err := binding.ParseSchema(binding.InputSchema, jsonSchema); err != nil {
+		b.errs = append(b.errs, err)
+	} else {
+		b.inputSchema = s.String()
+	}
+	return b
+}
+
+// WithOutputSchema sets the output schema explicitly (emitted as
+// outputSchema). It wins over a schema inferred by [AddTool]; the last call
+// wins. The text is checked with [binding.ParseSchema] and stored compact.
+// It does not change how a typed result is shaped (see [AddTool]).
+func (b *ToolBuilder) WithOutputSchema(jsonSchema string) *ToolBuilder {
+	if s, err := binding.ParseSchema(binding.OutputSchema, jsonSchema); err != nil {
+		b.errs = append(b.errs, err)
+	} else {
+		b.outputSchema = s.String()
+	}
+	return b
+}
+
+// WithMetadata sets a metadata entry (advertised as the tool's _meta). The
+// value is JSON-encoded (a json.RawMessage is used as is); a later call with
+// the same key replaces the value in place.
+func (b *ToolBuilder) WithMetadata(key string, value any) *ToolBuilder {
+	if key == "" {
+		b.errs = append(b.errs, ErrEmptyMetadataKey)
+		return b
+	}
+	data, err := marshalNoHTML(value)
+	if err != nil {
+		b.errs = append(b.errs, ruleErr(ErrMetadataValue, "metadata %q: %v: %v", key, ErrMetadataValue, err))
+		return b
+	}
+	for i := range b.metadata {
+		if b.metadata[i].Key == key {
+			b.metadata[i].Value = data
+			return b
+		}
+	}
+	b.metadata = append(b.metadata, metadata.Field{Key: key, Value: data})
+	return b
+}
+
+// WithOutputField names the field a non-object typed result is wrapped in
+// (default "result"): {"<name>": value}. Object results are never wrapped.
+func (b *ToolBuilder) WithOutputField(name string) *ToolBuilder {
+	if name == "" {
+		b.errs = append(b.errs, ErrEmptyOutputField)
+		return b
+	}
+	b.outputField = name
+	return b
+}
+
+// Handle sets a raw handler. A tool has exactly one handler (Handle or
+// [AddTool]); a second one is a configuration error.
+func (b *ToolBuilder) Handle(h ToolHandler) *ToolBuilder {
+	if h == nil {
+		b.errs = append(b.errs, ruleErr(ErrNoHandler, "Handle was given a nil handler"))
+		return b
+	}
+	b.setInvoker(func(ctx context.Context, tc *ToolContext, _ *tool) (*Result, error) { return h(ctx, tc) })
+	return b
+}
+
+func (b *ToolBuilder) setInvoker(inv invoker) {
+	b.handlers++
+	b.invoke = inv
+}
+
+// options returns the tool's effective configuration: explicit beats
+// inferred, declared properties beat derived ones.
+func (b *ToolBuilder) options(outputField string) (*metadata.ToolOptions, error) {
+	inferredOutput := b.inferredOutput
+	if inferredOutput == wrappedPlaceholder {
+		if b.outputSchema != "" {
+			inferredOutput = "" // explicit wins; do not build the wrapper
+		} else {
+			text, err := wrapSchema(b.wrapSchema, outputField)
+			if err != nil {
+				return nil, err
+			}
+			inferredOutput = text
+		}
+	}
+	opts := &metadata.ToolOptions{
+		ToolName:     b.name,
+		Description:  b.description,
+		Title:        b.title,
+		Metadata:     slices.Clone(b.metadata),
+		InputSchema:  firstNonEmpty(b.inputSchema, b.inferredInput),
+		OutputSchema: firstNonEmpty(b.outputSchema, inferredOutput),
+	}
+	switch {
+	case len(b.properties) > 0:
+		opts.Properties = slices.Clone(b.properties)
+	case opts.InputSchema != "":
+		opts.Properties = propertiesFromSchema(opts.InputSchema)
+	}
+	if opts.Properties == nil {
+		opts.Properties = []metadata.ToolProperty{}
+	}
+	return opts, nil
+}
+
+func (b *ToolBuilder) function() string {
+	if b.functionName != "" {
+		return b.functionName
+	}
+	return b.name
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// ruleError is a problem message that matches a rule sentinel with errors.Is.
+type ruleError struct {
+	rule error
+	msg  string
+	err  error // an underlying cause, also reachable
+}
+
+func (e *ruleError) Error() string { return e.msg }
+
+func (e *ruleError) Unwrap() []error {
+	if e.err != nil {
+		return []error{e.rule, e.err}
+	}
+	return []error{e.rule}
+}
+
+func ruleErr(rule error, format string, args ...any) error {
+	var cause error
+	for _, a := range args {
+		if err, ok := a.(error); ok && !errors.Is(err, rule) {
+			cause = err
+		}
+	}
+	return &ruleError{rule: rule, msg: fmt.Sprintf(format, args...), err: cause}
+}
+
+// propertiesFromSchema maps the top-level properties of an object schema to
+// tool properties, in order, for hosts that predate worker input schemas.
+// Types: the first non-null type; arrays give isArray with the item type;
+// anything else (refs, unions, {}) is "object". String enums are kept.
+func propertiesFromSchema(text string) []metadata.ToolProperty {
+	var root struct {
+		Properties json.RawMessage `json:"properties"`
+		Required   []any           `json:"required"`
+	}
+	if json.Unmarshal([]byte(text), &root) != nil || len(root.Properties) == 0 {
+		return []metadata.ToolProperty{}
+	}
+	required := map[string]bool{}
+	for _, r := range root.Required {
+		if s, ok := r.(string); ok {
+			required[s] = true
+		}
+	}
+	fields, err := orderedObject(root.Properties)
+	if err != nil {
+		return []metadata.ToolProperty{}
+	}
+	props := make([]metadata.ToolProperty, 0, len(fields))
+	for _, f := range fields {
+		var ps propSchema
+		_ = json.Unmarshal(f.Value, &ps)
+		p := metadata.ToolProperty{
+			PropertyName: f.Key,
+			Description:  ps.Description,
+			IsRequired:   required[f.Key],
+		}
+		typ := ps.firstType()
+		enum := ps.Enum
+		if typ == "array" {
+			p.IsArray = true
+			typ = ""
+			enum = nil
+			if ps.Items != nil {
+				typ = ps.Items.firstType()
+				enum = ps.Items.Enum
+			}
+		}
+		switch typ {
+		case metadata.PropertyTypeString, metadata.PropertyTypeNumber, metadata.PropertyTypeInteger,
+			metadata.PropertyTypeBoolean, metadata.PropertyTypeObject:
+			p.PropertyType = typ
+		default:
+			p.PropertyType = metadata.PropertyTypeObject
+		}
+		for _, e := range enum {
+			if s, ok := e.(string); ok {
+				p.EnumValues = append(p.EnumValues, s)
+			}
+		}
+		props = append(props, p)
+	}
+	return props
+}
+
+type propSchema struct {
+	Type        any         `json:"type"`
+	Description string      `json:"description"`
+	Enum        []any       `json:"enum"`
+	Items       *propSchema `json:"items"`
+}
+
+func (p *propSchema) firstType() string {
+	switch t := p.Type.(type) {
+	case string:
+		return t
+	case []any:
+		for _, v := range t {
+			if s, ok := v.(string); ok && s != "null" {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// orderedObject splits a JSON object into its members, in order.
+func orderedObject(data []byte) ([]metadata.Field, error) {
+	var b metadata.Binding // an ordered JSON object
+	if err := b.UnmarshalJSON(data); err != nil {
+		return nil, err
+	}
+	return b.Fields(), nil
+}

@@ -1,0 +1,510 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+func noop(context.Context, *ToolContext) (*Result, error) { return TextResult("ok"), nil }
+
+// trigger returns the only tool's trigger binding of a successful build.
+func trigger(t *testing.T, a *App, fn string) *metadata.Binding {
+	t.Helper()
+	fns, err := a.Functions()
+	requireNoError(t, err, "Functions")
+	for _, f := range fns {
+		if f.Name == fn {
+			return f.Bindings[0]
+		}
+	}
+	t.Fatalf("no function %q", fn)
+	return nil
+}
+
+func str(t *testing.T, b *metadata.Binding, key string) (string, bool) {
+	t.Helper()
+	raw, ok := b.Get(key)
+	if !ok {
+		return "", false
+	}
+	var s string
+	requireNoError(t, json.Unmarshal(raw, &s), key+" is a string")
+	return s, true
+}
+
+// configErrors returns every *ConfigError of a joined build error.
+func configErrors(t *testing.T, err error) []*ConfigError {
+	t.Helper()
+	var out []*ConfigError
+	for _, p := range problems(err) {
+		var ce *ConfigError
+		if !errors.As(p, &ce) {
+			t.Errorf("problem %v is not a *ConfigError", p)
+			continue
+		}
+		out = append(out, ce)
+	}
+	return out
+}
+
+func TestSchemaRules(t *testing.T) {
+	type check func(t *testing.T, err error)
+	is := func(target error) check {
+		return func(t *testing.T, err error) {
+			if !errors.Is(err, target) {
+				t.Errorf("error %v is not %v", err, target)
+			}
+		}
+	}
+	syntax := func(t *testing.T, err error) {
+		var e *binding.SyntaxError
+		if !errors.As(err, &e) {
+			t.Errorf("error %v is not a *binding.SyntaxError", err)
+		}
+	}
+	shape := func(rule string) check {
+		return func(t *testing.T, err error) {
+			var e *binding.ShapeError
+			if !errors.As(err, &e) {
+				t.Errorf("error %v is not a *binding.ShapeError", err)
+				return
+			}
+			if e.Rule != rule {
+				t.Errorf("rule = %q, want %q", e.Rule, rule)
+			}
+		}
+	}
+	compile := func(t *testing.T, err error) {
+		var e *binding.CompileError
+		if !errors.As(err, &e) {
+			t.Errorf("error %v is not a *binding.CompileError", err)
+		}
+	}
+	tests := []struct {
+		name   string
+		schema string
+		check  check // nil: valid
+	}{
+		{"minimal", `{"type":"object"}`, nil},
+		{"properties and required", `{"type":"object","properties":{"x":{"type":"string"}},"required":["x"]}`, nil},
+		{"required elements unchecked", `{"type":"object","required":[]}`, nil},
+		{"whitespace is compacted", "{ \"type\" : \"object\" }", nil},
+		{"empty", ``, is(binding.ErrEmptySchema)},
+		{"blank", "  \n", is(binding.ErrEmptySchema)},
+		{"not json", `{not json`, syntax},
+		{"truncated", `{"type":"object","properties":{"x":"string"`, syntax},
+		{"null literal", `null`, shape(binding.RuleObjectRoot)},
+		{"array root", `[1,2,3]`, shape(binding.RuleObjectRoot)},
+		{"string root", `"hello"`, shape(binding.RuleObjectRoot)},
+		{"no type", `{"properties":{}}`, shape(binding.RuleTypeObject)},
+		{"type string", `{"type":"string"}`, shape(binding.RuleTypeObject)},
+		{"type Object", `{"type":"Object"}`, shape(binding.RuleTypeObject)},
+		{"type array", `{"type":["object"]}`, shape(binding.RuleTypeObject)},
+		{"type null", `{"type":null}`, shape(binding.RuleTypeObject)},
+		{"properties array", `{"type":"object","properties":[]}`, shape(binding.RuleProperties)},
+		{"properties null", `{"type":"object","properties":null}`, shape(binding.RuleProperties)},
+		{"required string", `{"type":"object","required":"x"}`, shape(binding.RuleRequired)},
+		{"required null", `{"type":"object","required":null}`, shape(binding.RuleRequired)},
+		{"bad keyword value", `{"type":"object","properties":{"a":{"type":5}}}`, compile},
+		{"bad minimum", `{"type":"object","minProperties":-1}`, compile},
+		{"remote ref", `{"type":"object","properties":{"a":{"$ref":"https://example.com/x.json"}}}`, compile},
+	}
+	for _, kind := range []string{"input", "output"} {
+		for _, tc := range tests {
+			t.Run(kind+"/"+tc.name, func(t *testing.T) {
+				a := New(nil)
+				b := a.ConfigureMcpTool("tool").Handle(noop)
+				if kind == "input" {
+					b.WithInputSchema(tc.schema)
+				} else {
+					b.WithOutputSchema(tc.schema)
+				}
+				err := a.Build()
+				if tc.check == nil {
+					requireNoError(t, err, "Build")
+					key := metadata.KeyInputSchema
+					if kind == "output" {
+						key = metadata.KeyOutputSchema
+					}
+					got, ok := str(t, trigger(t, a, "tool"), key)
+					if !ok {
+						t.Fatalf("%s missing", key)
+					}
+					assertJSONEq(t, tc.schema, got, key)
+					if strings.ContainsAny(got, " \n") {
+						t.Errorf("%s not compact: %q", key, got)
+					}
+					return
+				}
+				if err == nil {
+					t.Fatal("Build succeeded, want an error")
+				}
+				ces := configErrors(t, err)
+				if len(ces) != 1 {
+					t.Fatalf("got %d problems, want 1: %v", len(ces), err)
+				}
+				if ces[0].Tool != "tool" {
+					t.Errorf("Tool = %q", ces[0].Tool)
+				}
+				if !strings.Contains(err.Error(), kind+" schema") {
+					t.Errorf("message %q does not name the %s schema", err, kind)
+				}
+				tc.check(t, err)
+			})
+		}
+	}
+}
+
+type badIn string
+
+func TestBuildRules(t *testing.T) {
+	tests := []struct {
+		name      string
+		configure func(a *App)
+		rule      error  // errors.Is target
+		tool      string // the tool the problem names
+		contains  string // a message fragment
+	}{
+		{"empty tool name", func(a *App) { a.ConfigureMcpTool("").Handle(noop) }, ErrEmptyToolName, "", "tool name is empty"},
+		{"tool name not a folder name", func(a *App) { a.ConfigureMcpTool("get.weather").Handle(noop) }, ErrInvalidFunctionName, "get.weather", "WithFunctionName"},
+		{"function name starts with digit", func(a *App) { a.ConfigureMcpTool("t").WithFunctionName("1abc").Handle(noop) }, ErrInvalidFunctionName, "t", "must start with a letter"},
+		{"function name reserved", func(a *App) { a.ConfigureMcpTool("t").WithFunctionName("Host").Handle(noop) }, ErrInvalidFunctionName, "t", "reserved"},
+		{"function name too long", func(a *App) { a.ConfigureMcpTool("t").WithFunctionName("a" + strings.Repeat("b", 128)).Handle(noop) }, ErrInvalidFunctionName, "t", "at most 128"},
+		{"no handler", func(a *App) { a.ConfigureMcpTool("t") }, ErrNoHandler, "t", "no handler"},
+		{"nil handler", func(a *App) { a.ConfigureMcpTool("t").Handle(nil) }, ErrNoHandler, "t", "nil handler"},
+		{"two handlers", func(a *App) { a.ConfigureMcpTool("t").Handle(noop).Handle(noop) }, ErrTwoHandlers, "t", "more than one handler"},
+		{"same function folder", func(a *App) {
+			a.ConfigureMcpTool("a").WithFunctionName("shared").Handle(noop)
+			a.ConfigureMcpTool("b").WithFunctionName("Shared").Handle(noop)
+		}, ErrDuplicateFunction, "b", `already used by tool "a"`},
+		{"tool names differ in case", func(a *App) {
+			a.ConfigureMcpTool("echo").Handle(noop)
+			a.ConfigureMcpTool("Echo").WithFunctionName("echo2").Handle(noop)
+		}, ErrDuplicateToolName, "Echo", "differs only in case"},
+		{"empty property name", func(a *App) { a.ConfigureMcpTool("t").WithProperty("", String, "d", true).Handle(noop) }, ErrEmptyPropertyName, "t", "property name is empty"},
+		{"zero property type", func(a *App) { a.ConfigureMcpTool("t").WithProperty("p", PropertyType{}, "d", true).Handle(noop) }, ErrNoPropertyType, "t", `property "p"`},
+		{"empty metadata key", func(a *App) { a.ConfigureMcpTool("t").WithMetadata("", 1).Handle(noop) }, ErrEmptyMetadataKey, "t", "metadata key is empty"},
+		{"metadata channel", func(a *App) { a.ConfigureMcpTool("t").WithMetadata("c", make(chan int)).Handle(noop) }, ErrMetadataValue, "t", `metadata "c"`},
+		{"metadata NaN", func(a *App) { a.ConfigureMcpTool("t").WithMetadata("n", math.NaN()).Handle(noop) }, ErrMetadataValue, "t", `metadata "n"`},
+		{"metadata bad raw JSON", func(a *App) { a.ConfigureMcpTool("t").WithMetadata("r", json.RawMessage(`{`)).Handle(noop) }, ErrMetadataValue, "t", `metadata "r"`},
+		{"empty output field", func(a *App) { a.ConfigureMcpTool("t").WithOutputField("").Handle(noop) }, ErrEmptyOutputField, "t", "output field"},
+		{"string input", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, string) (struct{}, error) { return struct{}{}, nil })
+		}, ErrInputType, "t", "does not encode as a JSON object"},
+		{"named string input", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, badIn) (struct{}, error) { return struct{}{}, nil })
+		}, ErrInputType, "t", "badIn"},
+		{"slice input", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, []int) (struct{}, error) { return struct{}{}, nil })
+		}, ErrInputType, "t", "JSON object"},
+		{"channel field input", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{ C chan int }) (struct{}, error) { return struct{}{}, nil })
+		}, ErrInputType, "t", "chan int"},
+		{"func output", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (func(), error) { return nil, nil })
+		}, ErrOutputType, "t", "cannot be encoded"},
+		{"enum on int", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, struct {
+				N int `json:"n" enum:"1,2"`
+			}) (struct{}, error) {
+				return struct{}{}, nil
+			})
+		}, ErrInputType, "t", "enum tag"},
+		{"nil typed handler", func(a *App) {
+			AddTool[struct{}, struct{}](a, "t", nil)
+		}, ErrNoHandler, "t", "nil handler"},
+		{"typed and raw handler", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (struct{}, error) { return struct{}{}, nil }).Handle(noop)
+		}, ErrTwoHandlers, "t", "more than one"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := New(nil)
+			a.ConfigureMcpTool("fine").Handle(noop) // a good tool never hides or causes problems
+			tc.configure(a)
+			err := a.Build()
+			if err == nil {
+				t.Fatal("Build succeeded, want an error")
+			}
+			ces := configErrors(t, err)
+			if len(ces) != 1 {
+				t.Fatalf("got %d problems, want 1: %v", len(ces), err)
+			}
+			ce := ces[0]
+			if !errors.Is(ce, tc.rule) {
+				t.Errorf("problem %v is not %v", ce, tc.rule)
+			}
+			if ce.Tool != tc.tool {
+				t.Errorf("Tool = %q, want %q", ce.Tool, tc.tool)
+			}
+			if !strings.Contains(ce.Error(), tc.contains) {
+				t.Errorf("message %q does not contain %q", ce.Error(), tc.contains)
+			}
+			if !strings.Contains(ce.Error(), `tool "`+tc.tool+`"`) {
+				t.Errorf("message %q does not name the tool", ce.Error())
+			}
+			// every step that builds reports the same problems
+			if _, ferr := a.Functions(); ferr == nil || ferr.Error() != err.Error() {
+				t.Errorf("Functions error = %v, want %v", ferr, err)
+			}
+			if eerr := a.EmitMetadata(t.TempDir()); eerr == nil || eerr.Error() != err.Error() {
+				t.Errorf("EmitMetadata error = %v, want %v", eerr, err)
+			}
+		})
+	}
+}
+
+func TestBuildReportsEveryProblemOfEveryTool(t *testing.T) {
+	a := New(nil)
+	a.ConfigureMcpTool("one").WithOutputSchema(`{`).WithInputSchema(`{"type":"string"}`).WithMetadata("", 1)
+	a.ConfigureMcpTool("two").WithFunctionName("host").WithProperty("", Integer, "", false).Handle(noop)
+	a.ConfigureMcpTool("three").Handle(noop)
+	err := a.Build()
+	if err == nil {
+		t.Fatal("Build succeeded")
+	}
+	ces := configErrors(t, err)
+	got := map[string]int{}
+	for _, ce := range ces {
+		got[ce.Tool]++
+	}
+	// one: no handler, output syntax, input shape, metadata key; two: function name, property
+	if got["one"] != 4 || got["two"] != 2 || got["three"] != 0 {
+		t.Errorf("problems per tool = %v, want one:4 two:2\n%v", got, err)
+	}
+	var syn *binding.SyntaxError
+	var shp *binding.ShapeError
+	if !errors.As(err, &syn) || !errors.As(err, &shp) {
+		t.Errorf("schema errors not reachable with errors.As: %v", err)
+	}
+}
+
+func TestBuilderAccumulates(t *testing.T) {
+	a := New(nil)
+	b1 := a.ConfigureMcpTool("t").WithDescription("first").WithMetadata("k", 1).WithMetadata("z", true)
+	b2 := a.ConfigureMcpTool("t").WithDescription("second").WithMetadata("k", "two").
+		WithProperty("a", String, "A", true).Handle(noop)
+	a.ConfigureMcpTool("t").WithProperty("b", Integer.Array(), "B", false).WithTitle("Title")
+	if b1 != b2 {
+		t.Fatal("ConfigureMcpTool returned a different builder for the same name")
+	}
+	if other := a.ConfigureMcpTool("T"); other == b1 {
+		t.Fatal("tool names must match case-sensitively")
+	}
+	a = New(nil) // without the "T" tool
+	a.ConfigureMcpTool("t").WithDescription("first").WithMetadata("k", 1).WithMetadata("z", true)
+	a.ConfigureMcpTool("t").WithDescription("second").WithMetadata("k", "two").WithProperty("a", String, "A", true).Handle(noop)
+	a.ConfigureMcpTool("t").WithProperty("b", Integer.Array(), "B", false).WithTitle("Title")
+	tr := trigger(t, a, "t")
+	desc, _ := str(t, tr, metadata.KeyDescription)
+	title, _ := str(t, tr, metadata.KeyTitle)
+	md, _ := str(t, tr, metadata.KeyMetadata)
+	props, _ := str(t, tr, metadata.KeyToolProperties)
+	if desc != "second" || title != "Title" {
+		t.Errorf("description %q title %q", desc, title)
+	}
+	if md != `{"k":"two","z":true}` {
+		t.Errorf("metadata = %s (keys must overwrite in place)", md)
+	}
+	assertJSONEq(t, `[{"propertyName":"a","propertyType":"string","description":"A","isRequired":true,"isArray":false,"enumValues":[]},
+		{"propertyName":"b","propertyType":"integer","description":"B","isRequired":false,"isArray":true,"enumValues":[]}]`, props, "toolProperties")
+	if _, ok := tr.Get(metadata.KeyInputSchema); ok {
+		t.Error("inputSchema written without a schema")
+	}
+	if _, ok := tr.Get(metadata.KeyOutputSchema); ok {
+		t.Error("outputSchema written without a schema")
+	}
+}
+
+type weatherIn struct {
+	City  string `json:"city" description:"The city"`
+	Units string `json:"units,omitempty" enum:"celsius,fahrenheit"`
+}
+
+type weatherOut struct {
+	Temp float64 `json:"temp"`
+}
+
+func weather(_ context.Context, _ *ToolContext, in weatherIn) (weatherOut, error) {
+	return weatherOut{Temp: 21.5}, nil
+}
+
+func TestSchemaPrecedence(t *testing.T) {
+	const explicitIn = `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`
+	const explicitOut = `{"type":"object","properties":{"x":{"type":"integer"}}}`
+	const inferredIn = `{"type":"object","properties":{"city":{"type":"string","description":"The city"},"units":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["city"]}`
+	const inferredOut = `{"type":"object","properties":{"temp":{"type":"number"}},"required":["temp"]}`
+	tests := []struct {
+		name      string
+		configure func(a *App)
+		in, out   string // "" = key absent
+		props     string
+	}{
+		{"inferred", func(a *App) { AddTool(a, "t", weather) }, inferredIn, inferredOut,
+			`[{"propertyName":"city","propertyType":"string","description":"The city","isRequired":true,"isArray":false,"enumValues":[]},{"propertyName":"units","propertyType":"string","description":"","isRequired":false,"isArray":false,"enumValues":["celsius","fahrenheit"]}]`},
+		{"explicit after inferred", func(a *App) {
+			AddTool(a, "t", weather).WithInputSchema(explicitIn).WithOutputSchema(explicitOut)
+		}, explicitIn, explicitOut,
+			`[{"propertyName":"q","propertyType":"string","description":"","isRequired":true,"isArray":false,"enumValues":[]}]`},
+		{"explicit before inferred", func(a *App) {
+			a.ConfigureMcpTool("t").WithInputSchema(explicitIn).WithOutputSchema(explicitOut)
+			AddTool(a, "t", weather)
+		}, explicitIn, explicitOut,
+			`[{"propertyName":"q","propertyType":"string","description":"","isRequired":true,"isArray":false,"enumValues":[]}]`},
+		{"last explicit wins", func(a *App) {
+			a.ConfigureMcpTool("t").WithOutputSchema(`{"type":"object","properties":{"a":{}}}`).
+				WithOutputSchema(`{"type":"object","properties":{"b":{}}}`).Handle(noop)
+		}, "", `{"type":"object","properties":{"b":{}}}`, `[]`},
+		{"declared properties beat derived ones", func(a *App) {
+			AddTool(a, "t", weather).WithProperty("city", String, "declared", true)
+		}, inferredIn, inferredOut,
+			`[{"propertyName":"city","propertyType":"string","description":"declared","isRequired":true,"isArray":false,"enumValues":[]}]`},
+		{"raw handler has no schemas", func(a *App) { a.ConfigureMcpTool("t").Handle(noop) }, "", "", `[]`},
+		{"typed raw result has no output schema", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, weatherIn) (*Result, error) { return TextResult("x"), nil })
+		}, inferredIn, "",
+			`[{"propertyName":"city","propertyType":"string","description":"The city","isRequired":true,"isArray":false,"enumValues":[]},{"propertyName":"units","propertyType":"string","description":"","isRequired":false,"isArray":false,"enumValues":["celsius","fahrenheit"]}]`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := New(nil)
+			tc.configure(a)
+			tr := trigger(t, a, "t")
+			for key, want := range map[string]string{metadata.KeyInputSchema: tc.in, metadata.KeyOutputSchema: tc.out} {
+				got, ok := str(t, tr, key)
+				if want == "" {
+					if ok {
+						t.Errorf("%s = %s, want absent", key, got)
+					}
+					continue
+				}
+				if !ok {
+					t.Errorf("%s absent", key)
+					continue
+				}
+				assertJSONEq(t, want, got, key)
+			}
+			if tc.in != "" != tr.LookupBool(metadata.KeyUseWorkerInputSchema) {
+				t.Errorf("useWorkerInputSchema = %v with inputSchema %q", tr.LookupBool(metadata.KeyUseWorkerInputSchema), tc.in)
+			}
+			props, _ := str(t, tr, metadata.KeyToolProperties)
+			assertJSONEq(t, tc.props, props, "toolProperties")
+			if !tr.LookupBool(metadata.KeyUseResultSchema) {
+				t.Error("useResultSchema missing")
+			}
+		})
+	}
+}
+
+func TestWrappedOutputSchema(t *testing.T) {
+	tests := []struct {
+		name      string
+		configure func(a *App)
+		want      string
+	}{
+		{"slice", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) ([]string, error) { return nil, nil })
+		}, `{"type":"object","properties":{"result":{"type":["array","null"],"items":{"type":"string"}}},"required":["result"]}`},
+		{"string", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (string, error) { return "", nil })
+		}, `{"type":"object","properties":{"result":{"type":"string"}},"required":["result"]}`},
+		{"number", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (float64, error) { return 0, nil })
+		}, `{"type":"object","properties":{"result":{"type":"number"}},"required":["result"]}`},
+		{"any", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (any, error) { return 0, nil })
+		}, `{"type":"object","properties":{"result":{}},"required":["result"]}`},
+		{"output field", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) ([]int, error) { return nil, nil }).WithOutputField("items")
+		}, `{"type":"object","properties":{"items":{"type":["array","null"],"items":{"type":"integer"}}},"required":["items"]}`},
+		{"output field before AddTool", func(a *App) {
+			a.ConfigureMcpTool("t").WithOutputField("n")
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (int, error) { return 0, nil })
+		}, `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`},
+		{"map is an object", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (map[string]int, error) { return nil, nil })
+		}, `{"type":"object","additionalProperties":{"type":"integer"}}`},
+		{"pointer to struct is the struct", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*weatherOut, error) { return nil, nil })
+		}, `{"type":"object","properties":{"temp":{"type":"number"}},"required":["temp"]}`},
+		{"wrapped recursive keeps $defs at the root", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) ([]node, error) { return nil, nil })
+		}, `{"type":"object","properties":{"result":{"type":["array","null"],"items":{"$ref":"#/$defs/node"}}},"required":["result"],
+			"$defs":{"node":{"type":"object","properties":{"name":{"type":"string"},"children":{"type":["array","null"],"items":{"$ref":"#/$defs/node"}}},"required":["name","children"]}}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := New(nil)
+			tc.configure(a)
+			got, ok := str(t, trigger(t, a, "t"), metadata.KeyOutputSchema)
+			if !ok {
+				t.Fatal("outputSchema absent")
+			}
+			assertJSONEq(t, tc.want, got, "outputSchema")
+			_, err := binding.ParseSchema(binding.OutputSchema, got)
+			requireNoError(t, err, "ParseSchema of the generated schema")
+		})
+	}
+}
+
+type node struct {
+	Name     string `json:"name"`
+	Children []node `json:"children"`
+}
+
+func TestPropertiesFromSchema(t *testing.T) {
+	tests := []struct {
+		name, schema, want string
+	}{
+		{"none", `{"type":"object"}`, `[]`},
+		{"scalars in order", `{"type":"object","properties":{"z":{"type":"string","description":"Z"},"a":{"type":"integer"},"m":{"type":"number"},"b":{"type":"boolean"},"o":{"type":"object"}},"required":["a",1]}`,
+			`[{"propertyName":"z","propertyType":"string","description":"Z","isRequired":false,"isArray":false,"enumValues":[]},
+			  {"propertyName":"a","propertyType":"integer","description":"","isRequired":true,"isArray":false,"enumValues":[]},
+			  {"propertyName":"m","propertyType":"number","description":"","isRequired":false,"isArray":false,"enumValues":[]},
+			  {"propertyName":"b","propertyType":"boolean","description":"","isRequired":false,"isArray":false,"enumValues":[]},
+			  {"propertyName":"o","propertyType":"object","description":"","isRequired":false,"isArray":false,"enumValues":[]}]`},
+		{"arrays and enums", `{"type":"object","properties":{"tags":{"type":["array","null"],"items":{"type":"string","enum":["a","b"]}},"u":{"type":"string","enum":["x",1]}}}`,
+			`[{"propertyName":"tags","propertyType":"string","description":"","isRequired":false,"isArray":true,"enumValues":["a","b"]},
+			  {"propertyName":"u","propertyType":"string","description":"","isRequired":false,"isArray":false,"enumValues":["x"]}]`},
+		{"unknown shapes are objects", `{"type":"object","properties":{"r":{"$ref":"#/$defs/x"},"any":{},"n":{"type":"null"},"arr":{"type":"array"}}}`,
+			`[{"propertyName":"r","propertyType":"object","description":"","isRequired":false,"isArray":false,"enumValues":[]},
+			  {"propertyName":"any","propertyType":"object","description":"","isRequired":false,"isArray":false,"enumValues":[]},
+			  {"propertyName":"n","propertyType":"object","description":"","isRequired":false,"isArray":false,"enumValues":[]},
+			  {"propertyName":"arr","propertyType":"object","description":"","isRequired":false,"isArray":true,"enumValues":[]}]`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := json.Marshal(propertiesFromSchema(tc.schema))
+			requireNoError(t, err, "marshal")
+			assertJSONEq(t, tc.want, string(data), "properties")
+		})
+	}
+}
+
+func TestPropertyType(t *testing.T) {
+	e := String.Enum("a", "b")
+	arr := e.Array()
+	if String.IsArray() || len(String.EnumValues()) != 0 {
+		t.Error("Enum/Array modified the String variable")
+	}
+	if arr.String() != "string[]" || !arr.IsArray() || arr.Name() != "string" {
+		t.Errorf("arr = %v", arr)
+	}
+	vals := arr.EnumValues()
+	vals[0] = "changed"
+	if arr.EnumValues()[0] != "a" {
+		t.Error("EnumValues exposes the internal slice")
+	}
+	for _, pt := range []PropertyType{String, Number, Integer, Boolean, Object} {
+		if pt.Name() == "" {
+			t.Error("a predefined type has no name")
+		}
+	}
+}

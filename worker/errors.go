@@ -1,0 +1,63 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ConfigError is one configuration problem of one tool, reported by
+// [App.Build], [App.Functions], [App.EmitMetadata] and the serve and
+// emit-metadata modes. Reach it with errors.As; Err says which rule was
+// broken and is one of the sentinel errors below, a *binding.SyntaxError,
+// *binding.ShapeError or *binding.CompileError (schema checks), or a
+// metadata error.
+type ConfigError struct {
+	Tool     string // the tool name as configured
+	Function string // the function folder name ("" when unknown)
+	Err      error
+}
+
+func (e *ConfigError) Error() string {
+	switch {
+	case e.Function != "" && e.Function != e.Tool:
+		return fmt.Sprintf("tool %q (function %q): %v", e.Tool, e.Function, e.Err)
+	default:
+		return fmt.Sprintf("tool %q: %v", e.Tool, e.Err)
+	}
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Rules a tool configuration can break (match with errors.Is).
+var (
+	// ErrEmptyToolName: ConfigureMcpTool or AddTool was given "".
+	ErrEmptyToolName = errors.New("the tool name is empty")
+	// ErrInvalidFunctionName: the function folder name breaks the Azure
+	// Functions naming rule; the wrapped error says which part.
+	ErrInvalidFunctionName = errors.New("invalid function name")
+	// ErrNoHandler: the tool has no handler (Handle or AddTool).
+	ErrNoHandler = errors.New("the tool has no handler: call Handle or use AddTool")
+	// ErrTwoHandlers: Handle or AddTool was called twice for the tool.
+	ErrTwoHandlers = errors.New("the tool has more than one handler")
+	// ErrDuplicateFunction: two tools map to the same function folder
+	// (compared case-insensitively, as the Functions host does).
+	ErrDuplicateFunction = errors.New("the function name is already used by another tool")
+	// ErrDuplicateToolName: two tools differ only in the case of their names;
+	// MCP hosts match tool names case-insensitively.
+	ErrDuplicateToolName = errors.New("the tool name differs only in case from another tool")
+	// ErrEmptyPropertyName: WithProperty was given an empty name.
+	ErrEmptyPropertyName = errors.New("a property name is empty")
+	// ErrNoPropertyType: WithProperty was given the zero PropertyType.
+	ErrNoPropertyType = errors.New("a property type is not set")
+	// ErrEmptyMetadataKey: WithMetadata was given an empty key.
+	ErrEmptyMetadataKey = errors.New("a metadata key is empty")
+	// ErrMetadataValue: a WithMetadata value cannot be encoded as JSON.
+	ErrMetadataValue = errors.New("a metadata value cannot be encoded as JSON")
+	// ErrInputType: AddTool's In type does not describe a JSON object or has
+	// no JSON schema.
+	ErrInputType = errors.New("the input type cannot be used for tool arguments")
+	// ErrOutputType: AddTool's Out type has no JSON schema.
+	ErrOutputType = errors.New("the output type cannot be used for a tool result")
+	// ErrEmptyOutputField: WithOutputField was given "".
+	ErrEmptyOutputField = errors.New("the output field name is empty")
+)

@@ -1,0 +1,91 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/funcmcp/funcmcp/worker"
+)
+
+func ExampleApp_ConfigureMcpTool() {
+	app := worker.New(nil)
+	app.ConfigureMcpTool("get_weather").
+		WithDescription("Current weather for a city.").
+		WithProperty("city", worker.String, "The city name.", true).
+		WithProperty("units", worker.String.Enum("celsius", "fahrenheit"), "Temperature units.", false).
+		WithOutputSchema(`{"type":"object","properties":{"temp":{"type":"number"}},"required":["temp"]}`).
+		WithMetadata("version", "1.0").
+		Handle(func(ctx context.Context, tc *worker.ToolContext) (*worker.Result, error) {
+			return &worker.Result{StructuredContent: map[string]float64{"temp": 21.5}}, nil
+		})
+	fns, err := app.Functions()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	data, _ := fns[0].Encode()
+	fmt.Printf("%s/function.json:\n%s", fns[0].Name, data)
+	// Output:
+	// get_weather/function.json:
+	// {
+	//   "bindings": [
+	//     {
+	//       "name": "context",
+	//       "type": "mcpToolTrigger",
+	//       "direction": "in",
+	//       "toolName": "get_weather",
+	//       "description": "Current weather for a city.",
+	//       "toolProperties": "[{\"propertyName\":\"city\",\"propertyType\":\"string\",\"description\":\"The city name.\",\"isRequired\":true,\"isArray\":false,\"enumValues\":[]},{\"propertyName\":\"units\",\"propertyType\":\"string\",\"description\":\"Temperature units.\",\"isRequired\":false,\"isArray\":false,\"enumValues\":[\"celsius\",\"fahrenheit\"]}]",
+	//       "metadata": "{\"version\":\"1.0\"}",
+	//       "outputSchema": "{\"type\":\"object\",\"properties\":{\"temp\":{\"type\":\"number\"}},\"required\":[\"temp\"]}",
+	//       "useResultSchema": true
+	//     }
+	//   ]
+	// }
+}
+
+type Forecast struct {
+	City string    `json:"city" description:"The city name"`
+	Days []Day     `json:"days"`
+	At   time.Time `json:"at"`
+}
+
+type Day struct {
+	High float64 `json:"high"`
+	Note string  `json:"note,omitempty"`
+}
+
+func ExampleAddTool() {
+	app := worker.New(nil)
+	worker.AddTool(app, "forecast", func(ctx context.Context, tc *worker.ToolContext, in struct {
+		City string `json:"city" description:"The city name"`
+		Days int    `json:"days,omitempty" description:"How many days"`
+	}) (Forecast, error) {
+		return Forecast{City: in.City}, nil
+	}).WithDescription("Forecast for a city.")
+	fns, err := app.Functions()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	data, _ := fns[0].Encode()
+	fmt.Printf("%s", data)
+	// Output:
+	// {
+	//   "bindings": [
+	//     {
+	//       "name": "context",
+	//       "type": "mcpToolTrigger",
+	//       "direction": "in",
+	//       "toolName": "forecast",
+	//       "description": "Forecast for a city.",
+	//       "toolProperties": "[{\"propertyName\":\"city\",\"propertyType\":\"string\",\"description\":\"The city name\",\"isRequired\":true,\"isArray\":false,\"enumValues\":[]},{\"propertyName\":\"days\",\"propertyType\":\"integer\",\"description\":\"How many days\",\"isRequired\":false,\"isArray\":false,\"enumValues\":[]}]",
+	//       "inputSchema": "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"description\":\"The city name\"},\"days\":{\"type\":\"integer\",\"description\":\"How many days\"}},\"required\":[\"city\"]}",
+	//       "outputSchema": "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"description\":\"The city name\"},\"days\":{\"type\":[\"array\",\"null\"],\"items\":{\"type\":\"object\",\"properties\":{\"high\":{\"type\":\"number\"},\"note\":{\"type\":\"string\"}},\"required\":[\"high\"]}},\"at\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"city\",\"days\",\"at\"]}",
+	//       "useWorkerInputSchema": true,
+	//       "useResultSchema": true
+	//     }
+	//   ]
+	// }
+}

@@ -1,0 +1,287 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// Handler returns the custom-handler HTTP handler: GET / answers 200 (the
+// host's readiness probe) and POST /{function} runs a tool. It builds the app
+// once; when the configuration is broken, every request gets 500 with the
+// problems (use [App.Build] first to see them).
+func (a *App) Handler() http.Handler {
+	c, err := a.build()
+	r := chi.NewRouter()
+	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSONError(w, http.StatusNotFound, "not found")
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSONError(w, http.StatusMethodNotAllowed, "method not allowed")
+	})
+	if err != nil {
+		msg := "the app configuration is invalid: " + err.Error()
+		r.HandleFunc("/*", func(w http.ResponseWriter, _ *http.Request) {
+			writeJSONError(w, http.StatusInternalServerError, msg)
+		})
+		return r
+	}
+	s := &server{app: a, c: c}
+	r.Get("/", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"ready"}`)
+	})
+	r.Post("/{function}", s.invoke)
+	return r
+}
+
+type server struct {
+	app *App
+	c   *compiled
+}
+
+func writeJSONError(w http.ResponseWriter, status int, msg string) {
+	data, _ := marshalNoHTML(map[string]string{"error": msg})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(data)
+}
+
+func (s *server) lookup(fn string) *tool {
+	return s.c.byFunc[strings.ToLower(fn)]
+}
+
+func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
+	fn := chi.URLParam(r, "function")
+	t := s.lookup(fn)
+	if t == nil {
+		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("no function %q", fn))
+		return
+	}
+	var req metadata.InvocationRequest
+	body := http.MaxBytesReader(w, r.Body, s.app.maxBody)
+	if err := json.NewDecoder(body).Decode(&req); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", mbe.Limit))
+			return
+		}
+		writeJSONError(w, http.StatusBadRequest, "decoding the invocation request: "+err.Error())
+		return
+	}
+	ic, err := metadata.ToolContextFromRequest(&req, metadata.TriggerBindingName)
+	if err != nil {
+		writeJSONError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	tc := &ToolContext{
+		Name:         ic.Name,
+		Arguments:    ic.Arguments,
+		SessionID:    ic.SessionID,
+		ClientInfo:   ic.ClientInfo,
+		Transport:    ic.Transport,
+		InvocationID: r.Header.Get(metadata.HeaderInvocationID),
+		FunctionName: t.function,
+	}
+	s.app.logger.LogAttrs(r.Context(), slog.LevelDebug, "invocation",
+		slog.String("function", t.function), slog.String("tool", t.name), slog.String("invocationId", tc.InvocationID))
+
+	env := s.call(r.Context(), t, tc)
+	rv, err := returnValue(env)
+	if err != nil { // cannot happen: an envelope is strings only
+		writeJSONError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	logs := tc.Logs()
+	if logs == nil {
+		logs = []string{}
+	}
+	resp, err := marshalNoHTML(metadata.InvocationResponse{Outputs: map[string]json.RawMessage{}, Logs: logs, ReturnValue: rv})
+	if err != nil {
+		writeJSONError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(resp)
+}
+
+// call runs the tool and always returns an envelope: errors, bad arguments
+// and panics become isError results.
+func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (env *metadata.ToolResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			msg := fmt.Sprintf("tool %s panicked: %v", t.name, p)
+			fmt.Fprintf(s.app.stderr, "%s\n%s", msg, debug.Stack())
+			env = errorEnvelope(msg)
+		}
+	}()
+	res, err := t.invoke(ctx, tc, t)
+	if err != nil {
+		tc.Log("tool %s failed: %v", t.name, err)
+		return errorEnvelope(err.Error())
+	}
+	env, err = envelope(res)
+	if err != nil {
+		msg := fmt.Sprintf("tool %s returned an invalid result: %v", t.name, err)
+		tc.Log("%s", msg)
+		return errorEnvelope(msg)
+	}
+	return env
+}
+
+// ListenAndServe builds the app and serves [App.Handler] on addr until ctx is
+// done, then shuts down gracefully (bounded by Options.ShutdownTimeout). A
+// configuration problem is returned before listening.
+func (a *App) ListenAndServe(ctx context.Context, addr string) error {
+	if err := a.Build(); err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	return a.Serve(ctx, l)
+}
+
+// Serve is [App.ListenAndServe] on an existing listener, which it closes.
+func (a *App) Serve(ctx context.Context, l net.Listener) error {
+	srv := &http.Server{
+		Handler:           a.Handler(),
+		ReadHeaderTimeout: 30 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), a.shutdownTimeout)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	return nil
+}
+
+// Main runs the app as a command and exits: see [App.RunArgs]. SIGINT and
+// SIGTERM stop the server gracefully.
+func (a *App) Main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := a.RunArgs(ctx, os.Args[1:], a.stdout, a.stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `usage:
+  %[1]s                       serve on 127.0.0.1:$FUNCTIONS_CUSTOMHANDLER_PORT (run by the Functions host)
+  %[1]s emit-metadata DIR     write DIR/<function>/function.json for every tool
+`
+
+// RunArgs is [App.Main] without the exit: args are the command-line
+// arguments after the program name. It returns the exit code:
+//
+//   - "emit-metadata DIR": writes every function.json (0), or writes nothing
+//     and prints every configuration problem to stderr (1);
+//   - no arguments: serves on 127.0.0.1:$FUNCTIONS_CUSTOMHANDLER_PORT
+//     (falling back to $FUNCTIONS_HTTPWORKER_PORT) until ctx is done (0);
+//     a missing port, a configuration problem or a listen error prints the
+//     reason and returns 1;
+//   - "help", "-h", "--help": usage on stdout (0); anything else: usage on
+//     stderr (2).
+func (a *App) RunArgs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	prog := "app"
+	if len(os.Args) > 0 && os.Args[0] != "" {
+		prog = baseName(os.Args[0])
+	}
+	switch {
+	case len(args) == 0:
+		return a.serveFromEnv(ctx, stderr)
+	case args[0] == "emit-metadata":
+		if len(args) != 2 || args[1] == "" {
+			fmt.Fprintf(stderr, "emit-metadata needs exactly one directory\n"+usage, prog)
+			return 2
+		}
+		return a.emit(args[1], stdout, stderr)
+	case args[0] == "help" || args[0] == "-h" || args[0] == "--help":
+		fmt.Fprintf(stdout, usage, prog)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "unknown command %q\n"+usage, args[0], prog)
+		return 2
+	}
+}
+
+func baseName(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+func printProblems(w io.Writer, what string, err error) {
+	ps := problems(err)
+	fmt.Fprintf(w, "%s: %d problem(s):\n", what, len(ps))
+	for _, p := range ps {
+		fmt.Fprintf(w, "  %v\n", p)
+	}
+}
+
+func (a *App) emit(dir string, stdout, stderr io.Writer) int {
+	fns, err := a.Functions()
+	if err != nil {
+		printProblems(stderr, "emit-metadata: the configuration is invalid, nothing was written", err)
+		return 1
+	}
+	files, err := writeFunctions(dir, fns)
+	if err != nil {
+		fmt.Fprintf(stderr, "emit-metadata: %v\n", err)
+		return 1
+	}
+	for _, f := range files {
+		fmt.Fprintf(stdout, "wrote %s\n", f)
+	}
+	return 0
+}
+
+func (a *App) serveFromEnv(ctx context.Context, stderr io.Writer) int {
+	port := os.Getenv(metadata.EnvCustomHandlerPort)
+	if port == "" {
+		port = os.Getenv(metadata.EnvHTTPWorkerPort)
+	}
+	if port == "" {
+		fmt.Fprintf(stderr, "serve: neither %s nor %s is set: run this program under a Functions host, or use emit-metadata DIR\n",
+			metadata.EnvCustomHandlerPort, metadata.EnvHTTPWorkerPort)
+		return 1
+	}
+	if err := a.Build(); err != nil {
+		printProblems(stderr, "serve: the configuration is invalid", err)
+		return 1
+	}
+	if err := a.ListenAndServe(ctx, net.JoinHostPort("127.0.0.1", port)); err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,311 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/metadata"
+	"github.com/funcmcp/funcmcp/worker/internal/schema"
+)
+
+// ToolHandler is a raw tool handler: it reads the call from tc and returns
+// the result. A returned error becomes an isError result with its message.
+type ToolHandler func(ctx context.Context, tc *ToolContext) (*Result, error)
+
+// invoker runs one call of a built tool.
+type invoker func(ctx context.Context, tc *ToolContext, t *tool) (*Result, error)
+
+// ToolContext is one tool call.
+type ToolContext struct {
+	// Name is the tool name the client called.
+	Name string
+	// Arguments are the call's arguments, as raw JSON (nil when none).
+	Arguments map[string]json.RawMessage
+	// SessionID is the MCP session id ("" when none).
+	SessionID string
+	// ClientInfo is the MCP client's implementation info (nil when unknown).
+	ClientInfo *metadata.ClientInfo
+	// Transport says how the call reached the host (nil when unknown).
+	Transport *metadata.Transport
+	// InvocationID is the host's invocation id (X-Azure-Functions-InvocationId).
+	InvocationID string
+	// FunctionName is the function (folder) name the host invoked.
+	FunctionName string
+
+	mu   sync.Mutex
+	logs []string
+}
+
+// Log adds a line to the invocation's Logs, which the host writes to the
+// function's log. It is safe for concurrent use.
+func (tc *ToolContext) Log(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	tc.mu.Lock()
+	tc.logs = append(tc.logs, line)
+	tc.mu.Unlock()
+}
+
+// Logs returns the lines logged so far.
+func (tc *ToolContext) Logs() []string {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return append([]string(nil), tc.logs...)
+}
+
+// Argument returns the argument called name, matched exactly first and then
+// case-insensitively.
+func (tc *ToolContext) Argument(name string) (json.RawMessage, bool) {
+	c := metadata.ToolInvocationContext{Arguments: tc.Arguments}
+	return c.Argument(name)
+}
+
+// Header returns a header of the client's request, when the host forwarded
+// it (matched case-insensitively).
+func (tc *ToolContext) Header(name string) (string, bool) { return tc.Transport.Header(name) }
+
+// BindArguments decodes the arguments object into v (a pointer), as
+// [AddTool] does for its In value. A failure is an *ArgumentError naming the
+// argument.
+func (tc *ToolContext) BindArguments(v any) error { return bindArguments(tc.Arguments, v) }
+
+// ArgumentError is an argument that cannot be decoded into the tool's input.
+type ArgumentError struct {
+	Argument string // "" when the problem is not tied to one argument
+	Reason   string
+}
+
+func (e *ArgumentError) Error() string {
+	if e.Argument == "" {
+		return "invalid arguments: " + e.Reason
+	}
+	return fmt.Sprintf("invalid argument %q: %s", e.Argument, e.Reason)
+}
+
+func bindArguments(args map[string]json.RawMessage, v any) error {
+	if len(args) == 0 {
+		return nil
+	}
+	data, err := json.Marshal(args)
+	if err != nil {
+		return &ArgumentError{Reason: err.Error()}
+	}
+	err = json.Unmarshal(data, v)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		name, rest, _ := strings.Cut(te.Field, ".")
+		reason := fmt.Sprintf("got %s, want %s", jsonWord(te.Value), typeWord(te.Type))
+		if rest != "" {
+			reason = fmt.Sprintf("at %s: %s", rest, reason)
+		}
+		return &ArgumentError{Argument: argName(args, name), Reason: reason}
+	}
+	// Find the argument to blame by decoding them one at a time.
+	names := make([]string, 0, len(args))
+	for k := range args {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	t := reflect.TypeOf(v).Elem()
+	for _, k := range names {
+		one, _ := json.Marshal(map[string]json.RawMessage{k: args[k]})
+		if e := json.Unmarshal(one, reflect.New(t).Interface()); e != nil {
+			return &ArgumentError{Argument: k, Reason: trimJSONPrefix(e.Error())}
+		}
+	}
+	return &ArgumentError{Reason: trimJSONPrefix(err.Error())}
+}
+
+// argName returns the client's spelling of the argument matched by the
+// decoder's field name.
+func argName(args map[string]json.RawMessage, name string) string {
+	if _, ok := args[name]; ok {
+		return name
+	}
+	for k := range args {
+		if strings.EqualFold(k, name) {
+			return k
+		}
+	}
+	return name
+}
+
+func trimJSONPrefix(s string) string { return strings.TrimPrefix(s, "json: ") }
+
+func jsonWord(v string) string {
+	switch {
+	case v == "bool":
+		return "boolean"
+	case strings.HasPrefix(v, "number"):
+		return v
+	}
+	return v
+}
+
+func typeWord(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "integer"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "non-negative integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Map, reflect.Struct:
+		return "object"
+	}
+	return t.String()
+}
+
+var resultPtrType = reflect.TypeFor[*Result]()
+
+// AddTool adds a typed tool: arguments are decoded into In, and the handler's
+// Out becomes the result. It returns the tool's builder, for the other
+// settings.
+//
+// Schemas are inferred from the types (see the package documentation for the
+// rules): In must describe a JSON object; its schema is emitted as
+// inputSchema (with useWorkerInputSchema) and its top-level fields as
+// toolProperties, for older hosts. Out's schema is emitted as outputSchema.
+// An explicit WithInputSchema / WithOutputSchema wins over the inferred one.
+//
+// A struct or map Out is sent as structuredContent, plus a text block with
+// the same JSON. Any other Out (slice, string, number, …) is wrapped:
+// structuredContent is {"result": value} (see [ToolBuilder.WithOutputField])
+// and the inferred schema says so. Out = *Result is passed through as a raw
+// result, with no output schema. A returned error becomes an isError result.
+func AddTool[In, Out any](a *App, toolName string, h func(ctx context.Context, tc *ToolContext, in In) (Out, error)) *ToolBuilder {
+	b := a.ConfigureMcpTool(toolName)
+	if h == nil {
+		b.errs = append(b.errs, ruleErr(ErrNoHandler, "AddTool was given a nil handler"))
+		return b
+	}
+	inType, outType := reflect.TypeFor[In](), reflect.TypeFor[Out]()
+
+	if in, err := inputSchema(inType); err != nil {
+		b.errs = append(b.errs, err)
+	} else {
+		b.inferredInput = in
+	}
+	raw := outType == resultPtrType
+	wrap := false
+	if !raw {
+		out, wrapped, err := outputSchema(outType, b)
+		if err != nil {
+			b.errs = append(b.errs, err)
+		} else {
+			b.inferredOutput, wrap = out, wrapped
+		}
+	}
+	isMap := deref(outType).Kind() == reflect.Map
+	b.setInvoker(func(ctx context.Context, tc *ToolContext, t *tool) (*Result, error) {
+		var in In
+		if err := bindArguments(tc.Arguments, &in); err != nil {
+			return nil, err
+		}
+		out, err := h(ctx, tc, in)
+		if err != nil {
+			return nil, err
+		}
+		if raw {
+			return any(out).(*Result), nil
+		}
+		data, err := marshalNoHTML(out)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the result: %w", err)
+		}
+		if wrap {
+			var buf bytes.Buffer
+			key, _ := marshalNoHTML(t.outputField)
+			buf.WriteByte('{')
+			buf.Write(key)
+			buf.WriteByte(':')
+			buf.Write(data)
+			buf.WriteByte('}')
+			data = buf.Bytes()
+		} else if bytes.Equal(data, []byte("null")) {
+			if !isMap {
+				return nil, errors.New("the tool returned a nil result")
+			}
+			data = []byte("{}")
+		}
+		return &Result{Content: []Content{Text(string(data))}, StructuredContent: json.RawMessage(data)}, nil
+	})
+	return b
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+func inputSchema(t reflect.Type) (string, error) {
+	s, err := schema.For(t)
+	if err != nil {
+		return "", ruleErr(ErrInputType, "%v: %v", ErrInputType, err)
+	}
+	if !s.IsObject() {
+		return "", ruleErr(ErrInputType, "%v: %s does not encode as a JSON object (use a struct or a map with string keys)", ErrInputType, t)
+	}
+	return checked(binding.InputSchema, s, ErrInputType)
+}
+
+// outputSchema returns Out's schema, wrapped in {"<field>": …} when Out is
+// not an object. The field name is read at build time, so the schema is
+// produced lazily through the builder.
+func outputSchema(t reflect.Type, b *ToolBuilder) (string, bool, error) {
+	s, err := schema.For(t)
+	if err != nil {
+		return "", false, ruleErr(ErrOutputType, "%v: %v", ErrOutputType, err)
+	}
+	if s.IsObject() {
+		text, err := checked(binding.OutputSchema, s, ErrOutputType)
+		return text, false, err
+	}
+	b.wrapSchema = s
+	return wrappedPlaceholder, true, nil
+}
+
+// wrappedPlaceholder marks an inferred output schema that is built at build
+// time, when the output field name is known.
+const wrappedPlaceholder = "\x00wrapped"
+
+func wrapSchema(s *schema.Schema, field string) (string, error) {
+	w := &schema.Schema{Type: "object", Properties: &schema.Props{List: []schema.Prop{{Name: field, Schema: s}}}, Required: []string{field}}
+	if s.Defs != nil { // $defs must stay at the document root
+		inner := *s
+		inner.Defs = nil
+		w.Properties.List[0].Schema = &inner
+		w.Defs = s.Defs
+	}
+	return checked(binding.OutputSchema, w, ErrOutputType)
+}
+
+func checked(kind binding.SchemaKind, s *schema.Schema, rule error) (string, error) {
+	data, err := s.JSON()
+	if err != nil {
+		return "", ruleErr(rule, "%v: %v", rule, err)
+	}
+	ps, err := binding.ParseSchema(kind, string(data))
+	if err != nil {
+		return "", ruleErr(rule, "%v: the generated schema is rejected: %v", rule, err)
+	}
+	return ps.String(), nil
+}
