@@ -13,5 +13,30 @@
 // object, "type" the string "object", "properties" an object and "required"
 // an array when present ([ShapeError]); and a valid JSON Schema 2020-12
 // document ([CompileError]). Compilation is offline: a remote or file $ref is
-// never fetched. Compile once, validate many times.
+// never fetched. Compile once, validate many times. As in the MCP extension,
+// non-string entries of the root "required" are accepted.
+//
+// # Triggers and tools
+//
+// [ParseTrigger] reads an mcpToolTrigger binding with its keys matched
+// case-insensitively, as the Functions host matches them: "toolName" and the
+// "description" key are required; "toolProperties", "metadata",
+// "inputSchema" and "outputSchema" are strings holding JSON. [LoadTool] adds
+// the compiled schemas: the output schema when "outputSchema" is non-empty,
+// the input schema from the worker ("useWorkerInputSchema") or built from the
+// tool properties by [PropertiesSchema] exactly as the extension builds it.
+// Every problem is a [ToolError] naming the function, the tool and the file.
+//
+// # Results
+//
+// [DecodeReturnValue] turns a custom handler's ReturnValue into an MCP
+// CallToolResult: the result envelope ("useResultSchema") with its
+// call_tool_result, multi_content_result and single-block forms, or a plain
+// value as one text block. [Tool.ShapeResult] then checks structuredContent
+// against the compiled output schema (decoding it once, never compiling on a
+// call), may promote a plain JSON value that matches the schema to
+// structuredContent, and appends a text block mirroring structuredContent
+// when the result has none. Decoding errors are [ResultError]; a mismatch is
+// a [ValidationError] listing each [Problem] with JSON pointers into the
+// value and the schema.
 package binding

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"sort"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -72,7 +74,28 @@ type CompileError struct {
 }
 
 func (e *CompileError) Error() string {
-	return fmt.Sprintf("%s is not a valid JSON Schema 2020-12 document: %s", e.Kind, oneLine(e.Err.Error()))
+	return fmt.Sprintf("%s is not a valid JSON Schema 2020-12 document: %s", e.Kind, compileReason(e.Err))
+}
+
+// compileReason says why a schema did not compile, in one line: the leaf
+// metaschema failures (with their JSON pointers into the schema), or the
+// reference that cannot be resolved offline.
+func compileReason(err error) string {
+	var sve *jsonschema.SchemaValidationError
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &sve) && errors.As(sve.Err, &ve) {
+		ps := problems(ve)
+		parts := make([]string, len(ps))
+		for i, p := range ps {
+			parts[i] = fmt.Sprintf("at '%s': %s", p.InstanceLocation, p.Message)
+		}
+		return strings.Join(parts, "; ")
+	}
+	var le *jsonschema.LoadURLError
+	if errors.As(err, &le) {
+		return fmt.Sprintf("%q cannot be loaded: only references within the schema and the standard metaschemas resolve; nothing is fetched", le.URL)
+	}
+	return oneLine(err.Error())
 }
 
 func (e *CompileError) Unwrap() error { return e.Err }
@@ -125,8 +148,10 @@ func CheckShape(kind SchemaKind, text string) (json.RawMessage, error) {
 
 // ParseSchema checks schema text (see [CheckShape]) and compiles it as a JSON
 // Schema 2020-12 document (the default dialect when it has no "$schema").
-// Compilation is offline: no remote or file $ref is ever loaded. The error is
-// one of *SyntaxError, *ShapeError, *CompileError, or wraps ErrEmptySchema.
+// Compilation is offline: no remote or file $ref is ever loaded. As in the MCP
+// extension, non-string entries of the root "required" are accepted (they are
+// left out of the compiled validator). The error is one of *SyntaxError,
+// *ShapeError, *CompileError, or wraps ErrEmptySchema.
 func ParseSchema(kind SchemaKind, text string) (*Schema, error) {
 	compact, err := CheckShape(kind, text)
 	if err != nil {
@@ -136,6 +161,7 @@ func ParseSchema(kind SchemaKind, text string) (*Schema, error) {
 	if err != nil {
 		return nil, &SyntaxError{Kind: kind, Err: err}
 	}
+	doc = lenientRequired(doc)
 	const url = "mem:///schema.json"
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
@@ -149,6 +175,32 @@ func ParseSchema(kind SchemaKind, text string) (*Schema, error) {
 		return nil, &CompileError{Kind: kind, Err: err}
 	}
 	return &Schema{kind: kind, text: compact, compiled: compiled}, nil
+}
+
+// lenientRequired drops the non-string entries of the root "required" from
+// the document that is compiled (the schema text is kept as written). The MCP
+// extension accepts such entries and so does funcmcp, although the JSON Schema
+// metaschema does not; they can never be satisfied by a property name anyway.
+func lenientRequired(doc any) any {
+	root, ok := doc.(map[string]any)
+	if !ok {
+		return doc
+	}
+	req, ok := root["required"].([]any)
+	if !ok {
+		return doc
+	}
+	names := make([]any, 0, len(req))
+	for _, r := range req {
+		if _, ok := r.(string); ok {
+			names = append(names, r)
+		}
+	}
+	if len(names) == len(req) {
+		return doc
+	}
+	root["required"] = names
+	return root
 }
 
 // Validate checks a decoded JSON value (as produced by [DecodeJSON] or
@@ -189,6 +241,9 @@ type Problem struct {
 }
 
 func (p Problem) String() string {
+	if p.KeywordLocation == "" && p.InstanceLocation == "" {
+		return p.Message
+	}
 	return fmt.Sprintf("at '%s' (%s): %s", p.InstanceLocation, p.KeywordLocation, p.Message)
 }
 
@@ -208,26 +263,48 @@ func (e *ValidationError) Error() string {
 
 var printer = message.NewPrinter(language.English)
 
-// problems flattens a jsonschema error tree to its leaves.
+// problems flattens a jsonschema error tree to its leaves, sorted by instance
+// then keyword location. A leaf's keyword
+// location is the JSON pointer of the failing keyword within the schema
+// document (through a $ref, the location of the schema it points to).
 func problems(ve *jsonschema.ValidationError) []Problem {
 	var out []Problem
-	var walk func(e *jsonschema.ValidationError, kw []string)
-	walk = func(e *jsonschema.ValidationError, kw []string) {
-		path := append(append([]string(nil), kw...), e.ErrorKind.KeywordPath()...)
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
 			out = append(out, Problem{
 				InstanceLocation: pointer(e.InstanceLocation),
-				KeywordLocation:  pointer(path),
+				KeywordLocation:  schemaPointer(e.SchemaURL) + pointer(e.ErrorKind.KeywordPath()),
 				Message:          e.ErrorKind.LocalizedString(printer),
 			})
 			return
 		}
 		for _, c := range e.Causes {
-			walk(c, path)
+			walk(c)
 		}
 	}
-	walk(ve, nil)
+	walk(ve)
+	// The validator visits properties in map order; sort for stable messages.
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].InstanceLocation != out[j].InstanceLocation {
+			return out[i].InstanceLocation < out[j].InstanceLocation
+		}
+		return out[i].KeywordLocation < out[j].KeywordLocation
+	})
 	return out
+}
+
+// schemaPointer returns the JSON pointer fragment of a schema location such
+// as mem:///schema.json#/properties/temp, unescaped.
+func schemaPointer(loc string) string {
+	_, frag, ok := strings.Cut(loc, "#")
+	if !ok {
+		return ""
+	}
+	if u, err := url.PathUnescape(frag); err == nil {
+		return u
+	}
+	return frag
 }
 
 func pointer(tokens []string) string {
