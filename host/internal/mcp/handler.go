@@ -1,0 +1,460 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// Method names served.
+const (
+	methodInitialize = "initialize"
+	methodPing       = "ping"
+	methodToolsList  = "tools/list"
+	methodToolsCall  = "tools/call"
+)
+
+// Canonical header keys, looked up in the header map directly.
+const (
+	headerAccept          = "Accept"
+	headerOrigin          = "Origin"
+	headerSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = "Mcp-Protocol-Version"
+)
+
+// Shared header values; net/http never writes into them.
+var (
+	allowPost       = []string{http.MethodPost}
+	jsonContentType = []string{"application/json"}
+	sseContentType  = []string{"text/event-stream"}
+	noCache         = []string{"no-cache"}
+	noBuffering     = []string{"no"}
+)
+
+type handler struct {
+	tools    Tools
+	log      *slog.Logger
+	maxBody  int64
+	versions []string          // snapshot of SupportedVersions
+	initial  map[string][]byte // negotiated version → initialize result JSON
+
+	list atomic.Pointer[toolList] // the prepared tools/list array
+	last atomic.Pointer[tokenHit] // the last session token parsed
+}
+
+// toolList is a ToolsList slice checked once and remembered by identity.
+type toolList struct {
+	src  []byte
+	body []byte // src trimmed, compacted when it held line breaks
+	err  error
+}
+
+type tokenHit struct {
+	token string
+	s     *session
+}
+
+func newHandler(tools Tools, opts *Options) *handler {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.ServerInfo.Name == "" {
+		o.ServerInfo.Name = DefaultServerName
+	}
+	if o.ServerInfo.Version == "" {
+		o.ServerInfo.Version = DefaultServerVersion
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	h := &handler{
+		tools:    tools,
+		log:      o.Logger,
+		maxBody:  o.MaxBodyBytes,
+		versions: slices.Clone(SupportedVersions),
+		initial:  make(map[string][]byte, len(SupportedVersions)),
+	}
+	for _, v := range h.versions {
+		h.initial[v] = initializeResult(v, &o)
+	}
+	return h
+}
+
+// initializeResult encodes the InitializeResult for version v.
+func initializeResult(v string, o *Options) []byte {
+	type toolsCap struct {
+		ListChanged bool `json:"listChanged"`
+	}
+	type caps struct {
+		Tools toolsCap `json:"tools"`
+	}
+	r := struct {
+		ProtocolVersion string         `json:"protocolVersion"`
+		Capabilities    caps           `json:"capabilities"`
+		ServerInfo      Implementation `json:"serverInfo"`
+		Instructions    string         `json:"instructions,omitempty"`
+	}{v, caps{}, o.ServerInfo, o.Instructions}
+	data, err := marshalNoHTML(r)
+	if err != nil {
+		panic(fmt.Sprintf("encoding initialize result: %v", err)) // plain strings: cannot fail
+	}
+	return data
+}
+
+// request is what the dispatcher needs of one HTTP request.
+type request struct {
+	w   http.ResponseWriter
+	r   *http.Request
+	sse bool
+	id  []byte
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header()["Allow"] = allowPost
+		h.refuse(w, http.StatusMethodNotAllowed, nil, codeServerError, "Method not allowed", nil)
+		return
+	}
+	if !originAllowed(r) {
+		h.refuse(w, http.StatusForbidden, nil, codeServerError, "Forbidden: Origin not allowed", nil)
+		return
+	}
+	sse, ok := acceptedFraming(r.Header[headerAccept])
+	if !ok {
+		h.refuse(w, http.StatusNotAcceptable, nil, codeServerError,
+			"Not Acceptable: Client must accept application/json or text/event-stream", nil)
+		return
+	}
+	if r.ContentLength > h.maxBody {
+		h.tooLarge(w)
+		return
+	}
+
+	buf := getBuffer()
+	defer putBuffer(buf)
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, h.maxBody)); err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			h.tooLarge(w)
+			return
+		}
+		h.refuse(w, http.StatusBadRequest, nil, codeServerError, "Bad Request: reading the body failed", nil)
+		return
+	}
+
+	var msg message
+	if code, text := decodeMessage(buf.Bytes(), &msg); code != 0 {
+		h.refuse(w, http.StatusBadRequest, validID(msg.id), code, text, nil)
+		return
+	}
+	method := msg.method
+	if method == "" {
+		if (msg.hasResult || msg.hasError) && msg.id != nil {
+			// A client's response to a server request: nothing is waiting for it.
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		h.refuse(w, http.StatusBadRequest, validID(msg.id), CodeInvalidRequest, "Invalid Request: missing method", nil)
+		return
+	}
+	if msg.id != nil && validID(msg.id) == nil {
+		h.refuse(w, http.StatusBadRequest, nil, CodeInvalidRequest, "Invalid Request: id must be a string or a number", nil)
+		return
+	}
+
+	req := request{w: w, r: r, sse: sse, id: msg.id}
+	if method == methodInitialize && msg.id != nil {
+		h.initialize(&req, msg.params)
+		return
+	}
+	s, ok := h.session(&req)
+	if !ok {
+		return
+	}
+	version, ok := h.protocolVersion(&req, s)
+	if !ok {
+		return
+	}
+	if msg.id == nil {
+		// Notifications (initialized, cancelled, …) need no answer.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	switch method {
+	case methodToolsCall:
+		h.toolsCall(&req, msg.params, version, s)
+	case methodToolsList:
+		h.toolsList(&req)
+	case methodPing:
+		h.result(&req, []byte("{}"))
+	default:
+		h.rpcError(&req, CodeMethodNotFound, "Method '"+method+"' is not available.", nil)
+	}
+}
+
+// validID returns id when it is a JSON string or number, else nil.
+func validID(id json.RawMessage) json.RawMessage {
+	switch c := firstByte(id); {
+	case c == '"', c == '-', c >= '0' && c <= '9':
+		return id
+	}
+	return nil
+}
+
+func firstByte(b []byte) byte {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c
+	}
+	return 0
+}
+
+// session parses the Mcp-Session-Id header; (nil, true) when there is none.
+func (h *handler) session(req *request) (*session, bool) {
+	vals := req.r.Header[headerSessionID]
+	if len(vals) == 0 || vals[0] == "" {
+		return nil, true
+	}
+	token := vals[0]
+	if hit := h.last.Load(); hit != nil && hit.token == token {
+		return hit.s, true
+	}
+	s, err := parseSessionToken(token, h.versions)
+	if err != nil {
+		h.refuse(req.w, http.StatusBadRequest, validID(req.id), codeServerError, "Invalid client state.", nil)
+		return nil, false
+	}
+	h.last.Store(&tokenHit{token: token, s: s})
+	return s, true
+}
+
+// protocolVersion picks the revision of a request: the header, else the
+// session's, else the default of the transport.
+func (h *handler) protocolVersion(req *request, s *session) (string, bool) {
+	if vals := req.r.Header[headerProtocolVersion]; len(vals) > 0 && vals[0] != "" {
+		if i := slices.Index(h.versions, vals[0]); i >= 0 {
+			return h.versions[i], true
+		}
+		data := struct {
+			Supported []string `json:"supported"`
+			Requested string   `json:"requested"`
+		}{h.versions, vals[0]}
+		h.refuse(req.w, http.StatusBadRequest, validID(req.id), codeServerError, "Unsupported protocol version", data)
+		return "", false
+	}
+	if s != nil {
+		return s.version, true
+	}
+	return defaultVersion, true
+}
+
+func (h *handler) initialize(req *request, params json.RawMessage) {
+	var p struct {
+		ProtocolVersion string               `json:"protocolVersion"`
+		ClientInfo      *metadata.ClientInfo `json:"clientInfo"`
+	}
+	if len(params) > 0 {
+		if err := json.Unmarshal(params, &p); err != nil {
+			h.rpcError(req, CodeInvalidParams, "Invalid params: "+err.Error(), nil)
+			return
+		}
+	}
+	v := LatestVersion
+	if i := slices.Index(h.versions, p.ProtocolVersion); i >= 0 {
+		v = h.versions[i]
+	}
+	result, ok := h.initial[v]
+	if !ok { // LatestVersion missing from a modified SupportedVersions
+		v = h.versions[len(h.versions)-1]
+		result = h.initial[v]
+	}
+	token, err := newSessionToken(v, p.ClientInfo)
+	if err != nil {
+		h.log.Error("mcp initialize: minting the session token failed", "error", err)
+		h.rpcError(req, CodeInternalError, "Internal error", nil)
+		return
+	}
+	req.w.Header().Set(headerSessionID, token)
+	h.result(req, result)
+}
+
+func (h *handler) toolsCall(req *request, params json.RawMessage, version string, s *session) {
+	name, args, problem := decodeCallParams(params)
+	if problem != "" {
+		h.rpcError(req, CodeInvalidParams, problem, nil)
+		return
+	}
+	if name == "" {
+		h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'name'.", nil)
+		return
+	}
+	call := &CallRequest{
+		Name:            name,
+		Arguments:       args,
+		ProtocolVersion: version,
+		Headers:         req.r.Header,
+		Transport:       metadata.TransportStreamableHTTP,
+	}
+	if vals := req.r.Header[headerSessionID]; len(vals) > 0 {
+		call.SessionID = vals[0]
+	}
+	if s != nil {
+		call.ClientInfo = s.client
+	}
+	res, err := h.callTool(req.r.Context(), call)
+	if err != nil {
+		if pe, ok := errors.AsType[*ProtocolError](err); ok {
+			h.rpcError(req, pe.Code, pe.Message, pe.Data)
+			return
+		}
+		h.log.Error("mcp tools/call failed", "tool", name, "error", err)
+		h.rpcError(req, CodeInternalError, "Internal error", nil)
+		return
+	}
+	if res == nil {
+		h.log.Error("mcp tools/call failed", "tool", name, "error", "the tool returned no result")
+		h.rpcError(req, CodeInternalError, "Internal error", nil)
+		return
+	}
+
+	buf := getBuffer()
+	defer putBuffer(buf)
+	beginReply(buf, req.sse, req.id)
+	buf.WriteString(`,"result":`)
+	if err := appendCallToolResult(buf, res); err != nil {
+		h.log.Error("mcp tools/call failed", "tool", name, "error", err)
+		h.rpcError(req, CodeInternalError, "Internal error", nil)
+		return
+	}
+	endReply(buf, req.sse)
+	h.send(req.w, http.StatusOK, req.sse, buf.Bytes())
+}
+
+// callTool runs the tool, turning a panic into an error.
+func (h *handler) callTool(ctx context.Context, call *CallRequest) (res *metadata.CallToolResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			res, err = nil, fmt.Errorf("calling tool %q: panic: %v", call.Name, p)
+		}
+	}()
+	return h.tools.CallTool(ctx, call)
+}
+
+func (h *handler) toolsList(req *request) {
+	list, err := h.toolList()
+	if err != nil {
+		h.rpcError(req, CodeInternalError, "Internal error", nil)
+		return
+	}
+	head := getBuffer()
+	defer putBuffer(head)
+	beginReply(head, req.sse, req.id)
+	head.WriteString(`,"result":{"tools":`)
+	tail := "}}"
+	if req.sse {
+		tail = "}}\n\n"
+	}
+	h.sendParts(req.w, req.sse, head.Bytes(), list, tail)
+}
+
+// toolList returns the prepared tool list, checking a new slice once.
+func (h *handler) toolList() ([]byte, error) {
+	raw := h.tools.ToolsList()
+	if c := h.list.Load(); c != nil && sameSlice(c.src, raw) {
+		return c.body, c.err
+	}
+	c := &toolList{src: raw}
+	c.body, c.err = prepareList(raw)
+	if c.err != nil {
+		h.log.Error("mcp tools/list: the tool list is not usable", "error", c.err)
+	}
+	h.list.Store(c)
+	return c.body, c.err
+}
+
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// prepareList checks that raw is a JSON array and returns it as it will be
+// spliced: trimmed, and compacted only when it has line breaks (which SSE
+// data lines cannot carry).
+func prepareList(raw []byte) ([]byte, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 {
+		return []byte("[]"), nil
+	}
+	if trimmed[0] != '[' || !json.Valid(trimmed) {
+		return nil, errors.New("checking the tool list: not a JSON array")
+	}
+	if bytes.ContainsAny(trimmed, "\r\n") {
+		var b bytes.Buffer
+		if err := json.Compact(&b, trimmed); err != nil {
+			return nil, fmt.Errorf("compacting the tool list: %w", err)
+		}
+		return b.Bytes(), nil
+	}
+	return trimmed, nil
+}
+
+// originAllowed is the DNS-rebinding check: no Origin, a loopback origin or
+// an origin naming the request's own host.
+func originAllowed(r *http.Request) bool {
+	vals := r.Header[headerOrigin]
+	if len(vals) == 0 {
+		return true
+	}
+	u, err := url.Parse(vals[0])
+	if err != nil || u.Host == "" {
+		return false
+	}
+	switch strings.ToLower(u.Hostname()) {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
+
+// acceptedFraming reads Accept: sse when text/event-stream is listed, ok
+// when it or application/json (or a wildcard covering it) is.
+func acceptedFraming(vals []string) (sse, ok bool) {
+	var plain bool
+	for _, v := range vals {
+		for v != "" {
+			var part string
+			part, v, _ = strings.Cut(v, ",")
+			mt, _, _ := strings.Cut(part, ";")
+			mt = strings.TrimSpace(mt)
+			switch {
+			case strings.EqualFold(mt, "text/event-stream"):
+				sse = true
+			case strings.EqualFold(mt, "application/json"), mt == "*/*", strings.EqualFold(mt, "application/*"):
+				plain = true
+			}
+		}
+	}
+	return sse, sse || plain
+}
+
+func (h *handler) tooLarge(w http.ResponseWriter) {
+	h.refuse(w, http.StatusRequestEntityTooLarge, nil, codeServerError, "Request Entity Too Large: the body exceeds the limit", nil)
+}

@@ -1,0 +1,106 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// Implementation names and versions an MCP peer (serverInfo).
+type Implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Defaults used when [Options] leaves the server name, version or body limit
+// empty; the name and version are those of the Azure Functions MCP extension.
+const (
+	DefaultServerName    = "Azure Functions MCP server"
+	DefaultServerVersion = "1.0.0"
+	DefaultMaxBodyBytes  = 4 << 20
+)
+
+// Options configures [NewHandler]. A nil *Options means defaults.
+type Options struct {
+	// ServerInfo is returned by initialize; empty fields take
+	// DefaultServerName and DefaultServerVersion.
+	ServerInfo Implementation
+	// Instructions is returned by initialize when not empty.
+	Instructions string
+	// Logger receives failed tool calls and bad tool lists; nil discards.
+	Logger *slog.Logger
+	// MaxBodyBytes limits a request body; 0 means DefaultMaxBodyBytes (4 MiB).
+	// Larger bodies are answered with 413.
+	MaxBodyBytes int64
+}
+
+// Tools is what the endpoint serves. Implementations must be safe for
+// concurrent use.
+type Tools interface {
+	// ToolsList returns the JSON array of MCP Tool objects; it is encoded once by the
+	// implementation and the handler must not re-encode it per request (splice the bytes).
+	// The handler validates each distinct slice once (by identity) and keeps it:
+	// return the same slice until the list changes, and never modify it.
+	ToolsList() json.RawMessage
+	// CallTool runs one tools/call. A *ProtocolError becomes that JSON-RPC
+	// error; any other error becomes -32603. The request and everything it
+	// points to must be treated as read-only.
+	CallTool(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error)
+}
+
+// CallRequest is one tools/call as the handler received it.
+type CallRequest struct {
+	Name            string
+	Arguments       map[string]json.RawMessage // nil when absent
+	ProtocolVersion string                     // negotiated/declared revision for this request
+	SessionID       string                     // the Mcp-Session-Id header ("" if none)
+	ClientInfo      *metadata.ClientInfo       // from the session token, nil if unknown
+	Headers         http.Header                // the request headers
+	Transport       string                     // metadata.TransportStreamableHTTP
+}
+
+// ProtocolError is a JSON-RPC error. A CallTool error that is (or wraps) a
+// *ProtocolError is answered with that code, message and data.
+type ProtocolError struct {
+	Code    int
+	Message string
+	Data    any // encoded as "data" when not nil
+}
+
+func (e *ProtocolError) Error() string {
+	return fmt.Sprintf("json-rpc error %d: %s", e.Code, e.Message)
+}
+
+// JSON-RPC error codes.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+
+	// codeServerError is the implementation-defined code the transport uses
+	// for HTTP-level refusals (405, 406, 413, bad session or version header).
+	codeServerError = -32000
+)
+
+// SupportedVersions are the MCP revisions the handler speaks, oldest first.
+var SupportedVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+
+// LatestVersion is the revision initialize answers when the client asks for
+// one it does not support.
+const LatestVersion = "2025-11-25"
+
+// defaultVersion is assumed for a request without MCP-Protocol-Version
+// header and without session token, as the 2025-06-18 transport says.
+const defaultVersion = "2025-03-26"
+
+// NewHandler returns the Streamable HTTP endpoint serving tools at the path
+// it is mounted on. See the package documentation for the contract.
+func NewHandler(tools Tools, opts *Options) http.Handler {
+	return newHandler(tools, opts)
+}
