@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/funcmcp/funcmcp/host"
+)
+
+const usage = `funchost runs a custom-handler function app and serves its mcpToolTrigger
+functions as MCP tools at /runtime/webhooks/mcp.
+
+Usage:
+  funchost start [flags]
+  funchost --help
+
+Flags of start:
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the whole command; it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("funchost start", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	root := fs.String("script-root", ".", "the function app folder (host.json and one folder per function)")
+	port := fs.Int("port", 7071, "the port to listen on, on 127.0.0.1 (0 picks a free port)")
+	startup := fs.Duration("startup-timeout", host.DefaultStartupTimeout, "how long the worker may take to answer GET /")
+	call := fs.Duration("call-timeout", host.DefaultCallTimeout, "how long one tool invocation may take")
+	verbose := fs.Bool("verbose", false, "log at debug level")
+	printUsage := func(w io.Writer) {
+		fmt.Fprint(w, usage)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(stderr)
+	}
+	fs.Usage = func() { printUsage(stderr) }
+
+	if len(args) == 0 {
+		printUsage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		printUsage(stdout)
+		return 0
+	case "start":
+	default:
+		fmt.Fprintf(stderr, "funchost: unknown command %q\n\n", args[0])
+		printUsage(stderr)
+		return 2
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "funchost: unexpected arguments: %v\n", fs.Args())
+		return 2
+	}
+	if *port < 0 || *port > 65535 {
+		fmt.Fprintf(stderr, "funchost: --port %d is not a port number\n", *port)
+		return 2
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	h, err := host.New(ctx, &host.Options{
+		ScriptRoot:     *root,
+		Addr:           net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)),
+		Logger:         logger,
+		Output:         stdout,
+		StartupTimeout: *startup,
+		CallTimeout:    *call,
+		StopTimeout:    5 * time.Second,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "funchost: %v\n", err)
+		return 1
+	}
+	if err := h.Run(ctx); err != nil {
+		fmt.Fprintf(stderr, "funchost: %v\n", err)
+		return 1
+	}
+	return 0
+}

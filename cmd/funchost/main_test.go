@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+var endpointRE = regexp.MustCompile(`^MCP server endpoint: (http://127\.0\.0\.1:\d+/runtime/webhooks/mcp)$`)
+
+func TestUsage(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{"help", []string{"--help"}, 0, "funchost start [flags]", ""},
+		{"help lists the flags", []string{"-h"}, 0, "-script-root", ""},
+		{"start --help", []string{"start", "--help"}, 0, "", "-port"},
+		{"no command", nil, 2, "", "Usage:"},
+		{"unknown command", []string{"serve"}, 2, "", `funchost: unknown command "serve"`},
+		{"unknown flag", []string{"start", "--nope"}, 2, "", "flag provided but not defined: -nope"},
+		{"bad port", []string{"start", "--port", "70000"}, 2, "", "funchost: --port 70000 is not a port number"},
+		{"extra arguments", []string{"start", "dir"}, 2, "", "funchost: unexpected arguments: [dir]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tc.args, &stdout, &stderr)
+			assert.Equal(t, tc.wantCode, code, "stderr: %s", stderr.String())
+			assert.Contains(t, stdout.String(), tc.wantStdout)
+			assert.Contains(t, stderr.String(), tc.wantStderr)
+		})
+	}
+}
+
+func writeFile(t *testing.T, root, name, text string) {
+	t.Helper()
+	p := filepath.Join(root, name)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+}
+
+func writeApp(t *testing.T, hostJSON string) string {
+	t.Helper()
+	root := t.TempDir()
+	writeFile(t, root, "host.json", hostJSON)
+	fn, err := metadata.NewToolFunction("get_weather", &metadata.ToolOptions{ToolName: "get_weather", Description: "Weather.",
+		Properties:   []metadata.ToolProperty{{PropertyName: "city", PropertyType: "string", IsRequired: true}},
+		OutputSchema: `{"type":"object","properties":{"city":{"type":"string"},"temp":{"type":"number"}}}`})
+	require.NoError(t, err)
+	require.NoError(t, metadata.WriteFunction(root, fn))
+	writeFile(t, root, "broken/function.json", `{"bindings":[{"type":"mcpToolTrigger","direction":"in","name":"context","toolName":"broken","description":"x","outputSchema":"[]"}]}`)
+	return root
+}
+
+func TestStartupFailures(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("uses sh")
+	}
+	tests := []struct {
+		name       string
+		hostJSON   string // "" → none
+		args       []string
+		wantStderr string
+	}{
+		{"no host.json", "", nil, "funchost: loading the host configuration: "},
+		{"no custom handler", `{"version":"2.0"}`, nil, "customHandler: missing"},
+		{"worker exits", `{"customHandler":{"description":{"defaultExecutablePath":"sh","arguments":["-c","exit 4"]}}}`, nil,
+			"funchost: starting the worker: the worker process exited before it was ready: exit status 4"},
+		{"worker never ready", `{"customHandler":{"description":{"defaultExecutablePath":"sh","arguments":["-c","exec sleep 30"]}}}`,
+			[]string{"--startup-timeout", "200ms"}, "funchost: starting the worker: the worker was not ready within 200ms"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			if tc.hostJSON != "" {
+				root = writeApp(t, tc.hostJSON)
+			}
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"start", "--script-root", root, "--port", "0"}, tc.args...)
+			code := run(context.Background(), args, &stdout, &stderr)
+			assert.Equal(t, 1, code)
+			assert.Contains(t, stderr.String(), tc.wantStderr)
+			assert.NotContains(t, stdout.String(), "MCP server endpoint:")
+		})
+	}
+}
+
+// buildWorker builds the host's test worker into dir/handler.
+func buildWorker(t *testing.T, dir string) {
+	t.Helper()
+	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "handler"), "../../host/testdata/worker").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+}
+
+// lineBuffer collects output and reports the endpoint line.
+type lineBuffer struct {
+	mu       sync.Mutex
+	lines    []string
+	endpoint chan string
+}
+
+func (l *lineBuffer) consume(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		l.mu.Lock()
+		l.lines = append(l.lines, line)
+		l.mu.Unlock()
+		if m := endpointRE.FindStringSubmatch(line); m != nil {
+			l.endpoint <- m[1]
+		}
+	}
+}
+
+func (l *lineBuffer) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+func TestStartServesAndStops(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("uses POSIX signals")
+	}
+	root := writeApp(t, `{"version":"2.0","customHandler":{"description":{"defaultExecutablePath":"handler"}}}`)
+	buildWorker(t, root)
+
+	pr, pw := io.Pipe()
+	out := &lineBuffer{endpoint: make(chan string, 1)}
+	go out.consume(pr)
+	var stderr syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	codec := make(chan int, 1)
+	go func() {
+		codec <- run(ctx, []string{"start", "--script-root", root, "--port", "0"}, pw, &stderr)
+		pw.Close()
+	}()
+	var endpoint string
+	select {
+	case endpoint = <-out.endpoint:
+	case code := <-codec:
+		t.Fatalf("exited %d: %s\n%s", code, out.text(), stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no endpoint line: %s\n%s", out.text(), stderr.String())
+	}
+
+	req, _ := http.NewRequest("POST", endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_weather","arguments":{"city":"Oslo"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Contains(t, string(body), `"structuredContent":{"city":"Oslo","temp":21.5}`)
+
+	cancel()
+	select {
+	case code := <-codec:
+		assert.Equal(t, 0, code, stderr.String())
+	case <-time.After(15 * time.Second):
+		t.Fatal("did not stop")
+	}
+	text := out.text()
+	assert.True(t, strings.HasPrefix(text, "Functions:\n"), text)
+	assert.Contains(t, text, "  get_weather: mcpToolTrigger (tool get_weather)\n")
+	assert.Contains(t, text, `Error: function "broken", tool "broken" (`+filepath.Join(root, "broken", "function.json")+`): output schema must be a JSON object`)
+	assert.Equal(t, 1, strings.Count(text, "MCP server endpoint:"))
+	assert.Contains(t, stderr.String(), "tool not served")
+}
+
+// TestSignalExitsZero runs the built command and stops it with SIGTERM.
+func TestSignalExitsZero(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("uses POSIX signals")
+	}
+	dir := t.TempDir()
+	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "funchost"), ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	root := writeApp(t, `{"version":"2.0","customHandler":{"description":{"defaultExecutablePath":"handler"}}}`)
+	buildWorker(t, root)
+
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(filepath.Join(dir, "funchost"), "start", "--script-root", root, "--port", "0")
+			stdout, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			var stderr syncBuffer
+			cmd.Stderr = &stderr
+			require.NoError(t, cmd.Start())
+			lines := &lineBuffer{endpoint: make(chan string, 1)}
+			done := make(chan struct{})
+			go func() { lines.consume(stdout); close(done) }()
+			select {
+			case <-lines.endpoint:
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatalf("no endpoint line: %s\n%s", lines.text(), stderr.String())
+			}
+			require.NoError(t, cmd.Process.Signal(sig))
+			<-done
+			err = cmd.Wait()
+			assert.NoError(t, err, stderr.String())
+			assert.Equal(t, 0, cmd.ProcessState.ExitCode())
+			assert.Contains(t, stderr.String(), "worker process stopped")
+		})
+	}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

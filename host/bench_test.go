@@ -1,0 +1,69 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// BenchmarkToolsCall measures one tools/call through the host: invocation
+// body, azcore pipeline, HTTP to an httptest worker, decoding and output
+// validation.
+func BenchmarkToolsCall(b *testing.B) {
+	structured := `{"city":"Oslo","temp":21.5}`
+	reply, _ := json.Marshal(metadata.InvocationResponse{Outputs: map[string]json.RawMessage{}, Logs: []string{}, ReturnValue: envelopeReturn(structured)})
+	worker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(reply)
+	}))
+	defer worker.Close()
+	root := weatherApp(b, `{"version":"2.0"}`)
+	h, _ := newTestHost(b, root, worker.URL, nil)
+	req := &mcp.CallRequest{
+		Name:            "get_weather",
+		Arguments:       map[string]json.RawMessage{"city": json.RawMessage(`"Oslo"`)},
+		ProtocolVersion: "2025-06-18",
+		SessionID:       "session",
+		Headers:         http.Header{"Accept": {"application/json", "text/event-stream"}, "Content-Type": {"application/json"}},
+		Transport:       metadata.TransportStreamableHTTP,
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := h.callTool(ctx, req)
+		if err != nil || res.IsError {
+			b.Fatalf("call failed: %v %+v", err, res)
+		}
+	}
+}
+
+// BenchmarkLoad1000Functions measures New over an app of 1,000 tool
+// functions, each with an output schema.
+func BenchmarkLoad1000Functions(b *testing.B) {
+	root := b.TempDir()
+	writeFile(b, root, HostFile, `{"version":"2.0"}`)
+	for i := range 1000 {
+		name := fmt.Sprintf("tool_%04d", i)
+		writeTool(b, root, name, &metadata.ToolOptions{ToolName: name, Description: "Tool " + name, Properties: cityProperty, OutputSchema: weatherSchema})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		h, err := New(context.Background(), &Options{ScriptRoot: root, WorkerURL: "http://127.0.0.1:1", Logger: newLogger(io.Discard), Output: io.Discard})
+		require.NoError(b, err)
+		if len(h.reg.tools) != 1000 {
+			b.Fatalf("served %d tools", len(h.reg.tools))
+		}
+	}
+}

@@ -1,0 +1,113 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// missingArgsInResultVersion is the first MCP revision that reports missing
+// arguments as a tool result instead of a JSON-RPC error (SEP-1303).
+const missingArgsInResultVersion = "2025-11-25"
+
+// toolSet adapts a Host to the MCP endpoint.
+type toolSet struct{ h *Host }
+
+func (s toolSet) ToolsList() json.RawMessage { return s.h.reg.list }
+
+func (s toolSet) CallTool(ctx context.Context, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
+	return s.h.callTool(ctx, req)
+}
+
+// UnknownToolMessage is the -32602 message for a tools/call of a tool the
+// host does not serve.
+func unknownToolMessage(name string) string { return fmt.Sprintf("Unknown tool: '%s'", name) }
+
+// missingArgumentsMessage is the message for required arguments that are
+// absent or null.
+func missingArgumentsMessage(names []string) string {
+	return "One or more required tool properties are missing values. Please provide: " + strings.Join(names, ", ")
+}
+
+// validationMessage is the isError text for an output that breaks the schema.
+func validationMessage(tool string, ve *binding.ValidationError) string {
+	parts := make([]string, len(ve.Problems))
+	for i, p := range ve.Problems {
+		parts[i] = p.String()
+	}
+	return fmt.Sprintf("Output of tool '%s' does not match its output schema: %s", tool, strings.Join(parts, "; "))
+}
+
+func errorResult(text string) *metadata.CallToolResult {
+	return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent(text)}, IsError: true}
+}
+
+func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
+	t := h.reg.lookup(req.Name)
+	if t == nil {
+		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: unknownToolMessage(req.Name)}
+	}
+	if missing := t.tool.MissingArguments(req.Arguments); len(missing) > 0 {
+		msg := missingArgumentsMessage(missing)
+		if req.ProtocolVersion >= missingArgsInResultVersion {
+			return errorResult(msg), nil
+		}
+		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: msg}
+	}
+	id := newWorkerID()
+	body, err := invocationBody(t, &requestInput{
+		Arguments:  req.Arguments,
+		SessionID:  req.SessionID,
+		ClientInfo: req.ClientInfo,
+		Headers:    req.Headers,
+		Transport:  req.Transport,
+	}, time.Now())
+	if err != nil {
+		return h.failed(ctx, t, id, err), nil
+	}
+	resp, err := h.inv.invoke(ctx, t, id, body)
+	if err != nil {
+		return h.failed(ctx, t, id, err), nil
+	}
+	for _, line := range resp.Logs {
+		h.log.LogAttrs(ctx, slog.LevelInfo, line, slog.String("function", t.function), slog.String("invocationId", id))
+	}
+	d, err := binding.DecodeReturnValue(resp.ReturnValue, t.tool.Trigger.UseResultSchema)
+	if err != nil {
+		return h.failed(ctx, t, id, err), nil
+	}
+	err = t.tool.ShapeResult(d, h.cfg.Validation != ValidationOff)
+	var ve *binding.ValidationError
+	switch {
+	case err == nil:
+		return d.Result, nil
+	case errors.As(err, &ve):
+		msg := validationMessage(t.name, ve)
+		if h.cfg.Validation == ValidationWarn {
+			h.log.LogAttrs(ctx, slog.LevelWarn, msg+" (delivered as is: outputValidation is warn)",
+				slog.String("function", t.function), slog.String("invocationId", id))
+			return d.Result, nil
+		}
+		h.log.LogAttrs(ctx, slog.LevelError, msg,
+			slog.String("function", t.function), slog.String("invocationId", id))
+		return errorResult(msg), nil
+	default:
+		return h.failed(ctx, t, id, err), nil
+	}
+}
+
+// failed logs why an invocation failed and returns the generic isError
+// result the MCP extension gives.
+func (h *Host) failed(ctx context.Context, t *servedTool, id string, err error) *metadata.CallToolResult {
+	h.log.LogAttrs(ctx, slog.LevelError, fmt.Sprintf("invoking tool '%s' failed: %v", t.name, err),
+		slog.String("function", t.function), slog.String("invocationId", id))
+	return &metadata.CallToolResult{Content: []json.RawMessage{t.failureText}, IsError: true}
+}

@@ -1,0 +1,75 @@
+// Package host is a Go stand-in for the Azure Functions host with its MCP
+// extension: it serves the mcpToolTrigger functions of a custom-handler
+// function app as MCP tools over Streamable HTTP at /runtime/webhooks/mcp.
+//
+// # Loading
+//
+// [New] reads the script root: host.json (customHandler.description
+// {defaultExecutablePath, arguments, workingDirectory, workerDirectory} with
+// %VAR% expansion — a relative executable is joined to the app root only when
+// that file exists, else it is looked up on PATH — and extensions.mcp
+// {serverName, serverVersion, instructions, outputValidation}; keys match
+// case-insensitively), local.settings.json Values (passed to the worker's
+// environment) and every <function>/function.json. Each mcpToolTrigger is
+// loaded with binding.LoadTool: schemas are checked and compiled once. A tool
+// that fails (an invalid outputSchema, a duplicate tool name — names compare
+// case-insensitively —, …) is logged as one line naming the function, the
+// tool, the file and the reason, and is not served; the other tools are. The
+// tools/list array is encoded once, sorted by tool name, each tool as
+// {"name","title"?,"description"?,"inputSchema","outputSchema"?,"_meta"?}
+// with the output schema advertised verbatim.
+//
+// # The worker
+//
+// [Host.Run] starts the custom handler (defaultExecutablePath with its
+// arguments) with the host's environment plus the local.settings.json Values
+// and FUNCTIONS_CUSTOMHANDLER_PORT, FUNCTIONS_HTTPWORKER_PORT (a free
+// loopback port), FUNCTIONS_CUSTOMHANDLER_WORKER_ID, FUNCTIONS_HTTPWORKER_ID
+// and FUNCTIONS_APP_ROOT_PATH. It polls GET / every 25 ms: any HTTP answer
+// means ready, only a refused connection keeps waiting, and it gives up after
+// [Options.StartupTimeout] or as soon as the process exits. The worker's
+// stdout and stderr go to [Options.Output] line by line, prefixed
+// "[handler] ". On shutdown the worker gets SIGTERM, then a kill after
+// [Options.StopTimeout]. With [Options.WorkerURL] no process is started.
+//
+// # Invocation
+//
+// A tools/call is sent as POST /{function} through an azcore pipeline with no
+// retries (a tool may not be idempotent), telemetry off, and a per-call
+// policy setting X-Azure-Functions-InvocationId (new for every call),
+// X-Azure-Functions-HostVersion and User-Agent Azure-Functions-Host/<version>.
+// The body is
+//
+//	{"Data":{"<trigger name>":<tool invocation context>},
+//	 "Metadata":{"mcptoolargs":{…},"mcpsessionid":…,"sys":{"MethodName","UtcNow","RandGuid"}}}
+//
+// The tool invocation context ({name, arguments, sessionid, clientinfo,
+// transport{name, sessionId, properties{headers}}}) is sent as a JSON object.
+// The Azure Functions host sends it string-encoded instead; the funcmcp
+// worker SDK accepts both.
+//
+// A non-2xx answer, a refused or broken connection, a timeout
+// ([Options.CallTimeout]) or an answer that is not a JSON invocation response
+// gives the client an isError result "An error occurred invoking '<tool>'."
+// and the reason goes to the host log. A 2xx answer is decoded once: its Logs
+// go to the host log and its ReturnValue becomes the tool result
+// (binding.DecodeReturnValue), then the output schema is applied
+// (binding.Tool.ShapeResult). When structuredContent breaks the schema,
+// outputValidation decides: strict (the default) answers isError with
+// "Output of tool '<tool>' does not match its output schema: at '<pointer>'
+// (<keyword pointer>): <reason>", warn delivers the result and logs a
+// warning, off validates nothing.
+//
+// An unknown tool is JSON-RPC error -32602 "Unknown tool: '<name>'". Missing
+// required arguments are -32602 "One or more required tool properties are
+// missing values. Please provide: a, b" — or, for protocol revision
+// 2025-11-25 and later, an isError result with that text (SEP-1303).
+//
+// # HTTP
+//
+// [Host.Handler] serves the MCP endpoint at /runtime/webhooks/mcp and
+// GET /admin/host/status, which answers [Status]:
+// {"state":"Starting"|"Running"|"Stopped","toolsServed":N,"toolsFailed":M,
+// "functions":[…],"errors":[…]}. toolsFailed counts every function or tool
+// that is not served because it failed to load.
+package host

@@ -1,0 +1,408 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// Version is the host version sent to the worker in the
+// X-Azure-Functions-HostVersion and User-Agent headers.
+const Version = "4.0.0-funcmcp"
+
+// MCPPath is where the MCP endpoint is served.
+const MCPPath = "/runtime/webhooks/mcp"
+
+// StatusPath is where the host status is served.
+const StatusPath = "/admin/host/status"
+
+// Defaults of [Options].
+const (
+	DefaultAddr           = "127.0.0.1:7071"
+	DefaultStartupTimeout = 30 * time.Second
+	DefaultCallTimeout    = 5 * time.Minute
+	DefaultStopTimeout    = 5 * time.Second
+)
+
+// Options configures a [Host]. A nil *Options means defaults.
+type Options struct {
+	// ScriptRoot is the function app folder: host.json, local.settings.json
+	// and one folder per function. "" means the current directory.
+	ScriptRoot string
+	// Addr is the listen address of Run; default 127.0.0.1:7071. Port 0
+	// picks a free port.
+	Addr string
+	// Logger receives the host log; nil means slog.Default().
+	Logger *slog.Logger
+	// Output receives the console lines (the function list, load errors,
+	// the worker's output and the endpoint line); nil means os.Stdout.
+	Output io.Writer
+	// WorkerURL, when set, is the base URL of a running worker: the host
+	// starts no process and host.json needs no customHandler section.
+	WorkerURL string
+
+	// StartupTimeout bounds the wait for the worker to answer GET /;
+	// default 30s.
+	StartupTimeout time.Duration
+	// CallTimeout bounds one tool invocation; default 5m.
+	CallTimeout time.Duration
+	// StopTimeout is how long the worker has to exit after SIGTERM before it
+	// is killed; default 5s.
+	StopTimeout time.Duration
+	// Environ is the base environment of the worker process; nil means
+	// os.Environ().
+	Environ []string
+}
+
+// State is the host's lifecycle state, as GET /admin/host/status reports it.
+type State string
+
+// States.
+const (
+	StateStarting State = "Starting"
+	StateRunning  State = "Running"
+	StateStopped  State = "Stopped"
+)
+
+// Status is the body of GET /admin/host/status.
+type Status struct {
+	State       State            `json:"state"`
+	ToolsServed int              `json:"toolsServed"`
+	ToolsFailed int              `json:"toolsFailed"`
+	Functions   []FunctionStatus `json:"functions"`
+	Errors      []string         `json:"errors"`
+}
+
+// Host serves a function app's mcpToolTrigger functions as MCP tools.
+type Host struct {
+	opts    Options
+	root    string
+	cfg     *config
+	reg     *registry
+	inv     *invoker
+	log     *slog.Logger
+	console *console
+	handler http.Handler
+
+	state   atomic.Value // State
+	running atomic.Bool
+	ready   chan struct{}
+	addr    atomic.Pointer[string]
+
+	mu         sync.Mutex
+	liveErrors []string // problems met while running (worker exits)
+}
+
+// New loads the app under opts.ScriptRoot: host.json, local.settings.json
+// and every function. A tool that fails to load is logged and not served;
+// the others still are. New fails only when the app as a whole cannot be
+// served (no host.json, a bad configuration, an unreadable script root).
+func New(ctx context.Context, opts *Options) (*Host, error) {
+	_ = ctx // loading does no I/O worth cancelling
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.ScriptRoot == "" {
+		o.ScriptRoot = "."
+	}
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Output == nil {
+		o.Output = os.Stdout
+	}
+	if o.StartupTimeout <= 0 {
+		o.StartupTimeout = DefaultStartupTimeout
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = DefaultStopTimeout
+	}
+	root, err := filepath.Abs(o.ScriptRoot)
+	if err != nil {
+		return nil, fmt.Errorf("resolving the script root: %w", err)
+	}
+	cfg, err := loadConfig(root)
+	if err != nil {
+		return nil, fmt.Errorf("loading the host configuration: %w", err)
+	}
+	if cfg.Worker == nil && o.WorkerURL == "" {
+		return nil, fmt.Errorf("loading the host configuration: %w", &ConfigError{
+			File: filepath.Join(root, HostFile), Key: "customHandler",
+			Err: errors.New("missing: host.json must describe the custom handler (customHandler.description.defaultExecutablePath)"),
+		})
+	}
+	reg, err := loadRegistry(root)
+	if err != nil {
+		return nil, fmt.Errorf("loading functions: %w", err)
+	}
+	h := &Host{
+		opts:    o,
+		root:    root,
+		cfg:     cfg,
+		reg:     reg,
+		inv:     newInvoker(Version, o.CallTimeout),
+		log:     o.Logger,
+		console: &console{w: o.Output},
+		ready:   make(chan struct{}),
+	}
+	h.state.Store(StateStarting)
+	if o.WorkerURL != "" {
+		h.inv.setBase(o.WorkerURL)
+		h.state.Store(StateRunning)
+	}
+	for _, e := range reg.failures {
+		h.logLoadFailure(e)
+	}
+	h.handler = h.routes()
+	return h, nil
+}
+
+// logLoadFailure writes one log line naming the function, tool, file and reason.
+func (h *Host) logLoadFailure(err error) {
+	var te *binding.ToolError
+	var fe *metadata.FunctionError
+	switch {
+	case errors.As(err, &te):
+		h.log.Error("tool not served: "+oneLine(err.Error()),
+			"function", te.Function, "tool", te.Tool, "file", te.File, "reason", oneLine(errString(te.Err)))
+	case errors.As(err, &fe):
+		h.log.Error("function not loaded: "+oneLine(err.Error()),
+			"function", fe.Function, "file", fe.File, "reason", oneLine(errString(fe.Err)))
+	default:
+		h.log.Error("function not loaded: " + oneLine(err.Error()))
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// oneLine joins the lines of a (joined) error message with "; ".
+func oneLine(s string) string {
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	return strings.Join(strings.Split(s, "\n"), "; ")
+}
+
+func (h *Host) routes() http.Handler {
+	r := chi.NewRouter()
+	endpoint := mcp.NewHandler(toolSet{h}, &mcp.Options{
+		ServerInfo:   mcp.Implementation{Name: h.cfg.ServerName, Version: h.cfg.ServerVersion},
+		Instructions: h.cfg.Instructions,
+		Logger:       h.log,
+	})
+	r.Handle(MCPPath, endpoint)
+	r.Get(StatusPath, h.serveStatus)
+	return r
+}
+
+// Handler returns the host's HTTP handler: the MCP endpoint at
+// /runtime/webhooks/mcp and GET /admin/host/status.
+func (h *Host) Handler() http.Handler { return h.handler }
+
+// Status reports the host's state and what it serves.
+func (h *Host) Status() *Status {
+	st := &Status{
+		State:       h.state.Load().(State),
+		ToolsServed: len(h.reg.tools),
+		ToolsFailed: len(h.reg.failures),
+		Functions:   append([]FunctionStatus{}, h.reg.funcs...),
+		Errors:      []string{},
+	}
+	for _, e := range h.reg.failures {
+		st.Errors = append(st.Errors, oneLine(e.Error()))
+	}
+	h.mu.Lock()
+	st.Errors = append(st.Errors, h.liveErrors...)
+	h.mu.Unlock()
+	return st
+}
+
+func (h *Host) serveStatus(w http.ResponseWriter, _ *http.Request) {
+	data, err := marshalNoHTML(h.Status())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(data)
+}
+
+// Ready is closed once Run serves and the worker is ready.
+func (h *Host) Ready() <-chan struct{} { return h.ready }
+
+// Endpoint returns the MCP endpoint URL once Run listens, else "".
+func (h *Host) Endpoint() string {
+	if a := h.addr.Load(); a != nil {
+		return "http://" + *a + MCPPath
+	}
+	return ""
+}
+
+// printFunctions writes the function list and one line per load failure.
+func (h *Host) printFunctions() {
+	var sb strings.Builder
+	sb.WriteString("Functions:\n\n")
+	for _, f := range h.reg.funcs {
+		switch {
+		case f.Served:
+			fmt.Fprintf(&sb, "  %s: %s (tool %s)\n", f.Name, f.Trigger, f.Tool)
+		case f.Error != "":
+			if f.Tool != "" {
+				fmt.Fprintf(&sb, "  %s: %s (tool %s) (not served: see the error below)\n", f.Name, f.Trigger, f.Tool)
+			} else {
+				fmt.Fprintf(&sb, "  %s: (not loaded: see the error below)\n", f.Name)
+			}
+		default:
+			trigger := f.Trigger
+			if trigger == "" {
+				trigger = "no trigger"
+			}
+			fmt.Fprintf(&sb, "  %s: %s (not served: only mcpToolTrigger functions are)\n", f.Name, trigger)
+		}
+	}
+	if len(h.reg.funcs) == 0 {
+		sb.WriteString("  (none)\n")
+	}
+	sb.WriteString("\n")
+	for _, e := range h.reg.failures {
+		fmt.Fprintf(&sb, "Error: %s\n", oneLine(e.Error()))
+	}
+	if len(h.reg.failures) > 0 {
+		sb.WriteString("\n")
+	}
+	h.console.printf("%s", sb.String())
+}
+
+func (h *Host) addLiveError(msg string) {
+	h.mu.Lock()
+	h.liveErrors = append(h.liveErrors, msg)
+	h.mu.Unlock()
+}
+
+// Run prints the function list, listens on opts.Addr, starts the worker (unless
+// opts.WorkerURL is set), waits until it is ready, prints
+//
+//	MCP server endpoint: http://127.0.0.1:<port>/runtime/webhooks/mcp
+//
+// and serves until ctx is done. Then it stops the server and the worker and
+// returns nil. A Host runs once.
+func (h *Host) Run(ctx context.Context) error {
+	if !h.running.CompareAndSwap(false, true) {
+		return errors.New("running the host: it already ran")
+	}
+	defer h.state.Store(StateStopped)
+	defer h.inv.close()
+	h.printFunctions()
+
+	ln, err := net.Listen("tcp", h.opts.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", h.opts.Addr, err)
+	}
+	srv := &http.Server{
+		Handler:           h.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	shutdown := func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.StopTimeout)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			_ = srv.Close()
+		}
+	}
+
+	var proc *workerProcess
+	var stopping atomic.Bool
+	if h.opts.WorkerURL == "" {
+		proc, err = startWorker(&workerSpec{Root: h.root, Desc: h.cfg.Worker, Values: h.cfg.Values, Environ: h.opts.Environ, Console: h.console})
+		if err != nil {
+			shutdown()
+			return fmt.Errorf("starting the worker: %w", err)
+		}
+		h.log.Info("worker process started", "pid", proc.pid(), "path", proc.cmd.Path, "port", proc.port)
+		h.inv.setBase(proc.url)
+		if err := proc.waitReady(ctx, h.opts.StartupTimeout); err != nil {
+			_ = proc.stop(h.opts.StopTimeout)
+			shutdown()
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("starting the worker: %w", err)
+		}
+		go func() {
+			<-proc.exited
+			if !stopping.Load() {
+				msg := fmt.Sprintf("the worker process (pid %d) exited unexpectedly: %v; tool calls fail until the host restarts", proc.pid(), proc.exitError())
+				h.log.Error(msg)
+				h.addLiveError(msg)
+			}
+		}()
+	}
+
+	addr := endpointAddr(ln.Addr())
+	h.addr.Store(&addr)
+	h.state.Store(StateRunning)
+	h.console.printf("MCP server endpoint: %s\n", h.Endpoint())
+	close(h.ready)
+
+	select {
+	case <-ctx.Done():
+		err = nil
+	case err = <-serveErr:
+		err = fmt.Errorf("serving: %w", err)
+	}
+	stopping.Store(true)
+	shutdown()
+	if proc != nil {
+		if serr := proc.stop(h.opts.StopTimeout); serr != nil {
+			err = errors.Join(err, fmt.Errorf("stopping the worker: %w", serr))
+		}
+		h.log.Info("worker process stopped", "pid", proc.pid())
+	}
+	return err
+}
+
+// endpointAddr is the host:port clients should use: loopback for a wildcard
+// listen address.
+func endpointAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	ip := "127.0.0.1"
+	if !tcp.IP.IsUnspecified() && tcp.IP != nil {
+		ip = tcp.IP.String()
+	}
+	return net.JoinHostPort(ip, strconv.Itoa(tcp.Port))
+}

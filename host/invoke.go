@@ -1,0 +1,247 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// maxResponseBytes bounds a worker's invocation response.
+const maxResponseBytes = 64 << 20
+
+// invoker sends invocations to the worker through an azcore pipeline with no
+// retries: a tool call is never run twice.
+type invoker struct {
+	pl      runtime.Pipeline
+	base    atomic.Pointer[string] // the worker's base URL, "" until known
+	timeout time.Duration
+	client  *http.Client
+}
+
+type invocationIDKey struct{}
+
+// hostHeadersPolicy adds the custom-handler protocol headers to every call.
+type hostHeadersPolicy struct {
+	version   string
+	userAgent string
+}
+
+func (p *hostHeadersPolicy) Do(req *policy.Request) (*http.Response, error) {
+	h := req.Raw().Header
+	id, _ := req.Raw().Context().Value(invocationIDKey{}).(string)
+	if id == "" {
+		id = newWorkerID()
+	}
+	h.Set(metadata.HeaderInvocationID, id)
+	h.Set(metadata.HeaderHostVersion, p.version)
+	h.Set("User-Agent", p.userAgent)
+	return req.Next()
+}
+
+func newInvoker(hostVersion string, timeout time.Duration) *invoker {
+	transport := &http.Transport{
+		Proxy:               nil, // the worker is local: never go through a proxy
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 128,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	client := &http.Client{Transport: transport}
+	pl := runtime.NewPipeline("funchost", hostVersion, runtime.PipelineOptions{
+		PerCall: []policy.Policy{&hostHeadersPolicy{version: hostVersion, userAgent: "Azure-Functions-Host/" + hostVersion}},
+	}, &policy.ClientOptions{
+		Retry:     policy.RetryOptions{MaxRetries: -1}, // one try: tools are not idempotent
+		Telemetry: policy.TelemetryOptions{Disabled: true},
+		Transport: client,
+	})
+	return &invoker{pl: pl, timeout: timeout, client: client}
+}
+
+func (inv *invoker) setBase(url string) {
+	url = strings.TrimRight(url, "/")
+	inv.base.Store(&url)
+}
+
+func (inv *invoker) close() { inv.client.CloseIdleConnections() }
+
+// invokeError is why an invocation failed; the reason goes to the host log,
+// the client sees only that the call failed.
+type invokeError struct {
+	Status int // the HTTP status, 0 when there was none
+	Err    error
+}
+
+func (e *invokeError) Error() string { return e.Err.Error() }
+func (e *invokeError) Unwrap() error { return e.Err }
+
+// invoke POSTs body to /{function} and decodes the reply once.
+func (inv *invoker) invoke(ctx context.Context, t *servedTool, id string, body []byte) (*metadata.InvocationResponse, error) {
+	base := inv.base.Load()
+	if base == nil || *base == "" {
+		return nil, &invokeError{Err: errors.New("the worker is not started")}
+	}
+	ctx = context.WithValue(ctx, invocationIDKey{}, id)
+	ctx, cancel := context.WithTimeoutCause(ctx, inv.timeout, errCallTimeout)
+	defer cancel()
+	req, err := runtime.NewRequest(ctx, http.MethodPost, *base+t.path)
+	if err != nil {
+		return nil, &invokeError{Err: fmt.Errorf("building the request: %w", err)}
+	}
+	if err := req.SetBody(streaming.NopCloser(bytes.NewReader(body)), "application/json; charset=utf-8"); err != nil {
+		return nil, &invokeError{Err: fmt.Errorf("building the request: %w", err)}
+	}
+	runtime.SkipBodyDownload(req)
+	resp, err := inv.pl.Do(req)
+	if err != nil {
+		if errors.Is(context.Cause(ctx), errCallTimeout) {
+			return nil, &invokeError{Err: fmt.Errorf("POST %s: the worker did not answer within %v", t.path, inv.timeout)}
+		}
+		return nil, &invokeError{Err: fmt.Errorf("POST %s: %w", t.path, err)}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	if err != nil {
+		if errors.Is(context.Cause(ctx), errCallTimeout) {
+			return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the worker did not finish its answer within %v", t.path, inv.timeout)}
+		}
+		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: reading the answer: %w", t.path, err)}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the worker answered %s%s", t.path, resp.Status, snippet(data))}
+	}
+	if len(data) > maxResponseBytes {
+		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the answer is larger than %d bytes", t.path, maxResponseBytes)}
+	}
+	var out metadata.InvocationResponse
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the answer is not a JSON invocation response: %w%s", t.path, err, snippet(data))}
+	}
+	return &out, nil
+}
+
+var errCallTimeout = errors.New("tool call timed out")
+
+// snippet quotes the start of a body for a log line.
+func snippet(data []byte) string {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return ""
+	}
+	const max = 200
+	if len(data) > max {
+		return fmt.Sprintf(" (body: %q…)", data[:max])
+	}
+	return fmt.Sprintf(" (body: %q)", data)
+}
+
+// requestInput is what the host knows of a tools/call.
+type requestInput struct {
+	Arguments  map[string]json.RawMessage
+	SessionID  string
+	ClientInfo *metadata.ClientInfo
+	Headers    http.Header
+	Transport  string
+}
+
+// invocationBody builds the custom-handler request:
+//
+//	{"Data":{"<trigger name>":<context>},"Metadata":{"mcptoolargs":{…},"mcpsessionid":…,"sys":{…}}}
+//
+// The context is sent as a JSON object. The Functions host sends it
+// string-encoded (the trigger parameter of an out-of-process worker is a
+// string); the worker SDK accepts both.
+func invocationBody(t *servedTool, in *requestInput, now time.Time) ([]byte, error) {
+	transport := in.Transport
+	if transport == "" {
+		transport = metadata.TransportStreamableHTTP
+	}
+	tc := metadata.ToolInvocationContext{
+		Name:       t.name,
+		Arguments:  in.Arguments,
+		SessionID:  in.SessionID,
+		ClientInfo: in.ClientInfo,
+		Transport:  &metadata.Transport{Name: transport, SessionID: in.SessionID},
+	}
+	if len(in.Headers) > 0 {
+		hs := make(map[string]string, len(in.Headers))
+		for k, v := range in.Headers {
+			hs[k] = strings.Join(v, ",")
+		}
+		tc.Transport.Properties = &metadata.TransportProperties{Headers: hs}
+	}
+	var buf bytes.Buffer
+	buf.Grow(512)
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	buf.WriteString(`{"Data":{`)
+	if err := enc.Encode(t.dataKey); err != nil {
+		return nil, err
+	}
+	trimNewline(&buf)
+	buf.WriteByte(':')
+	if err := enc.Encode(&tc); err != nil {
+		return nil, fmt.Errorf("encoding the tool invocation context: %w", err)
+	}
+	trimNewline(&buf)
+	buf.WriteString(`},"Metadata":{"mcptoolargs":{`)
+	first := true
+	for k, v := range in.Arguments {
+		if !first {
+			buf.WriteByte(',')
+		}
+		first = false
+		_ = enc.Encode(k)
+		trimNewline(&buf)
+		buf.WriteByte(':')
+		_ = enc.Encode(argumentText(v))
+		trimNewline(&buf)
+	}
+	buf.WriteByte('}')
+	if in.SessionID != "" {
+		buf.WriteString(`,"mcpsessionid":`)
+		_ = enc.Encode(in.SessionID)
+		trimNewline(&buf)
+	}
+	buf.WriteString(`,"sys":{"MethodName":`)
+	_ = enc.Encode(t.function)
+	trimNewline(&buf)
+	buf.WriteString(`,"UtcNow":"`)
+	buf.WriteString(now.UTC().Format(time.RFC3339Nano))
+	buf.WriteString(`","RandGuid":"`)
+	buf.WriteString(newWorkerID())
+	buf.WriteString(`"}}}`)
+	return buf.Bytes(), nil
+}
+
+func trimNewline(buf *bytes.Buffer) {
+	if n := buf.Len(); n > 0 && buf.Bytes()[n-1] == '\n' {
+		buf.Truncate(n - 1)
+	}
+}
+
+// argumentText is an argument as the MCP extension puts it in mcptoolargs:
+// a JSON string's text, otherwise the raw JSON text.
+func argumentText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	}
+	return string(raw)
+}

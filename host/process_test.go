@@ -1,0 +1,265 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// buildWorker builds testdata/worker into dir/name.
+func buildWorker(t *testing.T, dir, name string) string {
+	t.Helper()
+	out := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-o", out, "./testdata/worker")
+	cmd.Env = os.Environ()
+	data, err := cmd.CombinedOutput()
+	require.NoError(t, err, "building the test worker: %s", data)
+	return out
+}
+
+func requireUnix(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("uses POSIX signals and sh")
+	}
+}
+
+// runHost starts h.Run in the background; the returned func cancels it and
+// returns Run's error.
+func runHost(t *testing.T, h *Host) (stop func() error, done <-chan error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- h.Run(ctx) }()
+	t.Cleanup(cancel)
+	return func() error {
+		cancel()
+		select {
+		case err := <-errc:
+			return err
+		case <-time.After(15 * time.Second):
+			t.Fatal("Run did not return after cancel")
+			return nil
+		}
+	}, errc
+}
+
+func TestRealWorkerProcess(t *testing.T) {
+	requireUnix(t)
+	root := t.TempDir()
+	buildWorker(t, root, "handler")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "wd"), 0o755))
+	writeFile(t, root, HostFile, `{"version":"2.0","customHandler":{"description":{"defaultExecutablePath":"handler","arguments":["--greet","%GREETING%","--port=%FUNCTIONS_CUSTOMHANDLER_PORT%"],"workingDirectory":"wd"}}}`)
+	writeFile(t, root, LocalSettingsFile, `{"IsEncrypted":false,"Values":{"GREETING":"hello"}}`)
+	writeTool(t, root, "get_weather", &metadata.ToolOptions{ToolName: "get_weather", Description: "Weather.", Properties: cityProperty, OutputSchema: weatherSchema})
+	writeTool(t, root, "env", &metadata.ToolOptions{ToolName: "env", Description: "The worker's environment.", Properties: []metadata.ToolProperty{}})
+
+	out := &syncBuffer{}
+	logs := &syncBuffer{}
+	h, err := New(context.Background(), &Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: out, Logger: newLogger(logs), StartupTimeout: 20 * time.Second})
+	require.NoError(t, err)
+	stop, done := runHost(t, h)
+	select {
+	case <-h.Ready():
+	case err := <-done:
+		t.Fatalf("Run returned before ready: %v\n%s\n%s", err, out, logs)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("not ready\n%s\n%s", out, logs)
+	}
+
+	endpoint := regexp.MustCompile(`(?m)^MCP server endpoint: (http://127\.0\.0\.1:\d+/runtime/webhooks/mcp)$`)
+	m := endpoint.FindAllStringSubmatch(out.String(), -1)
+	require.Len(t, m, 1, out.String())
+	assert.Equal(t, h.Endpoint(), m[0][1])
+	base := strings.TrimSuffix(m[0][1], MCPPath)
+	assert.Equal(t, StateRunning, h.Status().State)
+
+	status, body := rpc(t, base, "2025-06-18", callBody(1, "get_weather", `{"city":"Oslo"}`))
+	require.Equal(t, http.StatusOK, status, string(body))
+	res := callResult(t, body)
+	assert.False(t, res.IsError)
+	assert.JSONEq(t, `{"city":"Oslo","temp":21.5}`, string(res.StructuredContent))
+
+	_, body = rpc(t, base, "2025-06-18", callBody(2, "env", ""))
+	res = callResult(t, body)
+	require.False(t, res.IsError, string(body))
+	var env struct {
+		Pid                            int
+		Args                           []string
+		Wd, Port, LegacyPort, WorkerID string
+		AppRoot, Greeting, UserAgent   string
+	}
+	require.NoError(t, json.Unmarshal(res.StructuredContent, &env))
+	assert.Equal(t, []string{"--greet", "hello", "--port=" + env.Port}, env.Args)
+	wantWD, _ := filepath.EvalSymlinks(filepath.Join(root, "wd"))
+	gotWD, _ := filepath.EvalSymlinks(env.Wd)
+	assert.Equal(t, wantWD, gotWD)
+	assert.NotEmpty(t, env.Port)
+	assert.Equal(t, env.Port, env.LegacyPort)
+	assert.Len(t, env.WorkerID, 36)
+	assert.Equal(t, root, env.AppRoot)
+	assert.Equal(t, "hello", env.Greeting)
+	assert.Equal(t, "Azure-Functions-Host/"+Version, env.UserAgent)
+	require.NotZero(t, env.Pid)
+
+	require.NoError(t, stop())
+	assert.Equal(t, StateStopped, h.Status().State)
+	// The worker process is gone (and reaped).
+	err = syscall.Kill(env.Pid, 0)
+	assert.True(t, errors.Is(err, syscall.ESRCH), "worker pid %d still exists: %v", env.Pid, err)
+
+	// Its output was streamed line by line with a prefix.
+	assert.Contains(t, out.String(), "[handler] worker listening on port "+env.Port+"\n")
+	assert.Contains(t, out.String(), "[handler] worker stderr line\n")
+	assert.Regexp(t, `\[handler\] invoked get_weather \(invocation [0-9a-f-]{36}\)`, out.String())
+	assert.Contains(t, logs.String(), `msg="worker handled get_weather"`)
+	// The endpoint line comes after the worker was ready.
+	assert.Less(t, strings.Index(out.String(), "[handler] worker listening"), strings.Index(out.String(), "MCP server endpoint:"))
+}
+
+func TestWorkerStartFailures(t *testing.T) {
+	requireUnix(t)
+	tests := []struct {
+		name    string
+		desc    string // customHandler.description
+		wantErr string
+		wantOut string
+	}{
+		{"exits before ready", `{"defaultExecutablePath":"sh","arguments":["-c","echo bye; exit 3"]}`,
+			"starting the worker: the worker process exited before it was ready: exit status 3", "[handler] bye\n"},
+		{"never ready", `{"defaultExecutablePath":"sh","arguments":["-c","exec sleep 30"]}`,
+			"starting the worker: the worker was not ready within 300ms: GET http://127.0.0.1:", ""},
+		{"no such executable", `{"defaultExecutablePath":"no-such-handler-for-funchost"}`,
+			`starting the worker: finding the worker executable "no-such-handler-for-funchost": exec: "no-such-handler-for-funchost": executable file not found in $PATH`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := weatherApp(t, `{"customHandler":{"description":`+tc.desc+`}}`)
+			out := &syncBuffer{}
+			h, err := New(context.Background(), &Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: out, Logger: newLogger(&syncBuffer{}),
+				StartupTimeout: 300 * time.Millisecond, StopTimeout: 2 * time.Second})
+			require.NoError(t, err)
+			start := time.Now()
+			err = h.Run(context.Background())
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+			assert.Less(t, time.Since(start), 10*time.Second)
+			assert.Contains(t, out.String(), tc.wantOut)
+			assert.NotContains(t, out.String(), "MCP server endpoint:")
+			assert.Equal(t, StateStopped, h.Status().State)
+		})
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	fw := newFakeWorker(t)
+	root := weatherApp(t, `{"version":"2.0"}`)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	h, _ := newTestHost(t, root, fw.srv.URL, &Options{Addr: busy.Addr().String()})
+	err = h.Run(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "listening on "+busy.Addr().String())
+	err = h.Run(context.Background())
+	assert.EqualError(t, err, "running the host: it already ran")
+}
+
+func TestRunWithWorkerURL(t *testing.T) {
+	fw := newFakeWorker(t)
+	root := weatherApp(t, `{"version":"2.0"}`)
+	out := &syncBuffer{}
+	h, _ := newTestHost(t, root, fw.srv.URL, &Options{Addr: "127.0.0.1:0", Output: out})
+	stop, _ := runHost(t, h)
+	select {
+	case <-h.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("not ready")
+	}
+	resp, err := http.Get(strings.TrimSuffix(h.Endpoint(), MCPPath) + StatusPath)
+	require.NoError(t, err)
+	var st Status
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
+	resp.Body.Close()
+	assert.Equal(t, StateRunning, st.State)
+	require.NoError(t, stop())
+	assert.Equal(t, 1, strings.Count(out.String(), "MCP server endpoint: "))
+	assert.True(t, strings.HasPrefix(out.String(), "Functions:\n"))
+}
+
+func TestWaitReady(t *testing.T) {
+	never := make(chan struct{})
+	noErr := func() error { return nil }
+	t.Run("404 means ready", func(t *testing.T) {
+		fw := newFakeWorker(t)
+		require.NoError(t, waitReady(context.Background(), fw.srv.URL+"/missing", time.Second, never, noErr))
+	})
+	t.Run("refused until the worker listens", func(t *testing.T) {
+		url := closedURL(t)
+		addr := strings.TrimPrefix(url, "http://")
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return
+			}
+			srv := &http.Server{Handler: http.NotFoundHandler()}
+			t.Cleanup(func() { _ = srv.Close() })
+			_ = srv.Serve(ln)
+		}()
+		start := time.Now()
+		require.NoError(t, waitReady(context.Background(), url+"/", 5*time.Second, never, noErr))
+		assert.GreaterOrEqual(t, time.Since(start), 90*time.Millisecond)
+	})
+	t.Run("timeout", func(t *testing.T) {
+		err := waitReady(context.Background(), closedURL(t)+"/", 100*time.Millisecond, never, noErr)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "the worker was not ready within 100ms")
+	})
+	t.Run("process exit", func(t *testing.T) {
+		exited := make(chan struct{})
+		close(exited)
+		err := waitReady(context.Background(), closedURL(t)+"/", 5*time.Second, exited, func() error { return errors.New("exit status 7") })
+		assert.EqualError(t, err, "the worker process exited before it was ready: exit status 7")
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := waitReady(ctx, closedURL(t)+"/", 5*time.Second, never, noErr)
+		assert.ErrorIs(t, err, context.Canceled)
+	})
+}
+
+func TestLineWriter(t *testing.T) {
+	out := &syncBuffer{}
+	lw := &lineWriter{console: &console{w: out}, prefix: "[handler] "}
+	for _, chunk := range []string{"one\ntw", "o\r\n", "", "three\n\nfour"} {
+		n, err := lw.Write([]byte(chunk))
+		require.NoError(t, err)
+		assert.Equal(t, len(chunk), n)
+	}
+	lw.flush()
+	assert.Equal(t, "[handler] one\n[handler] two\n[handler] three\n[handler] \n[handler] four\n", out.String())
+
+	out2 := &syncBuffer{}
+	long := &lineWriter{console: &console{w: out2}, prefix: "> "}
+	_, _ = long.Write([]byte(strings.Repeat("x", maxLine+10)))
+	assert.Len(t, out2.String(), 2+maxLine+10+1, "an over-long partial line is written out")
+	_, _ = long.Write([]byte("tail\n"))
+	assert.True(t, strings.HasSuffix(out2.String(), "\n> tail\n"))
+}

@@ -1,0 +1,223 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// servedTool is one tool the host serves, with everything a call needs
+// prepared at load.
+type servedTool struct {
+	name     string // the advertised tool name
+	function string // the function (folder) name: POST /{function}
+	tool     *binding.Tool
+	// dataKey is the trigger binding name: the invocation's Data key.
+	dataKey string
+	// path is "/" + the escaped function name.
+	path string
+	// failureText is the text block of the isError result of a failed invocation.
+	failureText json.RawMessage
+	// description is the binding's description; hasDescription is false
+	// when it is null, and the advertised tool then has none.
+	description    string
+	hasDescription bool
+}
+
+// FunctionStatus is one function of the app as GET /admin/host/status reports it.
+type FunctionStatus struct {
+	Name    string `json:"name"`
+	Trigger string `json:"trigger,omitempty"`
+	Tool    string `json:"tool,omitempty"`
+	Served  bool   `json:"served"`
+	Error   string `json:"error,omitempty"`
+}
+
+// registry is the loaded app: the served tools and what failed.
+type registry struct {
+	tools    []*servedTool          // sorted by tool name
+	byName   map[string]*servedTool // lower-case tool name
+	list     json.RawMessage        // the tools/list "tools" array, encoded once
+	funcs    []FunctionStatus       // in function order
+	failures []error                // one per function or tool that is not served
+}
+
+// toolJSON is the MCP Tool object advertised in tools/list.
+type toolJSON struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  *string         `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Meta         json.RawMessage `json:"_meta,omitempty"`
+}
+
+// loadRegistry reads every function of the app under root and loads its tool.
+func loadRegistry(root string) (*registry, error) {
+	fns, fnErrs, err := metadata.ReadApp(root)
+	if err != nil {
+		return nil, err
+	}
+	r := &registry{byName: make(map[string]*servedTool, len(fns))}
+	for _, e := range fnErrs {
+		st := FunctionStatus{Error: e.Error()}
+		var fe *metadata.FunctionError
+		if errors.As(e, &fe) {
+			st.Name = fe.Function
+		}
+		r.funcs = append(r.funcs, st)
+		r.failures = append(r.failures, e)
+	}
+	for _, fn := range fns {
+		r.add(root, fn)
+	}
+	sort.SliceStable(r.funcs, func(i, j int) bool { return r.funcs[i].Name < r.funcs[j].Name })
+	sort.SliceStable(r.failures, func(i, j int) bool {
+		return failedFunction(r.failures[i]) < failedFunction(r.failures[j])
+	})
+	sort.Slice(r.tools, func(i, j int) bool {
+		a, b := strings.ToLower(r.tools[i].name), strings.ToLower(r.tools[j].name)
+		if a != b {
+			return a < b
+		}
+		return r.tools[i].name < r.tools[j].name
+	})
+	if err := r.encodeList(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// add loads fn's tool trigger, if it has one.
+func (r *registry) add(root string, fn *metadata.Function) {
+	file := filepath.Join(root, fn.Name, metadata.FunctionFile)
+	triggers := fn.ToolTriggers()
+	if len(triggers) == 0 {
+		trigger := ""
+		for _, b := range fn.Bindings {
+			if strings.HasSuffix(strings.ToLower(b.Type()), "trigger") {
+				trigger = b.Type()
+				break
+			}
+		}
+		r.funcs = append(r.funcs, FunctionStatus{Name: fn.Name, Trigger: trigger})
+		return
+	}
+	toolName, _ := triggers[0].LookupString(metadata.KeyToolName)
+	st := FunctionStatus{Name: fn.Name, Trigger: triggers[0].Type(), Tool: toolName}
+	fail := func(err error) {
+		st.Error = err.Error()
+		r.funcs = append(r.funcs, st)
+		r.failures = append(r.failures, err)
+	}
+	if len(triggers) > 1 {
+		fail(&binding.ToolError{Function: fn.Name, Tool: toolName, File: file,
+			Err: fmt.Errorf("the function has %d mcpToolTrigger bindings; a function has exactly one trigger", len(triggers))})
+		return
+	}
+	tool, err := binding.LoadTool(fn, triggers[0], file)
+	if err != nil {
+		fail(err)
+		return
+	}
+	name := tool.Trigger.ToolName
+	key := strings.ToLower(name)
+	if prev, dup := r.byName[key]; dup {
+		fail(&binding.ToolError{Function: fn.Name, Tool: name, File: file,
+			Err: fmt.Errorf("tool name %q is already registered by function %q (tool names are case-insensitive)", name, prev.function)})
+		return
+	}
+	dataKey := tool.Trigger.Name
+	if dataKey == "" {
+		dataKey = metadata.TriggerBindingName
+	}
+	t := &servedTool{
+		name:        name,
+		function:    fn.Name,
+		tool:        tool,
+		dataKey:     dataKey,
+		path:        "/" + fn.Name, // function names are [A-Za-z0-9_-]: nothing to escape
+		failureText: metadata.TextContent(fmt.Sprintf("An error occurred invoking '%s'.", name)),
+	}
+	t.description, t.hasDescription = triggers[0].LookupString(metadata.KeyDescription)
+	r.tools = append(r.tools, t)
+	r.byName[key] = t
+	st.Served = true
+	r.funcs = append(r.funcs, st)
+}
+
+// encodeList builds the tools/list array once.
+func (r *registry) encodeList() error {
+	items := make([]toolJSON, len(r.tools))
+	for i, t := range r.tools {
+		tr := t.tool.Trigger
+		item := toolJSON{Name: t.name, Title: tr.Title, Meta: tr.Metadata}
+		if t.hasDescription {
+			item.Description = &t.description
+		}
+		item.InputSchema = t.tool.Input.JSON()
+		if t.tool.Output != nil {
+			item.OutputSchema = t.tool.Output.JSON()
+		}
+		items[i] = item
+	}
+	data, err := marshalNoHTML(items)
+	if err != nil {
+		return fmt.Errorf("encoding the tool list: %w", err)
+	}
+	r.list = data
+	return nil
+}
+
+// lookup finds a tool by name, case-insensitively.
+func (r *registry) lookup(name string) *servedTool {
+	if t, ok := r.byName[name]; ok && t.name == name {
+		return t
+	}
+	return r.byName[strings.ToLower(name)]
+}
+
+// failedFunction is the function a load failure is about.
+func failedFunction(err error) string {
+	var te *binding.ToolError
+	if errors.As(err, &te) {
+		return te.Function
+	}
+	var fe *metadata.FunctionError
+	if errors.As(err, &fe) {
+		return fe.Function
+	}
+	return ""
+}
+
+// splitErrors flattens joined errors into their parts.
+func splitErrors(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, splitErrors(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+func marshalNoHTML(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}

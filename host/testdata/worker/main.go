@@ -1,0 +1,84 @@
+// Command worker is a minimal custom handler used by the host tests: it
+// speaks the custom-handler protocol with net/http and encoding/json only.
+//
+//	GET /              200 "ok"
+//	POST /get_weather  {"city","temp"} as a result envelope with structuredContent
+//	POST /env          the environment, arguments and working directory it runs with
+//	anything else      404
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+func main() {
+	port := os.Getenv(metadata.EnvCustomHandlerPort)
+	if port == "" {
+		fmt.Fprintln(os.Stderr, "worker: no port")
+		os.Exit(2)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
+	mux.HandleFunc("POST /{function}", invoke)
+	fmt.Printf("worker listening on port %s\n", port)
+	fmt.Fprintf(os.Stderr, "worker stderr line\n")
+	if err := http.ListenAndServe("127.0.0.1:"+port, mux); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+func invoke(w http.ResponseWriter, r *http.Request) {
+	fn := r.PathValue("function")
+	var req metadata.InvocationRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	tc, err := metadata.ToolContextFromRequest(&req, metadata.TriggerBindingName)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	fmt.Printf("invoked %s (invocation %s)\n", fn, r.Header.Get(metadata.HeaderInvocationID))
+	var structured any
+	switch fn {
+	case "get_weather":
+		var city string
+		_ = json.Unmarshal(tc.Arguments["city"], &city)
+		structured = map[string]any{"city": city, "temp": 21.5}
+	case "env":
+		wd, _ := os.Getwd()
+		structured = map[string]any{
+			"pid":        os.Getpid(),
+			"args":       os.Args[1:],
+			"wd":         wd,
+			"port":       os.Getenv(metadata.EnvCustomHandlerPort),
+			"legacyPort": os.Getenv(metadata.EnvHTTPWorkerPort),
+			"workerId":   os.Getenv(metadata.EnvWorkerID),
+			"appRoot":    os.Getenv(metadata.EnvAppRootPath),
+			"greeting":   os.Getenv("GREETING"),
+			"userAgent":  r.Header.Get("User-Agent"),
+			"hostHeader": strings.TrimSpace(r.Header.Get(metadata.HeaderHostVersion)),
+		}
+	default:
+		http.Error(w, `{"error":"unknown function"}`, http.StatusNotFound)
+		return
+	}
+	sc, _ := json.Marshal(structured)
+	s := string(sc)
+	env, _ := json.Marshal(metadata.ToolResult{Type: "text", Content: string(metadata.TextContent(s)), StructuredContent: &s})
+	rv, _ := json.Marshal(string(env))
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(metadata.InvocationResponse{
+		Outputs:     map[string]json.RawMessage{},
+		Logs:        []string{"worker handled " + fn},
+		ReturnValue: rv,
+	})
+}
