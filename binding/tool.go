@@ -23,12 +23,18 @@ type Tool struct {
 // LoadTool parses the trigger binding b of fn and checks and compiles both of
 // its schemas. Every problem is returned, joined; each is a *ToolError.
 func LoadTool(fn *metadata.Function, b *metadata.Binding, file string) (*Tool, error) {
+	return (*Compiler)(nil).LoadTool(fn, b, file)
+}
+
+// LoadTool is [LoadTool] with the schemas compiled by c, so tools with the
+// same schema text share one compiled schema.
+func (c *Compiler) LoadTool(fn *metadata.Function, b *metadata.Binding, file string) (*Tool, error) {
 	trig, err := ParseTrigger(fn, b, file)
 	if err != nil {
 		return nil, err
 	}
-	in, inErr := trig.InputSchema()
-	out, outErr := trig.OutputSchema()
+	in, inErr := trig.inputSchema(c)
+	out, outErr := trig.outputSchema(c)
 	if err := errors.Join(inErr, outErr); err != nil {
 		return nil, err
 	}

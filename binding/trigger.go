@@ -276,11 +276,13 @@ func parseMetadata(b *metadata.Binding) (json.RawMessage, error) {
 // empty outputSchema means none: (nil, nil). Any other text, whitespace
 // included, must pass [ParseSchema]; the error is a *ToolError wrapping the
 // *SyntaxError, *ShapeError or *CompileError.
-func (t *Trigger) OutputSchema() (*Schema, error) {
+func (t *Trigger) OutputSchema() (*Schema, error) { return t.outputSchema(nil) }
+
+func (t *Trigger) outputSchema(c *Compiler) (*Schema, error) {
 	if t.OutputSchemaText == "" {
 		return nil, nil
 	}
-	s, err := ParseSchema(OutputSchema, t.OutputSchemaText)
+	s, err := c.ParseSchema(OutputSchema, t.OutputSchemaText)
 	if err != nil {
 		return nil, t.toolErr(err)
 	}
@@ -295,7 +297,9 @@ var ErrMissingWorkerInputSchema = errors.New("input schema is missing although u
 // UseWorkerInputSchema the worker's inputSchema (which must then be present),
 // otherwise the schema [PropertiesSchema] builds from Properties. Errors are
 // *ToolError.
-func (t *Trigger) InputSchema() (*Schema, error) {
+func (t *Trigger) InputSchema() (*Schema, error) { return t.inputSchema(nil) }
+
+func (t *Trigger) inputSchema(c *Compiler) (*Schema, error) {
 	text := t.InputSchemaText
 	if t.UseWorkerInputSchema {
 		if text == "" {
@@ -304,7 +308,7 @@ func (t *Trigger) InputSchema() (*Schema, error) {
 	} else {
 		text = string(PropertiesSchema(t.Properties))
 	}
-	s, err := ParseSchema(InputSchema, text)
+	s, err := c.ParseSchema(InputSchema, text)
 	if err != nil {
 		if !t.UseWorkerInputSchema {
 			err = fmt.Errorf("building from %s: %w", metadata.KeyToolProperties, err)

@@ -67,3 +67,26 @@ func BenchmarkLoad1000Functions(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLoad1000DistinctSchemas is BenchmarkLoad1000Functions with a
+// different output schema in every function, so nothing is shared and every
+// schema is compiled.
+func BenchmarkLoad1000DistinctSchemas(b *testing.B) {
+	root := b.TempDir()
+	writeFile(b, root, HostFile, `{"version":"2.0"}`)
+	for i := range 1000 {
+		name := fmt.Sprintf("tool_%04d", i)
+		schema := fmt.Sprintf(`{"type":"object","properties":{"temp_%d":{"type":"number"},"city":{"type":"string","minLength":1}},"required":["temp_%d"]}`, i, i)
+		props := []metadata.ToolProperty{{PropertyName: fmt.Sprintf("arg_%d", i), PropertyType: "string", IsRequired: true}}
+		writeTool(b, root, name, &metadata.ToolOptions{ToolName: name, Description: "Tool " + name, Properties: props, OutputSchema: schema})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		h, err := New(context.Background(), &Options{ScriptRoot: root, WorkerURL: "http://127.0.0.1:1", Logger: newLogger(io.Discard), Output: io.Discard})
+		require.NoError(b, err)
+		if len(h.reg.tools) != 1000 {
+			b.Fatalf("served %d tools", len(h.reg.tools))
+		}
+	}
+}

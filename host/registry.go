@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	goruntime "runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -75,8 +77,9 @@ func loadRegistry(root string) (*registry, error) {
 		r.funcs = append(r.funcs, st)
 		r.failures = append(r.failures, e)
 	}
-	for _, fn := range fns {
-		r.add(root, fn)
+	loaded := loadTools(root, fns)
+	for i, fn := range fns {
+		r.add(root, fn, loaded[i])
 	}
 	sort.SliceStable(r.funcs, func(i, j int) bool { return r.funcs[i].Name < r.funcs[j].Name })
 	sort.SliceStable(r.failures, func(i, j int) bool {
@@ -95,8 +98,43 @@ func loadRegistry(root string) (*registry, error) {
 	return r, nil
 }
 
-// add loads fn's tool trigger, if it has one.
-func (r *registry) add(root string, fn *metadata.Function) {
+// loadedTool is the outcome of binding.LoadTool for one function.
+type loadedTool struct {
+	tool *binding.Tool
+	err  error
+}
+
+// loadTools loads the tool of every function with exactly one tool trigger,
+// on all CPUs, compiling each distinct schema text once. The result is
+// indexed like fns.
+func loadTools(root string, fns []*metadata.Function) []loadedTool {
+	out := make([]loadedTool, len(fns))
+	var compiler binding.Compiler
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(goruntime.GOMAXPROCS(0), len(fns)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn := fns[i]
+				if triggers := fn.ToolTriggers(); len(triggers) == 1 {
+					file := filepath.Join(root, fn.Name, metadata.FunctionFile)
+					out[i].tool, out[i].err = compiler.LoadTool(fn, triggers[0], file)
+				}
+			}
+		}()
+	}
+	for i := range fns {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// add registers fn's tool, loaded by loadTools, if fn has one.
+func (r *registry) add(root string, fn *metadata.Function, loaded loadedTool) {
 	file := filepath.Join(root, fn.Name, metadata.FunctionFile)
 	triggers := fn.ToolTriggers()
 	if len(triggers) == 0 {
@@ -122,7 +160,7 @@ func (r *registry) add(root string, fn *metadata.Function) {
 			Err: fmt.Errorf("the function has %d mcpToolTrigger bindings; a function has exactly one trigger", len(triggers))})
 		return
 	}
-	tool, err := binding.LoadTool(fn, triggers[0], file)
+	tool, err := loaded.tool, loaded.err
 	if err != nil {
 		fail(err)
 		return

@@ -1,0 +1,54 @@
+package binding
+
+import "sync"
+
+// Compiler compiles schemas with [ParseSchema], each distinct schema text
+// once: apps made by code generators repeat the same schemas across many
+// tools, and a compile costs far more than a validation. A *Compiler is safe
+// for concurrent use; the zero value is ready. A nil *Compiler compiles every
+// time without remembering.
+//
+// Sharing is safe because a [Schema] is never modified after it is compiled.
+type Compiler struct {
+	mu      sync.Mutex
+	entries map[compilerKey]*compileEntry
+}
+
+type compilerKey struct {
+	kind SchemaKind
+	text string
+}
+
+type compileEntry struct {
+	once   sync.Once
+	schema *Schema
+	err    error
+}
+
+// ParseSchema is [ParseSchema], remembered by kind and text. Concurrent calls
+// for the same text wait for one compile.
+func (c *Compiler) ParseSchema(kind SchemaKind, text string) (*Schema, error) {
+	if c == nil {
+		return ParseSchema(kind, text)
+	}
+	key := compilerKey{kind, text}
+	c.mu.Lock()
+	if c.entries == nil {
+		c.entries = make(map[compilerKey]*compileEntry)
+	}
+	e, ok := c.entries[key]
+	if !ok {
+		e = &compileEntry{}
+		c.entries[key] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() { e.schema, e.err = ParseSchema(kind, text) })
+	return e.schema, e.err
+}
+
+// Len reports how many distinct schema texts c has seen.
+func (c *Compiler) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
