@@ -1,0 +1,21 @@
+package main
+
+import (
+	"github.com/funcmcp/funcmcp/worker"
+)
+
+func main() {
+	newApp().Main()
+}
+
+// newApp configures every tool of the sample.
+func newApp() *worker.App {
+	app := worker.New(nil)
+	registerWeather(app)
+	registerMortgage(app)
+	registerHolidays(app)
+	registerPrimes(app)
+	registerRoman(app)
+	registerBarChart(app)
+	return app
+}
