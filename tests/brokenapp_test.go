@@ -1,0 +1,133 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// brokenHostJSON serves tests/brokenapp with strict output validation.
+const brokenHostJSON = `{
+  "version": "2.0",
+  "customHandler": {"description": {"defaultExecutablePath": "handler", "workingDirectory": "", "arguments": []}},
+  "extensions": {"mcp": {"serverName": "funcmcp broken app", "serverVersion": "0.0.1", "outputValidation": "strict"}}
+}
+`
+
+// badFunctions are hand-written function folders whose output schema the
+// host must refuse at load, each with a word of the reason it must give.
+var badFunctions = []struct {
+	folder, tool, outputSchema, reason string
+}{
+	{folder: "bad_schema_json", tool: "bad_schema_json_tool", outputSchema: `{"type": "object", "properties": {`, reason: "not valid JSON"},
+	{folder: "bad_schema_root", tool: "bad_schema_root_tool", outputSchema: `{"type":"array","items":{"type":"string"}}`, reason: `"type"`},
+	{folder: "bad_schema_keyword", tool: "bad_schema_keyword_tool", outputSchema: `{"type":"object","properties":{"n":{"type":"no-such-type"}}}`, reason: "JSON Schema"},
+}
+
+// broken returns the folder of the built tests/brokenapp plus the bad
+// hand-written function folders.
+func broken(t testing.TB) string {
+	t.Helper()
+	return brokenApp.get(t, func() (string, error) {
+		dir, err := buildApp("broken", modulePath+"/tests/brokenapp", []byte(brokenHostJSON))
+		if err != nil {
+			return "", err
+		}
+		for _, bf := range badFunctions {
+			trigger := map[string]any{
+				"name": "context", "type": "mcpToolTrigger", "direction": "in",
+				"toolName": bf.tool, "description": "A tool with a broken output schema.",
+				"toolProperties": "[]", "outputSchema": bf.outputSchema, "useResultSchema": true,
+			}
+			data, err := json.MarshalIndent(map[string]any{"bindings": []any{trigger}}, "", "  ")
+			if err != nil {
+				return "", err
+			}
+			if err := os.MkdirAll(filepath.Join(dir, bf.folder), 0o755); err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(filepath.Join(dir, bf.folder, "function.json"), data, 0o644); err != nil {
+				return "", err
+			}
+		}
+		return dir, nil
+	})
+}
+
+func TestBrokenApp(t *testing.T) {
+	t.Parallel()
+	app := broken(t)
+	h := startHost(t, app)
+	cs := connectGoSDK(t, h.endpoint, "")
+	ctx, cancel := context.WithTimeout(t.Context(), clientTimeout)
+	defer cancel()
+
+	t.Run("bad output schemas are named and not served", func(t *testing.T) {
+		listed, err := cs.ListTools(ctx, nil)
+		require.NoError(t, err)
+		var names []string
+		for _, tool := range listed.Tools {
+			names = append(names, tool.Name)
+		}
+		assert.ElementsMatch(t, []string{"bad_output", "panics", "echo"}, names)
+
+		console := h.console.String()
+		for _, bf := range badFunctions {
+			line := lineWith(console, bf.folder, bf.reason)
+			if assert.NotEmpty(t, line, "the console names function %s and says %q:\n%s", bf.folder, bf.reason, console) {
+				assert.Contains(t, line, bf.tool, "the line names the tool")
+				assert.Contains(t, line, filepath.Join(bf.folder, "function.json"), "the line names the file")
+			}
+		}
+
+		st := h.status(t)
+		assert.Equal(t, "Running", st["state"])
+		assert.EqualValues(t, 3, st["toolsServed"], "status: %v", st)
+		assert.EqualValues(t, len(badFunctions), st["toolsFailed"], "status: %v", st)
+	})
+
+	t.Run("output that breaks its schema is an error result", func(t *testing.T) {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bad_output", Arguments: map[string]any{}})
+		require.NoError(t, err)
+		assert.True(t, res.IsError, "result: %s", toJSON(t, res))
+		assert.Nil(t, res.StructuredContent, "the invalid value is not passed on as structuredContent")
+		text := string(toJSON(t, res.Content))
+		assert.Regexp(t, regexp.MustCompile(`/count\b`), text, "the message quotes the JSON pointer of the bad value")
+	})
+
+	t.Run("a panicking handler is an error result and everything keeps serving", func(t *testing.T) {
+		for range 3 {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "panics", Arguments: map[string]any{"reason": "test"}})
+			require.NoError(t, err)
+			assert.True(t, res.IsError, "result: %s", toJSON(t, res))
+			assert.NotEmpty(t, res.Content)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "still here"}})
+		require.NoError(t, err)
+		require.False(t, res.IsError, "result: %s", toJSON(t, res))
+		assert.JSONEq(t, `{"echo":"STILL HERE","length":10}`, string(toJSON(t, res.StructuredContent)))
+		assert.Equal(t, "Running", h.status(t)["state"])
+	})
+}
+
+// lineWith returns the first console line that contains every word.
+func lineWith(console string, words ...string) string {
+	for line := range strings.Lines(console) {
+		ok := true
+		for _, w := range words {
+			ok = ok && strings.Contains(line, w)
+		}
+		if ok {
+			return line
+		}
+	}
+	return ""
+}

@@ -1,0 +1,20 @@
+// Package tests holds funcmcp's end-to-end and interoperability tests.
+//
+// Every test here builds the real programs once per test binary (the host,
+// cmd/funchost, and the function apps: function-app-sample and the
+// deliberately broken tests/brokenapp) into a temporary folder, starts
+// `funchost start --port 0` on 127.0.0.1 as a process, reads the
+// "MCP server endpoint: …" line it prints, and talks to it with real MCP
+// clients:
+//
+//   - the official Go SDK client (github.com/modelcontextprotocol/go-sdk/mcp);
+//   - the official TypeScript SDK client, through tests/node/ts-client.mjs;
+//   - the MCP Inspector CLI (@modelcontextprotocol/inspector-cli).
+//
+// The Node.js clients are installed by `npm ci` in tests/node (.ci/run and
+// `make test` do it). When node or the packages are missing those tests fail
+// and say so; they never skip.
+//
+// deps_test.go checks the package dependency rules of the design with
+// `go list -deps -json`.
+package tests

@@ -1,0 +1,148 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"image/png"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/binding"
+)
+
+// sampleTool is one tool of function-app-sample, how the clients call it and
+// what must come back.
+type sampleTool struct {
+	name string
+	args map[string]any
+	// inspectorArgs are the same arguments as --tool-arg key=value pairs.
+	inspectorArgs []string
+	// hasOutputSchema: the tool advertises an outputSchema and returns
+	// structuredContent.
+	hasOutputSchema bool
+	// checkStructured checks structuredContent (decoded JSON).
+	checkStructured func(t *testing.T, sc map[string]any)
+	// checkContent checks the content blocks (decoded JSON objects).
+	checkContent func(t *testing.T, content []map[string]any)
+}
+
+// sampleTools is every tool of the sample app; each client calls each one.
+var sampleTools = []sampleTool{
+	{
+		name:            "get_weather",
+		args:            map[string]any{"city": "Oslo", "units": "metric", "days": 3, "date": "2026-05-17"},
+		inspectorArgs:   []string{"city=Oslo", "units=metric", "days=3", "date=2026-05-17"},
+		hasOutputSchema: true,
+		checkStructured: func(t *testing.T, sc map[string]any) {
+			assert.Equal(t, "Oslo", sc["city"])
+			assert.Equal(t, "metric", sc["units"])
+			assert.Equal(t, "2026-05-17", sc["startDate"])
+			assert.Len(t, sc["daily"], 3)
+		},
+	},
+	{
+		name:            "mortgage_payment",
+		args:            map[string]any{"principal": 350000, "annual_rate_percent": 4.5, "years": 30},
+		inspectorArgs:   []string{"principal=350000", "annual_rate_percent=4.5", "years=30"},
+		hasOutputSchema: true,
+		checkStructured: func(t *testing.T, sc map[string]any) {
+			assert.InDelta(t, 1773.40, sc["monthly_payment"], 0.001)
+			assert.EqualValues(t, 360, sc["months"])
+			assert.Len(t, sc["schedule"], 30)
+		},
+	},
+	{
+		name:            "list_holidays",
+		args:            map[string]any{"country": "NO", "year": 2026},
+		inspectorArgs:   []string{"country=NO", "year=2026"},
+		hasOutputSchema: true,
+		checkStructured: func(t *testing.T, sc map[string]any) {
+			require.Contains(t, sc, "result", "a slice result is wrapped as {\"result\": [...]}")
+			list, ok := sc["result"].([]any)
+			require.True(t, ok, "result is an array: %v", sc["result"])
+			require.Len(t, list, 12)
+			assert.Equal(t, map[string]any{"date": "2026-05-17", "weekday": "Sunday", "name": "Constitution Day", "local_name": "Grunnlovsdag"}, list[7])
+		},
+	},
+	{
+		name:            "primes",
+		args:            map[string]any{"from": 10, "to": 50},
+		inspectorArgs:   []string{"from=10", "to=50"},
+		hasOutputSchema: true,
+		checkStructured: func(t *testing.T, sc map[string]any) {
+			assert.Equal(t, []any{11.0, 13.0, 17.0, 19.0, 23.0, 29.0, 31.0, 37.0, 41.0, 43.0, 47.0}, sc["primes"])
+		},
+	},
+	{
+		name:          "to_roman",
+		args:          map[string]any{"number": 2026},
+		inspectorArgs: []string{"number=2026"},
+		checkContent: func(t *testing.T, content []map[string]any) {
+			require.Len(t, content, 1)
+			assert.Equal(t, map[string]any{"type": "text", "text": "MMXXVI"}, content[0])
+		},
+	},
+	{
+		name:          "bar_chart",
+		args:          map[string]any{"values": []any{3, 1, 4, 1, 5}, "color": "orange"},
+		inspectorArgs: []string{"values=[3,1,4,1,5]", "color=orange"},
+		checkContent: func(t *testing.T, content []map[string]any) {
+			require.NotEmpty(t, content)
+			img := content[0]
+			assert.Equal(t, "image", img["type"])
+			assert.Equal(t, "image/png", img["mimeType"])
+			data, err := base64.StdEncoding.DecodeString(img["data"].(string))
+			require.NoError(t, err)
+			cfg, err := png.DecodeConfig(bytes.NewReader(data))
+			require.NoError(t, err, "the image is a PNG")
+			assert.Equal(t, 8+5*(24+8), cfg.Width)
+			assert.Equal(t, 120, cfg.Height)
+		},
+	},
+}
+
+// checkSampleResult checks one tools/call result (as JSON) of a sample tool:
+// isError false, structuredContent valid against the advertised schema and
+// mirrored in a text block, or the tool's own content checks.
+func checkSampleResult(t *testing.T, tool sampleTool, outputSchema string, result json.RawMessage) {
+	t.Helper()
+	var res struct {
+		Content           []map[string]any `json:"content"`
+		StructuredContent json.RawMessage  `json:"structuredContent"`
+		IsError           bool             `json:"isError"`
+	}
+	require.NoError(t, json.Unmarshal(result, &res), "result: %s", result)
+	require.False(t, res.IsError, "result: %s", result)
+	if !tool.hasOutputSchema {
+		assert.Empty(t, res.StructuredContent, "a tool without output schema returns no structuredContent")
+		tool.checkContent(t, res.Content)
+		return
+	}
+	require.NotEmpty(t, res.StructuredContent, "result: %s", result)
+	require.NotEmpty(t, outputSchema, "tool %s advertises an output schema", tool.name)
+	schema, err := binding.ParseSchema(binding.OutputSchema, outputSchema)
+	require.NoError(t, err)
+	_, err = schema.ValidateJSON(res.StructuredContent)
+	assert.NoError(t, err, "structuredContent validates against the output schema")
+
+	var sc map[string]any
+	require.NoError(t, json.Unmarshal(res.StructuredContent, &sc), "structuredContent is a JSON object")
+	tool.checkStructured(t, sc)
+
+	// Older clients read the text block: it holds the same JSON.
+	var mirrored bool
+	for _, c := range res.Content {
+		if c["type"] != "text" {
+			continue
+		}
+		text, _ := c["text"].(string)
+		if json.Valid([]byte(text)) {
+			assert.JSONEq(t, string(res.StructuredContent), text)
+			mirrored = true
+		}
+	}
+	assert.True(t, mirrored, "a text block mirrors structuredContent: %s", result)
+}
