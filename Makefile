@@ -1,0 +1,58 @@
+# funcmcp: build the sample function app and the host, run them, test everything.
+#
+#   make build   dist/app (host.json, local.settings.json, handler, function folders) + dist/funchost
+#   make run     build, then serve dist/app on 127.0.0.1:$(PORT) (prints the MCP endpoint)
+#   make test    go vet + all Go tests, end-to-end tests with real MCP clients included
+#
+# The end-to-end tests drive Node.js clients from tests/node; `make test` installs
+# them (npm ci, into tests/node/node_modules) when they are missing or stale.
+
+GO           ?= go
+NPM          ?= npm
+PORT         ?= 7071
+DIST         := dist
+APP          := $(DIST)/app
+TEST_TIMEOUT ?= 15m
+TEST_FLAGS   ?=
+
+NODE_DIR     := tests/node
+NODE_STAMP   := $(NODE_DIR)/node_modules/.package-lock.json
+
+.PHONY: all build app funchost run test vet gotest node-deps clean
+
+all: build
+
+build: app funchost
+
+app:
+	rm -rf $(APP)
+	mkdir -p $(APP)
+	cp host.json $(APP)/host.json
+	cp function-app-sample/local.settings.json $(APP)/local.settings.json
+	$(GO) build -o $(APP)/handler ./function-app-sample
+	$(APP)/handler emit-metadata $(APP)
+
+funchost:
+	mkdir -p $(DIST)
+	$(GO) build -o $(DIST)/funchost ./cmd/funchost
+
+run: build
+	$(DIST)/funchost start --script-root $(APP) --port $(PORT)
+
+test: vet node-deps gotest
+
+vet:
+	$(GO) vet ./...
+
+gotest:
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
+
+# npm ci writes node_modules/.package-lock.json, so it reruns only when the
+# lock file or package.json changed.
+node-deps: $(NODE_STAMP)
+
+$(NODE_STAMP): $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
+	cd $(NODE_DIR) && $(NPM) ci --no-audit --no-fund
+
+clean:
+	rm -rf $(DIST)
