@@ -247,7 +247,7 @@ func (h *Host) Status() *Status {
 }
 
 func (h *Host) serveStatus(w http.ResponseWriter, _ *http.Request) {
-	data, err := marshalNoHTML(h.Status())
+	data, err := metadata.Marshal(h.Status())
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

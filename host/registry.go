@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -206,7 +205,7 @@ func (r *registry) encodeList() error {
 		}
 		items[i] = item
 	}
-	data, err := marshalNoHTML(items)
+	data, err := metadata.Marshal(items)
 	if err != nil {
 		return fmt.Errorf("encoding the tool list: %w", err)
 	}
@@ -248,14 +247,4 @@ func splitErrors(err error) []error {
 		return out
 	}
 	return []error{err}
-}
-
-func marshalNoHTML(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

@@ -36,7 +36,7 @@ type CallToolResult struct {
 
 // TextContent returns a text content block.
 func TextContent(text string) json.RawMessage {
-	data, _ := marshalNoHTML(struct {
+	data, _ := Marshal(struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}{"text", text})
@@ -54,7 +54,7 @@ func AudioContent(data, mimeType string) json.RawMessage {
 }
 
 func mediaContent(typ, data, mimeType string) json.RawMessage {
-	out, _ := marshalNoHTML(struct {
+	out, _ := Marshal(struct {
 		Type     string `json:"type"`
 		Data     string `json:"data"`
 		MimeType string `json:"mimeType"`

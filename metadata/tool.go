@@ -34,7 +34,7 @@ func (p ToolProperty) MarshalJSON() ([]byte, error) {
 	if p.EnumValues == nil {
 		p.EnumValues = []string{}
 	}
-	return marshalNoHTML(plain(p))
+	return Marshal(plain(p))
 }
 
 // ToolOptions is what a tool's configuration holds, as plain data. The worker's
@@ -69,8 +69,10 @@ func (o *ToolOptions) SetMetadata(key string, value json.RawMessage) {
 	o.Metadata = append(o.Metadata, Field{Key: key, Value: value})
 }
 
-// marshalNoHTML encodes v without HTML escaping and without a trailing newline.
-func marshalNoHTML(v any) ([]byte, error) {
+// Marshal encodes v as compact JSON without HTML escaping (so "<", ">" and
+// "&" in schema text and descriptions stay readable) and without a trailing
+// newline. Both sides of the contract encode with it.
+func Marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -137,7 +139,7 @@ func (b *BindingBuilder) AddToolProperties() *BindingBuilder {
 		if t.options == nil || t.options.Properties == nil {
 			continue
 		}
-		data, err := marshalNoHTML(t.options.Properties)
+		data, err := Marshal(t.options.Properties)
 		if err != nil {
 			b.errs = append(b.errs, b.toolErr(t, fmt.Errorf("encoding toolProperties: %w", err)))
 			continue

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -306,17 +305,6 @@ func mkdirTrack(dir string, created *[]string) error {
 		*created = append(*created, missing[i])
 	}
 	return nil
-}
-
-// marshalNoHTML encodes v without HTML escaping and without a newline.
-func marshalNoHTML(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // problems flattens joined errors into their leaves' parents: the list a

@@ -170,7 +170,7 @@ func (b *ToolBuilder) WithMetadata(key string, value any) *ToolBuilder {
 		b.errs = append(b.errs, ErrEmptyMetadataKey)
 		return b
 	}
-	data, err := marshalNoHTML(value)
+	data, err := metadata.Marshal(value)
 	if err != nil {
 		b.errs = append(b.errs, ruleErr(ErrMetadataValue, "metadata %q: %v: %v", key, ErrMetadataValue, err))
 		return b

@@ -74,7 +74,7 @@ func envelope(r *Result) (*metadata.ToolResult, error) {
 	}
 	var structured json.RawMessage
 	if r.StructuredContent != nil {
-		data, err := marshalNoHTML(r.StructuredContent)
+		data, err := metadata.Marshal(r.StructuredContent)
 		if err != nil {
 			return nil, fmt.Errorf("encoding structured content: %w", err)
 		}
@@ -106,7 +106,7 @@ func envelope(r *Result) (*metadata.ToolResult, error) {
 		s := string(structured)
 		env.StructuredContent = &s
 	}
-	data, err := marshalNoHTML(ctr)
+	data, err := metadata.Marshal(ctr)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the result: %w", err)
 	}
@@ -125,11 +125,11 @@ func compact(c json.RawMessage) json.RawMessage {
 // returnValue encodes the envelope as the JSON string the host expects in
 // ReturnValue.
 func returnValue(env *metadata.ToolResult) (json.RawMessage, error) {
-	inner, err := marshalNoHTML(env)
+	inner, err := metadata.Marshal(env)
 	if err != nil {
 		return nil, err
 	}
-	return marshalNoHTML(string(inner))
+	return metadata.Marshal(string(inner))
 }
 
 // errorEnvelope is the envelope of an isError result with one text block.

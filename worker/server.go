@@ -56,7 +56,7 @@ type server struct {
 }
 
 func writeJSONError(w http.ResponseWriter, status int, msg string) {
-	data, _ := marshalNoHTML(map[string]string{"error": msg})
+	data, _ := metadata.Marshal(map[string]string{"error": msg})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(data)
@@ -111,7 +111,7 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 	if logs == nil {
 		logs = []string{}
 	}
-	resp, err := marshalNoHTML(metadata.InvocationResponse{Outputs: map[string]json.RawMessage{}, Logs: logs, ReturnValue: rv})
+	resp, err := metadata.Marshal(metadata.InvocationResponse{Outputs: map[string]json.RawMessage{}, Logs: logs, ReturnValue: rv})
 	if err != nil {
 		writeJSONError(w, http.StatusInternalServerError, err.Error())
 		return

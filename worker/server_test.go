@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/funcmcp/funcmcp/metadata"
+
+	"github.com/funcmcp/funcmcp/internal/testutil"
 )
 
 type greetIn struct {
@@ -288,17 +290,9 @@ func TestPanicKeepsServing(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+// syncBuffer is a goroutine-safe buffer for process output and logs.
+type syncBuffer = testutil.SyncBuffer
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func TestProtocolErrors(t *testing.T) {
 	a, _ := testApp(t, io.Discard)

@@ -225,13 +225,13 @@ func AddTool[In, Out any](a *App, toolName string, h func(ctx context.Context, t
 		if raw {
 			return any(out).(*Result), nil
 		}
-		data, err := marshalNoHTML(out)
+		data, err := metadata.Marshal(out)
 		if err != nil {
 			return nil, fmt.Errorf("encoding the result: %w", err)
 		}
 		if wrap {
 			var buf bytes.Buffer
-			key, _ := marshalNoHTML(t.outputField)
+			key, _ := metadata.Marshal(t.outputField)
 			buf.WriteByte('{')
 			buf.Write(key)
 			buf.WriteByte(':')

@@ -108,7 +108,7 @@ func initializeResult(v string, o *Options) []byte {
 		ServerInfo      Implementation `json:"serverInfo"`
 		Instructions    string         `json:"instructions,omitempty"`
 	}{v, caps{}, o.ServerInfo, o.Instructions}
-	data, err := marshalNoHTML(r)
+	data, err := metadata.Marshal(r)
 	if err != nil {
 		panic(fmt.Sprintf("encoding initialize result: %v", err)) // plain strings: cannot fail
 	}

@@ -589,7 +589,7 @@ func TestIDsEchoedVerbatim(t *testing.T) {
 func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 	for _, s := range []string{"", "plain", `q"b\s`, "nl\nret\rtab\tnul\x00bell\x07", "<b>&amp;", "é ü 日本", "bad \xff utf8", "ls\u2028ps\u2029", "\x1f\x7f"} {
 		t.Run(s, func(t *testing.T) {
-			want, err := marshalNoHTML(s)
+			want, err := metadata.Marshal(s)
 			require.NoError(t, err)
 			var b strings.Builder
 			buf := getBuffer()

@@ -3,7 +3,6 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -91,7 +90,7 @@ func (h *handler) appendError(b *bytes.Buffer, code int, message string, data an
 	b.WriteString(`,"message":`)
 	appendString(b, message)
 	if data != nil {
-		encoded, err := marshalNoHTML(data)
+		encoded, err := metadata.Marshal(data)
 		if err != nil {
 			h.log.Error("mcp: encoding error data failed", "code", code, "error", err)
 		} else {
@@ -174,21 +173,6 @@ func appendCallToolResult(b *bytes.Buffer, r *metadata.CallToolResult) error {
 // isAbsent is true for an empty or null raw value.
 func isAbsent(raw json.RawMessage) bool {
 	return len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null"
-}
-
-// marshalNoHTML encodes v compactly without HTML escaping.
-func marshalNoHTML(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	out := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-	if out == nil {
-		return nil, errors.New("encoding: empty output")
-	}
-	return out, nil
 }
 
 const hexDigits = "0123456789abcdef"

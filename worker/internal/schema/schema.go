@@ -26,6 +26,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // Schema is a JSON Schema node. Field order is the emission order, so the
@@ -65,13 +67,13 @@ func (p *Props) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		k, err := marshal(e.Name)
+		k, err := metadata.Marshal(e.Name)
 		if err != nil {
 			return nil, err
 		}
 		buf.Write(k)
 		buf.WriteByte(':')
-		v, err := marshal(e.Schema)
+		v, err := metadata.Marshal(e.Schema)
 		if err != nil {
 			return nil, err
 		}
@@ -112,17 +114,7 @@ func (s *Schema) IsObject() bool {
 }
 
 // JSON returns the compact schema text, without HTML escaping.
-func (s *Schema) JSON() ([]byte, error) { return marshal(s) }
-
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
+func (s *Schema) JSON() ([]byte, error) { return metadata.Marshal(s) }
 
 // UnsupportedTypeError is a Go type that has no JSON encoding.
 type UnsupportedTypeError struct {
