@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/internal/testutil"
 )
 
 // Bounds on every wait, so that a hung process fails the test instead of
@@ -149,23 +151,8 @@ type host struct {
 	waitErr  error
 }
 
-// syncBuffer collects a process's output from several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is a goroutine-safe buffer for process output and logs.
+type syncBuffer = testutil.SyncBuffer
 
 var endpointLine = regexp.MustCompile(`^` + regexp.QuoteMeta(endpointPrefix) + `(http://127\.0\.0\.1:(\d+)` + regexp.QuoteMeta(endpointPath) + `)\s*$`)
 

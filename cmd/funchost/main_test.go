@@ -21,6 +21,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/metadata"
+
+	"github.com/funcmcp/funcmcp/internal/testutil"
 )
 
 var endpointRE = regexp.MustCompile(`^MCP server endpoint: (http://127\.0\.0\.1:\d+/runtime/webhooks/mcp)$`)
@@ -228,19 +230,5 @@ func TestSignalExitsZero(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is a goroutine-safe buffer for process output and logs.
+type syncBuffer = testutil.SyncBuffer
