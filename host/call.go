@@ -63,6 +63,22 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: msg}
 	}
 	id := newWorkerID()
+	start := time.Now()
+	res, err := h.invokeTool(ctx, t, id, req)
+	if err == nil {
+		outcome := "Succeeded"
+		if res.IsError {
+			outcome = "Failed"
+		}
+		h.log.LogAttrs(ctx, slog.LevelInfo, fmt.Sprintf("Executed 'Functions.%s' (%s)", t.function, outcome),
+			slog.String("tool", t.name), slog.String("invocationId", id),
+			slog.Duration("duration", time.Since(start).Round(time.Microsecond)))
+	}
+	return res, err
+}
+
+// invokeTool runs one invocation of t on the worker and shapes its result.
+func (h *Host) invokeTool(ctx context.Context, t *servedTool, id string, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
 	body, err := invocationBody(t, &requestInput{
 		Arguments:  req.Arguments,
 		SessionID:  req.SessionID,
