@@ -32,6 +32,11 @@
 // "[handler] ". On shutdown the worker gets SIGTERM, then a kill after
 // [Options.StopTimeout]. With [Options.WorkerURL] no process is started.
 //
+// A worker that exits while the host runs is started again on a new port,
+// as the Functions host does: calls made meanwhile fail with isError, exit
+// code 200 asks for a restart and is not counted, and the third failure
+// within 30 minutes makes Run stop the host and return an error.
+//
 // # Invocation
 //
 // A tools/call is sent as POST /{function} through an azcore pipeline with no

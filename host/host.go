@@ -342,10 +342,11 @@ func (h *Host) Run(ctx context.Context) error {
 		}
 	}
 
-	var proc *workerProcess
-	var stopping atomic.Bool
+	var superviseCancel context.CancelFunc = func() {}
+	var supervised chan supervisedWorker
 	if h.opts.WorkerURL == "" {
-		proc, err = startWorker(&workerSpec{Root: h.root, Desc: h.cfg.Worker, Values: h.cfg.Values, Environ: h.opts.Environ, Console: h.console})
+		spec := &workerSpec{Root: h.root, Desc: h.cfg.Worker, Values: h.cfg.Values, Environ: h.opts.Environ, Console: h.console}
+		proc, err := startWorker(spec)
 		if err != nil {
 			shutdown()
 			return fmt.Errorf("starting the worker: %w", err)
@@ -360,13 +361,13 @@ func (h *Host) Run(ctx context.Context) error {
 			}
 			return fmt.Errorf("starting the worker: %w", err)
 		}
+		var sctx context.Context
+		sctx, superviseCancel = context.WithCancel(ctx)
+		supervised = make(chan supervisedWorker, 1)
+		sup := &supervisor{h: h, spec: spec, now: time.Now}
 		go func() {
-			<-proc.exited
-			if !stopping.Load() {
-				msg := fmt.Sprintf("the worker process (pid %d) exited unexpectedly: %v; tool calls fail until the host restarts", proc.pid(), proc.exitError())
-				h.log.Error(msg)
-				h.addLiveError(msg)
-			}
+			p, err := sup.supervise(sctx, proc)
+			supervised <- supervisedWorker{p, err}
 		}()
 	}
 
@@ -376,21 +377,36 @@ func (h *Host) Run(ctx context.Context) error {
 	h.console.printf("MCP server endpoint: %s\n", h.Endpoint())
 	close(h.ready)
 
+	var last supervisedWorker
 	select {
 	case <-ctx.Done():
 		err = nil
 	case err = <-serveErr:
 		err = fmt.Errorf("serving: %w", err)
+	case last = <-supervised: // only when the worker kept failing
+		supervised = nil
+		err = last.err
+		h.log.Error("Exceeded the worker restart retry count. Shutting down the host.", "reason", err)
 	}
-	stopping.Store(true)
+	superviseCancel()
 	shutdown()
-	if proc != nil {
+	if supervised != nil {
+		last = <-supervised
+	}
+	if proc := last.proc; proc != nil {
 		if serr := proc.stop(h.opts.StopTimeout); serr != nil {
 			err = errors.Join(err, fmt.Errorf("stopping the worker: %w", serr))
 		}
 		h.log.Info("worker process stopped", "pid", proc.pid())
 	}
 	return err
+}
+
+// supervisedWorker is what the supervisor hands back: the worker still running
+// (nil when none is) and why it stopped early, if it did.
+type supervisedWorker struct {
+	proc *workerProcess
+	err  error
 }
 
 // endpointAddr is the host:port clients should use: loopback for a wildcard

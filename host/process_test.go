@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -263,4 +265,105 @@ func TestLineWriter(t *testing.T) {
 	assert.Len(t, out2.String(), 2+maxLine+10+1, "an over-long partial line is written out")
 	_, _ = long.Write([]byte("tail\n"))
 	assert.True(t, strings.HasSuffix(out2.String(), "\n> tail\n"))
+}
+
+// TestWorkerRestart crashes the real worker process and checks the restart
+// policy: a crash is counted and the worker restarted on a new port, exit
+// code 200 restarts without counting, and the third failure within the
+// window stops the host with an error.
+func TestWorkerRestart(t *testing.T) {
+	requireUnix(t)
+	root := t.TempDir()
+	buildWorker(t, root, "handler")
+	writeFile(t, root, HostFile, `{"version":"2.0","customHandler":{"description":{"defaultExecutablePath":"handler"}}}`)
+	writeTool(t, root, "env", &metadata.ToolOptions{ToolName: "env", Description: "The worker's environment.", Properties: []metadata.ToolProperty{}})
+	writeTool(t, root, "exit", &metadata.ToolOptions{ToolName: "exit", Description: "Exit.", Properties: []metadata.ToolProperty{{PropertyName: "code", PropertyType: "integer", IsRequired: true}}})
+
+	out, logs := &syncBuffer{}, &syncBuffer{}
+	h, err := New(context.Background(), &Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: out, Logger: newLogger(logs), StartupTimeout: 20 * time.Second})
+	require.NoError(t, err)
+	_, done := runHost(t, h)
+	select {
+	case <-h.Ready():
+	case err := <-done:
+		t.Fatalf("Run returned before ready: %v\n%s\n%s", err, out, logs)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("not ready\n%s\n%s", out, logs)
+	}
+	base := strings.TrimSuffix(h.Endpoint(), MCPPath)
+
+	// workerPid calls env until a worker answers (bounded) and returns its pid.
+	workerPid := func() int {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			_, body := rpc(t, base, "2025-06-18", callBody(1, "env", ""))
+			if res := callResult(t, body); !res.IsError {
+				var env struct{ Pid int }
+				require.NoError(t, json.Unmarshal(res.StructuredContent, &env))
+				return env.Pid
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("no worker answered\n%s\n%s", out, logs)
+		return 0
+	}
+	crash := func(code int) {
+		t.Helper()
+		_, body := rpc(t, base, "2025-06-18", callBody(2, "exit", fmt.Sprintf(`{"code":%d}`, code)))
+		assert.True(t, callResult(t, body).IsError, "a call the worker dies in fails: %s", body)
+	}
+	liveErrors := func() int {
+		n := 0
+		for _, e := range h.Status().Errors {
+			if strings.Contains(e, "exited unexpectedly") {
+				n++
+			}
+		}
+		return n
+	}
+
+	pid1 := workerPid()
+	crash(1)
+	pid2 := workerPid()
+	assert.NotEqual(t, pid1, pid2, "a new worker process serves after the crash")
+	assert.Equal(t, 1, liveErrors())
+	assert.Equal(t, StateRunning, h.Status().State)
+	assert.Contains(t, logs.String(), "worker process restarted")
+
+	crash(restartExitCode)
+	pid3 := workerPid()
+	assert.NotEqual(t, pid2, pid3)
+	assert.Equal(t, 1, liveErrors(), "exit code 200 asks for a restart and is not a failure")
+	assert.Contains(t, logs.String(), "the worker process asked to be restarted")
+
+	crash(3)
+	workerPid()
+	crash(4) // the third failure within the window
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.ErrorIs(t, err, errWorkerGaveUp)
+		assert.Contains(t, err.Error(), "3 failures within 30m0s")
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the host did not give up\n%s", logs)
+	}
+	assert.Contains(t, logs.String(), "Exceeded the worker restart retry count. Shutting down the host.")
+	assert.Equal(t, 3, liveErrors())
+	assert.Equal(t, StateStopped, h.Status().State)
+}
+
+// TestSupervisorWindow checks that failures older than the window are
+// forgotten.
+func TestSupervisorWindow(t *testing.T) {
+	now := time.Unix(0, 0)
+	h := &Host{log: newLogger(io.Discard)}
+	s := &supervisor{h: h, now: func() time.Time { return now }}
+	for range maxWorkerErrors - 1 {
+		require.NoError(t, s.fail("failed"))
+	}
+	now = now.Add(workerErrorWindow)
+	require.NoError(t, s.fail("failed"), "the earlier failures are outside the window")
+	require.NoError(t, s.fail("failed"))
+	assert.ErrorIs(t, s.fail("failed"), errWorkerGaveUp)
 }

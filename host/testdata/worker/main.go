@@ -4,6 +4,7 @@
 //	GET /              200 "ok"
 //	POST /get_weather  {"city","temp"} as a result envelope with structuredContent
 //	POST /env          the environment, arguments and working directory it runs with
+//	POST /exit         exits at once with the exit code in argument "code" (a crash mid-call)
 //	anything else      404
 package main
 
@@ -67,6 +68,11 @@ func invoke(w http.ResponseWriter, r *http.Request) {
 			"userAgent":  r.Header.Get("User-Agent"),
 			"hostHeader": strings.TrimSpace(r.Header.Get(metadata.HeaderHostVersion)),
 		}
+	case "exit":
+		var code int
+		_ = json.Unmarshal(tc.Arguments["code"], &code)
+		fmt.Printf("exiting with code %d\n", code)
+		os.Exit(code)
 	default:
 		http.Error(w, `{"error":"unknown function"}`, http.StatusNotFound)
 		return
