@@ -79,11 +79,7 @@ func envelope(r *Result) (*metadata.ToolResult, error) {
 			return nil, fmt.Errorf("encoding structured content: %w", err)
 		}
 		if !bytes.Equal(data, []byte("null")) {
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, data); err != nil {
-				return nil, fmt.Errorf("encoding structured content: %w", err)
-			}
-			structured = buf.Bytes()
+			structured = data // Marshal output is compact, a json.RawMessage's too
 		}
 	}
 	if structured == nil && !r.IsError && len(r.Content) == 1 {
