@@ -293,7 +293,6 @@ func TestPanicKeepsServing(t *testing.T) {
 // syncBuffer is a goroutine-safe buffer for process output and logs.
 type syncBuffer = testutil.SyncBuffer
 
-
 func TestProtocolErrors(t *testing.T) {
 	a, _ := testApp(t, io.Discard)
 	a.maxBody = 1 << 10
