@@ -307,3 +307,34 @@ func TestListenAndServeShutdown(t *testing.T) {
 		t.Error("ListenAndServe started with a broken configuration")
 	}
 }
+
+// TestEmitWarnsAboutStaleFunctions: a function folder left from a renamed or
+// removed tool is reported (a host would still serve it) and left in place.
+func TestEmitWarnsAboutStaleFunctions(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, "old_tool", metadata.FunctionFile)
+	if err := os.MkdirAll(filepath.Dir(stale), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stale, []byte(`{"bindings":[{"type":"mcpToolTrigger","name":"context","direction":"in","toolName":"old_tool","description":""}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A folder without function.json is not a function: no warning.
+	if err := os.MkdirAll(filepath.Join(dir, "assets"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := goldenApp().RunArgs(context.Background(), []string{"emit-metadata", dir}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit code %d: %s", code, &stderr)
+	}
+	want := "emit-metadata: warning: " + stale + " is not a function of this app"
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %q: %s", want, &stderr)
+	}
+	if n := strings.Count(stderr.String(), "warning:"); n != 1 {
+		t.Errorf("%d warnings, want 1: %s", n, &stderr)
+	}
+	if _, err := os.Stat(stale); err != nil {
+		t.Errorf("the stale function.json was removed: %v", err)
+	}
+}

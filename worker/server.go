@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -262,7 +263,34 @@ func (a *App) emit(dir string, stdout, stderr io.Writer) int {
 	for _, f := range files {
 		fmt.Fprintf(stdout, "wrote %s\n", f)
 	}
+	for _, f := range staleFunctions(dir, fns) {
+		fmt.Fprintf(stderr, "emit-metadata: warning: %s is not a function of this app, but a host will still load it; delete its folder if the tool was renamed or removed\n", f)
+	}
 	return 0
+}
+
+// staleFunctions lists the function.json files under dir whose folder is not
+// one of fns: left over from tools that were renamed or removed.
+func staleFunctions(dir string, fns []*metadata.Function) []string {
+	ours := make(map[string]bool, len(fns))
+	for _, f := range fns {
+		ours[strings.ToLower(f.Name)] = true
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var stale []string
+	for _, e := range entries {
+		file := filepath.Join(dir, e.Name(), metadata.FunctionFile)
+		if !e.IsDir() || ours[strings.ToLower(e.Name())] {
+			continue
+		}
+		if _, err := os.Stat(file); err == nil {
+			stale = append(stale, file)
+		}
+	}
+	return stale
 }
 
 func (a *App) serveFromEnv(ctx context.Context, stderr io.Writer) int {
