@@ -2,7 +2,7 @@
 #
 #   make build   dist/app (host.json, local.settings.json, handler, function folders) + dist/funchost
 #   make run     build, then serve dist/app on 127.0.0.1:$(PORT) (prints the MCP endpoint)
-#   make test    go vet + all Go tests, end-to-end tests with real MCP clients included
+#   make test    go vet + all Go tests (race detector on), end-to-end tests with real MCP clients included
 #
 # The end-to-end tests drive Node.js clients from tests/node; `make test` installs
 # them (npm ci, into tests/node/node_modules) when they are missing or stale.
@@ -45,7 +45,7 @@ vet:
 	$(GO) vet ./...
 
 gotest:
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
 # npm ci writes node_modules/.package-lock.json, so it reruns only when the
 # lock file or package.json changed.
