@@ -252,14 +252,20 @@ func TestRunArgsServes(t *testing.T) {
 			t.Setenv(env, port)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var stderr syncBuffer
+			var stdout, stderr syncBuffer
 			done := make(chan int, 1)
-			go func() { done <- goldenApp().RunArgs(ctx, nil, io.Discard, &stderr) }()
+			app := goldenApp()
+			fns, err := app.Functions()
+			requireNoError(t, err, "functions")
+			go func() { done <- app.RunArgs(ctx, nil, &stdout, &stderr) }()
 			url := "http://127.0.0.1:" + port
 			waitReady(t, url+"/")
 			r := post(t, url, "plain", body(t, `{"name":"plain"}`, 1))
 			if r.status != 200 || r.env.Type != "text" {
 				t.Errorf("invoke: %d %s", r.status, r.body)
+			}
+			if want := fmt.Sprintf("serving %d tool(s) on 127.0.0.1:%s\n", len(fns), port); stdout.String() != want {
+				t.Errorf("stdout = %q, want %q", stdout.String(), want)
 			}
 			cancel()
 			select {

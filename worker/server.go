@@ -27,7 +27,11 @@ import (
 // once; when the configuration is broken, every request gets 500 with the
 // problems (use [App.Build] first to see them).
 func (a *App) Handler() http.Handler {
-	c, err := a.build()
+	return a.handler(a.build())
+}
+
+// handler is Handler for an app already built.
+func (a *App) handler(c *compiled, err error) http.Handler {
 	r := chi.NewRouter()
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
 		writeJSONError(w, http.StatusNotFound, "not found")
@@ -150,20 +154,25 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (env *metad
 // done, then shuts down gracefully (bounded by Options.ShutdownTimeout). A
 // configuration problem is returned before listening.
 func (a *App) ListenAndServe(ctx context.Context, addr string) error {
-	if err := a.Build(); err != nil {
+	c, err := a.build()
+	if err != nil {
 		return err
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	return a.Serve(ctx, l)
+	return a.serve(ctx, l, a.handler(c, nil))
 }
 
 // Serve is [App.ListenAndServe] on an existing listener, which it closes.
 func (a *App) Serve(ctx context.Context, l net.Listener) error {
+	return a.serve(ctx, l, a.Handler())
+}
+
+func (a *App) serve(ctx context.Context, l net.Listener, h http.Handler) error {
 	srv := &http.Server{
-		Handler:           a.Handler(),
+		Handler:           h,
 		ReadHeaderTimeout: 30 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
@@ -218,7 +227,7 @@ func (a *App) RunArgs(ctx context.Context, args []string, stdout, stderr io.Writ
 	}
 	switch {
 	case len(args) == 0:
-		return a.serveFromEnv(ctx, stderr)
+		return a.serveFromEnv(ctx, stdout, stderr)
 	case args[0] == "emit-metadata":
 		if len(args) != 2 || args[1] == "" {
 			fmt.Fprintf(stderr, "emit-metadata needs exactly one directory\n"+usage, prog)
@@ -293,7 +302,7 @@ func staleFunctions(dir string, fns []*metadata.Function) []string {
 	return stale
 }
 
-func (a *App) serveFromEnv(ctx context.Context, stderr io.Writer) int {
+func (a *App) serveFromEnv(ctx context.Context, stdout, stderr io.Writer) int {
 	port := os.Getenv(metadata.EnvCustomHandlerPort)
 	if port == "" {
 		port = os.Getenv(metadata.EnvHTTPWorkerPort)
@@ -303,11 +312,19 @@ func (a *App) serveFromEnv(ctx context.Context, stderr io.Writer) int {
 			metadata.EnvCustomHandlerPort, metadata.EnvHTTPWorkerPort)
 		return 1
 	}
-	if err := a.Build(); err != nil {
+	c, err := a.build()
+	if err != nil {
 		printProblems(stderr, "serve: the configuration is invalid", err)
 		return 1
 	}
-	if err := a.ListenAndServe(ctx, net.JoinHostPort("127.0.0.1", port)); err != nil {
+	addr := net.JoinHostPort("127.0.0.1", port)
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: listening on %s: %v\n", addr, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "serving %d tool(s) on %s\n", len(c.byFunc), addr)
+	if err := a.serve(ctx, l, a.handler(c, nil)); err != nil {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return 1
 	}
