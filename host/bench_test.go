@@ -57,15 +57,7 @@ func BenchmarkLoad1000Functions(b *testing.B) {
 		name := fmt.Sprintf("tool_%04d", i)
 		writeTool(b, root, name, &metadata.ToolOptions{ToolName: name, Description: "Tool " + name, Properties: cityProperty, OutputSchema: weatherSchema})
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		h, err := New(context.Background(), &Options{ScriptRoot: root, WorkerURL: "http://127.0.0.1:1", Logger: newLogger(io.Discard), Output: io.Discard})
-		require.NoError(b, err)
-		if len(h.reg.tools) != 1000 {
-			b.Fatalf("served %d tools", len(h.reg.tools))
-		}
-	}
+	benchmarkLoad(b, root, 1000)
 }
 
 // BenchmarkLoad1000DistinctSchemas is BenchmarkLoad1000Functions with a
@@ -80,12 +72,17 @@ func BenchmarkLoad1000DistinctSchemas(b *testing.B) {
 		props := []metadata.ToolProperty{{PropertyName: fmt.Sprintf("arg_%d", i), PropertyType: "string", IsRequired: true}}
 		writeTool(b, root, name, &metadata.ToolOptions{ToolName: name, Description: "Tool " + name, Properties: props, OutputSchema: schema})
 	}
+	benchmarkLoad(b, root, 1000)
+}
+
+// benchmarkLoad measures New over the app in root, which serves tools tools.
+func benchmarkLoad(b *testing.B, root string, tools int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
 		h, err := New(context.Background(), &Options{ScriptRoot: root, WorkerURL: "http://127.0.0.1:1", Logger: newLogger(io.Discard), Output: io.Discard})
 		require.NoError(b, err)
-		if len(h.reg.tools) != 1000 {
+		if len(h.reg.tools) != tools {
 			b.Fatalf("served %d tools", len(h.reg.tools))
 		}
 	}

@@ -61,6 +61,25 @@ func runHost(t *testing.T, h *Host) (stop func() error, done <-chan error) {
 	}, errc
 }
 
+// runReadyHost loads root, runs the host with a real worker process on a
+// free port and waits until it serves. out and logs collect the console and
+// the host log.
+func runReadyHost(t *testing.T, root string) (h *Host, out, logs *syncBuffer, stop func() error, done <-chan error) {
+	t.Helper()
+	out, logs = &syncBuffer{}, &syncBuffer{}
+	h, err := New(context.Background(), &Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: out, Logger: newLogger(logs), StartupTimeout: 20 * time.Second})
+	require.NoError(t, err)
+	stop, done = runHost(t, h)
+	select {
+	case <-h.Ready():
+	case err := <-done:
+		t.Fatalf("Run returned before ready: %v\n%s\n%s", err, out, logs)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("not ready\n%s\n%s", out, logs)
+	}
+	return h, out, logs, stop, done
+}
+
 func TestRealWorkerProcess(t *testing.T) {
 	requireUnix(t)
 	root := t.TempDir()
@@ -71,18 +90,7 @@ func TestRealWorkerProcess(t *testing.T) {
 	writeTool(t, root, "get_weather", &metadata.ToolOptions{ToolName: "get_weather", Description: "Weather.", Properties: cityProperty, OutputSchema: weatherSchema})
 	writeTool(t, root, "env", &metadata.ToolOptions{ToolName: "env", Description: "The worker's environment.", Properties: []metadata.ToolProperty{}})
 
-	out := &syncBuffer{}
-	logs := &syncBuffer{}
-	h, err := New(context.Background(), &Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: out, Logger: newLogger(logs), StartupTimeout: 20 * time.Second})
-	require.NoError(t, err)
-	stop, done := runHost(t, h)
-	select {
-	case <-h.Ready():
-	case err := <-done:
-		t.Fatalf("Run returned before ready: %v\n%s\n%s", err, out, logs)
-	case <-time.After(20 * time.Second):
-		t.Fatalf("not ready\n%s\n%s", out, logs)
-	}
+	h, out, logs, stop, _ := runReadyHost(t, root)
 
 	endpoint := regexp.MustCompile(`(?m)^MCP server endpoint: (http://127\.0\.0\.1:\d+/runtime/webhooks/mcp)$`)
 	m := endpoint.FindAllStringSubmatch(out.String(), -1)
@@ -122,7 +130,7 @@ func TestRealWorkerProcess(t *testing.T) {
 	require.NoError(t, stop())
 	assert.Equal(t, StateStopped, h.Status().State)
 	// The worker process is gone (and reaped).
-	err = syscall.Kill(env.Pid, 0)
+	err := syscall.Kill(env.Pid, 0)
 	assert.True(t, errors.Is(err, syscall.ESRCH), "worker pid %d still exists: %v", env.Pid, err)
 
 	// Its output was streamed line by line with a prefix.
@@ -279,17 +287,7 @@ func TestWorkerRestart(t *testing.T) {
 	writeTool(t, root, "env", &metadata.ToolOptions{ToolName: "env", Description: "The worker's environment.", Properties: []metadata.ToolProperty{}})
 	writeTool(t, root, "exit", &metadata.ToolOptions{ToolName: "exit", Description: "Exit.", Properties: []metadata.ToolProperty{{PropertyName: "code", PropertyType: "integer", IsRequired: true}}})
 
-	out, logs := &syncBuffer{}, &syncBuffer{}
-	h, err := New(context.Background(), &Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: out, Logger: newLogger(logs), StartupTimeout: 20 * time.Second})
-	require.NoError(t, err)
-	_, done := runHost(t, h)
-	select {
-	case <-h.Ready():
-	case err := <-done:
-		t.Fatalf("Run returned before ready: %v\n%s\n%s", err, out, logs)
-	case <-time.After(20 * time.Second):
-		t.Fatalf("not ready\n%s\n%s", out, logs)
-	}
+	h, out, logs, _, done := runReadyHost(t, root)
 	base := strings.TrimSuffix(h.Endpoint(), MCPPath)
 
 	// workerPid calls env until a worker answers (bounded) and returns its pid.
