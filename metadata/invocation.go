@@ -53,6 +53,11 @@ type ToolInvocationContext struct {
 	SessionID  string                     `json:"sessionid,omitempty"`
 	ClientInfo *ClientInfo                `json:"clientinfo,omitempty"`
 	Transport  *Transport                 `json:"transport,omitempty"`
+
+	// RawArguments is the arguments object as it arrived, set by
+	// [DecodeToolInvocationContext], so it can be decoded into a typed
+	// value without encoding Arguments again.
+	RawArguments json.RawMessage `json:"-"`
 }
 
 // ClientInfo is the MCP client's implementation info.
@@ -137,9 +142,20 @@ func DecodeToolInvocationContext(raw []byte) (*ToolInvocationContext, error) {
 	if len(inner) == 0 || inner[0] != '{' {
 		return nil, errors.New("decoding tool invocation context: not a JSON object")
 	}
-	var c ToolInvocationContext
-	if err := json.Unmarshal(inner, &c); err != nil {
+	type plain ToolInvocationContext // no methods: a plain decode
+	var wire struct {
+		plain
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(inner, &wire); err != nil {
 		return nil, fmt.Errorf("decoding tool invocation context: %w", err)
+	}
+	c := ToolInvocationContext(wire.plain)
+	if len(wire.Arguments) > 0 && !bytes.Equal(wire.Arguments, []byte("null")) {
+		if err := json.Unmarshal(wire.Arguments, &c.Arguments); err != nil {
+			return nil, fmt.Errorf("decoding tool invocation context: arguments: %w", err)
+		}
+		c.RawArguments = wire.Arguments
 	}
 	return &c, nil
 }

@@ -365,6 +365,9 @@ func TestDecodeToolInvocationContext(t *testing.T) {
 		if c.Name != "t" || string(c.Arguments["city"]) != `"Oslo"` || c.ClientInfo.Name != "c" || c.SessionID != "s" {
 			t.Errorf("depth %d: %+v", depth, c)
 		}
+		if string(c.RawArguments) != `{"city":"Oslo"}` {
+			t.Errorf("depth %d: raw arguments %s", depth, c.RawArguments)
+		}
 		if v, ok := c.Argument("CITY"); !ok || string(v) != `"Oslo"` {
 			t.Errorf("case-insensitive argument: %s %v", v, ok)
 		}
@@ -372,7 +375,12 @@ func TestDecodeToolInvocationContext(t *testing.T) {
 			t.Errorf("header: %q %v", h, ok)
 		}
 	}
-	for _, bad := range []string{enc(obj, 9), `"plain text"`, `[1]`, `5`, `{"name":`} {
+	for _, noArgs := range []string{`{"name":"t"}`, `{"name":"t","arguments":null}`} {
+		if c, err := DecodeToolInvocationContext([]byte(noArgs)); err != nil || c.Arguments != nil || c.RawArguments != nil {
+			t.Errorf("%s: %+v %v", noArgs, c, err)
+		}
+	}
+	for _, bad := range []string{enc(obj, 9), `"plain text"`, `[1]`, `5`, `{"name":`, `{"name":"t","arguments":[1]}`} {
 		if _, err := DecodeToolInvocationContext([]byte(bad)); err == nil {
 			t.Errorf("accepted %.40s", bad)
 		}

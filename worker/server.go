@@ -97,6 +97,7 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 	tc := &ToolContext{
 		Name:         ic.Name,
 		Arguments:    ic.Arguments,
+		rawArgs:      ic.RawArguments,
 		SessionID:    ic.SessionID,
 		ClientInfo:   ic.ClientInfo,
 		Transport:    ic.Transport,

@@ -40,6 +40,10 @@ type ToolContext struct {
 	// FunctionName is the function (folder) name the host invoked.
 	FunctionName string
 
+	// rawArgs is the arguments object as received, when known: typed
+	// handlers decode it directly.
+	rawArgs json.RawMessage
+
 	mu   sync.Mutex
 	logs []string
 }
@@ -74,7 +78,7 @@ func (tc *ToolContext) Header(name string) (string, bool) { return tc.Transport.
 // BindArguments decodes the arguments object into v (a pointer), as
 // [AddTool] does for its In value. A failure is an *ArgumentError naming the
 // argument.
-func (tc *ToolContext) BindArguments(v any) error { return bindArguments(tc.Arguments, v) }
+func (tc *ToolContext) BindArguments(v any) error { return bindArguments(tc.rawArgs, tc.Arguments, v) }
 
 // ArgumentError is an argument that cannot be decoded into the tool's input.
 type ArgumentError struct {
@@ -89,15 +93,20 @@ func (e *ArgumentError) Error() string {
 	return fmt.Sprintf("invalid argument %q: %s", e.Argument, e.Reason)
 }
 
-func bindArguments(args map[string]json.RawMessage, v any) error {
-	if len(args) == 0 {
-		return nil
+// bindArguments decodes the arguments into v: from raw, the object as
+// received, when there is one, else from args.
+func bindArguments(raw json.RawMessage, args map[string]json.RawMessage, v any) error {
+	data := raw
+	if data == nil {
+		if len(args) == 0 {
+			return nil
+		}
+		var err error
+		if data, err = json.Marshal(args); err != nil {
+			return &ArgumentError{Reason: err.Error()}
+		}
 	}
-	data, err := json.Marshal(args)
-	if err != nil {
-		return &ArgumentError{Reason: err.Error()}
-	}
-	err = json.Unmarshal(data, v)
+	err := json.Unmarshal(data, v)
 	if err == nil {
 		return nil
 	}
@@ -215,7 +224,7 @@ func AddTool[In, Out any](a *App, toolName string, h func(ctx context.Context, t
 	isMap := deref(outType).Kind() == reflect.Map
 	b.setInvoker(func(ctx context.Context, tc *ToolContext, t *tool) (*Result, error) {
 		var in In
-		if err := bindArguments(tc.Arguments, &in); err != nil {
+		if err := tc.BindArguments(&in); err != nil {
 			return nil, err
 		}
 		out, err := h(ctx, tc, in)
