@@ -34,8 +34,8 @@ func registerBarChart(app *worker.App) {
 		WithTitle("Bar chart").
 		WithDescription("Draw a bar chart of up to 24 non-negative numbers as a PNG image. "+
 			"Bars are scaled so that the largest value fills the chart height.").
-		WithProperty("values", worker.Number.Array(), "The bar heights, left to right (1 to 24 non-negative numbers).", true).
-		WithProperty("color", worker.String.Enum("blue", "green", "orange", "purple"), "Bar colour; blue when omitted.", false).
+		WithProperty("values", worker.Number.Array(), "The bar heights, left to right (1 to 24 non-negative numbers).", worker.Required).
+		WithProperty("color", worker.String.Enum("blue", "green", "orange", "purple"), "Bar colour; blue when omitted.", worker.Optional).
 		Handle(func(_ context.Context, tc *worker.ToolContext) (*worker.Result, error) {
 			var args struct {
 				Values []float64 `json:"values"`

@@ -37,8 +37,9 @@ type YearSummary struct {
 }
 
 func registerMortgage(app *worker.App) {
-	worker.AddTool(app, "mortgage_payment", func(_ context.Context, _ *worker.ToolContext, in MortgageInput) (MortgagePayment, error) {
-		return mortgage(in)
+	worker.AddTool(app, "mortgage_payment", func(_ context.Context, _ *worker.ToolContext, in MortgageInput) (*worker.Result, MortgagePayment, error) {
+		p, err := mortgage(in)
+		return nil, p, err
 	}).
 		WithTitle("Mortgage calculator").
 		WithDescription("Compute the monthly payment of a fixed-rate, monthly-amortizing loan, " +

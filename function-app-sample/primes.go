@@ -18,8 +18,9 @@ const maxPrimesRange = 1_000_000
 
 func registerPrimes(app *worker.App) {
 	// A slice result wrapped under a field of our choice: {"primes": [...]}.
-	worker.AddTool(app, "primes", func(_ context.Context, _ *worker.ToolContext, in PrimesInput) ([]int, error) {
-		return primesBetween(in.From, in.To)
+	worker.AddTool(app, "primes", func(_ context.Context, _ *worker.ToolContext, in PrimesInput) (*worker.Result, []int, error) {
+		primes, err := primesBetween(in.From, in.To)
+		return nil, primes, err
 	}).
 		WithOutputField("primes").
 		WithDescription("List the prime numbers between two bounds (inclusive), using a sieve of Eratosthenes. " +

@@ -12,7 +12,7 @@ func registerRoman(app *worker.App) {
 	// No output schema: the result is one plain text block.
 	app.ConfigureMcpTool("to_roman").
 		WithDescription("Write a whole number between 1 and 3999 in Roman numerals, e.g. 2026 → MMXXVI.").
-		WithProperty("number", worker.Integer, "The number to convert, 1 to 3999.", true).
+		WithProperty("number", worker.Integer, "The number to convert, 1 to 3999.", worker.Required).
 		Handle(func(_ context.Context, tc *worker.ToolContext) (*worker.Result, error) {
 			var args struct {
 				Number int `json:"number"`

@@ -64,10 +64,10 @@ func registerWeather(app *worker.App) {
 		WithTitle("Weather forecast").
 		WithDescription("Get the current weather and a daily forecast (1 to 7 days) for a city. "+
 			"Temperatures are in Celsius and wind in km/h for metric units, Fahrenheit and mph for imperial units.").
-		WithProperty("city", worker.String, "City name, for example \"Oslo\" or \"Buenos Aires\".", true).
-		WithProperty("units", worker.String.Enum("metric", "imperial"), "Unit system; metric when omitted.", false).
-		WithProperty("days", worker.Integer, "Number of forecast days, 1 to 7; 3 when omitted.", false).
-		WithProperty("date", worker.String, "First forecast day as YYYY-MM-DD; today (UTC) when omitted.", false).
+		WithProperty("city", worker.String, "City name, for example \"Oslo\" or \"Buenos Aires\".", worker.Required).
+		WithProperty("units", worker.String.Enum("metric", "imperial"), "Unit system; metric when omitted.", worker.Optional).
+		WithProperty("days", worker.Integer, "Number of forecast days, 1 to 7; 3 when omitted.", worker.Optional).
+		WithProperty("date", worker.String, "First forecast day as YYYY-MM-DD; today (UTC) when omitted.", worker.Optional).
 		WithOutputSchema(weatherSchema).
 		WithMetadata("category", "weather").
 		Handle(handleWeather)
@@ -95,7 +95,7 @@ func handleWeather(_ context.Context, tc *worker.ToolContext) (*worker.Result, e
 	if err != nil {
 		return nil, err
 	}
-	tc.Log("forecast for %s: %d days from %s", f.City, len(f.Daily), f.StartDate)
+	tc.Logf("forecast for %s: %d days from %s", f.City, len(f.Daily), f.StartDate)
 	return &worker.Result{StructuredContent: f}, nil
 }
 

@@ -80,7 +80,7 @@ func benchmarkLoad(b *testing.B, root string, tools int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		h, err := New(context.Background(), &Options{ScriptRoot: root, WorkerURL: "http://127.0.0.1:1", Logger: newLogger(io.Discard), Output: io.Discard})
+		h, err := New(&Options{ScriptRoot: root, WorkerURL: "http://127.0.0.1:1", Logger: newLogger(io.Discard), Output: io.Discard})
 		require.NoError(b, err)
 		if len(h.reg.tools) != tools {
 			b.Fatalf("served %d tools", len(h.reg.tools))

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"context"
 	"errors"
 	"io"
 	"os"
@@ -151,7 +150,7 @@ func TestNewErrors(t *testing.T) {
 			if tc.hostJSON != "" {
 				writeFile(t, root, HostFile, tc.hostJSON)
 			}
-			h, err := New(context.Background(), &Options{ScriptRoot: root, WorkerURL: tc.workerURL, Output: io.Discard})
+			h, err := New(&Options{ScriptRoot: root, WorkerURL: tc.workerURL, Output: io.Discard})
 			if tc.wantErr == "" {
 				require.NoError(t, err)
 				assert.NotNil(t, h.Handler())
@@ -165,7 +164,7 @@ func TestNewErrors(t *testing.T) {
 	t.Run("script root is a file", func(t *testing.T) {
 		root := t.TempDir()
 		writeFile(t, root, HostFile, `{"version":"2.0"}`)
-		_, err := New(context.Background(), &Options{ScriptRoot: filepath.Join(root, HostFile), WorkerURL: "http://127.0.0.1:1"})
+		_, err := New(&Options{ScriptRoot: filepath.Join(root, HostFile), WorkerURL: "http://127.0.0.1:1"})
 		require.Error(t, err)
 	})
 }

@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,7 +30,7 @@ func Example() {
 	})
 	_ = metadata.WriteFunction(root, fn)
 
-	h, err := host.New(context.Background(), &host.Options{
+	h, err := host.New(&host.Options{
 		ScriptRoot: root,
 		WorkerURL:  "http://127.0.0.1:1", // a running worker: start no process
 		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),

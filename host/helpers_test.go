@@ -2,7 +2,6 @@ package host
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"io"
@@ -173,7 +172,7 @@ func newTestHost(t testing.TB, root, workerURL string, opts *Options) (*Host, *s
 	if o.Output == nil {
 		o.Output = io.Discard
 	}
-	h, err := New(context.Background(), &o)
+	h, err := New(&o)
 	require.NoError(t, err)
 	return h, logs
 }

@@ -114,8 +114,7 @@ type Host struct {
 // and every function. A tool that fails to load is logged and not served;
 // the others still are. New fails only when the app as a whole cannot be
 // served (no host.json, a bad configuration, an unreadable script root).
-func New(ctx context.Context, opts *Options) (*Host, error) {
-	_ = ctx // loading does no I/O worth cancelling
+func New(opts *Options) (*Host, error) {
 	var o Options
 	if opts != nil {
 		o = *opts

@@ -127,7 +127,7 @@ func TestMissingArgumentsListsAll(t *testing.T) {
 func TestWorkerNotStarted(t *testing.T) {
 	root := weatherApp(t, `{"customHandler":{"description":{"defaultExecutablePath":"handler"}}}`)
 	logs := &syncBuffer{}
-	h, err := New(context.Background(), &Options{ScriptRoot: root, Logger: newLogger(logs)})
+	h, err := New(&Options{ScriptRoot: root, Logger: newLogger(logs)})
 	require.NoError(t, err)
 	assert.Equal(t, StateStarting, h.Status().State)
 	res, err := h.callTool(context.Background(), &mcp.CallRequest{Name: "get_weather", Arguments: map[string]json.RawMessage{"city": json.RawMessage(`"x"`)}})

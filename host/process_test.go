@@ -67,7 +67,7 @@ func runHost(t *testing.T, h *Host) (stop func() error, done <-chan error) {
 func runReadyHost(t *testing.T, root string) (h *Host, out, logs *syncBuffer, stop func() error, done <-chan error) {
 	t.Helper()
 	out, logs = &syncBuffer{}, &syncBuffer{}
-	h, err := New(context.Background(), &Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: out, Logger: newLogger(logs), StartupTimeout: 20 * time.Second})
+	h, err := New(&Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: out, Logger: newLogger(logs), StartupTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	stop, done = runHost(t, h)
 	select {
@@ -162,7 +162,7 @@ func TestWorkerStartFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := weatherApp(t, `{"customHandler":{"description":`+tc.desc+`}}`)
 			out := &syncBuffer{}
-			h, err := New(context.Background(), &Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: out, Logger: newLogger(&syncBuffer{}),
+			h, err := New(&Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: out, Logger: newLogger(&syncBuffer{}),
 				StartupTimeout: 300 * time.Millisecond, StopTimeout: 2 * time.Second})
 			require.NoError(t, err)
 			start := time.Now()

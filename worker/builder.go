@@ -63,6 +63,17 @@ func (t PropertyType) String() string {
 	return t.name
 }
 
+// Presence says whether a tool property must be given: [Required] or
+// [Optional].
+type Presence bool
+
+const (
+	// Optional: the client may leave the property out.
+	Optional Presence = false
+	// Required: the client must give the property (written as isRequired).
+	Required Presence = true
+)
+
 // ToolBuilder configures one tool. Its methods only record: every problem is
 // reported together by [App.Build] (and everything that builds). Calls for
 // the same tool name accumulate on the same builder; for single values
@@ -114,9 +125,13 @@ func (b *ToolBuilder) WithFunctionName(name string) *ToolBuilder {
 	return b
 }
 
-// WithProperty appends a tool property (written as toolProperties). Declared
-// properties replace the ones derived from the input schema.
-func (b *ToolBuilder) WithProperty(name string, typ PropertyType, description string, required bool) *ToolBuilder {
+// WithProperty appends a tool property (written as toolProperties), for
+// example
+//
+//	WithProperty("city", worker.String, "The city name.", worker.Required)
+//
+// Declared properties replace the ones derived from the input schema.
+func (b *ToolBuilder) WithProperty(name string, typ PropertyType, description string, presence Presence) *ToolBuilder {
 	if name == "" {
 		b.errs = append(b.errs, ErrEmptyPropertyName)
 		return b
@@ -129,7 +144,7 @@ func (b *ToolBuilder) WithProperty(name string, typ PropertyType, description st
 		PropertyName: name,
 		PropertyType: typ.name,
 		Description:  description,
-		IsRequired:   required,
+		IsRequired:   bool(presence),
 		IsArray:      typ.array,
 		EnumValues:   slices.Clone(typ.enum),
 	})

@@ -188,40 +188,42 @@ func TestBuildRules(t *testing.T) {
 			a.ConfigureMcpTool("echo").Handle(noop)
 			a.ConfigureMcpTool("Echo").WithFunctionName("echo2").Handle(noop)
 		}, ErrDuplicateToolName, "Echo", "differs only in case"},
-		{"empty property name", func(a *App) { a.ConfigureMcpTool("t").WithProperty("", String, "d", true).Handle(noop) }, ErrEmptyPropertyName, "t", "property name is empty"},
-		{"zero property type", func(a *App) { a.ConfigureMcpTool("t").WithProperty("p", PropertyType{}, "d", true).Handle(noop) }, ErrNoPropertyType, "t", `property "p"`},
+		{"empty property name", func(a *App) { a.ConfigureMcpTool("t").WithProperty("", String, "d", Required).Handle(noop) }, ErrEmptyPropertyName, "t", "property name is empty"},
+		{"zero property type", func(a *App) { a.ConfigureMcpTool("t").WithProperty("p", PropertyType{}, "d", Required).Handle(noop) }, ErrNoPropertyType, "t", `property "p"`},
 		{"empty metadata key", func(a *App) { a.ConfigureMcpTool("t").WithMetadata("", 1).Handle(noop) }, ErrEmptyMetadataKey, "t", "metadata key is empty"},
 		{"metadata channel", func(a *App) { a.ConfigureMcpTool("t").WithMetadata("c", make(chan int)).Handle(noop) }, ErrMetadataValue, "t", `metadata "c"`},
 		{"metadata NaN", func(a *App) { a.ConfigureMcpTool("t").WithMetadata("n", math.NaN()).Handle(noop) }, ErrMetadataValue, "t", `metadata "n"`},
 		{"metadata bad raw JSON", func(a *App) { a.ConfigureMcpTool("t").WithMetadata("r", json.RawMessage(`{`)).Handle(noop) }, ErrMetadataValue, "t", `metadata "r"`},
 		{"empty output field", func(a *App) { a.ConfigureMcpTool("t").WithOutputField("").Handle(noop) }, ErrEmptyOutputField, "t", "output field"},
 		{"string input", func(a *App) {
-			AddTool(a, "t", func(context.Context, *ToolContext, string) (struct{}, error) { return struct{}{}, nil })
+			AddTool(a, "t", func(context.Context, *ToolContext, string) (*Result, struct{}, error) { return nil, struct{}{}, nil })
 		}, ErrInputType, "t", "does not encode as a JSON object"},
 		{"named string input", func(a *App) {
-			AddTool(a, "t", func(context.Context, *ToolContext, badIn) (struct{}, error) { return struct{}{}, nil })
+			AddTool(a, "t", func(context.Context, *ToolContext, badIn) (*Result, struct{}, error) { return nil, struct{}{}, nil })
 		}, ErrInputType, "t", "badIn"},
 		{"slice input", func(a *App) {
-			AddTool(a, "t", func(context.Context, *ToolContext, []int) (struct{}, error) { return struct{}{}, nil })
+			AddTool(a, "t", func(context.Context, *ToolContext, []int) (*Result, struct{}, error) { return nil, struct{}{}, nil })
 		}, ErrInputType, "t", "JSON object"},
 		{"channel field input", func(a *App) {
-			AddTool(a, "t", func(context.Context, *ToolContext, struct{ C chan int }) (struct{}, error) { return struct{}{}, nil })
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{ C chan int }) (*Result, struct{}, error) {
+				return nil, struct{}{}, nil
+			})
 		}, ErrInputType, "t", "chan int"},
 		{"func output", func(a *App) {
-			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (func(), error) { return nil, nil })
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, func(), error) { return nil, nil, nil })
 		}, ErrOutputType, "t", "cannot be encoded"},
 		{"enum on int", func(a *App) {
 			AddTool(a, "t", func(context.Context, *ToolContext, struct {
 				N int `json:"n" enum:"1,2"`
-			}) (struct{}, error) {
-				return struct{}{}, nil
+			}) (*Result, struct{}, error) {
+				return nil, struct{}{}, nil
 			})
 		}, ErrInputType, "t", "enum tag"},
 		{"nil typed handler", func(a *App) {
 			AddTool[struct{}, struct{}](a, "t", nil)
 		}, ErrNoHandler, "t", "nil handler"},
 		{"typed and raw handler", func(a *App) {
-			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (struct{}, error) { return struct{}{}, nil }).Handle(noop)
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, struct{}, error) { return nil, struct{}{}, nil }).Handle(noop)
 		}, ErrTwoHandlers, "t", "more than one"},
 	}
 	for _, tc := range tests {
@@ -264,7 +266,7 @@ func TestBuildRules(t *testing.T) {
 func TestBuildReportsEveryProblemOfEveryTool(t *testing.T) {
 	a := New(nil)
 	a.ConfigureMcpTool("one").WithOutputSchema(`{`).WithInputSchema(`{"type":"string"}`).WithMetadata("", 1)
-	a.ConfigureMcpTool("two").WithFunctionName("host").WithProperty("", Integer, "", false).Handle(noop)
+	a.ConfigureMcpTool("two").WithFunctionName("host").WithProperty("", Integer, "", Optional).Handle(noop)
 	a.ConfigureMcpTool("three").Handle(noop)
 	err := a.Build()
 	if err == nil {
@@ -290,7 +292,7 @@ func TestBuilderAccumulates(t *testing.T) {
 	a := New(nil)
 	b1 := a.ConfigureMcpTool("t").WithDescription("first").WithMetadata("k", 1).WithMetadata("z", true)
 	b2 := a.ConfigureMcpTool("t").WithDescription("second").WithMetadata("k", "two").
-		WithProperty("a", String, "A", true).Handle(noop)
+		WithProperty("a", String, "A", Required).Handle(noop)
 	a.ConfigureMcpTool("t").WithProperty("b", Integer.Array(), "B", false).WithTitle("Title")
 	if b1 != b2 {
 		t.Fatal("ConfigureMcpTool returned a different builder for the same name")
@@ -300,7 +302,7 @@ func TestBuilderAccumulates(t *testing.T) {
 	}
 	a = New(nil) // without the "T" tool
 	a.ConfigureMcpTool("t").WithDescription("first").WithMetadata("k", 1).WithMetadata("z", true)
-	a.ConfigureMcpTool("t").WithDescription("second").WithMetadata("k", "two").WithProperty("a", String, "A", true).Handle(noop)
+	a.ConfigureMcpTool("t").WithDescription("second").WithMetadata("k", "two").WithProperty("a", String, "A", Required).Handle(noop)
 	a.ConfigureMcpTool("t").WithProperty("b", Integer.Array(), "B", false).WithTitle("Title")
 	tr := trigger(t, a, "t")
 	desc, _ := str(t, tr, metadata.KeyDescription)
@@ -332,8 +334,8 @@ type weatherOut struct {
 	Temp float64 `json:"temp"`
 }
 
-func weather(_ context.Context, _ *ToolContext, in weatherIn) (weatherOut, error) {
-	return weatherOut{Temp: 21.5}, nil
+func weather(_ context.Context, _ *ToolContext, in weatherIn) (*Result, weatherOut, error) {
+	return nil, weatherOut{Temp: 21.5}, nil
 }
 
 func TestSchemaPrecedence(t *testing.T) {
@@ -363,12 +365,12 @@ func TestSchemaPrecedence(t *testing.T) {
 				WithOutputSchema(`{"type":"object","properties":{"b":{}}}`).Handle(noop)
 		}, "", `{"type":"object","properties":{"b":{}}}`, `[]`},
 		{"declared properties beat derived ones", func(a *App) {
-			AddTool(a, "t", weather).WithProperty("city", String, "declared", true)
+			AddTool(a, "t", weather).WithProperty("city", String, "declared", Required)
 		}, inferredIn, inferredOut,
 			`[{"propertyName":"city","propertyType":"string","description":"declared","isRequired":true,"isArray":false,"enumValues":[]}]`},
 		{"raw handler has no schemas", func(a *App) { a.ConfigureMcpTool("t").Handle(noop) }, "", "", `[]`},
-		{"typed raw result has no output schema", func(a *App) {
-			AddTool(a, "t", func(context.Context, *ToolContext, weatherIn) (*Result, error) { return TextResult("x"), nil })
+		{"untyped output has no output schema", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, weatherIn) (*Result, any, error) { return TextResult("x"), nil, nil })
 		}, inferredIn, "",
 			`[{"propertyName":"city","propertyType":"string","description":"The city","isRequired":true,"isArray":false,"enumValues":[]},{"propertyName":"units","propertyType":"string","description":"","isRequired":false,"isArray":false,"enumValues":["celsius","fahrenheit"]}]`},
 	}
@@ -410,32 +412,29 @@ func TestWrappedOutputSchema(t *testing.T) {
 		want      string
 	}{
 		{"slice", func(a *App) {
-			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) ([]string, error) { return nil, nil })
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, []string, error) { return nil, nil, nil })
 		}, `{"type":"object","properties":{"result":{"type":["array","null"],"items":{"type":"string"}}},"required":["result"]}`},
 		{"string", func(a *App) {
-			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (string, error) { return "", nil })
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, string, error) { return nil, "", nil })
 		}, `{"type":"object","properties":{"result":{"type":"string"}},"required":["result"]}`},
 		{"number", func(a *App) {
-			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (float64, error) { return 0, nil })
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, float64, error) { return nil, 0, nil })
 		}, `{"type":"object","properties":{"result":{"type":"number"}},"required":["result"]}`},
-		{"any", func(a *App) {
-			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (any, error) { return 0, nil })
-		}, `{"type":"object","properties":{"result":{}},"required":["result"]}`},
 		{"output field", func(a *App) {
-			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) ([]int, error) { return nil, nil }).WithOutputField("items")
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, []int, error) { return nil, nil, nil }).WithOutputField("items")
 		}, `{"type":"object","properties":{"items":{"type":["array","null"],"items":{"type":"integer"}}},"required":["items"]}`},
 		{"output field before AddTool", func(a *App) {
 			a.ConfigureMcpTool("t").WithOutputField("n")
-			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (int, error) { return 0, nil })
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, int, error) { return nil, 0, nil })
 		}, `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`},
 		{"map is an object", func(a *App) {
-			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (map[string]int, error) { return nil, nil })
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, map[string]int, error) { return nil, nil, nil })
 		}, `{"type":"object","additionalProperties":{"type":"integer"}}`},
 		{"pointer to struct is the struct", func(a *App) {
-			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*weatherOut, error) { return nil, nil })
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, *weatherOut, error) { return nil, nil, nil })
 		}, `{"type":"object","properties":{"temp":{"type":"number"}},"required":["temp"]}`},
 		{"wrapped recursive keeps $defs at the root", func(a *App) {
-			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) ([]node, error) { return nil, nil })
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, []node, error) { return nil, nil, nil })
 		}, `{"type":"object","properties":{"result":{"type":["array","null"],"items":{"$ref":"#/$defs/node"}}},"required":["result"],
 			"$defs":{"node":{"type":"object","properties":{"name":{"type":"string"},"children":{"type":["array","null"],"items":{"$ref":"#/$defs/node"}}},"required":["name","children"]}}}`},
 	}

@@ -15,14 +15,14 @@
 //
 //	func main() {
 //		app := worker.New(nil)
-//		worker.AddTool(app, "get_weather", func(ctx context.Context, tc *worker.ToolContext, in WeatherIn) (Weather, error) {
-//			tc.Log("weather for %s", in.City)
-//			return Weather{City: in.City, Temp: 21.5}, nil
+//		worker.AddTool(app, "get_weather", func(ctx context.Context, tc *worker.ToolContext, in WeatherIn) (*worker.Result, Weather, error) {
+//			tc.Logf("weather for %s", in.City)
+//			return nil, Weather{City: in.City, Temp: 21.5}, nil
 //		}).WithDescription("Current weather for a city.")
 //
 //		app.ConfigureMcpTool("echo").
 //			WithDescription("Echoes a message.").
-//			WithProperty("message", worker.String, "The message", true).
+//			WithProperty("message", worker.String, "The message", worker.Required).
 //			Handle(func(ctx context.Context, tc *worker.ToolContext) (*worker.Result, error) {
 //				var in struct{ Message string `json:"message"` }
 //				if err := tc.BindArguments(&in); err != nil {

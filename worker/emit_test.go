@@ -44,10 +44,12 @@ type goldenOut struct {
 // goldenApp has one tool per emission feature.
 func goldenApp() *App {
 	a := New(&Options{Stdout: io.Discard, Stderr: io.Discard})
-	AddTool(a, "search", func(context.Context, *ToolContext, goldenIn) (goldenOut, error) { return goldenOut{}, nil }).
+	AddTool(a, "search", func(context.Context, *ToolContext, goldenIn) (*Result, goldenOut, error) {
+		return nil, goldenOut{}, nil
+	}).
 		WithDescription("Searches <docs> & code.").WithTitle("Search").
 		WithMetadata("ui", map[string]any{"visibility": []string{"model"}}).WithMetadata("version", 1.5)
-	AddTool(a, "count", func(context.Context, *ToolContext, struct{}) (int, error) { return 0, nil }).
+	AddTool(a, "count", func(context.Context, *ToolContext, struct{}) (*Result, int, error) { return nil, 0, nil }).
 		WithDescription("Counts.").WithOutputField("count")
 	a.ConfigureMcpTool("SchemaTool").WithFunctionName("schema_tool").
 		WithDescription("A tool with explicit input and output schemas.").
@@ -56,9 +58,9 @@ func goldenApp() *App {
 		Handle(noop)
 	a.ConfigureMcpTool("FluentDefinedTool").WithFunctionName("fluent").
 		WithDescription("A tool with properties defined via the fluent builder API.").
-		WithProperty("city", String, "The city name.", true).
-		WithProperty("zipCode", String, "The ZIP code.", false).
-		WithProperty("days", Integer.Array(), "Days.", false).
+		WithProperty("city", String, "The city name.", Required).
+		WithProperty("zipCode", String, "The ZIP code.", Optional).
+		WithProperty("days", Integer.Array(), "Days.", Optional).
 		Handle(noop)
 	a.ConfigureMcpTool("plain").Handle(noop)
 	return a
@@ -174,15 +176,15 @@ func TestRunArgs(t *testing.T) {
 		wroteAll bool
 		wroteNo  bool
 	}{
-		{"emit ok", goldenApp, func(d string) []string { return []string{"emit-metadata", d} }, 0,
+		{"emit ok", goldenApp, func(d string) []string { return []string{"/bin/myapp", "emit-metadata", d} }, 0,
 			[]string{"wrote ", filepath.Join("search", "function.json")}, nil, true, false},
-		{"emit broken", brokenApp, func(d string) []string { return []string{"emit-metadata", d} }, 1,
+		{"emit broken", brokenApp, func(d string) []string { return []string{"/bin/myapp", "emit-metadata", d} }, 1,
 			nil, []string{"nothing was written", "3 problem(s)", `tool "bad_schema"`, "output schema must have a root", `tool "no_handler"`, "no handler", `tool "bad.name"`, "WithFunctionName"}, false, true},
-		{"emit without dir", goldenApp, func(string) []string { return []string{"emit-metadata"} }, 2, nil, []string{"exactly one directory", "usage"}, false, true},
-		{"emit two dirs", goldenApp, func(d string) []string { return []string{"emit-metadata", d, d} }, 2, nil, []string{"exactly one directory"}, false, true},
-		{"unknown command", goldenApp, func(string) []string { return []string{"serve"} }, 2, nil, []string{`unknown command "serve"`, "usage"}, false, true},
-		{"help", goldenApp, func(string) []string { return []string{"--help"} }, 0, []string{"emit-metadata DIR"}, nil, false, true},
-		{"serve without port", goldenApp, func(string) []string { return nil }, 1, nil, []string{"FUNCTIONS_CUSTOMHANDLER_PORT", "FUNCTIONS_HTTPWORKER_PORT"}, false, true},
+		{"emit without dir", goldenApp, func(string) []string { return []string{"myapp", "emit-metadata"} }, 2, nil, []string{"exactly one directory", "usage"}, false, true},
+		{"emit two dirs", goldenApp, func(d string) []string { return []string{"myapp", "emit-metadata", d, d} }, 2, nil, []string{"exactly one directory"}, false, true},
+		{"unknown command", goldenApp, func(string) []string { return []string{"myapp", "serve"} }, 2, nil, []string{`unknown command "serve"`, "usage"}, false, true},
+		{"help", goldenApp, func(string) []string { return []string{"/x/myapp", "--help"} }, 0, []string{"myapp emit-metadata DIR"}, nil, false, true},
+		{"serve without port", goldenApp, func(string) []string { return []string{"myapp"} }, 1, nil, []string{"FUNCTIONS_CUSTOMHANDLER_PORT", "FUNCTIONS_HTTPWORKER_PORT"}, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -330,7 +332,7 @@ func TestEmitWarnsAboutStaleFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	if code := goldenApp().RunArgs(context.Background(), []string{"emit-metadata", dir}, &stdout, &stderr); code != 0 {
+	if code := goldenApp().RunArgs(context.Background(), []string{"app", "emit-metadata", dir}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit code %d: %s", code, &stderr)
 	}
 	want := "emit-metadata: warning: " + stale + " is not a function of this app"

@@ -12,8 +12,8 @@ func ExampleApp_ConfigureMcpTool() {
 	app := worker.New(nil)
 	app.ConfigureMcpTool("get_weather").
 		WithDescription("Current weather for a city.").
-		WithProperty("city", worker.String, "The city name.", true).
-		WithProperty("units", worker.String.Enum("celsius", "fahrenheit"), "Temperature units.", false).
+		WithProperty("city", worker.String, "The city name.", worker.Required).
+		WithProperty("units", worker.String.Enum("celsius", "fahrenheit"), "Temperature units.", worker.Optional).
 		WithOutputSchema(`{"type":"object","properties":{"temp":{"type":"number"}},"required":["temp"]}`).
 		WithMetadata("version", "1.0").
 		Handle(func(ctx context.Context, tc *worker.ToolContext) (*worker.Result, error) {
@@ -61,8 +61,8 @@ func ExampleAddTool() {
 	worker.AddTool(app, "forecast", func(ctx context.Context, tc *worker.ToolContext, in struct {
 		City string `json:"city" description:"The city name"`
 		Days int    `json:"days,omitempty" description:"How many days"`
-	}) (Forecast, error) {
-		return Forecast{City: in.City}, nil
+	}) (*worker.Result, Forecast, error) {
+		return nil, Forecast{City: in.City}, nil
 	}).WithDescription("Forecast for a city.")
 	fns, err := app.Functions()
 	if err != nil {

@@ -38,14 +38,22 @@ type Result struct {
 	StructuredContent any
 	// IsError marks the result as a tool error.
 	IsError bool
+	// Meta, when not nil, is sent as the result's _meta.
+	Meta map[string]any
 }
 
 // TextResult returns a result with one text block.
 func TextResult(s string) *Result { return &Result{Content: []Content{Text(s)}} }
 
 // ErrorResult returns an isError result with one text block.
-func ErrorResult(format string, args ...any) *Result {
-	return &Result{Content: []Content{Text(fmt.Sprintf(format, args...))}, IsError: true}
+func ErrorResult(text string) *Result {
+	return &Result{Content: []Content{Text(text)}, IsError: true}
+}
+
+// ErrorResultf returns an isError result with one text block, formatted as
+// by fmt.Sprintf.
+func ErrorResultf(format string, args ...any) *Result {
+	return ErrorResult(fmt.Sprintf(format, args...))
 }
 
 // singleBlockTypes are the envelope types the host decodes as one block.
@@ -82,7 +90,7 @@ func envelope(r *Result) (*metadata.ToolResult, error) {
 			structured = data // Marshal output is compact, a json.RawMessage's too
 		}
 	}
-	if structured == nil && !r.IsError && len(r.Content) == 1 {
+	if structured == nil && !r.IsError && r.Meta == nil && len(r.Content) == 1 {
 		if typ := metadata.ContentType(r.Content[0]); singleBlockTypes[typ] {
 			return &metadata.ToolResult{Type: typ, Content: string(compact(r.Content[0]))}, nil
 		}
@@ -101,6 +109,13 @@ func envelope(r *Result) (*metadata.ToolResult, error) {
 		}
 		s := string(structured)
 		env.StructuredContent = &s
+	}
+	if r.Meta != nil {
+		meta, err := metadata.Marshal(r.Meta)
+		if err != nil {
+			return nil, fmt.Errorf("encoding _meta: %w", err)
+		}
+		ctr.Meta = meta
 	}
 	data, err := metadata.Marshal(ctr)
 	if err != nil {

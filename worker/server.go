@@ -139,13 +139,13 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (env *metad
 	}()
 	res, err := t.invoke(ctx, tc, t)
 	if err != nil {
-		tc.Log("tool %s failed: %v", t.name, err)
+		tc.Logf("tool %s failed: %v", t.name, err)
 		return errorEnvelope(err.Error())
 	}
 	env, err = envelope(res)
 	if err != nil {
 		msg := fmt.Sprintf("tool %s returned an invalid result: %v", t.name, err)
-		tc.Log("%s", msg)
+		tc.Logf("%s", msg)
 		return errorEnvelope(msg)
 	}
 	return env
@@ -166,9 +166,16 @@ func (a *App) ListenAndServe(ctx context.Context, addr string) error {
 	return a.serve(ctx, l, a.handler(c, nil))
 }
 
-// Serve is [App.ListenAndServe] on an existing listener, which it closes.
+// Serve is [App.ListenAndServe] on an existing listener, which it closes. A
+// configuration problem is returned before serving (the listener is closed
+// then too).
 func (a *App) Serve(ctx context.Context, l net.Listener) error {
-	return a.serve(ctx, l, a.Handler())
+	c, err := a.build()
+	if err != nil {
+		_ = l.Close()
+		return err
+	}
+	return a.serve(ctx, l, a.handler(c, nil))
 }
 
 func (a *App) serve(ctx context.Context, l net.Listener, h http.Handler) error {
@@ -196,11 +203,11 @@ func (a *App) serve(ctx context.Context, l net.Listener, h http.Handler) error {
 	return nil
 }
 
-// Main runs the app as a command and exits: see [App.RunArgs]. SIGINT and
-// SIGTERM stop the server gracefully.
+// Main runs the app as a command and exits: see [App.RunArgs], which it
+// calls with os.Args. SIGINT and SIGTERM stop the server gracefully.
 func (a *App) Main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := a.RunArgs(ctx, os.Args[1:], a.stdout, a.stderr)
+	code := a.RunArgs(ctx, os.Args, a.stdout, a.stderr)
 	stop()
 	os.Exit(code)
 }
@@ -210,8 +217,9 @@ const usage = `usage:
   %[1]s emit-metadata DIR     write DIR/<function>/function.json for every tool
 `
 
-// RunArgs is [App.Main] without the exit: args are the command-line
-// arguments after the program name. It returns the exit code:
+// RunArgs is [App.Main] without the exit. args is the whole command line,
+// program name first, as in os.Args; the program name is used in the usage
+// text only. It returns the exit code:
 //
 //   - "emit-metadata DIR": writes every function.json (0), or writes nothing
 //     and prints every configuration problem to stderr (1);
@@ -223,8 +231,11 @@ const usage = `usage:
 //     stderr (2).
 func (a *App) RunArgs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	prog := "app"
-	if len(os.Args) > 0 && os.Args[0] != "" {
-		prog = baseName(os.Args[0])
+	if len(args) > 0 {
+		if args[0] != "" {
+			prog = baseName(args[0])
+		}
+		args = args[1:]
 	}
 	switch {
 	case len(args) == 0:

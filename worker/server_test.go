@@ -36,22 +36,22 @@ type greetOut struct {
 func testApp(t testing.TB, stderr io.Writer) (*App, *seen) {
 	s := &seen{}
 	a := New(&Options{Stderr: stderr, Stdout: io.Discard})
-	AddTool(a, "greet", func(ctx context.Context, tc *ToolContext, in greetIn) (greetOut, error) {
+	AddTool(a, "greet", func(ctx context.Context, tc *ToolContext, in greetIn) (*Result, greetOut, error) {
 		s.set(tc)
-		tc.Log("greeting %s", in.Name)
+		tc.Logf("greeting %s", in.Name)
 		if in.Name == "" {
-			return greetOut{}, errors.New("name must not be empty")
+			return nil, greetOut{}, errors.New("name must not be empty")
 		}
-		return greetOut{Greeting: "Hello, " + in.Name + " <&>", Times: in.Times}, nil
+		return nil, greetOut{Greeting: "Hello, " + in.Name + " <&>", Times: in.Times}, nil
 	}).WithDescription("Greets.")
-	AddTool(a, "list", func(ctx context.Context, tc *ToolContext, in struct{}) ([]string, error) {
-		return []string{"a", "b"}, nil
+	AddTool(a, "list", func(ctx context.Context, tc *ToolContext, in struct{}) (*Result, []string, error) {
+		return nil, []string{"a", "b"}, nil
 	}).WithOutputField("items").WithFunctionName("list_items")
-	AddTool(a, "nilmap", func(ctx context.Context, tc *ToolContext, in struct{}) (map[string]int, error) {
-		return nil, nil
+	AddTool(a, "nilmap", func(ctx context.Context, tc *ToolContext, in struct{}) (*Result, map[string]int, error) {
+		return nil, nil, nil
 	})
-	AddTool(a, "nilptr", func(ctx context.Context, tc *ToolContext, in struct{}) (*greetOut, error) {
-		return nil, nil
+	AddTool(a, "nilptr", func(ctx context.Context, tc *ToolContext, in struct{}) (*Result, *greetOut, error) {
+		return nil, nil, nil
 	})
 	a.ConfigureMcpTool("echo").Handle(func(ctx context.Context, tc *ToolContext) (*Result, error) {
 		var in struct {
@@ -208,7 +208,7 @@ func TestInvokeResults(t *testing.T) {
 		{"wrapped slice", "list_items", `{}`, "call_tool_result", false, `{"items":["a","b"]}`, `{"items":["a","b"]}`, 1},
 		{"function name case-insensitive", "LIST_ITEMS", `{}`, "call_tool_result", false, `{"items":["a","b"]}`, "", 1},
 		{"nil map is an empty object", "nilmap", `{}`, "call_tool_result", false, `{}`, `{}`, 1},
-		{"nil pointer is an error", "nilptr", `{}`, "call_tool_result", true, "", "the tool returned a nil result", 1},
+		{"nil pointer sends the zero value", "nilptr", `{}`, "call_tool_result", false, `{"greeting":"","times":0}`, `{"greeting":"","times":0}`, 1},
 		{"plain text", "echo", `{"message":"hi"}`, "text", false, "", "", 0},
 		{"raw bind error", "echo", `{"message":5}`, "call_tool_result", true, "", `invalid argument "message": got number, want string`, 1},
 		{"several blocks", "multi", `{}`, "call_tool_result", false, "", "one", 2},

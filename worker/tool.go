@@ -48,9 +48,9 @@ type ToolContext struct {
 	logs []string
 }
 
-// Log adds a line to the invocation's Logs, which the host writes to the
-// function's log. It is safe for concurrent use.
-func (tc *ToolContext) Log(format string, args ...any) {
+// Logf adds a line, formatted as by fmt.Sprintf, to the invocation's Logs,
+// which the host writes to the function's log. It is safe for concurrent use.
+func (tc *ToolContext) Logf(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
 	tc.mu.Lock()
 	tc.logs = append(tc.logs, line)
@@ -181,24 +181,40 @@ func typeWord(t reflect.Type) string {
 	return t.String()
 }
 
-var resultPtrType = reflect.TypeFor[*Result]()
+// ToolHandlerFor is a typed tool handler, shaped like the official Go SDK's
+// mcp.ToolHandlerFor: it receives the arguments decoded into In and returns
+// a result beside the typed output.
+//
+// The result (nil for none) carries content blocks, IsError and Meta; out
+// becomes structuredContent. A returned error becomes an isError result
+// with its message, and result and out are then ignored.
+type ToolHandlerFor[In, Out any] func(ctx context.Context, tc *ToolContext, in In) (result *Result, out Out, err error)
 
-// AddTool adds a typed tool: arguments are decoded into In, and the handler's
-// Out becomes the result. It returns the tool's builder, for the other
-// settings.
+var anyType = reflect.TypeFor[any]()
+
+// AddTool adds a typed tool: arguments are decoded into In, and the
+// handler's result and Out become the tool result. It returns the tool's
+// builder, for the other settings.
 //
 // Schemas are inferred from the types (see the package documentation for the
 // rules): In must describe a JSON object; its schema is emitted as
 // inputSchema (with useWorkerInputSchema) and its top-level fields as
-// toolProperties, for older hosts. Out's schema is emitted as outputSchema.
-// An explicit WithInputSchema / WithOutputSchema wins over the inferred one.
+// toolProperties, for older hosts. Out's schema is emitted as outputSchema;
+// Out = any means no output schema. An explicit WithInputSchema /
+// WithOutputSchema wins over the inferred one.
 //
-// A struct or map Out is sent as structuredContent, plus a text block with
-// the same JSON. Any other Out (slice, string, number, …) is wrapped:
-// structuredContent is {"result": value} (see [ToolBuilder.WithOutputField])
-// and the inferred schema says so. Out = *Result is passed through as a raw
-// result, with no output schema. A returned error becomes an isError result.
-func AddTool[In, Out any](a *App, toolName string, h func(ctx context.Context, tc *ToolContext, in In) (Out, error)) *ToolBuilder {
+// A struct or map Out is sent as structuredContent. Any other Out (slice,
+// string, number, …) is wrapped: structuredContent is {"result": value} (see
+// [ToolBuilder.WithOutputField]) and the inferred schema says so. A nil map
+// is sent as {} and a nil slice as [].
+//
+// A nil *Out is not an error. With a result marked IsError, no
+// structuredContent is sent; otherwise the zero value of Out's element type
+// is sent, as the official Go SDK does, and must then match the schema.
+//
+// The content blocks of the result are kept, in order; the text copy of
+// structuredContent is added as [ToolBuilder.WithTextCopy] says.
+func AddTool[In, Out any](a *App, toolName string, h ToolHandlerFor[In, Out]) *ToolBuilder {
 	b := a.ConfigureMcpTool(toolName)
 	if h == nil {
 		b.errs = append(b.errs, ruleErr(ErrNoHandler, "AddTool was given a nil handler"))
@@ -211,9 +227,9 @@ func AddTool[In, Out any](a *App, toolName string, h func(ctx context.Context, t
 	} else {
 		b.inferredInput = in
 	}
-	raw := outType == resultPtrType
+	untyped := outType == anyType
 	wrap := false
-	if !raw {
+	if !untyped {
 		out, wrapped, err := outputSchema(outType, b)
 		if err != nil {
 			b.errs = append(b.errs, err)
@@ -221,41 +237,75 @@ func AddTool[In, Out any](a *App, toolName string, h func(ctx context.Context, t
 			b.inferredOutput, wrap = out, wrapped
 		}
 	}
-	isMap := deref(outType).Kind() == reflect.Map
+	var elemZero any // the value sent for a nil *Out
+	if outType.Kind() == reflect.Pointer {
+		elemZero = reflect.New(outType.Elem()).Elem().Interface()
+	}
 	b.setInvoker(func(ctx context.Context, tc *ToolContext, t *tool) (*Result, error) {
 		var in In
 		if err := tc.BindArguments(&in); err != nil {
 			return nil, err
 		}
-		out, err := h(ctx, tc, in)
+		res, out, err := h(ctx, tc, in)
 		if err != nil {
 			return nil, err
 		}
-		if raw {
-			return any(out).(*Result), nil
+		if res == nil {
+			res = &Result{}
+		} else {
+			copied := *res // the handler may reuse its result
+			res = &copied
 		}
-		data, err := metadata.Marshal(out)
+		var value any = out
+		switch {
+		case untyped:
+			if value == nil {
+				return res, nil
+			}
+		case elemZero != nil && reflect.ValueOf(value).IsNil():
+			if res.IsError {
+				return res, nil
+			}
+			value = elemZero
+		}
+		data, err := metadata.Marshal(value)
 		if err != nil {
 			return nil, fmt.Errorf("encoding the result: %w", err)
 		}
-		if wrap {
-			var buf bytes.Buffer
-			key, _ := metadata.Marshal(t.outputField)
-			buf.WriteByte('{')
-			buf.Write(key)
-			buf.WriteByte(':')
-			buf.Write(data)
-			buf.WriteByte('}')
-			data = buf.Bytes()
-		} else if bytes.Equal(data, []byte("null")) {
-			if !isMap {
-				return nil, errors.New("the tool returned a nil result")
-			}
-			data = []byte("{}")
+		if !untyped {
+			data = structuredValue(data, outType, wrap, t.outputField)
 		}
-		return &Result{Content: []Content{Text(string(data))}, StructuredContent: json.RawMessage(data)}, nil
+		res.StructuredContent = json.RawMessage(data)
+		return res, nil
 	})
 	return b
+}
+
+// structuredValue turns the JSON of a typed output into structuredContent:
+// a nil map or slice becomes {} or [], and a non-object output is wrapped
+// as {"<field>": value}. This is the one place where the object wrapping of
+// non-object outputs happens.
+func structuredValue(data []byte, outType reflect.Type, wrap bool, field string) []byte {
+	if bytes.Equal(data, []byte("null")) {
+		switch deref(outType).Kind() {
+		case reflect.Map, reflect.Struct:
+			data = []byte("{}")
+		case reflect.Slice, reflect.Array:
+			data = []byte("[]")
+		}
+	}
+	if !wrap {
+		return data
+	}
+	var buf bytes.Buffer
+	key, _ := metadata.Marshal(field)
+	buf.Grow(len(key) + len(data) + 3)
+	buf.WriteByte('{')
+	buf.Write(key)
+	buf.WriteByte(':')
+	buf.Write(data)
+	buf.WriteByte('}')
+	return buf.Bytes()
 }
 
 func deref(t reflect.Type) reflect.Type {

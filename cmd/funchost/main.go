@@ -83,7 +83,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	h, err := host.New(ctx, &host.Options{
+	h, err := host.New(&host.Options{
 		ScriptRoot:     *root,
 		Addr:           net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)),
 		Logger:         logger,

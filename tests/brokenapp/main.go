@@ -36,12 +36,12 @@ func main() {
 		})
 	app.ConfigureMcpTool("panics").
 		WithDescription("Panics on every call.").
-		WithProperty("reason", worker.String, "What to panic with.", false).
+		WithProperty("reason", worker.String, "What to panic with.", worker.Optional).
 		Handle(func(context.Context, *worker.ToolContext) (*worker.Result, error) {
 			panic("deliberate panic in the panics tool")
 		})
-	worker.AddTool(app, "echo", func(_ context.Context, _ *worker.ToolContext, in EchoIn) (EchoOut, error) {
-		return EchoOut{Echo: strings.ToUpper(in.Text), Length: len(in.Text)}, nil
+	worker.AddTool(app, "echo", func(_ context.Context, _ *worker.ToolContext, in EchoIn) (*worker.Result, EchoOut, error) {
+		return nil, EchoOut{Echo: strings.ToUpper(in.Text), Length: len(in.Text)}, nil
 	}).WithDescription("Echoes its text in upper case, with its length.")
 	app.Main()
 }
