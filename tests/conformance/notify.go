@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/funcmcp/funcmcp/worker"
+)
+
+// step is the pause between two notifications, as the suite's scenario
+// descriptions ask ("after ~50ms").
+const step = 50 * time.Millisecond
+
+// registerNotifyingTools adds the tools that notify the client while they
+// run (tools-call-with-logging, tools-call-with-progress, and
+// server-stateless's test_logging_tool).
+func registerNotifyingTools(app *worker.App) {
+	app.ConfigureMcpTool("test_tool_with_logging").
+		WithDescription("Sends three info log messages while it runs.").
+		Handle(func(ctx context.Context, tc *worker.ToolContext) (*worker.Result, error) {
+			for i, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
+				if i > 0 && !sleep(ctx, step) {
+					return nil, ctx.Err()
+				}
+				tc.Logf("%s", msg)
+			}
+			return worker.TextResult("Tool with logging executed successfully"), nil
+		})
+
+	// server-stateless (2026-07-28) calls test_logging_tool without a log
+	// level in _meta and checks that no notifications/message arrives.
+	app.ConfigureMcpTool("test_logging_tool").
+		WithDescription("Sends one info log message.").
+		Handle(func(_ context.Context, tc *worker.ToolContext) (*worker.Result, error) {
+			tc.Logf("test_logging_tool ran")
+			return worker.TextResult("logged"), nil
+		})
+
+	app.ConfigureMcpTool("test_tool_with_progress").
+		WithDescription("Reports progress 0, 50 and 100 of 100 while it runs.").
+		Handle(func(ctx context.Context, tc *worker.ToolContext) (*worker.Result, error) {
+			for i, done := range []float64{0, 50, 100} {
+				if i > 0 && !sleep(ctx, step) {
+					return nil, ctx.Err()
+				}
+				tc.Logf("progress %v/100", done)
+			}
+			return worker.TextResult("Tool with progress executed successfully"), nil
+		})
+}
+
+// sleep waits d, or less when ctx ends first; it reports whether it waited
+// the whole time.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,119 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// conformancePkg is the official MCP conformance suite, installed from
+// tests/node/package-lock.json.
+const conformancePkg = "@modelcontextprotocol/conformance"
+
+// conformanceRevisions are the protocol revisions the suite's server
+// scenarios are run at, each with its own expected-failures file.
+var conformanceRevisions = []string{"2025-06-18", "2025-11-25", "2026-07-28"}
+
+var conformanceApp once
+
+// conformanceFixture returns the folder of the built tests/conformance app,
+// with its own host.json.
+func conformanceFixture(t testing.TB) string {
+	t.Helper()
+	return conformanceApp.get(t, func() (string, error) {
+		hostJSON, err := os.ReadFile(filepath.Join("conformance", "host.json"))
+		if err != nil {
+			return "", err
+		}
+		return buildApp("conformance", modulePath+"/tests/conformance", hostJSON)
+	})
+}
+
+// TestConformance runs every server scenario of the official MCP conformance
+// suite (--suite all: active, pending and draft scenarios; extensions are
+// not run) against funchost serving the tests/conformance fixture app, once
+// per protocol revision. The suite itself compares the outcome with
+// tests/conformance/expected-failures/<revision>.yaml and exits non-zero on
+// a failure that is not listed there and on a listed failure that now
+// passes, so the file stays exact.
+func TestConformance(t *testing.T) {
+	node, dir := nodeBin(t, conformancePkg)
+	suite := filepath.Join(dir, "node_modules", filepath.FromSlash(conformancePkg), "dist", "index.js")
+	h := startHost(t, conformanceFixture(t))
+	for _, rev := range conformanceRevisions {
+		t.Run(rev, func(t *testing.T) {
+			baseline, err := filepath.Abs(filepath.Join("conformance", "expected-failures", rev+".yaml"))
+			require.NoError(t, err)
+			require.FileExists(t, baseline)
+			out := t.TempDir()
+			code, stdout, stderr := runNode(t, node, dir, suite, "server",
+				"--url", h.endpoint, "--suite", "all", "--spec-version", rev,
+				"--expected-failures", baseline, "--output-dir", out)
+			counts, err := countChecks(out)
+			require.NoError(t, err, "reading the suite's results\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+			t.Logf("MCP conformance at %s: %s", rev, counts)
+			require.Equal(t, 0, code, "the conformance suite at %s disagrees with %s\nstdout:\n%s\nstderr:\n%s\nhost console:\n%s",
+				rev, baseline, stdout, stderr, h.console.String())
+		})
+	}
+}
+
+// checkCounts tallies the checks of one suite run.
+type checkCounts struct {
+	scenarios, scenariosFailed int
+	status                     map[string]int // SUCCESS, FAILURE, WARNING, SKIPPED, INFO → count
+}
+
+func (c checkCounts) String() string {
+	keys := make([]string, 0, len(c.status))
+	for k := range c.status {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", strings.ToLower(k), c.status[k]))
+	}
+	return fmt.Sprintf("%d scenarios, %d passed, %d failed (a failure or warning); checks: %s",
+		c.scenarios, c.scenarios-c.scenariosFailed, c.scenariosFailed, strings.Join(parts, ", "))
+}
+
+// countChecks reads every <scenario>/checks.json the suite wrote under dir.
+func countChecks(dir string) (checkCounts, error) {
+	c := checkCounts{status: map[string]int{}}
+	files, err := filepath.Glob(filepath.Join(dir, "*", "checks.json"))
+	if err != nil {
+		return c, err
+	}
+	if len(files) == 0 {
+		return c, fmt.Errorf("no checks.json under %s", dir)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return c, err
+		}
+		var checks []struct {
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal(data, &checks); err != nil {
+			return c, fmt.Errorf("decoding %s: %w", f, err)
+		}
+		c.scenarios++
+		failed := false
+		for _, ch := range checks {
+			c.status[ch.Status]++
+			failed = failed || ch.Status == "FAILURE" || ch.Status == "WARNING"
+		}
+		if failed {
+			c.scenariosFailed++
+		}
+	}
+	return c, nil
+}
