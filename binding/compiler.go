@@ -15,8 +15,9 @@ type Compiler struct {
 }
 
 type compilerKey struct {
-	kind SchemaKind
-	text string
+	kind    SchemaKind
+	natural bool // compiled by ParseNaturalSchema
+	text    string
 }
 
 type compileEntry struct {
@@ -31,7 +32,18 @@ func (c *Compiler) ParseSchema(kind SchemaKind, text string) (*Schema, error) {
 	if c == nil {
 		return ParseSchema(kind, text)
 	}
-	key := compilerKey{kind, text}
+	return c.parse(compilerKey{kind: kind, text: text}, func() (*Schema, error) { return ParseSchema(kind, text) })
+}
+
+// ParseNaturalSchema is [ParseNaturalSchema], remembered by text.
+func (c *Compiler) ParseNaturalSchema(text string) (*Schema, error) {
+	if c == nil {
+		return ParseNaturalSchema(text)
+	}
+	return c.parse(compilerKey{kind: OutputSchema, natural: true, text: text}, func() (*Schema, error) { return ParseNaturalSchema(text) })
+}
+
+func (c *Compiler) parse(key compilerKey, parse func() (*Schema, error)) (*Schema, error) {
 	c.mu.Lock()
 	if c.entries == nil {
 		c.entries = make(map[compilerKey]*compileEntry)
@@ -42,7 +54,7 @@ func (c *Compiler) ParseSchema(kind SchemaKind, text string) (*Schema, error) {
 		c.entries[key] = e
 	}
 	c.mu.Unlock()
-	e.once.Do(func() { e.schema, e.err = ParseSchema(kind, text) })
+	e.once.Do(func() { e.schema, e.err = parse() })
 	return e.schema, e.err
 }
 

@@ -161,7 +161,41 @@ func ParseSchema(kind SchemaKind, text string) (*Schema, error) {
 	if err != nil {
 		return nil, &SyntaxError{Kind: kind, Err: err}
 	}
-	doc = lenientRequired(doc)
+	return compileDoc(kind, compact, lenientRequired(doc))
+}
+
+// RuleSchemaRoot is the rule a natural output schema breaks when its root is
+// neither an object nor a boolean.
+const RuleSchemaRoot = "must be a JSON object or boolean"
+
+// ParseNaturalSchema checks and compiles a natural output schema: any JSON
+// Schema 2020-12 document (SEP-2106, MCP 2026-07-28), so the root may be any
+// object or a boolean — array, scalar, typeless and oneOf roots included.
+// Compilation is offline, as in [ParseSchema]. The error is one of
+// *SyntaxError, *ShapeError (a root that is not an object or boolean),
+// *CompileError, or wraps ErrEmptySchema.
+func ParseNaturalSchema(text string) (*Schema, error) {
+	const kind = OutputSchema
+	if strings.TrimSpace(text) == "" {
+		return nil, fmt.Errorf("%s: %w", kind, ErrEmptySchema)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(text)); err != nil {
+		return nil, &SyntaxError{Kind: kind, Err: err}
+	}
+	compact := buf.Bytes()
+	if c := compact[0]; c != '{' && !bytes.Equal(compact, []byte("true")) && !bytes.Equal(compact, []byte("false")) {
+		return nil, &ShapeError{Kind: kind, Rule: RuleSchemaRoot}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(compact))
+	if err != nil {
+		return nil, &SyntaxError{Kind: kind, Err: err}
+	}
+	return compileDoc(kind, compact, doc)
+}
+
+// compileDoc compiles a decoded schema document offline as JSON Schema 2020-12.
+func compileDoc(kind SchemaKind, compact json.RawMessage, doc any) (*Schema, error) {
 	const url = "mem:///schema.json"
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)

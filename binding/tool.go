@@ -13,8 +13,18 @@ type Tool struct {
 	Trigger *Trigger
 	// Input is the compiled input schema; never nil for a loaded tool.
 	Input *Schema
-	// Output is the compiled output schema; nil when the tool has none.
+	// Output is the compiled output schema; nil when the tool has none. Its
+	// root is always an object: it is what clients before MCP 2026-07-28
+	// see, and what the worker's structuredContent is checked against.
 	Output *Schema
+	// Natural is the compiled natural output schema (naturalOutputSchema),
+	// which clients of MCP 2026-07-28 and later see; nil when Output is
+	// its own natural form.
+	Natural *Schema
+	// OutputField is the member the worker wraps natural values in
+	// ({"<field>": value}, see [ProjectValue]); "" when values are not
+	// wrapped.
+	OutputField string
 	// Required lists the required argument names, from the input schema's
 	// root "required" (string entries only, in order).
 	Required []string
@@ -35,10 +45,35 @@ func (c *Compiler) LoadTool(fn *metadata.Function, b *metadata.Binding, file str
 	}
 	in, inErr := trig.inputSchema(c)
 	out, outErr := trig.outputSchema(c)
-	if err := errors.Join(inErr, outErr); err != nil {
+	natural, field, natErr := trig.naturalOutputSchema(c, out)
+	if err := errors.Join(inErr, outErr, natErr); err != nil {
 		return nil, err
 	}
-	return &Tool{Trigger: trig, Input: in, Output: out, Required: requiredNames(in)}, nil
+	return &Tool{Trigger: trig, Input: in, Output: out, Natural: natural, OutputField: field, Required: requiredNames(in)}, nil
+}
+
+// AdvertisedOutputSchema is the output schema a client speaking the MCP
+// revision version is shown: the natural schema (as an object, see
+// [WireSchema]) from 2026-07-28 on, else the object schema. nil when the tool
+// has none.
+func (t *Tool) AdvertisedOutputSchema(version string) json.RawMessage {
+	switch {
+	case t.Output == nil:
+		return nil
+	case t.Natural != nil && !NeedsProjection(version):
+		return WireSchema(t.Natural.JSON())
+	}
+	return t.Output.JSON()
+}
+
+// ResultFor turns a shaped result into the form a client speaking version
+// expects, in place: from 2026-07-28 on, a wrapped value is unwrapped
+// ([UnprojectResult]); earlier clients get it as it is.
+func (t *Tool) ResultFor(version string, res *metadata.CallToolResult) error {
+	if t.OutputField == "" || NeedsProjection(version) {
+		return nil
+	}
+	return UnprojectResult(res, t.OutputField)
 }
 
 // requiredNames returns the string entries of the schema's root "required".

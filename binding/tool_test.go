@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 func TestLoadTool(t *testing.T) {
@@ -88,4 +90,84 @@ func TestMissingArguments(t *testing.T) {
 		})
 	}
 	assert.Nil(t, (&Tool{}).MissingArguments(nil), "no required names")
+}
+
+func TestLoadToolNaturalOutputSchema(t *testing.T) {
+	natural := `{"type":"array","items":{"$ref":"#/$defs/p"},"$defs":{"p":{"type":"integer"}}}`
+	projected := `{"type":"object","properties":{"primes":{"type":"array","items":{"$ref":"#/properties/primes/$defs/p"},"$defs":{"p":{"type":"integer"}}}},"required":["primes"]}`
+	load := func(t *testing.T, extra string) (*Tool, error) {
+		t.Helper()
+		b := parseBinding(t, triggerJSON(extra))
+		return LoadTool(testFunction(b), b, testFile)
+	}
+
+	t.Run("wrapped", func(t *testing.T) {
+		tool, err := load(t, `"outputSchema":`+quote(projected)+`,"naturalOutputSchema":`+quote(natural))
+		require.NoError(t, err)
+		require.NotNil(t, tool.Natural)
+		assert.Equal(t, natural, tool.Natural.String())
+		assert.Equal(t, "primes", tool.OutputField, "the field is read from the projection")
+		for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
+			assert.Equal(t, projected, string(tool.AdvertisedOutputSchema(v)), v)
+		}
+		assert.Equal(t, natural, string(tool.AdvertisedOutputSchema("2026-07-28")))
+
+		res := &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent(`{"primes":[2]}`)}, StructuredContent: json.RawMessage(`{"primes":[2]}`)}
+		require.NoError(t, tool.ResultFor("2025-11-25", res))
+		assert.Equal(t, `{"primes":[2]}`, string(res.StructuredContent), "legacy clients get the projected value")
+		require.NoError(t, tool.ResultFor("2026-07-28", res))
+		assert.Equal(t, `[2]`, string(res.StructuredContent))
+		assert.Equal(t, []json.RawMessage{metadata.TextContent(`[2]`)}, res.Content)
+	})
+
+	t.Run("object or null", func(t *testing.T) {
+		tool, err := load(t, `"outputSchema":`+quote(`{"type":"object"}`)+`,"naturalOutputSchema":`+quote(`{"type":["object","null"]}`))
+		require.NoError(t, err)
+		assert.Empty(t, tool.OutputField, "object values are never wrapped")
+		assert.Equal(t, `{"type":["object","null"]}`, string(tool.AdvertisedOutputSchema("2026-07-28")))
+		assert.Equal(t, `{"type":"object"}`, string(tool.AdvertisedOutputSchema("2025-06-18")))
+		res := &metadata.CallToolResult{StructuredContent: json.RawMessage(`{"a":1}`)}
+		require.NoError(t, tool.ResultFor("2026-07-28", res))
+		assert.Equal(t, `{"a":1}`, string(res.StructuredContent))
+	})
+
+	t.Run("boolean natural schema", func(t *testing.T) {
+		tool, err := load(t, `"outputSchema":`+quote(`{"type":"object","properties":{"result":true},"required":["result"]}`)+`,"naturalOutputSchema":"true"`)
+		require.NoError(t, err)
+		assert.Equal(t, "result", tool.OutputField)
+		assert.Equal(t, `{}`, string(tool.AdvertisedOutputSchema("2026-07-28")), "the wire wants an object")
+	})
+
+	t.Run("without output schema", func(t *testing.T) {
+		tool, err := load(t, `"naturalOutputSchema":`+quote(natural))
+		assert.Nil(t, tool)
+		assert.ErrorIs(t, err, ErrNaturalWithoutOutputSchema)
+		var te *ToolError
+		require.ErrorAs(t, err, &te)
+		assert.Equal(t, testFile, te.File)
+	})
+
+	t.Run("not the projection", func(t *testing.T) {
+		tool, err := load(t, `"outputSchema":`+quote(`{"type":"object","properties":{"primes":{"type":"array"}},"required":["primes"]}`)+`,"naturalOutputSchema":`+quote(natural))
+		assert.Nil(t, tool)
+		var npe *NotProjectionError
+		require.ErrorAs(t, err, &npe)
+		assert.JSONEq(t, projected, string(npe.Want))
+		assert.Contains(t, err.Error(), `function "get_weather", tool "get_weather"`)
+	})
+
+	t.Run("natural schema invalid", func(t *testing.T) {
+		tool, err := load(t, `"outputSchema":`+quote(projected)+`,"naturalOutputSchema":"[1]"`)
+		assert.Nil(t, tool)
+		var se *ShapeError
+		require.ErrorAs(t, err, &se)
+		assert.Equal(t, RuleSchemaRoot, se.Rule)
+		assert.Contains(t, err.Error(), "naturalOutputSchema")
+	})
+
+	t.Run("not a string", func(t *testing.T) {
+		tool, err := load(t, `"outputSchema":`+quote(projected)+`,"naturalOutputSchema":{"type":"array"}`)
+		assert.Nil(t, tool)
+		assert.ErrorContains(t, err, "naturalOutputSchema must be a string")
+	})
 }

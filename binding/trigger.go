@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/funcmcp/funcmcp/metadata"
@@ -68,6 +69,9 @@ type Trigger struct {
 	UseWorkerInputSchema bool
 	// OutputSchemaText is the outputSchema string; "" means no output schema.
 	OutputSchemaText string
+	// NaturalOutputSchemaText is the naturalOutputSchema string; "" means the
+	// output schema is its own natural form.
+	NaturalOutputSchemaText string
 	// UseResultSchema says the worker returns the result envelope.
 	UseResultSchema bool
 }
@@ -83,7 +87,8 @@ func (t *Trigger) toolErr(err error) error {
 // an optional string; "toolProperties", when present and not null, must be a
 // string holding a JSON array of tool properties; "metadata", when present,
 // must be a string holding a JSON object (an empty string means none) or the
-// object itself; "inputSchema" and "outputSchema" must be strings;
+// object itself; "inputSchema", "outputSchema" and "naturalOutputSchema" must
+// be strings;
 // "useWorkerInputSchema" and "useResultSchema" booleans. The schemas are not
 // checked here: see [Trigger.InputSchema] and [Trigger.OutputSchema].
 //
@@ -155,6 +160,11 @@ func ParseTrigger(fn *metadata.Function, b *metadata.Binding, file string) (*Tri
 		fail("%s %w (JSON encoded as a string)", metadata.KeyOutputSchema, err)
 	} else {
 		t.OutputSchemaText = s
+	}
+	if s, _, err := optionalString(b, metadata.KeyNaturalOutputSchema); err != nil {
+		fail("%s %w (JSON encoded as a string)", metadata.KeyNaturalOutputSchema, err)
+	} else {
+		t.NaturalOutputSchemaText = s
 	}
 
 	for _, key := range []string{metadata.KeyUseWorkerInputSchema, metadata.KeyUseResultSchema} {
@@ -287,6 +297,79 @@ func (t *Trigger) outputSchema(c *Compiler) (*Schema, error) {
 		return nil, t.toolErr(err)
 	}
 	return s, nil
+}
+
+// ErrNaturalWithoutOutputSchema is the reason given when naturalOutputSchema
+// is set but outputSchema, its object projection, is not.
+var ErrNaturalWithoutOutputSchema = errors.New("naturalOutputSchema is set but outputSchema, its object projection for clients before MCP 2026-07-28, is missing")
+
+// NotProjectionError is an outputSchema that is not the object projection
+// ([ProjectSchema]) of the naturalOutputSchema beside it.
+type NotProjectionError struct {
+	Want json.RawMessage // the projection of the natural schema
+}
+
+func (e *NotProjectionError) Error() string {
+	return fmt.Sprintf("outputSchema is not the object projection of naturalOutputSchema: want %s", e.Want)
+}
+
+// naturalOutputSchema checks and compiles the natural output schema against
+// the compiled output schema out. It returns the field values are wrapped in
+// for legacy clients, "" when they are not wrapped.
+func (t *Trigger) naturalOutputSchema(c *Compiler, out *Schema) (*Schema, string, error) {
+	if t.NaturalOutputSchemaText == "" {
+		return nil, "", nil
+	}
+	if out == nil {
+		if t.OutputSchemaText == "" {
+			return nil, "", t.toolErr(ErrNaturalWithoutOutputSchema)
+		}
+		return nil, "", nil // outputSchema failed already; that error says why
+	}
+	natural, err := c.ParseNaturalSchema(t.NaturalOutputSchemaText)
+	if err != nil {
+		return nil, "", t.toolErr(fmt.Errorf("%s: %w", metadata.KeyNaturalOutputSchema, err))
+	}
+	field := DefaultOutputField
+	want, wrapped, err := ProjectSchema(natural.JSON(), field)
+	if err != nil {
+		return nil, "", t.toolErr(err)
+	}
+	if wrapped {
+		if f, ok := singleProperty(out.JSON()); ok {
+			field = f
+			if want, _, err = ProjectSchema(natural.JSON(), field); err != nil {
+				return nil, "", t.toolErr(err)
+			}
+		}
+	} else {
+		field = ""
+	}
+	if !jsonEqual(want, out.JSON()) {
+		return nil, "", t.toolErr(&NotProjectionError{Want: want})
+	}
+	return natural, field, nil
+}
+
+// singleProperty returns the name of the only property of an object schema.
+func singleProperty(schema json.RawMessage) (string, bool) {
+	var root struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(schema, &root) != nil || len(root.Properties) != 1 {
+		return "", false
+	}
+	for name := range root.Properties {
+		return name, true
+	}
+	return "", false
+}
+
+// jsonEqual reports whether two JSON texts hold the same value.
+func jsonEqual(a, b json.RawMessage) bool {
+	va, errA := DecodeJSON(a)
+	vb, errB := DecodeJSON(b)
+	return errA == nil && errB == nil && reflect.DeepEqual(va, vb)
 }
 
 // ErrMissingWorkerInputSchema is the reason given when useWorkerInputSchema is

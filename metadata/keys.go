@@ -33,8 +33,16 @@ const (
 	// KeyInputSchema is a string holding the input JSON Schema; used only
 	// with KeyUseWorkerInputSchema.
 	KeyInputSchema = "inputSchema"
-	// KeyOutputSchema is a string holding the output JSON Schema.
+	// KeyOutputSchema is a string holding the output JSON Schema. Its root is
+	// always "type": "object", which the Azure Functions MCP extension and
+	// clients before MCP 2026-07-28 require.
 	KeyOutputSchema = "outputSchema"
+	// KeyNaturalOutputSchema is a string holding the tool's natural output
+	// schema — any JSON Schema 2020-12 document (SEP-2106): array, scalar,
+	// oneOf roots… — when it differs from KeyOutputSchema, which then holds
+	// its object projection. The Azure Functions host ignores the key;
+	// funchost advertises it to MCP 2026-07-28 clients.
+	KeyNaturalOutputSchema = "naturalOutputSchema"
 	// KeyUseWorkerInputSchema (bool) says KeyInputSchema replaces the schema
 	// built from KeyToolProperties.
 	KeyUseWorkerInputSchema = "useWorkerInputSchema"

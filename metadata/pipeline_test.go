@@ -409,3 +409,35 @@ func TestToolResultContent(t *testing.T) {
 		t.Errorf("ToolProperty = %s", p)
 	}
 }
+
+func TestNaturalOutputSchemaKey(t *testing.T) {
+	opts := &ToolOptions{
+		ToolName:            "primes",
+		OutputSchema:        `{"type":"object","properties":{"result":{"type":"array"}},"required":["result"]}`,
+		NaturalOutputSchema: `{"type":"array"}`,
+	}
+	fn, err := NewToolFunction("primes", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := fn.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, natural := strings.Index(string(data), `"outputSchema"`), strings.Index(string(data), `"naturalOutputSchema"`)
+	if out < 0 || natural < out {
+		t.Errorf("naturalOutputSchema must follow outputSchema:\n%s", data)
+	}
+	if s, _ := fn.Bindings[0].LookupString(KeyNaturalOutputSchema); s != `{"type":"array"}` {
+		t.Errorf("naturalOutputSchema = %q", s)
+	}
+
+	opts.NaturalOutputSchema = ""
+	fn, err = NewToolFunction("primes", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := fn.Bindings[0].Get(KeyNaturalOutputSchema); ok {
+		t.Errorf("naturalOutputSchema = %s, want absent when the output schema is natural", v)
+	}
+}

@@ -53,8 +53,12 @@ type ToolOptions struct {
 	Metadata []Field
 	// InputSchema is the compact input schema text ("" for none).
 	InputSchema string
-	// OutputSchema is the compact output schema text ("" for none).
+	// OutputSchema is the compact output schema text ("" for none): an object
+	// schema, the projection of NaturalOutputSchema when that is set.
 	OutputSchema string
+	// NaturalOutputSchema is the compact natural output schema text, written
+	// as KeyNaturalOutputSchema ("" for none: OutputSchema is the natural one).
+	NaturalOutputSchema string
 }
 
 // SetMetadata sets a metadata entry; a later call with the same key replaces
@@ -95,6 +99,7 @@ type parsedTrigger struct {
 	hasMetadata          bool
 	inputSchema          *string
 	outputSchema         *string
+	naturalOutputSchema  *string
 	useWorkerInputSchema bool
 	useResultSchema      bool
 }
@@ -205,8 +210,9 @@ func (b *BindingBuilder) ResolveInputSchema() *BindingBuilder {
 	return b
 }
 
-// ResolveOutputSchema writes the tool's output schema. It has no companion
-// flag: the key present means a schema.
+// ResolveOutputSchema writes the tool's output schema, and its natural
+// output schema when it has one. They have no companion flag: the key
+// present means a schema.
 func (b *BindingBuilder) ResolveOutputSchema() *BindingBuilder {
 	for _, t := range b.triggers {
 		if t.options == nil || t.options.OutputSchema == "" {
@@ -214,6 +220,9 @@ func (b *BindingBuilder) ResolveOutputSchema() *BindingBuilder {
 		}
 		s := t.options.OutputSchema
 		t.outputSchema = &s
+		if n := t.options.NaturalOutputSchema; n != "" {
+			t.naturalOutputSchema = &n
+		}
 	}
 	return b
 }
@@ -239,7 +248,8 @@ func (b *BindingBuilder) ResolveResultSchema() *BindingBuilder {
 
 // Build writes the resolved values into the bindings. Existing keys keep their
 // position; new keys are appended in this order: toolProperties, metadata,
-// inputSchema, outputSchema, useWorkerInputSchema, useResultSchema. It
+// inputSchema, outputSchema, naturalOutputSchema, useWorkerInputSchema,
+// useResultSchema. It
 // returns every problem the pipeline met, joined.
 func (b *BindingBuilder) Build() error {
 	for _, t := range b.triggers {
@@ -256,6 +266,9 @@ func (b *BindingBuilder) Build() error {
 		}
 		if t.outputSchema != nil {
 			t.binding.SetString(KeyOutputSchema, *t.outputSchema)
+		}
+		if t.naturalOutputSchema != nil {
+			t.binding.SetString(KeyNaturalOutputSchema, *t.naturalOutputSchema)
 		}
 		if t.useWorkerInputSchema {
 			t.binding.SetBool(KeyUseWorkerInputSchema, true)
