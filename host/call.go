@@ -23,6 +23,9 @@ type toolSet struct{ h *Host }
 
 func (s toolSet) ToolsList() json.RawMessage { return s.h.reg.list }
 
+// ToolsListFor shows 2026-07-28 clients the natural output schemas.
+func (s toolSet) ToolsListFor(version string) json.RawMessage { return s.h.reg.listFor(version) }
+
 func (s toolSet) CallTool(ctx context.Context, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
 	return s.h.callTool(ctx, req)
 }
@@ -104,12 +107,18 @@ func (h *Host) invokeTool(ctx context.Context, t *servedTool, id string, req *mc
 	var ve *binding.ValidationError
 	switch {
 	case err == nil:
+		// The worker returns the object projection; 2026-07-28 clients get
+		// the natural value.
+		if err := t.tool.ResultFor(req.ProtocolVersion, d.Result); err != nil {
+			return h.failed(ctx, t, id, err), nil
+		}
 		return d.Result, nil
 	case errors.As(err, &ve):
 		msg := validationMessage(t.name, ve)
 		if h.cfg.Validation == ValidationWarn {
 			h.log.LogAttrs(ctx, slog.LevelWarn, msg+" (delivered as is: outputValidation is warn)",
 				slog.String("function", t.function), slog.String("invocationId", id))
+			_ = t.tool.ResultFor(req.ProtocolVersion, d.Result) // best effort: as is when it is not wrapped
 			return d.Result, nil
 		}
 		h.log.LogAttrs(ctx, slog.LevelError, msg,

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -45,7 +46,8 @@ type FunctionStatus struct {
 type registry struct {
 	tools    []*servedTool          // sorted by tool name
 	byName   map[string]*servedTool // lower-case tool name
-	list     json.RawMessage        // the tools/list "tools" array, encoded once
+	list     json.RawMessage        // the tools/list "tools" array for legacy clients, encoded once
+	modern   json.RawMessage        // the same for MCP 2026-07-28 clients (natural output schemas)
 	funcs    []FunctionStatus       // in function order
 	failures []error                // one per function or tool that is not served
 }
@@ -190,8 +192,19 @@ func (r *registry) add(root string, fn *metadata.Function, loaded loadedTool) {
 	r.funcs = append(r.funcs, st)
 }
 
-// encodeList builds the tools/list array once.
+// encodeList builds the tools/list arrays once: the one legacy clients see
+// (object output schemas) and the one 2026-07-28 clients see (natural output
+// schemas, SEP-2106). Both are in tool-name order.
 func (r *registry) encodeList() error {
+	var err error
+	if r.list, err = r.encodeListFor(mcp.LatestVersion); err != nil {
+		return err
+	}
+	r.modern, err = r.encodeListFor(mcp.ModernVersion)
+	return err
+}
+
+func (r *registry) encodeListFor(version string) (json.RawMessage, error) {
 	items := make([]toolJSON, len(r.tools))
 	for i, t := range r.tools {
 		tr := t.tool.Trigger
@@ -200,17 +213,22 @@ func (r *registry) encodeList() error {
 			item.Description = &t.description
 		}
 		item.InputSchema = t.tool.Input.JSON()
-		if t.tool.Output != nil {
-			item.OutputSchema = t.tool.Output.JSON()
-		}
+		item.OutputSchema = t.tool.AdvertisedOutputSchema(version)
 		items[i] = item
 	}
 	data, err := metadata.Marshal(items)
 	if err != nil {
-		return fmt.Errorf("encoding the tool list: %w", err)
+		return nil, fmt.Errorf("encoding the tool list: %w", err)
 	}
-	r.list = data
-	return nil
+	return data, nil
+}
+
+// listFor returns the tool list a client speaking version sees.
+func (r *registry) listFor(version string) json.RawMessage {
+	if binding.NeedsProjection(version) {
+		return r.list
+	}
+	return r.modern
 }
 
 // lookup finds a tool by name, case-insensitively.

@@ -6,10 +6,11 @@
 //
 // # Endpoint contract
 //
-// The handler speaks the Streamable HTTP transport of MCP revisions
-// 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25 ([SupportedVersions]),
-// the way the Azure Functions MCP extension does: every POST is answered on
-// its own, and no session state is kept on the server.
+// The handler speaks the Streamable HTTP transport of the legacy MCP
+// revisions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25
+// ([SupportedVersions], negotiated by initialize) and of the modern revision
+// 2026-07-28 ([ModernVersions], no initialize), on the one endpoint. No
+// session state is kept on the server for either.
 //
 //   - Only POST is served. Any other method gets 405 with "Allow: POST" and a
 //     JSON-RPC error body (-32000 "Method not allowed"); there is no
@@ -21,26 +22,65 @@
 //     stream ends; otherwise, when it lists application/json (or */*) the
 //     reply is a single JSON object. An Accept header with neither gets 406.
 //   - The body is one JSON-RPC 2.0 message of at most [Options.MaxBodyBytes]
-//     (413 beyond). Malformed JSON is 400 with -32700, a batch array or a
-//     message that is not a JSON-RPC 2.0 request, notification or response is
-//     400 with -32600. Notifications and client responses are accepted with
-//     202 and no body.
+//     (413 beyond). Malformed JSON is 400 with -32700; a message that is not
+//     a JSON-RPC 2.0 request, notification or response is 400 with -32600.
+//     Notifications and client responses are accepted with 202 and no body.
+//   - A batch (a JSON array) is accepted only from a 2025-03-26 client, the
+//     one revision that allows them: the replies come back as one array, in
+//     order (202 when there are none). Any other revision's batch is 400 with
+//     -32600. initialize and modern requests cannot be batched.
+//
+// # Modern requests (2026-07-28)
+//
+// A request whose params._meta carries io.modelcontextprotocol/protocolVersion
+// is modern: it is served from what it carries, statelessly, and never needs
+// a session (an Mcp-Session-Id header is ignored and none is minted). The
+// checks, in order, each answered with HTTP 400 and no call made:
+//
+//   - an MCP-Protocol-Version header that differs from the _meta version:
+//     -32020 (HeaderMismatch);
+//   - a _meta version that is not a modern revision served here: -32022
+//     (UnsupportedProtocolVersion) with data {supported, requested}, where
+//     supported lists every revision served, newest first;
+//   - a missing MCP-Protocol-Version or Mcp-Method header, an Mcp-Method
+//     that differs from the method, and for tools/call (also prompts/get,
+//     resources/read) a missing Mcp-Name or one that differs from
+//     params.name (params.uri) once its =?base64?…?= form is decoded: -32020;
+//   - a malformed envelope (io.modelcontextprotocol/clientCapabilities
+//     missing or not an object, clientInfo not an object, a logLevel or
+//     progressToken of the wrong type): -32602.
+//
+// A request without the envelope whose MCP-Protocol-Version header names a
+// modern revision is 400 with -32602 (404 with -32601 for a method that
+// revision lacks): it is never quietly served as a legacy one.
+//
+// Modern methods are server/discover (supportedVersions, capabilities
+// {"tools":{}}, instructions, ttlMs, cacheScope), tools/list (the list of
+// [RevisionTools.ToolsListFor], with ttlMs and cacheScope from
+// [Options.CacheTTL] and [Options.CacheScope]) and tools/call (its
+// [CallRequest.Meta] holds the parsed envelope). Every modern result carries
+// "resultType":"complete" and _meta io.modelcontextprotocol/serverInfo. Any
+// other method — ping, initialize, logging/setLevel, prompts/…, resources/… —
+// is HTTP 404 with -32601, as 2026-07-28 asks.
+//
+// # Legacy requests (2024-11-05 … 2025-11-25)
+//
 //   - initialize negotiates the protocol version (the client's when it is
-//     supported, else [LatestVersion]) and returns an Mcp-Session-Id header.
-//     The id is a stateless token, base64url of
+//     a legacy revision, else [LatestVersion]) and returns an Mcp-Session-Id
+//     header. The id is a stateless token, base64url of
 //     {"id":"<16 chars>","v":"<version>","c":{"name":…,"version":…}}, so a
 //     later request carries its own protocol state; initialize is optional
 //     and a bare tools/call works. A session header that does not parse is
 //     400 with -32000 "Invalid client state.".
 //   - The protocol version of a request is its MCP-Protocol-Version header
-//     (unsupported: 400, -32000, data {supported, requested}), else the
-//     session token's version, else 2025-03-26. It reaches the tool in
-//     [CallRequest.ProtocolVersion].
-//   - Methods: initialize, ping, tools/list (the bytes of
-//     [Tools.ToolsList] spliced in unchanged, no pagination) and tools/call.
-//     Any other method, server/discover included, is answered with HTTP 200
-//     and -32601, so clients that probe the 2026-07-28 revision fall back to
-//     initialize.
+//     (a revision not served: 400, -32000, data {supported, requested}),
+//     else the session token's version, else 2025-03-26. It reaches the tool
+//     in [CallRequest.ProtocolVersion].
+//   - Methods: initialize, ping, tools/list (the bytes of [Tools.ToolsList]
+//     or [RevisionTools.ToolsListFor] spliced in unchanged, no pagination)
+//     and tools/call. Any other method is answered with HTTP 200 and -32601.
+//     server/discover without the modern envelope is such a method, so a
+//     client that probes it without _meta falls back to initialize.
 //   - A tools/call error that is a [*ProtocolError] becomes that JSON-RPC
 //     error; any other error is logged and answered with -32603.
 //

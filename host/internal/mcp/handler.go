@@ -48,8 +48,12 @@ type handler struct {
 	versions []string          // snapshot of SupportedVersions
 	initial  map[string][]byte // negotiated version → initialize result JSON
 
-	list atomic.Pointer[toolList] // the prepared tools/list array
-	last atomic.Pointer[tokenHit] // the last session token parsed
+	modern           []string // snapshot of ModernVersions
+	discoverVersions []string // every revision served, newest first
+	modernReplies    *modernReplies
+
+	lists [2]atomic.Pointer[toolList] // the prepared tools/list arrays: legacy, modern
+	last  atomic.Pointer[tokenHit]    // the last session token parsed
 }
 
 // toolList is a ToolsList slice checked once and remembered by identity.
@@ -81,16 +85,24 @@ func newHandler(tools Tools, opts *Options) *handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.CacheScope == "" {
+		o.CacheScope = CacheScopePrivate
+	}
+	o.CacheTTL = max(o.CacheTTL, 0)
 	h := &handler{
 		tools:    tools,
 		log:      o.Logger,
 		maxBody:  o.MaxBodyBytes,
 		versions: slices.Clone(SupportedVersions),
 		initial:  make(map[string][]byte, len(SupportedVersions)),
+		modern:   slices.Clone(ModernVersions),
 	}
 	for _, v := range h.versions {
 		h.initial[v] = initializeResult(v, &o)
 	}
+	h.discoverVersions = append(slices.Clone(h.modern), h.versions...)
+	slices.SortFunc(h.discoverVersions, func(a, b string) int { return strings.Compare(b, a) })
+	h.modernReplies = newModernReplies(&o, h.discoverVersions)
 	return h
 }
 
@@ -154,9 +166,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, http.StatusBadRequest, nil, codeServerError, "Bad Request: reading the body failed", nil)
 		return
 	}
+	if json.Valid(buf.Bytes()) && firstByte(buf.Bytes()) == '[' {
+		h.serveBatch(w, r, sse, buf.Bytes())
+		return
+	}
+	h.serveMessage(w, r, sse, buf.Bytes())
+}
 
+// serveMessage answers one JSON-RPC message.
+func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool, body []byte) {
 	var msg message
-	if code, text := decodeMessage(buf.Bytes(), &msg); code != 0 {
+	if code, text := decodeMessage(body, &msg); code != 0 {
 		h.refuse(w, http.StatusBadRequest, validID(msg.id), code, text, nil)
 		return
 	}
@@ -176,6 +196,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	req := request{w: w, r: r, sse: sse, id: msg.id}
+	if h.serveModern(&req, &msg) {
+		return
+	}
 	if method == methodInitialize && msg.id != nil {
 		h.initialize(&req, msg.params)
 		return
@@ -195,9 +218,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch method {
 	case methodToolsCall:
-		h.toolsCall(&req, msg.params, version, s)
+		h.toolsCall(&req, msg.params, version, s, nil)
 	case methodToolsList:
-		h.toolsList(&req)
+		h.toolsList(&req, version)
 	case methodPing:
 		h.result(&req, []byte("{}"))
 	default:
@@ -294,7 +317,9 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 	h.result(req, result)
 }
 
-func (h *handler) toolsCall(req *request, params json.RawMessage, version string, s *session) {
+// toolsCall runs tools/call; meta is the envelope of a modern request, nil
+// for a legacy one.
+func (h *handler) toolsCall(req *request, params json.RawMessage, version string, s *session, meta *RequestMeta) {
 	name, args, problem := decodeCallParams(params)
 	if problem != "" {
 		h.rpcError(req, CodeInvalidParams, problem, nil)
@@ -311,7 +336,9 @@ func (h *handler) toolsCall(req *request, params json.RawMessage, version string
 		Headers:         req.r.Header,
 		Transport:       metadata.TransportStreamableHTTP,
 	}
-	if vals := req.r.Header[headerSessionID]; len(vals) > 0 {
+	if meta != nil {
+		call.Meta, call.ClientInfo = meta, meta.ClientInfo
+	} else if vals := req.r.Header[headerSessionID]; len(vals) > 0 {
 		call.SessionID = vals[0]
 	}
 	if s != nil {
@@ -333,11 +360,17 @@ func (h *handler) toolsCall(req *request, params json.RawMessage, version string
 		return
 	}
 
+	head := ""
+	if meta != nil {
+		cp := *res
+		cp.Meta = h.modernReplies.withServerInfo(res.Meta)
+		res, head = &cp, h.modernReplies.callHead
+	}
 	buf := getBuffer()
 	defer putBuffer(buf)
 	beginReply(buf, req.sse, req.id)
 	buf.WriteString(`,"result":`)
-	if err := appendCallToolResult(buf, res); err != nil {
+	if err := appendCallToolResult(buf, res, head); err != nil {
 		h.log.Error("mcp tools/call failed", "tool", name, "error", err)
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
 		return
@@ -359,8 +392,10 @@ func (h *handler) callTool(ctx context.Context, call *CallRequest) (res *metadat
 	return h.tools.CallTool(ctx, call)
 }
 
-func (h *handler) toolsList(req *request) {
-	list, err := h.toolList()
+// toolsList answers tools/list with the list a client of version sees;
+// modern results also carry resultType, ttlMs, cacheScope and server info.
+func (h *handler) toolsList(req *request, version string) {
+	list, err := h.toolList(version)
 	if err != nil {
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
 		return
@@ -368,7 +403,12 @@ func (h *handler) toolsList(req *request) {
 	head := getBuffer()
 	defer putBuffer(head)
 	beginReply(head, req.sse, req.id)
-	head.WriteString(`,"result":{"tools":`)
+	head.WriteString(`,"result":`)
+	if IsModern(version) {
+		head.Write(h.modernReplies.listHead)
+	} else {
+		head.WriteString(`{"tools":`)
+	}
 	tail := "}}"
 	if req.sse {
 		tail = "}}\n\n"
@@ -376,18 +416,28 @@ func (h *handler) toolsList(req *request) {
 	h.sendParts(req.w, req.sse, head.Bytes(), list, tail)
 }
 
-// toolList returns the prepared tool list, checking a new slice once.
-func (h *handler) toolList() ([]byte, error) {
-	raw := h.tools.ToolsList()
-	if c := h.list.Load(); c != nil && sameSlice(c.src, raw) {
+// toolList returns the prepared tool list of a revision, checking a new
+// slice once.
+func (h *handler) toolList(version string) ([]byte, error) {
+	var raw json.RawMessage
+	slot := &h.lists[0]
+	if rt, ok := h.tools.(RevisionTools); ok {
+		raw = rt.ToolsListFor(version)
+		if IsModern(version) {
+			slot = &h.lists[1]
+		}
+	} else {
+		raw = h.tools.ToolsList()
+	}
+	if c := slot.Load(); c != nil && sameSlice(c.src, raw) {
 		return c.body, c.err
 	}
 	c := &toolList{src: raw}
 	c.body, c.err = prepareList(raw)
 	if c.err != nil {
-		h.log.Error("mcp tools/list: the tool list is not usable", "error", c.err)
+		h.log.Error("mcp tools/list: the tool list is not usable", "error", c.err, "protocolVersion", version)
 	}
-	h.list.Store(c)
+	slot.Store(c)
 	return c.body, c.err
 }
 

@@ -138,7 +138,6 @@ func TestMalformedMessages(t *testing.T) {
 		{"empty body", ``, errorBody("null", -32700, "Parse error")},
 		{"garbage", `hello`, errorBody("null", -32700, "Parse error")},
 		{"invalid array", `[{"a":`, errorBody("null", -32700, "Parse error")},
-		{"batch", `[` + rpc(1, "ping", nil) + `]`, errorBody("null", -32600, "Invalid Request: batches are not supported")},
 		{"number", `5`, errorBody("null", -32600, "Invalid Request: the message must be a JSON object")},
 		{"string", `"ping"`, errorBody("null", -32600, "Invalid Request: the message must be a JSON object")},
 		{"no jsonrpc", `{"id":1,"method":"ping"}`, errorBody("1", -32600, `Invalid Request: jsonrpc must be "2.0"`)},
@@ -340,7 +339,7 @@ func TestProtocolVersionHeader(t *testing.T) {
 			assert.Equal(t, v, s.tools.lastCall(t).ProtocolVersion)
 		})
 	}
-	for _, v := range []string{"2026-07-28", "2025-13-01", "latest"} {
+	for _, v := range []string{"2099-01-01", "2025-13-01", "latest"} {
 		t.Run("unsupported "+v, func(t *testing.T) {
 			for _, tc := range []struct{ id, body string }{{"1", call}, {`"d"`, rpc("d", "server/discover", nil)}} {
 				r := s.post(t, tc.body, map[string]string{"MCP-Protocol-Version": v})
@@ -351,7 +350,7 @@ func TestProtocolVersionHeader(t *testing.T) {
 		})
 	}
 	t.Run("initialize ignores the header", func(t *testing.T) {
-		r := s.post(t, rpc(1, "initialize", map[string]any{"protocolVersion": "2025-06-18"}), map[string]string{"MCP-Protocol-Version": "2026-07-28"})
+		r := s.post(t, rpc(1, "initialize", map[string]any{"protocolVersion": "2025-06-18"}), map[string]string{"MCP-Protocol-Version": "2025-11-25"})
 		require.Equal(t, http.StatusOK, r.status)
 		assert.Contains(t, r.data, `"protocolVersion":"2025-06-18"`)
 	})

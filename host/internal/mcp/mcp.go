@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -36,6 +37,21 @@ type Options struct {
 	// MaxBodyBytes limits a request body; 0 means DefaultMaxBodyBytes (4 MiB).
 	// Larger bodies are answered with 413.
 	MaxBodyBytes int64
+	// CacheTTL is the ttlMs of modern server/discover and tools/list results:
+	// how long a client may reuse them. 0 (the default) means re-fetch.
+	CacheTTL time.Duration
+	// CacheScope is their cacheScope: CacheScopePrivate (the default) or
+	// CacheScopePublic.
+	CacheScope string
+}
+
+// RevisionTools is a [Tools] whose advertised list depends on the client's
+// MCP revision (output schemas shaped per revision, SEP-2106). The handler
+// calls ToolsListFor instead of ToolsList when a Tools implements it; the
+// same rules about identity and immutability apply to each list it returns.
+type RevisionTools interface {
+	Tools
+	ToolsListFor(version string) json.RawMessage
 }
 
 // Tools is what the endpoint serves. Implementations must be safe for
@@ -57,8 +73,9 @@ type CallRequest struct {
 	Name            string
 	Arguments       map[string]json.RawMessage // nil when absent
 	ProtocolVersion string                     // negotiated/declared revision for this request
-	SessionID       string                     // the Mcp-Session-Id header ("" if none)
-	ClientInfo      *metadata.ClientInfo       // from the session token, nil if unknown
+	SessionID       string                     // the Mcp-Session-Id header ("" if none; always for modern requests)
+	ClientInfo      *metadata.ClientInfo       // from the session token or _meta, nil if unknown
+	Meta            *RequestMeta               // the _meta of a modern (2026-07-28) request, nil for legacy ones
 	Headers         http.Header                // the request headers
 	Transport       string                     // metadata.TransportStreamableHTTP
 }
@@ -88,12 +105,18 @@ const (
 	codeServerError = -32000
 )
 
-// SupportedVersions are the MCP revisions the handler speaks, oldest first.
+// SupportedVersions are the legacy MCP revisions the handler speaks, the
+// ones negotiated by initialize, oldest first. The modern ones are
+// [ModernVersions].
 var SupportedVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 
 // LatestVersion is the revision initialize answers when the client asks for
-// one it does not support.
+// one it does not support: the latest legacy revision.
 const LatestVersion = "2025-11-25"
+
+// batchVersion is the only revision whose clients may send JSON-RPC batches:
+// 2025-03-26 says servers MUST accept them, 2025-06-18 removed them.
+const batchVersion = "2025-03-26"
 
 // defaultVersion is assumed for a request without MCP-Protocol-Version
 // header and without session token, as the 2025-06-18 transport says.

@@ -13,15 +13,15 @@ import (
 )
 
 // TestOfficialGoClient connects the official Go SDK client. With default
-// options it probes server/discover (2026-07-28) first and must fall back
-// to initialize.
+// options it probes server/discover and stays on 2026-07-28, stateless;
+// pinned to a legacy revision it runs the initialize handshake.
 func TestOfficialGoClient(t *testing.T) {
 	tests := []struct {
 		name      string
 		opts      *sdk.ClientSessionOptions
 		negotiate string
 	}{
-		{"default connect", nil, "2025-11-25"},
+		{"default connect", nil, "2026-07-28"},
 		{"pinned 2025-11-25", &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}, "2025-11-25"},
 		{"pinned 2025-06-18", &sdk.ClientSessionOptions{ProtocolVersion: "2025-06-18"}, "2025-06-18"},
 		{"pinned 2025-03-26", &sdk.ClientSessionOptions{ProtocolVersion: "2025-03-26"}, "2025-03-26"},
@@ -46,7 +46,12 @@ func TestOfficialGoClient(t *testing.T) {
 			assert.Equal(t, "funcmcp-test", init.ServerInfo.Name)
 			assert.Equal(t, "3.0.0", init.ServerInfo.Version)
 			assert.Equal(t, "be nice", init.Instructions)
-			assert.NotEmpty(t, cs.ID(), "the client keeps the session token")
+			modern := IsModern(tt.negotiate)
+			if modern {
+				assert.Empty(t, cs.ID(), "no session in 2026-07-28")
+			} else {
+				assert.NotEmpty(t, cs.ID(), "the client keeps the session token")
+			}
 
 			lt, err := cs.ListTools(ctx, nil)
 			require.NoError(t, err)
@@ -70,12 +75,19 @@ func TestOfficialGoClient(t *testing.T) {
 			assert.Equal(t, tt.negotiate, got.ProtocolVersion)
 			assert.Equal(t, &metadata.ClientInfo{Name: "t", Version: "0"}, got.ClientInfo)
 			assert.Equal(t, cs.ID(), got.SessionID)
+			assert.Equal(t, modern, got.Meta != nil, "a modern call carries its _meta")
 
 			_, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "nope"})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "Unknown tool: 'nope'")
 
-			require.NoError(t, cs.Ping(ctx, nil))
+			if modern {
+				err := cs.Ping(ctx, nil)
+				require.Error(t, err, "ping is not part of 2026-07-28")
+				assert.Contains(t, err.Error(), "Method not found")
+			} else {
+				require.NoError(t, cs.Ping(ctx, nil))
+			}
 		})
 	}
 }

@@ -139,9 +139,12 @@ func (h *handler) sendParts(w http.ResponseWriter, sse bool, head, body []byte, 
 
 // appendCallToolResult encodes r the way MCP wants it ("content" always an
 // array, empty optional members left out), checking and compacting every
-// raw member in one pass. On error b is left unusable.
-func appendCallToolResult(b *bytes.Buffer, r *metadata.CallToolResult) error {
-	b.WriteString(`{"content":[`)
+// raw member in one pass. head, when not empty, is written first inside the
+// object (members with their trailing comma). On error b is left unusable.
+func appendCallToolResult(b *bytes.Buffer, r *metadata.CallToolResult, head string) error {
+	b.WriteByte('{')
+	b.WriteString(head)
+	b.WriteString(`"content":[`)
 	for i, block := range r.Content {
 		if i > 0 {
 			b.WriteByte(',')

@@ -1,0 +1,384 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// ModernVersion is MCP revision 2026-07-28, the first "modern" revision:
+// stateless, every request carrying its protocol version, client info and
+// capabilities in params._meta, no initialize and no session.
+const ModernVersion = "2026-07-28"
+
+// ModernVersions are the modern revisions the handler speaks, newest first.
+var ModernVersions = []string{ModernVersion}
+
+// Error codes of MCP 2026-07-28, allocated from -32020 on.
+const (
+	// CodeHeaderMismatch: an HTTP header disagrees with the body, or a
+	// required header is missing or malformed (HTTP 400).
+	CodeHeaderMismatch = -32020
+	// CodeMissingRequiredClientCapability: the request needs a client
+	// capability its _meta does not declare (HTTP 400).
+	CodeMissingRequiredClientCapability = -32021
+	// CodeUnsupportedProtocolVersion: the request's revision is not served;
+	// data lists the supported ones (HTTP 400).
+	CodeUnsupportedProtocolVersion = -32022
+)
+
+// The reserved _meta keys of a modern request and result.
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+)
+
+// Headers a modern request must carry beside MCP-Protocol-Version.
+const (
+	headerMethod = "Mcp-Method"
+	headerName   = "Mcp-Name"
+)
+
+const methodDiscover = "server/discover"
+
+// Cache scopes of a cacheable result (ttlMs, cacheScope).
+const (
+	CacheScopePrivate = "private"
+	CacheScopePublic  = "public"
+)
+
+// RequestMeta is everything a modern (2026-07-28) request says about its
+// client, read from params._meta once per request. The server keeps none of
+// it between requests. Tool calls see it in [CallRequest.Meta].
+type RequestMeta struct {
+	// ProtocolVersion is the request's revision (always a supported one).
+	ProtocolVersion string
+	// ClientInfo is io.modelcontextprotocol/clientInfo; nil when absent.
+	ClientInfo *metadata.ClientInfo
+	// ClientCapabilities is the io.modelcontextprotocol/clientCapabilities
+	// object as sent (compact; at least {}).
+	ClientCapabilities json.RawMessage
+	// LogLevel is io.modelcontextprotocol/logLevel; "" means the client wants
+	// no log notifications for this request.
+	LogLevel string
+	// ProgressToken is _meta.progressToken as sent (a JSON string or
+	// number); nil when absent.
+	ProgressToken json.RawMessage
+}
+
+// IsModern reports whether version is a modern revision: one served
+// statelessly from the request's _meta, with no initialize.
+func IsModern(version string) bool { return version >= ModernVersion }
+
+// modernReplies are the parts of modern results encoded once at start.
+type modernReplies struct {
+	serverInfoMeta []byte // "io.modelcontextprotocol/serverInfo":{…}
+	discover       []byte // the whole server/discover result
+	listHead       []byte // the tools/list result up to the tools array
+	callHead       string // what a tools/call result starts with after '{'
+}
+
+func newModernReplies(o *Options, versions []string) *modernReplies {
+	info, err := metadata.Marshal(o.ServerInfo)
+	if err != nil {
+		panic(fmt.Sprintf("encoding server info: %v", err)) // plain strings: cannot fail
+	}
+	serverInfoMeta := append([]byte(strconv.Quote(MetaServerInfo)+":"), info...)
+	ttl := strconv.FormatInt(o.CacheTTL.Milliseconds(), 10)
+	scope, _ := metadata.Marshal(o.CacheScope)
+	cache := `"ttlMs":` + ttl + `,"cacheScope":` + string(scope)
+
+	// The tools capability carries no listChanged: there is no
+	// subscriptions/listen stream to deliver it on.
+	disc := struct {
+		ResultType        string          `json:"resultType"`
+		SupportedVersions []string        `json:"supportedVersions"`
+		Capabilities      json.RawMessage `json:"capabilities"`
+		Instructions      string          `json:"instructions,omitempty"`
+	}{"complete", versions, json.RawMessage(`{"tools":{}}`), o.Instructions}
+	d, err := metadata.Marshal(disc)
+	if err != nil {
+		panic(fmt.Sprintf("encoding the discover result: %v", err))
+	}
+	d = append(d[:len(d)-1], ","+cache+`,"_meta":{`...)
+	d = append(append(d, serverInfoMeta...), "}}"...)
+
+	head := []byte(`{"resultType":"complete",` + cache + `,"_meta":{`)
+	head = append(append(head, serverInfoMeta...), `},"tools":`...)
+	return &modernReplies{
+		serverInfoMeta: serverInfoMeta,
+		discover:       d,
+		listHead:       head,
+		callHead:       `"resultType":"complete",`,
+	}
+}
+
+// withServerInfo returns a result _meta with the server info added (the
+// tool's own _meta keys kept, and its own server info key winning).
+func (m *modernReplies) withServerInfo(meta json.RawMessage) json.RawMessage {
+	trimmed := bytes.TrimSpace(meta)
+	if isAbsent(trimmed) {
+		return append(append([]byte{'{'}, m.serverInfoMeta...), '}')
+	}
+	if trimmed[0] != '{' || !json.Valid(trimmed) {
+		return meta // appendCallToolResult reports what is wrong with it
+	}
+	it := members(trimmed)
+	n := 0
+	for key, _, ok := it.next(); ok; key, _, ok = it.next() {
+		if keyIs(key, MetaServerInfo) {
+			return meta
+		}
+		n++
+	}
+	out := append(append([]byte{'{'}, m.serverInfoMeta...), trimmed[1:]...)
+	if n > 0 {
+		out = slices.Insert(out, len(m.serverInfoMeta)+1, ',')
+	}
+	return out
+}
+
+// modernClaim is what a request's params say about its era.
+type modernClaim struct {
+	claimed bool   // params._meta has io.modelcontextprotocol/protocolVersion
+	version string // its value when it is a string
+	meta    []byte // params._meta (valid JSON), nil when absent
+	problem string // a malformed envelope: the -32602 message
+}
+
+// readClaim looks for the modern envelope in a request's params.
+func readClaim(params []byte) modernClaim {
+	var c modernClaim
+	if len(params) == 0 || params[0] != '{' {
+		return c
+	}
+	it := members(params)
+	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+		if keyIs(key, "_meta") {
+			c.meta = val
+		}
+	}
+	if len(c.meta) == 0 || c.meta[0] != '{' {
+		return modernClaim{}
+	}
+	it = members(c.meta)
+	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+		if keyIs(key, MetaProtocolVersion) {
+			c.claimed = true
+			s, isString := stringValue(val)
+			if !isString || s == "" {
+				c.problem = "Invalid params: _meta." + MetaProtocolVersion + " must be a non-empty string."
+			}
+			c.version = s
+		}
+	}
+	return c
+}
+
+// serveModern serves msg when it is a modern request and reports whether it
+// did; a legacy message is left to the caller. A request is modern when its
+// params._meta claims a protocol version (body first, the header is checked
+// against it), or when its MCP-Protocol-Version header names a modern
+// revision — then a missing envelope is an error, never a silent fall back.
+func (h *handler) serveModern(req *request, msg *message) bool {
+	claim := readClaim(msg.params)
+	headerVersion, hasHeader := singleHeader(req.r.Header, headerProtocolVersion)
+	if !claim.claimed {
+		if msg.id != nil && hasHeader && slices.Contains(h.modern, headerVersion) {
+			if !isModernMethod(msg.method) {
+				h.refuse(req.w, http.StatusNotFound, validID(req.id), CodeMethodNotFound,
+					"Method not found: '"+msg.method+"' is not available in protocol version "+headerVersion+".", nil)
+				return true
+			}
+			h.refuse(req.w, http.StatusBadRequest, validID(req.id), CodeInvalidParams,
+				"Invalid params: a "+headerVersion+" request needs _meta."+MetaProtocolVersion+
+					" (and "+MetaClientCapabilities+"); send initialize for the earlier revisions.", nil)
+			return true
+		}
+		return false
+	}
+	if msg.id == nil {
+		// 2026-07-28 defines no client notifications over HTTP; accept any.
+		req.w.WriteHeader(http.StatusAccepted)
+		return true
+	}
+	id := validID(req.id)
+	if claim.problem != "" {
+		h.refuse(req.w, http.StatusBadRequest, id, CodeInvalidParams, claim.problem, nil)
+		return true
+	}
+	if hasHeader && headerVersion != claim.version {
+		h.refuse(req.w, http.StatusBadRequest, id, CodeHeaderMismatch, fmt.Sprintf(
+			"Header mismatch: MCP-Protocol-Version header value '%s' does not match body value '%s'", headerVersion, claim.version), nil)
+		return true
+	}
+	if !slices.Contains(h.modern, claim.version) {
+		data := struct {
+			Supported []string `json:"supported"`
+			Requested string   `json:"requested"`
+		}{h.discoverVersions, claim.version}
+		h.refuse(req.w, http.StatusBadRequest, id, CodeUnsupportedProtocolVersion, "Unsupported protocol version", data)
+		return true
+	}
+	if problem := checkModernHeaders(req.r.Header, hasHeader, msg); problem != "" {
+		h.refuse(req.w, http.StatusBadRequest, id, CodeHeaderMismatch, problem, nil)
+		return true
+	}
+	meta, problem := decodeRequestMeta(claim)
+	if problem != "" {
+		h.refuse(req.w, http.StatusBadRequest, id, CodeInvalidParams, problem, nil)
+		return true
+	}
+
+	switch msg.method {
+	case methodDiscover:
+		h.result(req, h.modernReplies.discover)
+	case methodToolsList:
+		h.toolsList(req, meta.ProtocolVersion)
+	case methodToolsCall:
+		h.toolsCall(req, msg.params, meta.ProtocolVersion, nil, meta)
+	default:
+		// ping, initialize, logging/setLevel… are not part of 2026-07-28.
+		h.refuse(req.w, http.StatusNotFound, id, CodeMethodNotFound,
+			"Method not found: '"+msg.method+"' is not available in protocol version "+meta.ProtocolVersion+".", nil)
+	}
+	return true
+}
+
+// isModernMethod reports whether the handler serves method in 2026-07-28.
+func isModernMethod(method string) bool {
+	switch method {
+	case methodDiscover, methodToolsList, methodToolsCall:
+		return true
+	}
+	return false
+}
+
+// checkModernHeaders checks the standard request headers of a modern
+// request against its body: MCP-Protocol-Version present (its value was
+// compared already), Mcp-Method equal to the method, and Mcp-Name equal to
+// params.name (tools/call, prompts/get) or params.uri (resources/read). It
+// returns the -32020 message, "" when all is well.
+func checkModernHeaders(hdr http.Header, hasVersion bool, msg *message) string {
+	if !hasVersion {
+		return "Header mismatch: the MCP-Protocol-Version header is required."
+	}
+	method, ok := singleHeader(hdr, headerMethod)
+	switch {
+	case !ok:
+		return "Header mismatch: the Mcp-Method header is required."
+	case method != msg.method:
+		return fmt.Sprintf("Header mismatch: Mcp-Method header value '%s' does not match body value '%s'", method, msg.method)
+	}
+	var source string
+	switch msg.method {
+	case methodToolsCall, "prompts/get":
+		source = "name"
+	case "resources/read":
+		source = "uri"
+	default:
+		return ""
+	}
+	raw, ok := singleHeader(hdr, headerName)
+	if !ok {
+		return fmt.Sprintf("Header mismatch: the Mcp-Name header is required for %s.", msg.method)
+	}
+	name, ok := decodeHeaderValue(raw)
+	if !ok {
+		return "Header mismatch: the Mcp-Name header value is not valid base64 in its =?base64?…?= form."
+	}
+	body := paramString(msg.params, source)
+	if name != body {
+		return fmt.Sprintf("Header mismatch: Mcp-Name header value '%s' does not match body value '%s'", name, body)
+	}
+	return ""
+}
+
+// singleHeader returns the first value of a header (keys canonical).
+func singleHeader(hdr http.Header, key string) (string, bool) {
+	vals := hdr[key]
+	if len(vals) == 0 || vals[0] == "" {
+		return "", false
+	}
+	return vals[0], true
+}
+
+// decodeHeaderValue decodes the =?base64?…?= form of a header value; any
+// other value is taken as it is.
+func decodeHeaderValue(v string) (string, bool) {
+	const prefix, suffix = "=?base64?", "?="
+	if !strings.HasPrefix(v, prefix) || !strings.HasSuffix(v, suffix) || len(v) < len(prefix)+len(suffix) {
+		return v, true
+	}
+	data, err := base64.StdEncoding.DecodeString(v[len(prefix) : len(v)-len(suffix)])
+	if err != nil {
+		return "", false
+	}
+	return string(data), true
+}
+
+// paramString returns the string member key of params ("" when absent or
+// not a string).
+func paramString(params []byte, key string) string {
+	if len(params) == 0 || params[0] != '{' {
+		return ""
+	}
+	var s string
+	it := members(params)
+	for k, val, ok := it.next(); ok; k, val, ok = it.next() {
+		if keyIs(k, key) {
+			s, _ = stringValue(val)
+		}
+	}
+	return s
+}
+
+// decodeRequestMeta reads the rest of the envelope; the problem is a -32602
+// message naming the offending key.
+func decodeRequestMeta(c modernClaim) (*RequestMeta, string) {
+	m := &RequestMeta{ProtocolVersion: c.version}
+	it := members(c.meta)
+	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+		switch {
+		case keyIs(key, MetaClientCapabilities):
+			if val[0] != '{' {
+				return nil, "Invalid params: _meta." + MetaClientCapabilities + " must be an object."
+			}
+			m.ClientCapabilities = val
+		case keyIs(key, MetaClientInfo):
+			var info metadata.ClientInfo
+			if val[0] != '{' || json.Unmarshal(val, &info) != nil {
+				return nil, "Invalid params: _meta." + MetaClientInfo + " must be an object with string name and version."
+			}
+			m.ClientInfo = &info
+		case keyIs(key, MetaLogLevel):
+			s, ok := stringValue(val)
+			if !ok {
+				return nil, "Invalid params: _meta." + MetaLogLevel + " must be a string."
+			}
+			m.LogLevel = s
+		case keyIs(key, "progressToken"):
+			if c := val[0]; c != '"' && c != '-' && (c < '0' || c > '9') {
+				return nil, "Invalid params: _meta.progressToken must be a string or a number."
+			}
+			m.ProgressToken = val
+		}
+	}
+	if m.ClientCapabilities == nil {
+		return nil, "Invalid params: _meta." + MetaClientCapabilities + " is required."
+	}
+	// The values alias the request body, which goes back to a pool.
+	m.ClientCapabilities = bytes.Clone(m.ClientCapabilities)
+	m.ProgressToken = bytes.Clone(m.ProgressToken)
+	return m, ""
+}
