@@ -121,14 +121,10 @@ func (s *Schema) String() string { return string(s.text) }
 // "object", "properties" an object and "required" an array when present. It
 // returns the compact text.
 func CheckShape(kind SchemaKind, text string) (json.RawMessage, error) {
-	if strings.TrimSpace(text) == "" {
-		return nil, fmt.Errorf("%s: %w", kind, ErrEmptySchema)
+	compact, err := compactSchema(kind, text)
+	if err != nil {
+		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(text)); err != nil {
-		return nil, &SyntaxError{Kind: kind, Err: err}
-	}
-	compact := buf.Bytes()
 	var root map[string]json.RawMessage
 	if compact[0] != '{' || json.Unmarshal(compact, &root) != nil {
 		return nil, &ShapeError{Kind: kind, Rule: RuleObjectRoot}
@@ -144,6 +140,19 @@ func CheckShape(kind SchemaKind, text string) (json.RawMessage, error) {
 		return nil, &ShapeError{Kind: kind, Rule: RuleRequired}
 	}
 	return compact, nil
+}
+
+// compactSchema checks that schema text is not blank and is valid JSON, and
+// returns it compact.
+func compactSchema(kind SchemaKind, text string) (json.RawMessage, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, fmt.Errorf("%s: %w", kind, ErrEmptySchema)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(text)); err != nil {
+		return nil, &SyntaxError{Kind: kind, Err: err}
+	}
+	return buf.Bytes(), nil
 }
 
 // ParseSchema checks schema text (see [CheckShape]) and compiles it as a JSON
@@ -176,14 +185,10 @@ const RuleSchemaRoot = "must be a JSON object or boolean"
 // *CompileError, or wraps ErrEmptySchema.
 func ParseNaturalSchema(text string) (*Schema, error) {
 	const kind = OutputSchema
-	if strings.TrimSpace(text) == "" {
-		return nil, fmt.Errorf("%s: %w", kind, ErrEmptySchema)
+	compact, err := compactSchema(kind, text)
+	if err != nil {
+		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(text)); err != nil {
-		return nil, &SyntaxError{Kind: kind, Err: err}
-	}
-	compact := buf.Bytes()
 	if c := compact[0]; c != '{' && !bytes.Equal(compact, []byte("true")) && !bytes.Equal(compact, []byte("false")) {
 		return nil, &ShapeError{Kind: kind, Rule: RuleSchemaRoot}
 	}

@@ -18,12 +18,7 @@ import (
 // initialize and modern (_meta-enveloped) requests cannot be batched and get
 // an -32600 reply in their place.
 func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, sse bool, body []byte) {
-	req := request{w: w, r: r}
-	s, ok := h.session(&req)
-	if !ok {
-		return
-	}
-	version, ok := h.protocolVersion(&req, s)
+	_, version, ok := h.legacyState(&request{w: w, r: r})
 	if !ok {
 		return
 	}

@@ -203,11 +203,7 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 		h.initialize(&req, msg.params)
 		return
 	}
-	s, ok := h.session(&req)
-	if !ok {
-		return
-	}
-	version, ok := h.protocolVersion(&req, s)
+	s, version, ok := h.legacyState(&req)
 	if !ok {
 		return
 	}
@@ -246,6 +242,16 @@ func firstByte(b []byte) byte {
 		return c
 	}
 	return 0
+}
+
+// legacyState reads the session token and the revision of a legacy request;
+// when ok is false the request has been refused.
+func (h *handler) legacyState(req *request) (s *session, version string, ok bool) {
+	if s, ok = h.session(req); !ok {
+		return nil, "", false
+	}
+	version, ok = h.protocolVersion(req, s)
+	return s, version, ok
 }
 
 // session parses the Mcp-Session-Id header; (nil, true) when there is none.
