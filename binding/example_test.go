@@ -99,10 +99,12 @@ func ExampleParseSchema() {
 }
 
 // A worker's result envelope is decoded once, then checked against the
-// output schema; a result without a text block gets one for older clients.
+// output schema. A valid result gets the text copy of its structuredContent
+// for older clients; under strict validation (the default) a broken one
+// becomes an isError result that names the tool and the JSON pointer.
 func ExampleTool_ShapeResult() {
 	schema, _ := binding.ParseSchema(binding.OutputSchema, `{"type":"object","properties":{"temp":{"type":"number"}},"required":["temp"]}`)
-	tool := &binding.Tool{Output: schema}
+	tool := &binding.Tool{Trigger: &binding.Trigger{ToolName: "get_temp"}, Output: schema}
 
 	for _, structured := range []string{`{"temp":21.5}`, `{"temp":"warm"}`} {
 		envelope, _ := json.Marshal(metadata.ToolResult{
@@ -116,16 +118,16 @@ func ExampleTool_ShapeResult() {
 			fmt.Println(err)
 			continue
 		}
-		if err := tool.ShapeResult(d, true); err != nil {
-			fmt.Println(err)
-			continue
+		if issue := tool.ShapeResult(d, metadata.OutputSettings{}); issue != nil {
+			fmt.Println("issue:", issue.Mode)
 		}
 		out, _ := json.Marshal(d.Result)
 		fmt.Println(string(out))
 	}
 	// Output:
 	// {"content":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"},{"type":"text","text":"{\"temp\":21.5}"}],"structuredContent":{"temp":21.5}}
-	// does not match the output schema: at '/temp' (/properties/temp/type): got string, want number
+	// issue: strict
+	// {"content":[{"type":"text","text":"Output of tool 'get_temp' does not match its output schema: at '/temp' (/properties/temp/type): got string, want number"}],"isError":true}
 }
 
 // PropertiesSchema builds the input schema from toolProperties exactly as the

@@ -206,7 +206,7 @@ func WireSchema(natural json.RawMessage) json.RawMessage {
 
 // blockText returns the text of a text content block.
 func blockText(block json.RawMessage) (string, bool) {
-	if blockType(block) != "text" {
+	if metadata.ContentType(block) != metadata.ResultTypeText {
 		return "", false
 	}
 	var b struct {

@@ -3,6 +3,7 @@ package binding
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -29,6 +30,11 @@ type Decoded struct {
 	// result envelope (nil for envelopes, null, and strings that do not hold
 	// JSON). [Tool.ShapeResult] may promote it to structuredContent.
 	Plain json.RawMessage
+	// Checked is the output check the result carries: the worker's claim
+	// that it validated this structuredContent against this output schema
+	// ([Schema.Digest]), "" when none. [Tool.ShapeResult] sets it once the
+	// result is validated.
+	Checked string
 }
 
 // DecodeReturnValue turns a custom handler's ReturnValue into a tool result.
@@ -81,7 +87,7 @@ func DecodeReturnValue(raw json.RawMessage, useResultSchema bool) (*Decoded, err
 			if err != nil {
 				return nil, err
 			}
-			return &Decoded{Result: res}, nil
+			return &Decoded{Result: res, Checked: env.checked}, nil
 		}
 	}
 
@@ -115,6 +121,7 @@ type envelope struct {
 	typ               string
 	content           json.RawMessage // nil when absent
 	structuredContent json.RawMessage // nil when absent
+	checked           string
 }
 
 // asEnvelope reports whether obj (a JSON object) is a result
@@ -126,7 +133,7 @@ func asEnvelope(obj json.RawMessage) (*envelope, bool, error) {
 	if err := json.Unmarshal(obj, &m); err != nil {
 		return nil, false, err
 	}
-	typRaw, hasType := lookupFold(m, "type")
+	typRaw, hasType := metadata.LookupFoldMap(m, "type")
 	if !hasType {
 		return nil, false, nil
 	}
@@ -134,24 +141,16 @@ func asEnvelope(obj json.RawMessage) (*envelope, bool, error) {
 	if json.Unmarshal(typRaw, &typ) != nil || isNull(typRaw) {
 		return nil, false, nil
 	}
-	content, hasContent := lookupFold(m, "content")
-	structured, hasStructured := lookupFold(m, "structuredContent")
+	content, hasContent := metadata.LookupFoldMap(m, "content")
+	structured, hasStructured := metadata.LookupFoldMap(m, "structuredContent")
 	if !hasContent && !hasStructured {
 		return nil, false, nil
 	}
-	return &envelope{typ: typ, content: content, structuredContent: structured}, true, nil
-}
-
-func lookupFold(m map[string]json.RawMessage, key string) (json.RawMessage, bool) {
-	if v, ok := m[key]; ok {
-		return v, true
+	env := &envelope{typ: typ, content: content, structuredContent: structured}
+	if raw, ok := metadata.LookupFoldMap(m, "checked"); ok {
+		_ = json.Unmarshal(raw, &env.checked) // not a string: no claim
 	}
-	for k, v := range m {
-		if strings.EqualFold(k, key) {
-			return v, true
-		}
-	}
-	return nil, false
+	return env, true, nil
 }
 
 // jsonText returns the JSON a string-or-JSON field holds: the text of a JSON
@@ -207,7 +206,7 @@ func (e *envelope) decode() (*metadata.CallToolResult, error) {
 			return nil, resultErr("no content items were produced (type %q with an empty array)", e.typ)
 		}
 		for i, b := range blocks {
-			if err := checkBlock(b); err != nil {
+			if err := CheckContentBlock(b); err != nil {
 				return nil, resultErr("content block %d of type %q: %v", i, e.typ, err)
 			}
 		}
@@ -217,7 +216,7 @@ func (e *envelope) decode() (*metadata.CallToolResult, error) {
 		}
 		return &metadata.CallToolResult{Content: blocks, StructuredContent: sc}, nil
 	default:
-		if err := checkBlock(content); err != nil {
+		if err := CheckContentBlock(content); err != nil {
 			return nil, resultErr("the content block of type %q: %v", e.typ, err)
 		}
 		sc, err := structuredText(e.structuredContent)
@@ -270,7 +269,7 @@ func decodeCallToolResult(content []byte) (*metadata.CallToolResult, error) {
 		res.Content = []json.RawMessage{}
 	}
 	for i, b := range res.Content {
-		if err := checkBlock(b); err != nil {
+		if err := CheckContentBlock(b); err != nil {
 			return nil, resultErr("content block %d of type %q: %v", i, typ, err)
 		}
 	}
@@ -283,98 +282,96 @@ func decodeCallToolResult(content []byte) (*metadata.CallToolResult, error) {
 	return &res, nil
 }
 
-// checkBlock checks one MCP content block: an object whose "type" is a known
-// block kind, with that kind's required fields.
-func checkBlock(block json.RawMessage) error {
-	b := bytes.TrimSpace(block)
-	if len(b) == 0 || b[0] != '{' {
-		return fmt.Errorf("a content block must be a JSON object, not %s", abbreviate(b))
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		return fmt.Errorf("not valid JSON: %w", err)
-	}
-	var typ string
-	if raw, ok := m["type"]; !ok || json.Unmarshal(raw, &typ) != nil || isNull(raw) {
-		return fmt.Errorf(`a content block needs a string "type"`)
-	}
-	var need []string
-	switch typ {
-	case "text":
-		need = []string{"text"}
-	case "image", "audio":
-		need = []string{"data", "mimeType"}
-	case "resource_link":
-		need = []string{"uri", "name"}
-	case "resource":
-		raw, ok := m["resource"]
-		if !ok || len(raw) == 0 || raw[0] != '{' {
-			return fmt.Errorf(`the "resource" block needs a "resource" object`)
-		}
-		var res map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return fmt.Errorf(`the "resource" block needs a "resource" object`)
-		}
-		if err := needStrings(`the "resource" block's "resource"`, res, "uri"); err != nil {
-			return err
-		}
-		_, hasText := res["text"]
-		_, hasBlob := res["blob"]
-		if !hasText && !hasBlob {
-			return fmt.Errorf(`the "resource" block's "resource" needs "text" or "blob"`)
-		}
-		return nil
-	default:
-		return fmt.Errorf("unknown content block type %q", typ)
-	}
-	return needStrings(fmt.Sprintf("the %q block", typ), m, need...)
-}
-
-func needStrings(what string, m map[string]json.RawMessage, keys ...string) error {
-	for _, k := range keys {
-		raw, ok := m[k]
-		var s string
-		if !ok || isNull(raw) || json.Unmarshal(raw, &s) != nil {
-			return fmt.Errorf("%s needs a string %q", what, k)
-		}
-	}
-	return nil
-}
-
-func abbreviate(b []byte) string {
-	const max = 40
-	if len(b) > max {
-		return string(b[:max]) + "…"
-	}
-	return string(b)
-}
-
 // ProblemNoStructuredContent is the problem reported for a result of a tool
 // with an output schema that carries no structuredContent.
 const ProblemNoStructuredContent = "the result has no structuredContent, but the tool declares an output schema"
 
-// ShapeResult applies the tool's output schema to a decoded result, in place.
-// Error results (isError) and tools without an output schema pass unchanged.
+// OutputIssue is a result that breaks its tool's output rules: its
+// structuredContent does not match the output schema (Err is a
+// *ValidationError) or its content breaks the declared content kinds (Err
+// is a *ContentKindError).
+type OutputIssue struct {
+	Tool string
+	// Mode is what was done: under [metadata.ValidationStrict] the result
+	// was replaced by an isError result carrying this message; under
+	// [metadata.ValidationWarn] it was delivered as it was.
+	Mode metadata.OutputValidation
+	Err  error
+}
+
+// Error is the message of the isError result, naming the tool and giving
+// the JSON pointers of the problems.
+func (i *OutputIssue) Error() string {
+	var ve *ValidationError
+	if errors.As(i.Err, &ve) {
+		parts := make([]string, len(ve.Problems))
+		for j, p := range ve.Problems {
+			parts[j] = p.String()
+		}
+		return fmt.Sprintf("Output of tool '%s' does not match its output schema: %s", i.Tool, strings.Join(parts, "; "))
+	}
+	return fmt.Sprintf("Output of tool '%s' %v", i.Tool, i.Err)
+}
+
+func (i *OutputIssue) Unwrap() error { return i.Err }
+
+// LogMessage is the line both sides log for the issue: the message, and
+// under warn that the result was delivered anyway.
+func (i *OutputIssue) LogMessage() string {
+	if i.Mode == metadata.ValidationWarn {
+		return i.Error() + " (delivered as is: outputValidation is warn)"
+	}
+	return i.Error()
+}
+
+// ShapeResult applies the tool's output rules to a decoded result, in place,
+// with the tool's own settings over app's (see [Tool.OutputSettings]). The
+// worker runs it before replying and the host again on what it receives.
 //
-// With validate, a result without structuredContent whose Plain value matches
-// the schema gets it as structuredContent (its text block is already there);
-// one that still has none returns a *ValidationError;
-// a result with structuredContent has it decoded once and validated against
-// the compiled schema — a mismatch returns a *ValidationError and leaves the
-// result as it was. Without validate, nothing is validated or promoted.
+// Unless validation is off or the result is an isError result, it checks
+// structuredContent against the compiled output schema and the content
+// against the declared content kinds ([CheckContentKinds]). A result
+// without structuredContent whose Plain value is a JSON object matching the
+// schema gets it as structuredContent; one that still has none breaks the
+// schema. structuredContent is decoded once, and not at all when the result
+// carries a check ([Decoded.Checked]) equal to [Schema.Digest] of this very
+// content: the worker already validated these bytes against this schema
+// text.
 //
-// Either way, when the result ends with structuredContent and has no text
-// block, a text block holding the same JSON is appended for clients that do
-// not read structuredContent.
-func (t *Tool) ShapeResult(d *Decoded, validate bool) error {
-	if d == nil || d.Result == nil || d.Result.IsError || t.Output == nil {
+// A broken result gives an *OutputIssue. Under strict, d.Result is replaced
+// by an isError result with the issue's message; under warn it is kept. At
+// last the text copy of structuredContent is added as the tool's TextCopy
+// says ([metadata.AddTextCopy]).
+func (t *Tool) ShapeResult(d *Decoded, app metadata.OutputSettings) *OutputIssue {
+	if d == nil || d.Result == nil {
 		return nil
 	}
+	set := t.OutputSettings(app)
 	res := d.Result
 	if isNull(res.StructuredContent) {
 		res.StructuredContent = nil
 	}
-	if validate {
+	var issue *OutputIssue
+	if set.Validation != metadata.ValidationOff && !res.IsError {
+		if err := t.checkOutput(d); err != nil {
+			issue = &OutputIssue{Tool: t.Trigger.ToolName, Mode: set.Validation, Err: err}
+			if set.Validation == metadata.ValidationStrict {
+				d.Result = &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent(issue.Error())}, IsError: true}
+				d.Checked = ""
+				return issue
+			}
+		}
+	}
+	metadata.AddTextCopy(d.Result, set.TextCopy)
+	return issue
+}
+
+// checkOutput checks d against the schema and the content kinds.
+func (t *Tool) checkOutput(d *Decoded) error {
+	res := d.Result
+	claimed := d.Checked
+	d.Checked = ""
+	if t.Output != nil {
 		if len(res.StructuredContent) == 0 {
 			// A tool with an output schema must return structured content
 			// (clients reject a result without it). A plain JSON object that
@@ -390,42 +387,18 @@ func (t *Tool) ShapeResult(d *Decoded, validate bool) error {
 			if len(res.StructuredContent) == 0 {
 				return &ValidationError{Kind: OutputSchema, Problems: []Problem{{Message: ProblemNoStructuredContent}}}
 			}
-		} else {
+		}
+		digest := t.Output.Digest(res.StructuredContent)
+		if claimed != digest {
 			v, err := DecodeJSON(res.StructuredContent)
 			if err != nil {
-				return resultErr("structuredContent is not valid JSON: %v", err)
+				return &ValidationError{Kind: OutputSchema, Problems: []Problem{{Message: "structuredContent is not valid JSON: " + err.Error()}}}
 			}
 			if err := t.Output.Validate(v); err != nil {
 				return err
 			}
 		}
+		d.Checked = digest
 	}
-	if len(res.StructuredContent) > 0 && !hasTextBlock(res.Content) {
-		res.Content = append(res.Content, metadata.TextContent(string(res.StructuredContent)))
-	}
-	return nil
-}
-
-func hasTextBlock(blocks []json.RawMessage) bool {
-	for _, b := range blocks {
-		if blockType(b) == "text" {
-			return true
-		}
-	}
-	return false
-}
-
-// blockType returns a content block's "type" like [metadata.ContentType],
-// without decoding the block when it starts with the "type" key, as the
-// blocks funcmcp writes do: the text of a large block is not scanned.
-func blockType(block json.RawMessage) string {
-	const head = `{"type":"`
-	if bytes.HasPrefix(block, []byte(head)) {
-		rest := block[len(head):]
-		if i := bytes.IndexByte(rest, '"'); i >= 0 && bytes.IndexByte(rest[:i], '\\') < 0 &&
-			len(rest) > i+1 && (rest[i+1] == ',' || rest[i+1] == '}') {
-			return string(rest[:i])
-		}
-	}
-	return metadata.ContentType(block)
+	return CheckContentKinds(t.Trigger.ContentKinds, res)
 }

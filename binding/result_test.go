@@ -3,6 +3,7 @@ package binding
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -197,71 +198,100 @@ const validForecast = `{"city":"Seattle","unit":"celsius","current":{"temp":11.5
 
 func TestShapeResult(t *testing.T) {
 	mirror := metadata.TextContent(validForecast)
+	const (
+		strict = metadata.ValidationStrict
+		warn   = metadata.ValidationWarn
+		off    = metadata.ValidationOff
+	)
+	badForecast := `{"city":"","current":{"temp":"cold"},"days":[{"date":"d","high":1}],"extra":1}`
+	badProblems := []Problem{
+		{InstanceLocation: "", KeywordLocation: "/additionalProperties", Message: "additional properties 'extra' not allowed"},
+		{InstanceLocation: "/city", KeywordLocation: "/properties/city/minLength", Message: "minLength: got 0, want 1"},
+		{InstanceLocation: "/current/temp", KeywordLocation: "/$defs/reading/properties/temp/type", Message: "got string, want number"},
+		{InstanceLocation: "/days/0", KeywordLocation: "/properties/days/items/required", Message: "missing property 'low'"},
+	}
 	tests := []struct {
 		name     string
 		decoded  *Decoded
 		noOutput bool
-		validate bool
+		mode     metadata.OutputValidation
+		copy     metadata.TextCopy
 		want     string    // the result afterwards
-		problems []Problem // a *ValidationError with these problems
-		errText  string    // or another error containing this
+		problems []Problem // an issue with a *ValidationError with these problems
+		errText  string    // or an issue whose message contains this
 		same     bool      // the result must be unchanged
 	}{
-		{name: "valid, text block kept", validate: true,
+		{name: "valid, json copy added beside a summary", mode: strict,
+			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("summary")}, StructuredContent: json.RawMessage(validForecast)}},
+			want:    `{"content":[{"type":"text","text":"summary"},` + string(mirror) + `],"structuredContent":` + validForecast + `}`},
+		{name: "valid, summary copy keeps the handler's text", mode: strict, copy: metadata.TextCopySummary,
 			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("summary")}, StructuredContent: json.RawMessage(validForecast)}},
 			want:    `{"content":[{"type":"text","text":"summary"}],"structuredContent":` + validForecast + `}`},
-		{name: "valid, text mirror added", validate: true,
+		{name: "valid, summary copy without text falls back to json", mode: strict, copy: metadata.TextCopySummary,
 			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{json.RawMessage(imageBlock)}, StructuredContent: json.RawMessage(validForecast)}},
 			want:    `{"content":[` + imageBlock + `,` + string(mirror) + `],"structuredContent":` + validForecast + `}`},
-		{name: "valid, no content at all", validate: true,
+		{name: "valid, no copy", mode: strict, copy: metadata.TextCopyNone,
+			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{}, StructuredContent: json.RawMessage(validForecast)}},
+			want:    `{"content":[],"structuredContent":` + validForecast + `}`},
+		{name: "valid, text mirror added", mode: strict,
+			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{json.RawMessage(imageBlock)}, StructuredContent: json.RawMessage(validForecast)}},
+			want:    `{"content":[` + imageBlock + `,` + string(mirror) + `],"structuredContent":` + validForecast + `}`},
+		{name: "valid, mirror not added twice", mode: strict,
+			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{mirror}, StructuredContent: json.RawMessage(validForecast)}},
+			want:    `{"content":[` + string(mirror) + `],"structuredContent":` + validForecast + `}`},
+		{name: "valid, no content at all", mode: strict,
 			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{}, StructuredContent: json.RawMessage(validForecast)}},
 			want:    `{"content":[` + string(mirror) + `],"structuredContent":` + validForecast + `}`},
-		{name: "invalid, problems and result unchanged", validate: true, same: true,
-			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{}, StructuredContent: json.RawMessage(
-				`{"city":"","current":{"temp":"cold"},"days":[{"date":"d","high":1}],"extra":1}`)}},
-			problems: []Problem{
-				{InstanceLocation: "", KeywordLocation: "/additionalProperties", Message: "additional properties 'extra' not allowed"},
-				{InstanceLocation: "/city", KeywordLocation: "/properties/city/minLength", Message: "minLength: got 0, want 1"},
-				{InstanceLocation: "/current/temp", KeywordLocation: "/$defs/reading/properties/temp/type", Message: "got string, want number"},
-				{InstanceLocation: "/days/0", KeywordLocation: "/properties/days/items/required", Message: "missing property 'low'"},
-			}},
-		{name: "invalid root type", validate: true, same: true,
+		{name: "invalid under warn: problems and result delivered", mode: warn,
+			decoded:  &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{}, StructuredContent: json.RawMessage(badForecast)}},
+			want:     `{"content":[` + string(metadata.TextContent(badForecast)) + `],"structuredContent":` + badForecast + `}`,
+			problems: badProblems},
+		{name: "invalid under strict: an isError result naming the tool and the pointers", mode: strict,
+			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{}, StructuredContent: json.RawMessage(badForecast)}},
+			want: `{"isError":true,"content":[{"type":"text","text":"Output of tool 'get_forecast' does not match its output schema: ` +
+				`at '' (/additionalProperties): additional properties 'extra' not allowed; at '/city' (/properties/city/minLength): minLength: got 0, want 1; ` +
+				`at '/current/temp' (/$defs/reading/properties/temp/type): got string, want number; at '/days/0' (/properties/days/items/required): missing property 'low'"}]}`,
+			problems: badProblems},
+		{name: "invalid root type", mode: warn,
 			decoded:  &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{}, StructuredContent: json.RawMessage(`[1]`)}},
+			want:     `{"content":[{"type":"text","text":"[1]"}],"structuredContent":[1]}`,
 			problems: []Problem{{InstanceLocation: "", KeywordLocation: "/type", Message: "got array, want object"}}},
-		{name: "structuredContent not JSON", validate: true, same: true,
+		{name: "structuredContent not JSON", mode: strict,
 			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{}, StructuredContent: json.RawMessage(`{"a":`)}},
+			want:    `{"isError":true,"content":[{"type":"text","text":"Output of tool 'get_forecast' does not match its output schema: structuredContent is not valid JSON: unexpected EOF"}]}`,
 			errText: "structuredContent is not valid JSON"},
-		{name: "plain JSON promoted", validate: true,
+		{name: "plain JSON promoted", mode: strict,
 			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{mirror}}, Plain: json.RawMessage(validForecast)},
 			want:    `{"content":[` + string(mirror) + `],"structuredContent":` + validForecast + `}`},
-		{name: "plain JSON not matching is not promoted", validate: true, same: true,
+		{name: "plain JSON not matching is not promoted", mode: warn, same: true,
 			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent(`{"city":1}`)}}, Plain: json.RawMessage(`{"city":1}`)},
 			problems: []Problem{
 				{InstanceLocation: "", KeywordLocation: "/required", Message: "missing properties 'current', 'days'"},
 				{InstanceLocation: "/city", KeywordLocation: "/properties/city/type", Message: "got number, want string"},
 			}},
-		{name: "plain scalar not promoted", validate: true, same: true,
+		{name: "plain scalar not promoted", mode: warn, same: true,
 			decoded:  &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("42")}}, Plain: json.RawMessage(`42`)},
 			problems: []Problem{{Message: ProblemNoStructuredContent}}},
-		{name: "no structured content, no plain", validate: true, same: true,
+		{name: "no structured content, no plain", mode: warn, same: true,
 			decoded:  &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("hi")}}},
 			problems: []Problem{{Message: ProblemNoStructuredContent}}},
-		{name: "null structured content is none", validate: true,
+		{name: "null structured content is none", mode: warn,
 			decoded:  &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{}, StructuredContent: json.RawMessage(`null`)}},
 			want:     `{"content":[]}`,
 			problems: []Problem{{Message: ProblemNoStructuredContent}}},
-		{name: "isError untouched", validate: true, same: true,
+		{name: "isError untouched", mode: strict, same: true,
 			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{}, StructuredContent: json.RawMessage(`{"bad":true}`), IsError: true}}},
-		{name: "isError plain not promoted", validate: true, same: true,
+		{name: "isError plain not promoted", mode: strict, same: true,
 			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{mirror}, IsError: true}, Plain: json.RawMessage(validForecast)}},
-		{name: "tool without output schema untouched", noOutput: true, validate: true, same: true,
-			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{}, StructuredContent: json.RawMessage(`{"anything":1}`)}}},
-		{name: "validate=false skips validation but adds the mirror", validate: false,
+		{name: "tool without output schema: only the copy", noOutput: true, mode: strict,
+			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{}, StructuredContent: json.RawMessage(`{"anything":1}`)}},
+			want:    `{"content":[{"type":"text","text":"{\"anything\":1}"}],"structuredContent":{"anything":1}}`},
+		{name: "off skips validation but adds the mirror", mode: off,
 			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{}, StructuredContent: json.RawMessage(`{"bad":true}`)}},
 			want:    `{"content":[{"type":"text","text":"{\"bad\":true}"}],"structuredContent":{"bad":true}}`},
-		{name: "validate=false does not promote", validate: false, same: true,
+		{name: "off does not promote", mode: off, same: true,
 			decoded: &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{mirror}}, Plain: json.RawMessage(validForecast)}},
-		{name: "nil decoded", validate: true, decoded: nil},
+		{name: "nil decoded", mode: strict, decoded: nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -273,7 +303,12 @@ func TestShapeResult(t *testing.T) {
 			if tt.decoded != nil {
 				before = snapshot(tt.decoded.Result)
 			}
-			err := tool.ShapeResult(tt.decoded, tt.validate)
+			var err error
+			if issue := tool.ShapeResult(tt.decoded, metadata.OutputSettings{Validation: tt.mode, TextCopy: tt.copy}); issue != nil {
+				err = issue
+				assert.Equal(t, tt.mode, issue.Mode)
+				assert.Equal(t, "get_forecast", issue.Tool)
+			}
 			switch {
 			case tt.problems != nil:
 				var ve *ValidationError
@@ -300,6 +335,40 @@ func TestShapeResult(t *testing.T) {
 	}
 }
 
+// TestShapeResultTrustsOnlyAMatchingCheck shows when the host skips its own
+// validation: only for a check that is the digest of this schema and these
+// very bytes.
+func TestShapeResultTrustsOnlyAMatchingCheck(t *testing.T) {
+	tool := forecastTool(t)
+	bad := json.RawMessage(`{"city":1}`)
+	strict := metadata.OutputSettings{Validation: metadata.ValidationStrict}
+	other, err := ParseSchema(OutputSchema, `{"type":"object"}`)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name    string
+		checked string
+		skipped bool
+	}{
+		{"no check", "", false},
+		{"a check of other bytes", tool.Output.Digest([]byte(`{"city":2}`)), false},
+		{"a check against another schema", other.Digest(bad), false},
+		{"garbage", "yes, validated", false},
+		{"the digest of this schema and these bytes", tool.Output.Digest(bad), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{}, StructuredContent: bad}, Checked: tc.checked}
+			issue := tool.ShapeResult(d, strict)
+			assert.Equal(t, tc.skipped, issue == nil, "issue: %v", issue)
+			assert.Equal(t, !tc.skipped, d.Result.IsError)
+		})
+	}
+	// A validated result carries the digest a host can check.
+	d := &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{}, StructuredContent: json.RawMessage(validForecast)}}
+	require.Nil(t, tool.ShapeResult(d, strict))
+	assert.Equal(t, tool.Output.Digest([]byte(validForecast)), d.Checked)
+	assert.Len(t, d.Checked, 64)
+}
+
 // snapshot renders a result without re-encoding it (its raw parts may be invalid).
 func snapshot(r *metadata.CallToolResult) string {
 	return fmt.Sprintf("%q %q %v %q", r.Content, r.StructuredContent, r.IsError, r.Meta)
@@ -312,14 +381,14 @@ func TestDecodeAndShape(t *testing.T) {
 	raw := envelopeValue("text", string(metadata.TextContent(validForecast)), validForecast)
 	d, err := DecodeReturnValue(json.RawMessage(raw), true)
 	require.NoError(t, err)
-	require.NoError(t, tool.ShapeResult(d, true))
+	require.Nil(t, tool.ShapeResult(d, metadata.OutputSettings{}))
 	assert.Len(t, d.Result.Content, 1, "the worker's text block is the mirror")
 	assert.JSONEq(t, validForecast, string(d.Result.StructuredContent))
 
 	// A plain JSON return value (no envelope) is promoted.
 	d, err = DecodeReturnValue(json.RawMessage(quote(validForecast)), false)
 	require.NoError(t, err)
-	require.NoError(t, tool.ShapeResult(d, true))
+	require.Nil(t, tool.ShapeResult(d, metadata.OutputSettings{}))
 	assert.JSONEq(t, validForecast, string(d.Result.StructuredContent))
 	assert.Len(t, d.Result.Content, 1)
 }
@@ -328,36 +397,24 @@ func BenchmarkShapeResult(b *testing.B) {
 	tool := forecastTool(b)
 	block := metadata.TextContent("Seattle: 11.5 °C, light rain")
 	b.Logf("structuredContent: %d bytes", len(validForecast))
-	b.Run("validate", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(validForecast)))
-		for b.Loop() {
-			d := &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{block}, StructuredContent: json.RawMessage(validForecast)}}
-			if err := tool.ShapeResult(d, true); err != nil {
-				b.Fatal(err)
+	strict := metadata.OutputSettings{}
+	run := func(name string, set metadata.OutputSettings, content []json.RawMessage, checked string) {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(validForecast)))
+			for b.Loop() {
+				d := &Decoded{Result: &metadata.CallToolResult{Content: slices.Clone(content), StructuredContent: json.RawMessage(validForecast)}, Checked: checked}
+				if issue := tool.ShapeResult(d, set); issue != nil {
+					b.Fatal(issue)
+				}
 			}
-		}
-	})
-	b.Run("validate+mirror", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(validForecast)))
-		for b.Loop() {
-			d := &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{}, StructuredContent: json.RawMessage(validForecast)}}
-			if err := tool.ShapeResult(d, true); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("novalidate", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(validForecast)))
-		for b.Loop() {
-			d := &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{block}, StructuredContent: json.RawMessage(validForecast)}}
-			if err := tool.ShapeResult(d, false); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+		})
+	}
+	mirror := metadata.TextContent(validForecast)
+	run("validate", strict, []json.RawMessage{block, mirror}, "")
+	run("validate+mirror", strict, []json.RawMessage{}, "")
+	run("checked-by-worker", strict, []json.RawMessage{block, mirror}, tool.Output.Digest([]byte(validForecast)))
+	run("novalidate", metadata.OutputSettings{Validation: metadata.ValidationOff}, []json.RawMessage{block, mirror}, "")
 	raw := json.RawMessage(envelopeValue("text", string(metadata.TextContent(validForecast)), validForecast))
 	b.Run("decode+validate", func(b *testing.B) {
 		b.ReportAllocs()
@@ -367,20 +424,9 @@ func BenchmarkShapeResult(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := tool.ShapeResult(d, true); err != nil {
-				b.Fatal(err)
+			if issue := tool.ShapeResult(d, strict); issue != nil {
+				b.Fatal(issue)
 			}
 		}
 	})
-}
-
-func TestBlockType(t *testing.T) {
-	for _, block := range []string{
-		textBlock, imageBlock, linkBlock, resBlock,
-		`{"text":"x","annotations":{"type":"nested"},"type":"text"}`,
-		`{"text":"no type"}`, `{"type":5}`, `{"type":null}`, `[]`, `"text"`, ``, `{"type":`, `{}`,
-	} {
-		assert.Equal(t, metadata.ContentType(json.RawMessage(block)), blockType(json.RawMessage(block)), block)
-	}
-	assert.Equal(t, "text", blockType(json.RawMessage(`{"text":"x","annotations":{"type":"nested"},"type":"text"}`)))
 }

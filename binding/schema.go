@@ -2,6 +2,8 @@ package binding
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -105,6 +107,27 @@ type Schema struct {
 	kind     SchemaKind
 	text     json.RawMessage // compact, key order and number text kept
 	compiled *jsonschema.Schema
+	textSum  [sha256.Size]byte // of text, for Digest
+}
+
+// digestVersion names the rules a [Schema.Digest] vouches for; it changes
+// whenever what a successful validation means changes.
+const digestVersion = "funcmcp-output-check/1\x00"
+
+// Digest returns the check a worker sends with a result it validated: the
+// hex SHA-256 of the validation rules' version, the schema text and the
+// structuredContent bytes. A host that computes the same digest from its
+// own copy of the schema and the bytes it received knows that exactly this
+// content was validated against exactly this schema; any difference (a
+// stale function.json, other bytes, other rules) gives another digest, and
+// the host validates again.
+func (s *Schema) Digest(structured []byte) string {
+	h := sha256.New()
+	h.Write([]byte(digestVersion))
+	h.Write(s.textSum[:])
+	h.Write(structured)
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0]))
 }
 
 // Kind returns whether this is an input or output schema.
@@ -213,7 +236,7 @@ func compileDoc(kind SchemaKind, compact json.RawMessage, doc any) (*Schema, err
 	if err != nil {
 		return nil, &CompileError{Kind: kind, Err: err}
 	}
-	return &Schema{kind: kind, text: compact, compiled: compiled}, nil
+	return &Schema{kind: kind, text: compact, compiled: compiled, textSum: sha256.Sum256(compact)}, nil
 }
 
 // lenientRequired drops the non-string entries of the root "required" from

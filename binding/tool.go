@@ -1,6 +1,7 @@
 package binding
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 
@@ -74,6 +75,16 @@ func (t *Tool) ResultFor(version string, res *metadata.CallToolResult) error {
 		return nil
 	}
 	return UnprojectResult(res, t.OutputField)
+}
+
+// OutputSettings returns the tool's effective output settings: its own
+// (function.json outputValidation and textCopy) over app's (host.json, or
+// the worker's options), then the defaults strict and json.
+func (t *Tool) OutputSettings(app metadata.OutputSettings) metadata.OutputSettings {
+	return metadata.OutputSettings{
+		Validation: cmp.Or(t.Trigger.OutputValidation, app.Validation, metadata.ValidationStrict),
+		TextCopy:   cmp.Or(t.Trigger.TextCopy, app.TextCopy, metadata.TextCopyJSON),
+	}
 }
 
 // requiredNames returns the string entries of the schema's root "required".

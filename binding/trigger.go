@@ -74,6 +74,14 @@ type Trigger struct {
 	NaturalOutputSchemaText string
 	// UseResultSchema says the worker returns the result envelope.
 	UseResultSchema bool
+
+	// ContentKinds are the declared content kinds, as [ParseContentKinds]
+	// returns them; nil when none are declared.
+	ContentKinds []string
+	// OutputValidation and TextCopy are the tool's own output settings; ""
+	// when not set (the app's apply).
+	OutputValidation metadata.OutputValidation
+	TextCopy         metadata.TextCopy
 }
 
 // toolErr wraps err in a *ToolError naming this trigger.
@@ -167,6 +175,22 @@ func ParseTrigger(fn *metadata.Function, b *metadata.Binding, file string) (*Tri
 		t.NaturalOutputSchemaText = s
 	}
 
+	if kinds, err := parseContentKinds(b); err != nil {
+		errs = append(errs, err)
+	} else {
+		t.ContentKinds = kinds
+	}
+	if s, _, err := optionalString(b, metadata.KeyOutputValidation); err != nil {
+		fail("%s %w", metadata.KeyOutputValidation, err)
+	} else if t.OutputValidation, err = metadata.ParseOutputValidation(s); err != nil {
+		fail("%s: %w", metadata.KeyOutputValidation, err)
+	}
+	if s, _, err := optionalString(b, metadata.KeyTextCopy); err != nil {
+		fail("%s %w", metadata.KeyTextCopy, err)
+	} else if t.TextCopy, err = metadata.ParseTextCopy(s); err != nil {
+		fail("%s: %w", metadata.KeyTextCopy, err)
+	}
+
 	for _, key := range []string{metadata.KeyUseWorkerInputSchema, metadata.KeyUseResultSchema} {
 		v, err := optionalBool(b, key)
 		if err != nil {
@@ -249,6 +273,45 @@ func parseToolProperties(b *metadata.Binding) ([]metadata.ToolProperty, error) {
 		return nil, fmt.Errorf("%s is not a valid JSON array of tool properties: %w", metadata.KeyToolProperties, err)
 	}
 	return props, nil
+}
+
+// AdvertisedMeta returns the tool's _meta as tools/list advertises it: the
+// metadata object, plus the declared content kinds under
+// [metadata.MetaKeyContentKinds] when there are any. nil when both are
+// absent.
+func (t *Trigger) AdvertisedMeta() json.RawMessage {
+	if len(t.ContentKinds) == 0 {
+		return t.Metadata
+	}
+	var obj metadata.Binding // an ordered JSON object
+	if len(t.Metadata) > 0 {
+		_ = obj.UnmarshalJSON(t.Metadata) // checked by ParseTrigger
+	}
+	kinds, _ := metadata.Marshal(t.ContentKinds)
+	_ = obj.SetRaw(metadata.MetaKeyContentKinds, kinds)
+	data, _ := obj.MarshalJSON()
+	return data
+}
+
+// parseContentKinds decodes contentKinds: a string holding a JSON array of
+// MIME types (see [ParseContentKinds]). Absent, null or "" means none.
+func parseContentKinds(b *metadata.Binding) ([]string, error) {
+	text, _, err := optionalString(b, metadata.KeyContentKinds)
+	if err != nil || strings.TrimSpace(text) == "" {
+		if err != nil {
+			return nil, fmt.Errorf("%s must be a string holding a JSON array", metadata.KeyContentKinds)
+		}
+		return nil, nil
+	}
+	var kinds []string
+	if err := json.Unmarshal([]byte(text), &kinds); err != nil {
+		return nil, fmt.Errorf("%s must be a string holding a JSON array of strings: %w", metadata.KeyContentKinds, err)
+	}
+	kinds, err = ParseContentKinds(kinds)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", metadata.KeyContentKinds, err)
+	}
+	return kinds, nil
 }
 
 // parseMetadata decodes metadata: a string holding a JSON object, or the
@@ -490,8 +553,5 @@ func writeEnum(buf *bytes.Buffer, values []string) {
 
 // writeString writes s as a JSON string without HTML escaping.
 func writeString(buf *bytes.Buffer, s string) {
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	buf.Truncate(buf.Len() - 1)
+	_ = metadata.WriteJSON(buf, s) // a string always encodes
 }

@@ -30,7 +30,10 @@ var chartColors = map[string]color.RGBA{
 
 func registerBarChart(app *worker.App) {
 	// An image result: a PNG drawn with the standard library, plus a caption.
+	// The declared content kinds are checked on every result, by this worker
+	// and again by funchost.
 	app.ConfigureMcpTool("bar_chart").
+		WithContentKinds("image/png", "text/plain").
 		WithTitle("Bar chart").
 		WithDescription("Draw a bar chart of up to 24 non-negative numbers as a PNG image. "+
 			"Bars are scaled so that the largest value fills the chart height.").

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -38,15 +37,6 @@ func unknownToolMessage(name string) string { return fmt.Sprintf("Unknown tool: 
 // absent or null.
 func missingArgumentsMessage(names []string) string {
 	return "One or more required tool properties are missing values. Please provide: " + strings.Join(names, ", ")
-}
-
-// validationMessage is the isError text for an output that breaks the schema.
-func validationMessage(tool string, ve *binding.ValidationError) string {
-	parts := make([]string, len(ve.Problems))
-	for i, p := range ve.Problems {
-		parts[i] = p.String()
-	}
-	return fmt.Sprintf("Output of tool '%s' does not match its output schema: %s", tool, strings.Join(parts, "; "))
 }
 
 func errorResult(text string) *metadata.CallToolResult {
@@ -103,30 +93,23 @@ func (h *Host) invokeTool(ctx context.Context, t *servedTool, id string, req *mc
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil
 	}
-	err = t.tool.ShapeResult(d, h.cfg.Validation != ValidationOff)
-	var ve *binding.ValidationError
-	switch {
-	case err == nil:
-		// The worker returns the object projection; 2026-07-28 clients get
-		// the natural value.
-		if err := t.tool.ResultFor(req.ProtocolVersion, d.Result); err != nil {
-			return h.failed(ctx, t, id, err), nil
+	issue := t.tool.ShapeResult(d, h.cfg.Output)
+	if issue != nil {
+		level := slog.LevelError
+		if issue.Mode == ValidationWarn {
+			level = slog.LevelWarn
 		}
-		return d.Result, nil
-	case errors.As(err, &ve):
-		msg := validationMessage(t.name, ve)
-		if h.cfg.Validation == ValidationWarn {
-			h.log.LogAttrs(ctx, slog.LevelWarn, msg+" (delivered as is: outputValidation is warn)",
-				slog.String("function", t.function), slog.String("invocationId", id))
-			_ = t.tool.ResultFor(req.ProtocolVersion, d.Result) // best effort: as is when it is not wrapped
-			return d.Result, nil
+		h.log.LogAttrs(ctx, level, issue.LogMessage(), slog.String("function", t.function), slog.String("invocationId", id))
+		if issue.Mode == ValidationStrict {
+			return d.Result, nil // the isError result naming the problems
 		}
-		h.log.LogAttrs(ctx, slog.LevelError, msg,
-			slog.String("function", t.function), slog.String("invocationId", id))
-		return errorResult(msg), nil
-	default:
-		return h.failed(ctx, t, id, err), nil
 	}
+	// The worker returns the object projection; 2026-07-28 clients get
+	// the natural value.
+	if err := t.tool.ResultFor(req.ProtocolVersion, d.Result); err != nil && issue == nil {
+		return h.failed(ctx, t, id, err), nil
+	} // under warn, a value that is not wrapped is delivered as is
+	return d.Result, nil
 }
 
 // failed logs why an invocation failed and returns the generic isError

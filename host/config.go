@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // File names read from the script root.
@@ -18,24 +20,21 @@ const (
 	LocalSettingsFile = "local.settings.json"
 )
 
-// Defaults of host.json extensions.mcp, as in the Azure Functions MCP extension.
-const (
-	DefaultServerName    = "Azure Functions MCP server"
-	DefaultServerVersion = "1.0.0"
-)
-
 // OutputValidation says what the host does with a tool result whose
-// structuredContent does not match the tool's output schema
-// (host.json extensions.mcp.outputValidation).
-type OutputValidation string
+// structuredContent does not match the tool's output schema, or whose
+// content breaks the tool's declared content kinds (host.json
+// extensions.mcp.outputValidation, overridden per tool by function.json
+// outputValidation). The worker SDK reads the same setting.
+type OutputValidation = metadata.OutputValidation
 
+// The output validation modes.
 const (
-	// ValidationStrict turns a mismatch into an isError result (the default).
-	ValidationStrict OutputValidation = "strict"
+	// ValidationStrict turns a broken result into an isError result (the default).
+	ValidationStrict = metadata.ValidationStrict
 	// ValidationWarn delivers the result as it is and logs a warning.
-	ValidationWarn OutputValidation = "warn"
+	ValidationWarn = metadata.ValidationWarn
 	// ValidationOff skips validation.
-	ValidationOff OutputValidation = "off"
+	ValidationOff = metadata.ValidationOff
 )
 
 // ConfigError is a problem with host.json or local.settings.json. Reach it
@@ -71,7 +70,9 @@ type config struct {
 	ServerName    string
 	ServerVersion string
 	Instructions  string
-	Validation    OutputValidation
+	// Output holds extensions.mcp.outputValidation and .textCopy; each ""
+	// when not set.
+	Output metadata.OutputSettings
 	// Values are local.settings.json Values, sorted by key.
 	Values []envVar
 }
@@ -83,15 +84,7 @@ type envVar struct{ Key, Value string }
 type object map[string]json.RawMessage
 
 func (o object) get(key string) (json.RawMessage, bool) {
-	if v, ok := o[key]; ok {
-		return v, true
-	}
-	for k, v := range o {
-		if strings.EqualFold(k, key) {
-			return v, true
-		}
-	}
-	return nil, false
+	return metadata.LookupFoldMap(o, key)
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -140,7 +133,7 @@ func (o object) strings(key string) ([]string, error) {
 // loadConfig reads root/host.json and root/local.settings.json. All problems
 // found are returned together, each a *ConfigError.
 func loadConfig(root string) (*config, error) {
-	cfg := &config{ServerName: DefaultServerName, ServerVersion: DefaultServerVersion, Validation: ValidationStrict}
+	cfg := &config{ServerName: metadata.DefaultServerName, ServerVersion: metadata.DefaultServerVersion}
 	var errs []error
 	hostFile := filepath.Join(root, HostFile)
 	data, err := os.ReadFile(hostFile)
@@ -194,16 +187,16 @@ func loadConfig(root string) (*config, error) {
 			*f.dst = s
 		}
 	}
-	if s, ok, err := mcp.str("outputValidation"); err != nil {
-		bad("extensions.mcp.outputValidation", err)
-	} else if ok {
-		switch v := OutputValidation(strings.ToLower(strings.TrimSpace(s))); v {
-		case ValidationStrict, ValidationWarn, ValidationOff:
-			cfg.Validation = v
-		default:
-			bad("extensions.mcp.outputValidation", fmt.Errorf("%q is not one of strict, warn, off", s))
+	output, err := metadata.ParseOutputSettings(data)
+	for _, e := range splitErrors(err) {
+		var se *metadata.SettingError
+		if errors.As(e, &se) {
+			bad(se.Key, se.Err)
+		} else {
+			bad("extensions.mcp", e)
 		}
 	}
+	cfg.Output = output
 
 	values, err := loadLocalSettings(filepath.Join(root, LocalSettingsFile))
 	if err != nil {

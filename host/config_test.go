@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -24,8 +26,8 @@ func TestLoadConfig(t *testing.T) {
 		{
 			name:     "defaults",
 			hostJSON: `{"version":"2.0",` + handler + `}`,
-			want: &config{Worker: &workerDescription{ExecutablePath: "handler"}, ServerName: DefaultServerName,
-				ServerVersion: DefaultServerVersion, Validation: ValidationStrict},
+			want: &config{Worker: &workerDescription{ExecutablePath: "handler"}, ServerName: metadata.DefaultServerName,
+				ServerVersion: metadata.DefaultServerVersion},
 		},
 		{
 			name: "every key, case-insensitive",
@@ -34,26 +36,26 @@ func TestLoadConfig(t *testing.T) {
 			settings: `{"IsEncrypted":false,"values":{"B":"two","A":1,"N":null,"T":true}}`,
 			want: &config{
 				Worker:     &workerDescription{ExecutablePath: "%APP%/h", Arguments: []string{"-v", "%PORT%"}, WorkingDirectory: "wd", WorkerDirectory: "bin"},
-				ServerName: "S", ServerVersion: "2.1.0", Instructions: "Be nice.", Validation: ValidationWarn,
+				ServerName: "S", ServerVersion: "2.1.0", Instructions: "Be nice.", Output: metadata.OutputSettings{Validation: ValidationWarn},
 				Values: []envVar{{"A", "1"}, {"B", "two"}, {"N", ""}, {"T", "true"}},
 			},
 		},
 		{
 			name:     "legacy httpWorker section",
 			hostJSON: `{"httpWorker":{"description":{"defaultExecutablePath":"legacy"}}}`,
-			want: &config{Worker: &workerDescription{ExecutablePath: "legacy"}, ServerName: DefaultServerName,
-				ServerVersion: DefaultServerVersion, Validation: ValidationStrict},
+			want: &config{Worker: &workerDescription{ExecutablePath: "legacy"}, ServerName: metadata.DefaultServerName,
+				ServerVersion: metadata.DefaultServerVersion},
 		},
 		{
 			name:     "customHandler wins over httpWorker",
 			hostJSON: `{"httpWorker":{"description":{"defaultExecutablePath":"legacy"}},` + handler + `}`,
-			want: &config{Worker: &workerDescription{ExecutablePath: "handler"}, ServerName: DefaultServerName,
-				ServerVersion: DefaultServerVersion, Validation: ValidationStrict},
+			want: &config{Worker: &workerDescription{ExecutablePath: "handler"}, ServerName: metadata.DefaultServerName,
+				ServerVersion: metadata.DefaultServerVersion},
 		},
 		{
 			name:     "no customHandler is not a config error",
 			hostJSON: `{"extensions":{"mcp":{"outputValidation":"off"}}}`,
-			want:     &config{ServerName: DefaultServerName, ServerVersion: DefaultServerVersion, Validation: ValidationOff},
+			want:     &config{ServerName: metadata.DefaultServerName, ServerVersion: metadata.DefaultServerVersion, Output: metadata.OutputSettings{Validation: ValidationOff}},
 		},
 		{
 			name:     "no host.json",

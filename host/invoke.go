@@ -185,18 +185,12 @@ func invocationBody(t *servedTool, in *requestInput, now time.Time) ([]byte, err
 	}
 	var buf bytes.Buffer
 	buf.Grow(512)
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
 	buf.WriteString(`{"Data":{`)
-	if err := enc.Encode(t.dataKey); err != nil {
-		return nil, err
-	}
-	trimNewline(&buf)
+	_ = metadata.WriteJSON(&buf, t.dataKey) // a string always encodes
 	buf.WriteByte(':')
-	if err := enc.Encode(&tc); err != nil {
+	if err := metadata.WriteJSON(&buf, &tc); err != nil {
 		return nil, fmt.Errorf("encoding the tool invocation context: %w", err)
 	}
-	trimNewline(&buf)
 	buf.WriteString(`},"Metadata":{"mcptoolargs":{`)
 	first := true
 	for k, v := range in.Arguments {
@@ -204,33 +198,23 @@ func invocationBody(t *servedTool, in *requestInput, now time.Time) ([]byte, err
 			buf.WriteByte(',')
 		}
 		first = false
-		_ = enc.Encode(k)
-		trimNewline(&buf)
+		_ = metadata.WriteJSON(&buf, k)
 		buf.WriteByte(':')
-		_ = enc.Encode(argumentText(v))
-		trimNewline(&buf)
+		_ = metadata.WriteJSON(&buf, argumentText(v))
 	}
 	buf.WriteByte('}')
 	if in.SessionID != "" {
 		buf.WriteString(`,"mcpsessionid":`)
-		_ = enc.Encode(in.SessionID)
-		trimNewline(&buf)
+		_ = metadata.WriteJSON(&buf, in.SessionID)
 	}
 	buf.WriteString(`,"sys":{"MethodName":`)
-	_ = enc.Encode(t.function)
-	trimNewline(&buf)
+	_ = metadata.WriteJSON(&buf, t.function)
 	buf.WriteString(`,"UtcNow":"`)
 	buf.WriteString(now.UTC().Format(time.RFC3339Nano))
 	buf.WriteString(`","RandGuid":"`)
 	buf.WriteString(newWorkerID())
 	buf.WriteString(`"}}}`)
 	return buf.Bytes(), nil
-}
-
-func trimNewline(buf *bytes.Buffer) {
-	if n := buf.Len(); n > 0 && buf.Bytes()[n-1] == '\n' {
-		buf.Truncate(n - 1)
-	}
 }
 
 // argumentText is an argument as the MCP extension puts it in mcptoolargs:

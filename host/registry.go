@@ -208,7 +208,7 @@ func (r *registry) encodeListFor(version string) (json.RawMessage, error) {
 	items := make([]toolJSON, len(r.tools))
 	for i, t := range r.tools {
 		tr := t.tool.Trigger
-		item := toolJSON{Name: t.name, Title: tr.Title, Meta: tr.Metadata}
+		item := toolJSON{Name: t.name, Title: tr.Title, Meta: tr.AdvertisedMeta()}
 		if t.hasDescription {
 			item.Description = &t.description
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 )
 
@@ -21,15 +22,6 @@ type Field struct {
 // The zero value is an empty object.
 type Binding struct {
 	fields []Field
-}
-
-// NewBinding returns a binding with the three keys every binding has.
-func NewBinding(typ, direction, name string) *Binding {
-	b := &Binding{}
-	b.SetString(KeyType, typ)
-	b.SetString(KeyDirection, direction)
-	b.SetString(KeyName, name)
-	return b
 }
 
 // Fields returns the binding's keys and values in order. The slice is a copy;
@@ -57,17 +49,9 @@ func (b *Binding) Get(key string) (json.RawMessage, bool) {
 }
 
 // Lookup returns the raw value of key matched case-insensitively, as the
-// Azure Functions host matches binding keys. An exact match wins.
+// Azure Functions host matches binding keys (see [LookupFold]).
 func (b *Binding) Lookup(key string) (json.RawMessage, bool) {
-	if v, ok := b.Get(key); ok {
-		return v, true
-	}
-	for _, f := range b.fields {
-		if strings.EqualFold(f.Key, key) {
-			return f.Value, true
-		}
-	}
-	return nil, false
+	return LookupFold(FieldSeq(b.fields), key)
 }
 
 // LookupString returns the string value of key (matched case-insensitively).
@@ -121,16 +105,37 @@ func (b *Binding) SetRaw(key string, value json.RawMessage) error {
 }
 
 func (b *Binding) set(key string, value json.RawMessage) {
-	if i := b.index(key); i >= 0 {
-		b.fields[i].Value = value
-		return
+	b.fields = SetField(b.fields, key, value)
+}
+
+// SetField sets key (matched exactly) to value in an ordered list of
+// fields: an existing key keeps its position and gets the new value, a new
+// key is appended. It is the one rule for inserting or replacing a key of a
+// binding, of its metadata object and of a function.json document.
+func SetField(fields []Field, key string, value json.RawMessage) []Field {
+	for i := range fields {
+		if fields[i].Key == key {
+			fields[i].Value = value
+			return fields
+		}
 	}
-	b.fields = append(b.fields, Field{Key: key, Value: value})
+	return append(fields, Field{Key: key, Value: value})
+}
+
+// FieldSeq yields the keys and values of fields, in order.
+func FieldSeq(fields []Field) iter.Seq2[string, json.RawMessage] {
+	return func(yield func(string, json.RawMessage) bool) {
+		for _, f := range fields {
+			if !yield(f.Key, f.Value) {
+				return
+			}
+		}
+	}
 }
 
 // SetString sets key to a JSON string.
 func (b *Binding) SetString(key, value string) {
-	b.set(key, encodeString(value))
+	b.set(key, mustMarshalString(value))
 }
 
 // SetBool sets key to a JSON boolean.
@@ -157,7 +162,7 @@ func (b *Binding) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		buf.Write(encodeString(f.Key))
+		buf.Write(mustMarshalString(f.Key))
 		buf.WriteByte(':')
 		if len(f.Value) == 0 {
 			buf.WriteString("null")
@@ -218,14 +223,4 @@ func decodeObject(data []byte) ([]Field, error) {
 		return nil, err
 	}
 	return fields, nil
-}
-
-// encodeString returns s as a JSON string without HTML escaping, so schema
-// text such as "<" or "&" stays readable in function.json.
-func encodeString(s string) json.RawMessage {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return bytes.TrimRight(buf.Bytes(), "\n")
 }

@@ -118,13 +118,7 @@ func (f *Function) HasOutputBinding() bool {
 // SetExtra sets a top-level key other than "bindings" (for example
 // "scriptFile"), keeping its position.
 func (f *Function) SetExtra(key string, value json.RawMessage) {
-	for i := range f.extra {
-		if f.extra[i].Key == key {
-			f.extra[i].Value = value
-			return
-		}
-	}
-	f.extra = append(f.extra, Field{Key: key, Value: value})
+	f.extra = SetField(f.extra, key, value)
 }
 
 // Extra returns the top-level keys other than "bindings", in order.
@@ -151,7 +145,7 @@ func (f *Function) MarshalJSON() ([]byte, error) {
 	buf.WriteByte(']')
 	for _, e := range f.extra {
 		buf.WriteByte(',')
-		buf.Write(encodeString(e.Key))
+		buf.Write(mustMarshalString(e.Key))
 		buf.WriteByte(':')
 		buf.Write(e.Value)
 	}

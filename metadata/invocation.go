@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Custom-handler HTTP protocol headers sent by the host with each invocation.
@@ -82,15 +81,7 @@ type TransportProperties struct {
 // Argument returns the argument called name, matched exactly first and then
 // case-insensitively, as the .NET worker does.
 func (c *ToolInvocationContext) Argument(name string) (json.RawMessage, bool) {
-	if v, ok := c.Arguments[name]; ok {
-		return v, true
-	}
-	for k, v := range c.Arguments {
-		if strings.EqualFold(k, name) {
-			return v, true
-		}
-	}
-	return nil, false
+	return LookupFoldMap(c.Arguments, name)
 }
 
 // Header returns a request header of the call, matched case-insensitively.
@@ -98,12 +89,7 @@ func (t *Transport) Header(name string) (string, bool) {
 	if t == nil || t.Properties == nil {
 		return "", false
 	}
-	for k, v := range t.Properties.Headers {
-		if strings.EqualFold(k, name) {
-			return v, true
-		}
-	}
-	return "", false
+	return LookupFoldMap(t.Properties.Headers, name)
 }
 
 // maxStringEncodings bounds how many times a trigger value may be wrapped in
@@ -164,13 +150,10 @@ func DecodeToolInvocationContext(raw []byte) (*ToolInvocationContext, error) {
 // Data[bindingName] (matched case-insensitively), falling back to any single
 // Data entry when bindingName is empty.
 func ToolContextFromRequest(req *InvocationRequest, bindingName string) (*ToolInvocationContext, error) {
-	raw, ok := req.Data[bindingName]
-	if !ok {
-		for k, v := range req.Data {
-			if strings.EqualFold(k, bindingName) || (bindingName == "" && len(req.Data) == 1) {
-				raw, ok = v, true
-				break
-			}
+	raw, ok := LookupFoldMap(req.Data, bindingName)
+	if !ok && bindingName == "" && len(req.Data) == 1 {
+		for _, v := range req.Data {
+			raw, ok = v, true
 		}
 	}
 	if !ok {

@@ -68,3 +68,35 @@ const TriggerBindingName = "context"
 
 // FunctionFile is the file name of a function's metadata.
 const FunctionFile = "function.json"
+
+// Keys of an mcpToolTrigger binding that only funcmcp reads; the Azure
+// Functions host ignores them (it binds the keys it knows and nothing else).
+const (
+	// KeyContentKinds is a string holding a JSON array of the content kinds
+	// (MIME types) the tool's results carry; see [ContentKindStructured].
+	KeyContentKinds = "contentKinds"
+	// KeyOutputValidation ([OutputValidation]) overrides the app's output
+	// validation for this tool.
+	KeyOutputValidation = "outputValidation"
+	// KeyTextCopy ([TextCopy]) overrides the app's text copy of
+	// structuredContent for this tool.
+	KeyTextCopy = "textCopy"
+)
+
+// MetaKeyContentKinds is the key of the tools/list _meta entry that
+// advertises a tool's declared content kinds (a JSON array of strings).
+const MetaKeyContentKinds = "funcmcp/contentKinds"
+
+// Keys of host.json "extensions.mcp" that both the host and the worker
+// read, so that one setting governs both sides.
+const (
+	HostKeyOutputValidation = "outputValidation"
+	HostKeyTextCopy         = "textCopy"
+)
+
+// Defaults of host.json extensions.mcp serverName and serverVersion, the
+// serverInfo of the Azure Functions MCP extension.
+const (
+	DefaultServerName    = "Azure Functions MCP server"
+	DefaultServerVersion = "1.0.0"
+)

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"bytes"
 	"encoding/json"
 )
 
@@ -23,6 +24,12 @@ type ToolResult struct {
 	Content           string  `json:"content"`
 	Type              string  `json:"type"`
 	StructuredContent *string `json:"structuredContent"`
+	// Checked, set by a funcmcp worker, claims that it validated the
+	// structuredContent against the tool's output schema: a digest of both
+	// (see binding.Schema.Digest). The Functions host ignores it; funcmcp's
+	// host skips its own validation of exactly those bytes against exactly
+	// that schema.
+	Checked string `json:"checked,omitempty"`
 }
 
 // CallToolResult is the MCP tools/call result. Content blocks are kept as raw
@@ -62,11 +69,22 @@ func mediaContent(typ, data, mimeType string) json.RawMessage {
 	return out
 }
 
-// ContentType returns a content block's "type", or "" when it has none.
+// ContentType returns a content block's "type", or "" when it has none. A
+// block that starts with the "type" key, as the blocks funcmcp writes do, is
+// read without decoding the rest of it: the text of a large block is not
+// scanned.
 func ContentType(block json.RawMessage) string {
-	var head struct {
+	const head = `{"type":"`
+	if bytes.HasPrefix(block, []byte(head)) {
+		rest := block[len(head):]
+		if i := bytes.IndexByte(rest, '"'); i >= 0 && bytes.IndexByte(rest[:i], '\\') < 0 &&
+			len(rest) > i+1 && (rest[i+1] == ',' || rest[i+1] == '}') {
+			return string(rest[:i])
+		}
+	}
+	var h struct {
 		Type string `json:"type"`
 	}
-	_ = json.Unmarshal(block, &head)
-	return head.Type
+	_ = json.Unmarshal(block, &h)
+	return h.Type
 }

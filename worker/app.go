@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -31,6 +33,20 @@ type Options struct {
 	// MaxBodyBytes bounds an invocation request body; larger bodies get 413.
 	// 0 means 32 MiB.
 	MaxBodyBytes int64
+
+	// OutputValidation is the app's output validation; "" means the value
+	// of extensions.mcp.outputValidation in host.json, else strict. A tool
+	// overrides it with [ToolBuilder.WithOutputValidation].
+	OutputValidation OutputValidation
+	// TextCopy is the app's text copy of structuredContent; "" means the
+	// value of extensions.mcp.textCopy in host.json, else json. A tool
+	// overrides it with [ToolBuilder.WithTextCopy].
+	TextCopy TextCopy
+	// ScriptRoot is the folder whose host.json the server reads (the
+	// output settings above); "" means $FUNCTIONS_APP_ROOT_PATH, which the
+	// Functions host sets, else the current directory. A missing host.json
+	// sets nothing.
+	ScriptRoot string
 }
 
 // App is a function app whose functions are MCP tools. Configure tools with
@@ -41,6 +57,8 @@ type App struct {
 	logger          *slog.Logger
 	shutdownTimeout time.Duration
 	maxBody         int64
+	output          metadata.OutputSettings // from Options
+	scriptRoot      string
 
 	mu     sync.Mutex
 	tools  []*ToolBuilder
@@ -54,7 +72,8 @@ func New(opts *Options) *App {
 		o = *opts
 	}
 	a := &App{stdout: o.Stdout, stderr: o.Stderr, logger: o.Logger,
-		shutdownTimeout: o.ShutdownTimeout, maxBody: o.MaxBodyBytes, byName: map[string]*ToolBuilder{}}
+		shutdownTimeout: o.ShutdownTimeout, maxBody: o.MaxBodyBytes, byName: map[string]*ToolBuilder{},
+		output: metadata.OutputSettings{Validation: o.OutputValidation, TextCopy: o.TextCopy}, scriptRoot: o.ScriptRoot}
 	if a.stdout == nil {
 		a.stdout = os.Stdout
 	}
@@ -94,12 +113,16 @@ type tool struct {
 	function    string
 	outputField string
 	invoke      invoker
+	// rules is the tool as the host loads it from the emitted function.json
+	// (schemas compiled once): the worker checks its results with it.
+	rules *binding.Tool
 }
 
 // compiled is the result of a successful build.
 type compiled struct {
 	functions []*metadata.Function // sorted by name
 	byFunc    map[string]*tool     // lower-case function name → tool
+	output    metadata.OutputSettings
 }
 
 // build checks every tool and emits every function; all problems are
@@ -165,13 +188,22 @@ func (a *App) build() (*compiled, error) {
 			fail(err)
 			continue
 		}
+		opts.OutputValidation = cmp.Or(opts.OutputValidation, a.output.Validation)
+		opts.TextCopy = cmp.Or(opts.TextCopy, a.output.TextCopy)
 		f, err := metadata.NewToolFunction(fn, opts)
 		if err != nil {
 			fail(fmt.Errorf("building function.json: %w", err))
 			continue
 		}
+		// Read the binding back as the host will: the same parser and the
+		// same compiled schema check the results.
+		rules, err := binding.LoadTool(f, f.ToolTriggers()[0], "")
+		if err != nil {
+			fail(err)
+			continue
+		}
 		c.functions = append(c.functions, f)
-		c.byFunc[strings.ToLower(fn)] = &tool{name: b.name, function: fn, outputField: field, invoke: b.invoke}
+		c.byFunc[strings.ToLower(fn)] = &tool{name: b.name, function: fn, outputField: field, invoke: b.invoke, rules: rules}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

@@ -88,6 +88,8 @@ type ToolBuilder struct {
 	title        string
 	functionName string
 	outputField  string
+	output       metadata.OutputSettings
+	contentKinds []string
 	properties   []metadata.ToolProperty
 	metadata     []metadata.Field
 	// explicit schemas (WithInputSchema / WithOutputSchema), compact
@@ -211,6 +213,61 @@ func (b *ToolBuilder) WithOutputField(name string) *ToolBuilder {
 	return b
 }
 
+// WithOutputValidation sets what the tool does with a result that breaks
+// its output schema or its declared content kinds, over the app's setting
+// (see [Options]): [ValidationStrict], [ValidationWarn] or [ValidationOff].
+// It is written to function.json, so funchost does the same.
+func (b *ToolBuilder) WithOutputValidation(mode OutputValidation) *ToolBuilder {
+	v, err := metadata.ParseOutputValidation(string(mode))
+	if b.setting(metadata.KeyOutputValidation, string(v), err) {
+		b.output.Validation = v
+	}
+	return b
+}
+
+// setting reports whether a parsed output setting may be used, recording
+// the problem when not ("" is no setting).
+func (b *ToolBuilder) setting(key, value string, err error) bool {
+	if err == nil && value == "" {
+		err = errors.New(`"" is not a setting`)
+	}
+	if err != nil {
+		b.errs = append(b.errs, ruleErr(ErrOutputSetting, "%v: %s: %v", ErrOutputSetting, key, err))
+		return false
+	}
+	return true
+}
+
+// WithTextCopy sets which text goes with the tool's structuredContent, over
+// the app's setting (see [Options]): [TextCopyJSON], [TextCopyNone] or
+// [TextCopySummary]. It is written to function.json, so funchost does the
+// same.
+func (b *ToolBuilder) WithTextCopy(mode TextCopy) *ToolBuilder {
+	v, err := metadata.ParseTextCopy(string(mode))
+	if b.setting(metadata.KeyTextCopy, string(v), err) {
+		b.output.TextCopy = v
+	}
+	return b
+}
+
+// WithContentKinds declares the kinds of content the tool returns, as MIME
+// types: "image/png", "text/plain" (a text block), "application/json"
+// (structuredContent and its text copy), "audio/wav", the mimeType of an
+// embedded resource, or a whole family such as "image/*". Every result must
+// then hold each declared kind and nothing else; the worker and funchost
+// check it like the output schema. The declaration is written to
+// function.json as contentKinds and advertised in tools/list _meta under
+// "funcmcp/contentKinds". A later call replaces the list.
+func (b *ToolBuilder) WithContentKinds(kinds ...string) *ToolBuilder {
+	parsed, err := binding.ParseContentKinds(kinds)
+	if err != nil {
+		b.errs = append(b.errs, ruleErr(ErrContentKind, "%v: %v", ErrContentKind, err))
+		return b
+	}
+	b.contentKinds = parsed
+	return b
+}
+
 // Handle sets a raw handler. A tool has exactly one handler (Handle or
 // [AddTool]); a second one is a configuration error.
 func (b *ToolBuilder) Handle(h ToolHandler) *ToolBuilder {
@@ -249,6 +306,10 @@ func (b *ToolBuilder) options(outputField string) (*metadata.ToolOptions, error)
 		Metadata:     slices.Clone(b.metadata),
 		InputSchema:  firstNonEmpty(b.inputSchema, b.inferredInput),
 		OutputSchema: firstNonEmpty(b.outputSchema, inferredOutput),
+
+		ContentKinds:     slices.Clone(b.contentKinds),
+		OutputValidation: b.output.Validation,
+		TextCopy:         b.output.TextCopy,
 	}
 	switch {
 	case len(b.properties) > 0:

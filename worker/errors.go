@@ -60,4 +60,10 @@ var (
 	ErrOutputType = errors.New("the output type cannot be used for a tool result")
 	// ErrEmptyOutputField: WithOutputField was given "".
 	ErrEmptyOutputField = errors.New("the output field name is empty")
+	// ErrOutputSetting: WithOutputValidation or WithTextCopy was given an
+	// unknown mode.
+	ErrOutputSetting = errors.New("unknown output setting")
+	// ErrContentKind: WithContentKinds was given something that is not a
+	// MIME type.
+	ErrContentKind = errors.New("invalid content kind")
 )

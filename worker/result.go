@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -33,8 +34,9 @@ type Result struct {
 	// Content blocks shown to the model and the user.
 	Content []Content
 	// StructuredContent, when not nil, is JSON-encoded (a json.RawMessage is
-	// used as is) and sent as structuredContent. A text block holding the
-	// same JSON is added when Content has no text block, for older clients.
+	// used as is) and sent as structuredContent, checked against the tool's
+	// output schema. A text copy is added for older clients as the tool's
+	// [TextCopy] says.
 	StructuredContent any
 	// IsError marks the result as a tool error.
 	IsError bool
@@ -65,63 +67,64 @@ var singleBlockTypes = map[string]bool{
 	metadata.ResultTypeResourceLink: true,
 }
 
-// envelope turns a result into the ToolResult envelope, the value the
-// worker returns for a tool with useResultSchema:
-//   - one block of a known type, no structured content, not an error →
-//     that block with its own type (a plain text result is type "text");
-//   - anything else → type call_tool_result holding the whole CallToolResult,
-//     with the envelope's structuredContent set to the same JSON.
-func envelope(r *Result) (*metadata.ToolResult, error) {
+// callToolResult turns a handler's result into the MCP result: every block
+// checked with [binding.CheckContentBlock] and compacted, structured content
+// and _meta encoded. The text copy is not added here (see
+// [binding.Tool.ShapeResult]).
+func callToolResult(r *Result) (*metadata.CallToolResult, error) {
 	if r == nil {
 		r = &Result{}
 	}
+	res := &metadata.CallToolResult{Content: make([]json.RawMessage, 0, len(r.Content)+1), IsError: r.IsError}
 	for i, c := range r.Content {
-		if !json.Valid(c) || len(bytes.TrimSpace(c)) == 0 || bytes.TrimSpace(c)[0] != '{' {
-			return nil, fmt.Errorf("content block %d is not a JSON object", i)
+		if err := binding.CheckContentBlock(c); err != nil {
+			return nil, fmt.Errorf("content block %d: %w", i, err)
 		}
+		res.Content = append(res.Content, compact(c))
 	}
-	var structured json.RawMessage
 	if r.StructuredContent != nil {
 		data, err := metadata.Marshal(r.StructuredContent)
 		if err != nil {
 			return nil, fmt.Errorf("encoding structured content: %w", err)
 		}
 		if !bytes.Equal(data, []byte("null")) {
-			structured = data // Marshal output is compact, a json.RawMessage's too
+			res.StructuredContent = data // Marshal output is compact, a json.RawMessage's too
 		}
-	}
-	if structured == nil && !r.IsError && r.Meta == nil && len(r.Content) == 1 {
-		if typ := metadata.ContentType(r.Content[0]); singleBlockTypes[typ] {
-			return &metadata.ToolResult{Type: typ, Content: string(compact(r.Content[0]))}, nil
-		}
-	}
-	ctr := metadata.CallToolResult{Content: make([]json.RawMessage, 0, len(r.Content)+1), IsError: r.IsError}
-	hasText := false
-	for _, c := range r.Content {
-		ctr.Content = append(ctr.Content, compact(c))
-		hasText = hasText || metadata.ContentType(c) == metadata.ResultTypeText
-	}
-	env := &metadata.ToolResult{Type: metadata.ResultTypeCallToolResult}
-	if structured != nil {
-		ctr.StructuredContent = structured
-		if !hasText {
-			ctr.Content = append(ctr.Content, metadata.TextContent(string(structured)))
-		}
-		s := string(structured)
-		env.StructuredContent = &s
 	}
 	if r.Meta != nil {
 		meta, err := metadata.Marshal(r.Meta)
 		if err != nil {
 			return nil, fmt.Errorf("encoding _meta: %w", err)
 		}
-		ctr.Meta = meta
+		res.Meta = meta
 	}
-	data, err := metadata.Marshal(ctr)
+	return res, nil
+}
+
+// envelope turns a result into the ToolResult envelope, the value the
+// worker returns for a tool with useResultSchema:
+//   - one block of a known type, no structured content, no _meta, not an
+//     error → that block with its own type (a plain text result is type
+//     "text");
+//   - anything else → type call_tool_result holding the whole
+//     CallToolResult, with the envelope's structuredContent set to the same
+//     JSON, and checked (the output check, see binding.Schema.Digest) when
+//     the result was validated.
+func envelope(res *metadata.CallToolResult, checked string) (*metadata.ToolResult, error) {
+	if len(res.StructuredContent) == 0 && !res.IsError && res.Meta == nil && len(res.Content) == 1 {
+		if typ := metadata.ContentType(res.Content[0]); singleBlockTypes[typ] {
+			return &metadata.ToolResult{Type: typ, Content: string(res.Content[0])}, nil
+		}
+	}
+	data, err := metadata.Marshal(res)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the result: %w", err)
 	}
-	env.Content = string(data)
+	env := &metadata.ToolResult{Type: metadata.ResultTypeCallToolResult, Content: string(data), Checked: checked}
+	if len(res.StructuredContent) > 0 {
+		s := string(res.StructuredContent)
+		env.StructuredContent = &s
+	}
 	return env, nil
 }
 
@@ -145,7 +148,7 @@ func returnValue(env *metadata.ToolResult) (json.RawMessage, error) {
 
 // errorEnvelope is the envelope of an isError result with one text block.
 func errorEnvelope(msg string) *metadata.ToolResult {
-	env, err := envelope(&Result{Content: []Content{Text(msg)}, IsError: true})
+	env, err := envelope(&metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent(msg)}, IsError: true}, "")
 	if err != nil { // cannot happen: a text block always encodes
 		panic(errors.Join(errors.New("worker: encoding an error result"), err))
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -27,7 +28,20 @@ import (
 // once; when the configuration is broken, every request gets 500 with the
 // problems (use [App.Build] first to see them).
 func (a *App) Handler() http.Handler {
-	return a.handler(a.build())
+	return a.handler(a.prepare())
+}
+
+// prepare builds the app and reads its output settings, as the server
+// needs them.
+func (a *App) prepare() (*compiled, error) {
+	c, err := a.build()
+	if err != nil {
+		return nil, err
+	}
+	if c.output, err = a.outputSettings(); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // handler is Handler for an app already built.
@@ -128,7 +142,8 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 }
 
 // call runs the tool and always returns an envelope: errors, bad arguments
-// and panics become isError results.
+// and panics become isError results, and so does a result that breaks the
+// tool's output rules under strict validation.
 func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (env *metadata.ToolResult) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -142,7 +157,23 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (env *metad
 		tc.Logf("tool %s failed: %v", t.name, err)
 		return errorEnvelope(err.Error())
 	}
-	env, err = envelope(res)
+	ctr, err := callToolResult(res)
+	if err != nil {
+		msg := fmt.Sprintf("tool %s returned an invalid result: %v", t.name, err)
+		tc.Logf("%s", msg)
+		return errorEnvelope(msg)
+	}
+	d := &binding.Decoded{Result: ctr}
+	if issue := t.rules.ShapeResult(d, s.c.output); issue != nil {
+		msg := issue.LogMessage()
+		tc.Logf("%s", msg)
+		level := slog.LevelError
+		if issue.Mode == ValidationWarn {
+			level = slog.LevelWarn
+		}
+		s.app.logger.LogAttrs(ctx, level, msg, slog.String("function", t.function), slog.String("invocationId", tc.InvocationID))
+	}
+	env, err = envelope(d.Result, d.Checked)
 	if err != nil {
 		msg := fmt.Sprintf("tool %s returned an invalid result: %v", t.name, err)
 		tc.Logf("%s", msg)
@@ -155,7 +186,7 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (env *metad
 // done, then shuts down gracefully (bounded by Options.ShutdownTimeout). A
 // configuration problem is returned before listening.
 func (a *App) ListenAndServe(ctx context.Context, addr string) error {
-	c, err := a.build()
+	c, err := a.prepare()
 	if err != nil {
 		return err
 	}
@@ -170,7 +201,7 @@ func (a *App) ListenAndServe(ctx context.Context, addr string) error {
 // configuration problem is returned before serving (the listener is closed
 // then too).
 func (a *App) Serve(ctx context.Context, l net.Listener) error {
-	c, err := a.build()
+	c, err := a.prepare()
 	if err != nil {
 		_ = l.Close()
 		return err
@@ -324,7 +355,7 @@ func (a *App) serveFromEnv(ctx context.Context, stdout, stderr io.Writer) int {
 			metadata.EnvCustomHandlerPort, metadata.EnvHTTPWorkerPort)
 		return 1
 	}
-	c, err := a.build()
+	c, err := a.prepare()
 	if err != nil {
 		printProblems(stderr, "serve: the configuration is invalid", err)
 		return 1

@@ -215,7 +215,7 @@ func TestInvokeResults(t *testing.T) {
 		{"single image", "image", `{}`, "image", false, "", "", 0},
 		{"structured without text gets a text block", "structured", `{}`, "call_tool_result", false, `{"ok":true}`, "", 2},
 		{"nil result", "nothing", `{}`, "call_tool_result", false, "", "", 0},
-		{"invalid block", "badblock", `{}`, "call_tool_result", true, "", "tool badblock returned an invalid result: content block 0 is not a JSON object", 1},
+		{"invalid block", "badblock", `{}`, "call_tool_result", true, "", `tool badblock returned an invalid result: content block 0: a content block must be a JSON object, not "just a string"`, 1},
 		{"handler error", "greet", `{"name":""}`, "call_tool_result", true, "", "name must not be empty", 1},
 		{"argument type", "greet", `{"name":"x","times":"two"}`, "call_tool_result", true, "", `invalid argument "times": got string, want integer`, 1},
 		{"argument name case", "greet", `{"Name":"x","TIMES":"two"}`, "call_tool_result", true, "", `invalid argument "TIMES": got string, want integer`, 1},

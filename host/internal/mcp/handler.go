@@ -74,10 +74,10 @@ func newHandler(tools Tools, opts *Options) *handler {
 		o = *opts
 	}
 	if o.ServerInfo.Name == "" {
-		o.ServerInfo.Name = DefaultServerName
+		o.ServerInfo.Name = metadata.DefaultServerName
 	}
 	if o.ServerInfo.Version == "" {
-		o.ServerInfo.Version = DefaultServerVersion
+		o.ServerInfo.Version = metadata.DefaultServerVersion
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes

@@ -17,18 +17,13 @@ type Implementation struct {
 	Version string `json:"version"`
 }
 
-// Defaults used when [Options] leaves the server name, version or body limit
-// empty; the name and version are those of the Azure Functions MCP extension.
-const (
-	DefaultServerName    = "Azure Functions MCP server"
-	DefaultServerVersion = "1.0.0"
-	DefaultMaxBodyBytes  = 4 << 20
-)
+// DefaultMaxBodyBytes is the body limit used when [Options] leaves it 0.
+const DefaultMaxBodyBytes = 4 << 20
 
 // Options configures [NewHandler]. A nil *Options means defaults.
 type Options struct {
 	// ServerInfo is returned by initialize; empty fields take
-	// DefaultServerName and DefaultServerVersion.
+	// metadata.DefaultServerName and metadata.DefaultServerVersion.
 	ServerInfo Implementation
 	// Instructions is returned by initialize when not empty.
 	Instructions string

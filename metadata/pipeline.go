@@ -1,7 +1,6 @@
 package metadata
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,31 +58,13 @@ type ToolOptions struct {
 	// NaturalOutputSchema is the compact natural output schema text, written
 	// as KeyNaturalOutputSchema ("" for none: OutputSchema is the natural one).
 	NaturalOutputSchema string
-}
-
-// SetMetadata sets a metadata entry; a later call with the same key replaces
-// the value in place.
-func (o *ToolOptions) SetMetadata(key string, value json.RawMessage) {
-	for i := range o.Metadata {
-		if o.Metadata[i].Key == key {
-			o.Metadata[i].Value = value
-			return
-		}
-	}
-	o.Metadata = append(o.Metadata, Field{Key: key, Value: value})
-}
-
-// Marshal encodes v as compact JSON without HTML escaping (so "<", ">" and
-// "&" in schema text and descriptions stay readable) and without a trailing
-// newline. Both sides of the contract encode with it.
-func Marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	// ContentKinds are the declared content kinds (MIME types) of the
+	// tool's results, written as contentKinds; nil declares none.
+	ContentKinds []string
+	// OutputValidation and TextCopy, when set, are written as the tool's
+	// own outputValidation and textCopy.
+	OutputValidation OutputValidation
+	TextCopy         TextCopy
 }
 
 // parsedTrigger is one tool trigger of the function being built, with the
@@ -100,6 +81,9 @@ type parsedTrigger struct {
 	inputSchema          *string
 	outputSchema         *string
 	naturalOutputSchema  *string
+	contentKinds         *string
+	outputValidation     OutputValidation
+	textCopy             TextCopy
 	useWorkerInputSchema bool
 	useResultSchema      bool
 }
@@ -168,7 +152,7 @@ func (b *BindingBuilder) AddMetadata() *BindingBuilder {
 			merged = existingMetadata(raw)
 		}
 		for _, m := range t.options.Metadata {
-			merged = setField(merged, m.Key, m.Value)
+			merged = SetField(merged, m.Key, m.Value)
 		}
 		t.metadata, t.hasMetadata = merged, true
 	}
@@ -185,16 +169,6 @@ func existingMetadata(raw json.RawMessage) []Field {
 		return nil
 	}
 	return fields
-}
-
-func setField(fields []Field, key string, value json.RawMessage) []Field {
-	for i := range fields {
-		if fields[i].Key == key {
-			fields[i].Value = value
-			return fields
-		}
-	}
-	return append(fields, Field{Key: key, Value: value})
 }
 
 // ResolveInputSchema writes the tool's input schema and useWorkerInputSchema.
@@ -227,6 +201,29 @@ func (b *BindingBuilder) ResolveOutputSchema() *BindingBuilder {
 	return b
 }
 
+// ResolveOutputRules writes what funcmcp alone reads about the tool's
+// results: contentKinds, outputValidation and textCopy (keys the Functions
+// host ignores), each only when set.
+func (b *BindingBuilder) ResolveOutputRules() *BindingBuilder {
+	for _, t := range b.triggers {
+		if t.options == nil {
+			continue
+		}
+		if t.options.ContentKinds != nil {
+			data, err := Marshal(t.options.ContentKinds)
+			if err != nil {
+				b.errs = append(b.errs, b.toolErr(t, fmt.Errorf("encoding contentKinds: %w", err)))
+				continue
+			}
+			s := string(data)
+			t.contentKinds = &s
+		}
+		t.outputValidation = t.options.OutputValidation
+		t.textCopy = t.options.TextCopy
+	}
+	return b
+}
+
 // ResolveResultSchema sets useResultSchema on every tool trigger of a function
 // without output bindings: such a worker returns the result envelope.
 func (b *BindingBuilder) ResolveResultSchema() *BindingBuilder {
@@ -248,8 +245,8 @@ func (b *BindingBuilder) ResolveResultSchema() *BindingBuilder {
 
 // Build writes the resolved values into the bindings. Existing keys keep their
 // position; new keys are appended in this order: toolProperties, metadata,
-// inputSchema, outputSchema, naturalOutputSchema, useWorkerInputSchema,
-// useResultSchema. It
+// inputSchema, outputSchema, naturalOutputSchema, contentKinds,
+// outputValidation, textCopy, useWorkerInputSchema, useResultSchema. It
 // returns every problem the pipeline met, joined.
 func (b *BindingBuilder) Build() error {
 	for _, t := range b.triggers {
@@ -270,6 +267,15 @@ func (b *BindingBuilder) Build() error {
 		if t.naturalOutputSchema != nil {
 			t.binding.SetString(KeyNaturalOutputSchema, *t.naturalOutputSchema)
 		}
+		if t.contentKinds != nil {
+			t.binding.SetString(KeyContentKinds, *t.contentKinds)
+		}
+		if t.outputValidation != "" {
+			t.binding.SetString(KeyOutputValidation, string(t.outputValidation))
+		}
+		if t.textCopy != "" {
+			t.binding.SetString(KeyTextCopy, string(t.textCopy))
+		}
 		if t.useWorkerInputSchema {
 			t.binding.SetBool(KeyUseWorkerInputSchema, true)
 		}
@@ -289,13 +295,14 @@ func (b *BindingBuilder) toolErr(t *parsedTrigger, err error) error {
 
 // Emit runs the whole pipeline over fn in its fixed order: add tool
 // properties, add metadata, resolve input schema, resolve output schema,
-// resolve result schema, build.
+// resolve output rules, resolve result schema, build.
 func Emit(fn *Function, options func(toolName string) *ToolOptions) error {
 	return NewBindingBuilder(fn, options).
 		AddToolProperties().
 		AddMetadata().
 		ResolveInputSchema().
 		ResolveOutputSchema().
+		ResolveOutputRules().
 		ResolveResultSchema().
 		Build()
 }

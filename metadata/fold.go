@@ -1,0 +1,38 @@
+package metadata
+
+import (
+	"iter"
+	"maps"
+	"strings"
+)
+
+// LookupFold returns the value of key among all: the value of a key spelled
+// exactly like key when there is one, else the first key equal to it under
+// Unicode case folding. It is the one rule for the case-insensitive lookups
+// of the contract (binding keys, invocation Data, arguments, headers,
+// envelope fields, host.json keys), as the Functions host and the .NET
+// worker match them.
+func LookupFold[V any](all iter.Seq2[string, V], key string) (V, bool) {
+	var (
+		folded V
+		found  bool
+	)
+	for k, v := range all {
+		if k == key {
+			return v, true
+		}
+		if !found && strings.EqualFold(k, key) {
+			folded, found = v, true
+		}
+	}
+	return folded, found
+}
+
+// LookupFoldMap is [LookupFold] over a map, with the exact key looked up
+// first. When several keys of m fold to key, which one wins is unspecified.
+func LookupFoldMap[V any](m map[string]V, key string) (V, bool) {
+	if v, ok := m[key]; ok {
+		return v, true
+	}
+	return LookupFold(maps.All(m), key)
+}

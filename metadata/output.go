@@ -1,0 +1,155 @@
+package metadata
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// OutputValidation says what happens to a tool result whose
+// structuredContent does not match the tool's output schema, or whose
+// content kinds break the tool's declaration. The zero value means "not
+// set here": the next level decides (tool, then app, then [ValidationStrict]).
+type OutputValidation string
+
+const (
+	// ValidationStrict turns a broken result into an isError result that
+	// names the tool and says what is wrong (the default).
+	ValidationStrict OutputValidation = "strict"
+	// ValidationWarn delivers the result as it is and logs what is wrong.
+	ValidationWarn OutputValidation = "warn"
+	// ValidationOff checks nothing.
+	ValidationOff OutputValidation = "off"
+)
+
+// ParseOutputValidation reads a setting, case-insensitively; "" gives "".
+func ParseOutputValidation(s string) (OutputValidation, error) {
+	return parseChoice(s, ValidationStrict, ValidationWarn, ValidationOff)
+}
+
+// parseChoice reads one of choices, case-insensitively; "" gives "".
+func parseChoice[T ~string](s string, choices ...T) (T, error) {
+	v := T(strings.ToLower(strings.TrimSpace(s)))
+	if v == "" || slices.Contains(choices, v) {
+		return v, nil
+	}
+	names := make([]string, len(choices))
+	for i, c := range choices {
+		names[i] = string(c)
+	}
+	return "", fmt.Errorf("%q is not one of %s", s, strings.Join(names, ", "))
+}
+
+// TextCopy says which text goes with structuredContent for clients that
+// read only content. The zero value means "not set here", as for
+// [OutputValidation]; the default is [TextCopyJSON].
+type TextCopy string
+
+const (
+	// TextCopyJSON adds a text block holding the same JSON as
+	// structuredContent, as the MCP specification recommends (the default).
+	TextCopyJSON TextCopy = "json"
+	// TextCopyNone adds no text: the content is what the handler returned.
+	TextCopyNone TextCopy = "none"
+	// TextCopySummary lets the handler's own text blocks stand for the
+	// structured content; the JSON copy is added only when there are none.
+	TextCopySummary TextCopy = "summary"
+)
+
+// ParseTextCopy reads a setting, case-insensitively; "" gives "".
+func ParseTextCopy(s string) (TextCopy, error) {
+	return parseChoice(s, TextCopyJSON, TextCopyNone, TextCopySummary)
+}
+
+// AddTextCopy adds the text copy of res's structuredContent as mode says
+// ("" means [TextCopyJSON]). Results without structuredContent and isError
+// results are left alone, and a copy already there is not added twice, so
+// the worker and then the host may both apply it. It is the one place where
+// the text copy is made.
+func AddTextCopy(res *CallToolResult, mode TextCopy) {
+	if res == nil || res.IsError || len(res.StructuredContent) == 0 || mode == TextCopyNone {
+		return
+	}
+	for _, b := range res.Content {
+		if mode == TextCopySummary && ContentType(b) == ResultTypeText {
+			return
+		}
+		if IsTextCopy(b, res.StructuredContent) {
+			return
+		}
+	}
+	res.Content = append(res.Content, TextContent(string(res.StructuredContent)))
+}
+
+// IsTextCopy reports whether block is a text block whose text is exactly
+// structured (the copy [AddTextCopy] makes).
+func IsTextCopy(block, structured json.RawMessage) bool {
+	if bytes.Equal(block, TextContent(string(structured))) {
+		return true
+	}
+	if ContentType(block) != ResultTypeText {
+		return false
+	}
+	var b struct {
+		Text string `json:"text"`
+	}
+	return json.Unmarshal(block, &b) == nil && b.Text == string(structured)
+}
+
+// OutputSettings are the app-wide output settings of host.json
+// extensions.mcp; "" fields are not set.
+type OutputSettings struct {
+	Validation OutputValidation
+	TextCopy   TextCopy
+}
+
+// SettingError is a bad value in host.json; Key is its path, e.g.
+// "extensions.mcp.outputValidation".
+type SettingError struct {
+	Key string
+	Err error
+}
+
+func (e *SettingError) Error() string { return fmt.Sprintf("%s: %v", e.Key, e.Err) }
+func (e *SettingError) Unwrap() error { return e.Err }
+
+// ParseOutputSettings reads extensions.mcp.outputValidation and
+// extensions.mcp.textCopy from host.json text, with keys matched
+// case-insensitively as the Functions host's configuration does. Absent
+// sections and keys are not set. Every bad value is returned, each a
+// *SettingError.
+func ParseOutputSettings(hostJSON []byte) (OutputSettings, error) {
+	var out OutputSettings
+	var root map[string]json.RawMessage
+	if err := json.Unmarshal(hostJSON, &root); err != nil {
+		return out, fmt.Errorf("parsing host.json: %w", err)
+	}
+	mcp := root
+	for _, key := range []string{"extensions", "mcp"} {
+		raw, ok := LookupFoldMap(mcp, key)
+		mcp = nil
+		if !ok || json.Unmarshal(raw, &mcp) != nil {
+			return out, nil // a malformed section is the host's to report
+		}
+	}
+	var errs []error
+	str := func(key string) string {
+		raw, ok := LookupFoldMap(mcp, key)
+		var s string
+		if ok && json.Unmarshal(raw, &s) != nil && !bytes.Equal(raw, []byte("null")) {
+			errs = append(errs, &SettingError{Key: "extensions.mcp." + key, Err: errors.New("must be a string")})
+		}
+		return s
+	}
+	var err error
+	if out.Validation, err = ParseOutputValidation(str(HostKeyOutputValidation)); err != nil {
+		errs = append(errs, &SettingError{Key: "extensions.mcp." + HostKeyOutputValidation, Err: err})
+	}
+	if out.TextCopy, err = ParseTextCopy(str(HostKeyTextCopy)); err != nil {
+		errs = append(errs, &SettingError{Key: "extensions.mcp." + HostKeyTextCopy, Err: err})
+	}
+	return out, errors.Join(errs...)
+}
