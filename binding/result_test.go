@@ -393,7 +393,9 @@ func TestDecodeAndShape(t *testing.T) {
 	assert.Len(t, d.Result.Content, 1)
 }
 
-func BenchmarkShapeResult(b *testing.B) {
+// BenchmarkShapeResult_NoCall measures shaping and validating one decoded
+// result, without the call around it.
+func BenchmarkShapeResult_NoCall(b *testing.B) {
 	tool := forecastTool(b)
 	block := metadata.TextContent("Seattle: 11.5 °C, light rain")
 	b.Logf("structuredContent: %d bytes", len(validForecast))

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -232,12 +233,21 @@ func compileDoc(kind SchemaKind, compact json.RawMessage, doc any) (*Schema, err
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, &CompileError{Kind: kind, Err: err}
 	}
+	compiles.Add(1)
 	compiled, err := c.Compile(url)
 	if err != nil {
 		return nil, &CompileError{Kind: kind, Err: err}
 	}
 	return &Schema{kind: kind, text: compact, compiled: compiled, textSum: sha256.Sum256(compact)}, nil
 }
+
+// compiles counts schema compilations, for [CompileCount].
+var compiles atomic.Uint64
+
+// CompileCount is how many schemas this process has compiled so far. Schemas
+// are compiled when tools are loaded, never on a call: benchmarks and tests
+// read it before and after calls to check that.
+func CompileCount() uint64 { return compiles.Load() }
 
 // lenientRequired drops the non-string entries of the root "required" from
 // the document that is compiled (the schema text is kept as written). The MCP

@@ -15,10 +15,12 @@ import (
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
-// BenchmarkToolsCall measures one tools/call through the host: invocation
-// body, azcore pipeline, HTTP to an httptest worker, decoding and output
-// validation.
-func BenchmarkToolsCall(b *testing.B) {
+// BenchmarkHostInvoke_NoMCPFront_StubWorker measures the host's part of a
+// tool call without the MCP endpoint in front of it and without a worker
+// process: invocation body, azcore pipeline, HTTP to an httptest server that
+// answers a canned 27-byte result, decoding and output validation. The real
+// tools/call, through the processes, is tests/bench BenchmarkToolsCall.
+func BenchmarkHostInvoke_NoMCPFront_StubWorker(b *testing.B) {
 	structured := `{"city":"Oslo","temp":21.5}`
 	reply, _ := json.Marshal(metadata.InvocationResponse{Outputs: map[string]json.RawMessage{}, Logs: []string{}, ReturnValue: envelopeReturn(structured)})
 	worker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

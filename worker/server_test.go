@@ -364,7 +364,9 @@ func TestHandlerWithBrokenConfiguration(t *testing.T) {
 	}
 }
 
-func BenchmarkInvoke(b *testing.B) {
+// BenchmarkInvoke_NoNetwork measures one invocation through the worker's
+// handler, in process: no HTTP connection, no host.
+func BenchmarkInvoke_NoNetwork(b *testing.B) {
 	a, _ := testApp(b, io.Discard)
 	h := a.Handler()
 	payload := []byte(body(b, `{"name":"greet","arguments":{"name":"Ada","times":2},"sessionid":"s1",

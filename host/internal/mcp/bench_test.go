@@ -132,7 +132,10 @@ func serveLoop(b *testing.B, h http.Handler, body, accept string, headers map[st
 	}
 }
 
-func BenchmarkToolsCall(b *testing.B) {
+// BenchmarkEndpoint_CannedToolsCall measures the MCP endpoint alone: the
+// tool is a canned 34-byte result (no host, no worker, no validation). The
+// real tools/call, through the processes, is tests/bench BenchmarkToolsCall.
+func BenchmarkEndpoint_CannedToolsCall(b *testing.B) {
 	h := NewHandler(newBenchTools(1), nil)
 	headers := sessionHeaders(b, h)
 	srv := httptest.NewServer(h)
@@ -143,7 +146,10 @@ func BenchmarkToolsCall(b *testing.B) {
 	b.Run("handler/sse", func(b *testing.B) { serveLoop(b, h, benchCall, acceptBoth, headers) })
 }
 
-func BenchmarkToolsList(b *testing.B) {
+// BenchmarkEndpoint_CachedToolsList measures the MCP endpoint alone sending
+// a prepared 1,000-tool list (no host). tests/bench BenchmarkToolsList
+// compares funchost with the SDK through the processes.
+func BenchmarkEndpoint_CachedToolsList(b *testing.B) {
 	h := NewHandler(newBenchTools(1000), nil)
 	headers := sessionHeaders(b, h)
 	srv := httptest.NewServer(h)
@@ -154,9 +160,10 @@ func BenchmarkToolsList(b *testing.B) {
 	b.Run("handler/json", func(b *testing.B) { serveLoop(b, h, body, "application/json", headers) })
 }
 
-// BenchmarkSDKToolsCall is the same exchange against the official Go SDK's
-// stateless Streamable HTTP server, for ratios.
-func BenchmarkSDKToolsCall(b *testing.B) {
+// BenchmarkSDKEndpoint_CannedToolsCall is BenchmarkEndpoint_CannedToolsCall
+// against the official Go SDK's stateless Streamable HTTP server with a raw
+// (unvalidated) canned tool: the SDK's endpoint cost, for ratios.
+func BenchmarkSDKEndpoint_CannedToolsCall(b *testing.B) {
 	server := sdk.NewServer(&sdk.Implementation{Name: "sdk", Version: "1"}, nil)
 	var inSchema, outSchema any
 	_ = json.Unmarshal([]byte(`{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}`), &inSchema)

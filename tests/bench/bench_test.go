@@ -1,0 +1,489 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/funcmcp/funcmcp/metadata"
+	"github.com/funcmcp/funcmcp/tests/bench/internal/sdkbaseline"
+)
+
+// shared are the servers the tools/call benchmarks compare: funchost with
+// the sample worker, and the SDK baseline stateless and stateful, each
+// serving get_weather with the schemas funchost advertises.
+var shared struct {
+	once     sync.Once
+	err      error
+	host     *hostProc
+	sl, sf   *sdkProc
+	weather  sdkbaseline.Tool
+	procs    []interface{ stop() }
+	stopOnce sync.Once
+}
+
+func stopShared() {
+	shared.stopOnce.Do(func() {
+		for _, p := range shared.procs {
+			p.stop()
+		}
+	})
+}
+
+// servers starts the shared servers once.
+func servers(tb testing.TB) {
+	tb.Helper()
+	binaries(tb)
+	shared.once.Do(func() { shared.err = startShared() })
+	if shared.err != nil {
+		tb.Fatal(shared.err)
+	}
+}
+
+func startShared() error {
+	h, err := startFunchost(built.app)
+	if err != nil {
+		return err
+	}
+	shared.procs = append(shared.procs, h)
+	shared.host = h
+	tools, err := listedTools(h.endpoint())
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		if t.Name == "get_weather" {
+			shared.weather = t
+		}
+	}
+	if shared.weather.Name == "" {
+		return fmt.Errorf("funchost does not list get_weather")
+	}
+	file, err := writeJSON("weather-tool.json", []sdkbaseline.Tool{shared.weather})
+	if err != nil {
+		return err
+	}
+	if shared.sl, err = startSDK(file, true); err != nil {
+		return err
+	}
+	shared.procs = append(shared.procs, shared.sl)
+	if shared.sf, err = startSDK(file, false); err != nil {
+		return err
+	}
+	shared.procs = append(shared.procs, shared.sf)
+	return nil
+}
+
+// listedTools reads every tool a server lists, as SDK tool definitions.
+func listedTools(endpoint string) ([]sdkbaseline.Tool, error) {
+	client := newClient()
+	defer client.CloseIdleConnections()
+	h, err := mcpHeaders(client, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	body := `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
+	status, data, _, err := post(ctx, client, endpoint, []byte(body), h)
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, fmt.Errorf("tools/list: status %d: %s", status, abbreviate(data))
+	}
+	var msg struct {
+		Result struct {
+			Tools []sdkbaseline.Tool `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(jsonPayload(data), &msg); err != nil {
+		return nil, fmt.Errorf("tools/list: %w", err)
+	}
+	return msg.Result.Tools, nil
+}
+
+// invocationBody is the custom-handler request funchost sends for
+// weatherCall, for calling the worker directly.
+func invocationBody() []byte {
+	args := `{"city":"Buenos Aires","units":"metric","days":7,"date":"2026-03-01"}`
+	return []byte(`{"Data":{"` + metadata.TriggerBindingName + `":{"name":"get_weather","arguments":` + args +
+		`,"sessionid":"bench","transport":{"name":"http-streamable","sessionId":"bench"}}},` +
+		`"Metadata":{"mcptoolargs":{"city":"Buenos Aires","units":"metric","days":"7","date":"2026-03-01"},"mcpsessionid":"bench",` +
+		`"sys":{"MethodName":"get_weather","UtcNow":"2026-03-01T00:00:00Z","RandGuid":"00000000-0000-4000-8000-000000000000"}}}`)
+}
+
+// callTargets are the five things BenchmarkToolsCall calls, each with c
+// sessions where the server has sessions.
+func callTargets(c int) ([]*target, error) {
+	h, sl, sf := shared.host, shared.sl, shared.sf
+	mk := func(name, url string, body []byte, check func(int, []byte) error, pids func() []int) *target {
+		return &target{name: name, url: url, body: body, client: newClient(), headers: []http.Header{nil}, check: check, pids: pids}
+	}
+	ours := mk("funcmcp", h.endpoint(), []byte(weatherCall), checkToolResult, func() []int { return []int{h.pid(), h.workerPID} })
+	stateless := mk("sdk-stateless", sl.endpoint(), []byte(weatherCall), checkToolResult, func() []int { return []int{sl.pid()} })
+	stateful := mk("sdk-stateful", sf.endpoint(), []byte(weatherCall), checkToolResult, func() []int { return []int{sf.pid()} })
+	direct := mk("worker-direct", h.workerURL+"/get_weather", invocationBody(), func(status int, body []byte) error {
+		if err := checkOK(status, body); err != nil {
+			return err
+		}
+		if !strings.Contains(string(body), "structuredContent") {
+			return fmt.Errorf("no structured content: %s", abbreviate(body))
+		}
+		return nil
+	}, func() []int { return []int{h.workerPID} })
+	loop := mk("loopback", sl.base+"/echo", []byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"padding":"`+strings.Repeat("x", 40)+`"}}`),
+		checkOK, func() []int { return []int{sl.pid()} })
+	var err error
+	for _, t := range []*target{ours, stateless, stateful} {
+		if t.headers, err = sessions(t.client, t.url, c); err != nil {
+			return nil, fmt.Errorf("%s: %w", t.name, err)
+		}
+	}
+	stateless.headers = []http.Header{{"Mcp-Protocol-Version": {protocolVersion}}}
+	return []*target{ours, stateless, stateful, direct, loop}, nil
+}
+
+// callCPU is funcmcp's server CPU per call (host + worker) at concurrency
+// 16, kept for the validation share row.
+var callCPU struct {
+	sync.Mutex
+	d time.Duration
+}
+
+// BenchmarkToolsCall compares real tools/call round trips, interleaved in
+// one run: a raw HTTP client → funchost → the sample worker process, against
+// the SDK baseline's stateless and stateful servers (processes of their own)
+// running the same tool with the same schemas and validation, plus the same
+// invocation posted straight to the worker and a bare loopback round trip.
+// One op is one call to each of the five. It reports calls/s, p50/p99
+// latency and server CPU per call read from /proc for every target.
+func BenchmarkToolsCall(b *testing.B) {
+	servers(b)
+	for _, c := range []int{1, 16} {
+		b.Run(fmt.Sprintf("c%d", c), func(b *testing.B) {
+			targets, err := callTargets(c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() {
+				for _, t := range targets {
+					t.client.CloseIdleConnections()
+				}
+			}()
+			load := loadAvg()
+			b.ResetTimer()
+			res, err := interleave(targets, c, max(b.N, c), 25*c)
+			b.StopTimer()
+			if err != nil {
+				b.Fatal(err)
+			}
+			load += "–" + loadAvg()
+			reportCalls(b, c, res, load)
+		})
+	}
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+func reportCalls(b *testing.B, c int, res map[string]*sample, load string) {
+	ours, sl, sf, direct, loop := res["funcmcp"], res["sdk-stateless"], res["sdk-stateful"], res["worker-direct"], res["loopback"]
+	b.ReportMetric(ours.perSecond(), "funcmcp-calls/s")
+	b.ReportMetric(sl.perSecond(), "sdkstateless-calls/s")
+	b.ReportMetric(sf.perSecond(), "sdkstateful-calls/s")
+	b.ReportMetric(us(ours.pct(50)), "funcmcp-p50-µs")
+	b.ReportMetric(us(ours.cpuPerCall()), "funcmcp-cpu-µs/call")
+	b.ReportMetric(us(loop.pct(50)), "loopback-p50-µs")
+
+	best := max(sl.perSecond(), sf.perSecond())
+	goal := 0.9
+	if c > 1 {
+		goal = 1.2
+	}
+	record(atLeast(row{what: fmt.Sprintf("tools/call throughput, c=%d", c), unit: "calls/s",
+		ours: ours.perSecond(), stateless: sl.perSecond(), stateful: sf.perSecond(), ratio: ours.perSecond() / best,
+		load: load, detail: "funcmcp / the faster SDK server"}, goal))
+	for _, p := range []float64{50, 99} {
+		record(row{what: fmt.Sprintf("tools/call p%g latency, c=%d", p, c), unit: "µs",
+			ours: us(ours.pct(p)), stateless: us(sl.pct(p)), stateful: us(sf.pct(p)),
+			ratio: us(ours.pct(p)) / min(us(sl.pct(p)), us(sf.pct(p))), load: load, detail: "funcmcp / the faster SDK server (lower is better)"})
+	}
+	cpuBest := min(sl.cpuPerCall(), sf.cpuPerCall())
+	record(atMost(row{what: fmt.Sprintf("server CPU per call, c=%d", c), unit: "µs",
+		ours: us(ours.cpuPerCall()), stateless: us(sl.cpuPerCall()), stateful: us(sf.cpuPerCall()),
+		ratio: float64(ours.cpuPerCall()) / float64(cpuBest), load: load,
+		detail: fmt.Sprintf("(funchost + worker) / the cheaper SDK server; the worker called directly: %.0f µs", us(direct.cpuPerCall()))}, 0.8))
+	if c > 1 {
+		callCPU.Lock()
+		callCPU.d = ours.cpuPerCall()
+		callCPU.Unlock()
+	}
+	if c > 1 {
+		return // with callers queueing, latency differences say nothing about the hop
+	}
+	rt := loop.pct(50)
+	hop := float64(ours.pct(50)-direct.pct(50)) / float64(rt)
+	record(atMost(row{what: fmt.Sprintf("funchost tier overhead, c=%d", c), unit: "round trips",
+		ours: hop, ratio: hop, load: load,
+		detail: fmt.Sprintf("(funcmcp p50 %.0f µs − worker called directly p50 %.0f µs) / loopback round trip p50 %.0f µs; p99: (%.0f − %.0f) / %.0f = %.2f; slowest call %.1f ms",
+			us(ours.pct(50)), us(direct.pct(50)), us(rt), us(ours.pct(99)), us(direct.pct(99)), us(loop.pct(99)),
+			float64(ours.pct(99)-direct.pct(99))/float64(loop.pct(99)), us(ours.pct(100))/1000)}, 1.5))
+	vsSDK := float64(ours.pct(50)-min(sl.pct(50), sf.pct(50))) / float64(rt)
+	record(row{what: fmt.Sprintf("extra latency vs SDK, c=%d", c), unit: "round trips", ours: vsSDK, load: load,
+		detail: "(funcmcp p50 − faster SDK p50) / loopback p50; negative: funcmcp is faster"})
+}
+
+// appWithTools writes an app folder of n functions: get_weather as the
+// sample emits it, and n−1 copies of it under other names. With distinct,
+// every copy gets an output schema and an argument of its own, so nothing
+// can be shared between tools.
+func appWithTools(name string, n int, distinct bool) (string, error) {
+	dir := filepath.Join(workDir, name)
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	if err := writeAppFolder(dir); err != nil {
+		return "", err
+	}
+	src, err := os.ReadFile(filepath.Join(built.app, "get_weather", metadata.FunctionFile))
+	if err != nil {
+		return "", err
+	}
+	write := func(folder string, data []byte) error {
+		if err := os.MkdirAll(filepath.Join(dir, folder), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, folder, metadata.FunctionFile), data, 0o644)
+	}
+	if err := write("get_weather", src); err != nil {
+		return "", err
+	}
+	for i := 1; i < n; i++ {
+		var fn map[string]any
+		if err := json.Unmarshal(src, &fn); err != nil {
+			return "", err
+		}
+		for _, raw := range fn["bindings"].([]any) {
+			bd := raw.(map[string]any)
+			if bd["type"] != "mcpToolTrigger" {
+				continue
+			}
+			bd["toolName"] = fmt.Sprintf("weather_%05d", i)
+			if !distinct {
+				continue
+			}
+			var schema map[string]any
+			if err := json.Unmarshal([]byte(bd["outputSchema"].(string)), &schema); err != nil {
+				return "", err
+			}
+			schema["properties"].(map[string]any)[fmt.Sprintf("station_%d", i)] = map[string]any{"type": "string", "minLength": i % 7}
+			text, _ := json.Marshal(schema)
+			bd["outputSchema"] = string(text)
+			var props []map[string]any
+			if err := json.Unmarshal([]byte(bd["toolProperties"].(string)), &props); err != nil {
+				return "", err
+			}
+			props = append(props, map[string]any{"propertyName": fmt.Sprintf("station_%d", i), "propertyType": "string",
+				"description": "A weather station.", "isRequired": false, "isArray": false, "enumValues": []string{}})
+			text, _ = json.Marshal(props)
+			bd["toolProperties"] = string(text)
+		}
+		data, _ := json.MarshalIndent(fn, "", "  ")
+		if err := write(fmt.Sprintf("weather_%05d", i), data); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// sdkToolsFor starts funchost on app once, reads the tools it lists and
+// writes them as the SDK server's tools file: both serve the same
+// definitions.
+func sdkToolsFor(app string, want int) (string, error) {
+	file := app + ".sdk-tools.json"
+	if _, err := os.Stat(file); err == nil {
+		return file, nil
+	}
+	h, err := startFunchost(app)
+	if err != nil {
+		return "", err
+	}
+	defer h.stop()
+	tools, err := listedTools(h.endpoint())
+	if err != nil {
+		return "", err
+	}
+	if len(tools) != want {
+		return "", fmt.Errorf("funchost lists %d tools of %d", len(tools), want)
+	}
+	return writeJSON(filepath.Base(file), tools)
+}
+
+// BenchmarkToolsList compares listing every tool (following nextCursor:
+// the SDK pages by 1,000) of funchost and of the SDK stateless server, each
+// in its own process, serving the same 1,000 or 10,000 tool definitions.
+// With -short (make test's smoke run) only 1,000 tools are listed.
+// The time counted is the round trips (request sent to answer read), not
+// the client's decoding of the pages. One op is one full listing from each;
+// the runs alternate.
+func BenchmarkToolsList(b *testing.B) {
+	binaries(b)
+	sizes := []int{1000, 10000}
+	if testing.Short() { // the smoke run in make test: 10,000 tools take long to set up
+		sizes = sizes[:1]
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			app, err := appWithTools(fmt.Sprintf("list-%d", n), n, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			file, err := sdkToolsFor(app, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			h, err := startFunchost(app)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer h.stop()
+			s, err := startSDK(file, true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.stop()
+			client := newClient()
+			defer client.CloseIdleConnections()
+			ctx := context.Background()
+			eps := []string{h.endpoint(), s.endpoint()}
+			hdrs := []http.Header{nil, {"Mcp-Protocol-Version": {protocolVersion}}}
+			if hdrs[0], err = mcpHeaders(client, eps[0]); err != nil {
+				b.Fatal(err)
+			}
+			lat := [2]*sample{{}, {}}
+			load := loadAvg()
+			b.ResetTimer()
+			for i := range max(b.N, 3) {
+				for k := range 2 {
+					j := (i + k) % 2
+					got, d, err := listAll(ctx, client, eps[j], hdrs[j])
+					if err != nil {
+						b.Fatal(err)
+					}
+					if got != n {
+						b.Fatalf("%s lists %d tools of %d", eps[j], got, n)
+					}
+					if i > 0 { // the first listing of each warms up
+						lat[j].lat = append(lat[j].lat, d)
+					}
+				}
+			}
+			b.StopTimer()
+			load += "–" + loadAvg()
+			ours, sdk := lat[0].pct(50), lat[1].pct(50)
+			b.ReportMetric(us(ours), "funcmcp-p50-µs")
+			b.ReportMetric(us(sdk), "sdk-p50-µs")
+			record(atMost(row{what: fmt.Sprintf("tools/list, %d tools", n), unit: "µs p50",
+				ours: us(ours), stateless: us(sdk), ratio: float64(ours) / float64(sdk), load: load,
+				detail: "funcmcp / SDK stateless, every page"}, 0.02))
+		})
+	}
+}
+
+// BenchmarkStartup compares the time from starting the process to the first
+// successful tools/call of get_weather, with 1,000 function.json files (1,000
+// tools in the SDK server, the same definitions): funchost (which also starts
+// the worker and waits until it answers) against the SDK stateless server.
+// "shared" tools all have get_weather's schemas; "distinct" ones each have
+// their own input and output schema. One op starts each once, alternating.
+func BenchmarkStartup(b *testing.B) {
+	binaries(b)
+	for _, distinct := range []bool{false, true} {
+		name := "shared"
+		if distinct {
+			name = "distinct"
+		}
+		b.Run(name, func(b *testing.B) {
+			app, err := appWithTools("start-"+name, 1000, distinct)
+			if err != nil {
+				b.Fatal(err)
+			}
+			file, err := sdkToolsFor(app, 1000)
+			if err != nil {
+				b.Fatal(err)
+			}
+			client := newClient()
+			defer client.CloseIdleConnections()
+			starts := []func() (string, http.Header, interface{ stop() }, error){
+				func() (string, http.Header, interface{ stop() }, error) {
+					h, err := startFunchost(app)
+					if err != nil {
+						return "", nil, nil, err
+					}
+					return h.endpoint(), nil, h, nil
+				},
+				func() (string, http.Header, interface{ stop() }, error) {
+					s, err := startSDK(file, true)
+					if err != nil {
+						return "", nil, nil, err
+					}
+					return s.endpoint(), http.Header{"Mcp-Protocol-Version": {protocolVersion}}, s, nil
+				},
+			}
+			lat := [2]*sample{{}, {}}
+			load := loadAvg()
+			b.ResetTimer()
+			for i := range max(b.N, 2) {
+				for k := range 2 {
+					j := (i + k) % 2
+					d, err := timeToFirstCall(client, starts[j])
+					if err != nil {
+						b.Fatal(err)
+					}
+					lat[j].lat = append(lat[j].lat, d)
+				}
+			}
+			b.StopTimer()
+			load += "–" + loadAvg()
+			ours, sdk := lat[0].pct(50), lat[1].pct(50)
+			b.ReportMetric(us(ours)/1000, "funcmcp-ms")
+			b.ReportMetric(us(sdk)/1000, "sdk-ms")
+			r := row{what: fmt.Sprintf("start-up to first tools/call, 1,000 tools, %s schemas", name), unit: "ms p50",
+				ours: us(ours) / 1000, stateless: us(sdk) / 1000, ratio: float64(ours) / float64(sdk), load: load,
+				detail: "funcmcp (funchost + worker) / SDK stateless"}
+			if distinct {
+				r = atMost(r, 0.3)
+			}
+			record(r)
+		})
+	}
+}
+
+// timeToFirstCall starts a server and calls get_weather until it succeeds.
+func timeToFirstCall(client *http.Client, start func() (string, http.Header, interface{ stop() }, error)) (time.Duration, error) {
+	t0 := time.Now()
+	ep, h, p, err := start()
+	if err != nil {
+		return 0, err
+	}
+	defer p.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	for {
+		status, body, _, err := post(ctx, client, ep, []byte(weatherCall), h)
+		if err == nil && checkToolResult(status, body) == nil {
+			return time.Since(t0), nil
+		}
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("%s: no successful call within %s: %v %s", ep, startTimeout, err, abbreviate(body))
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -1,0 +1,36 @@
+// Package bench compares funcmcp with the official MCP Go SDK
+// (github.com/modelcontextprotocol/go-sdk v1.8.0) doing the same work, on one
+// machine, in one run, and prints a table of ratios at the end (`make bench`).
+//
+// The programs are built once per test binary into a temporary folder and
+// run as processes on 127.0.0.1: cmd/funchost serving the sample app (which
+// starts the sample worker, function-app-sample), and tests/bench/sdkserver,
+// the SDK baseline, once stateless and once with sessions. The baseline
+// serves the same get_weather computation (package
+// function-app-sample/weather) through the SDK's typed AddTool, with the
+// input and output schemas funchost advertises, so both sides validate the
+// same output against the same schema.
+//
+// Benchmarks whose names say tools/call make real calls: a raw HTTP client
+// sends the JSON-RPC request and checks the answer. Micro-benchmarks say in
+// their name what they leave out (_NoCall, _InProcess…).
+//
+//   - BenchmarkToolsCall: throughput, p50/p99 and server CPU per call (read
+//     from /proc/<pid>/task/*/schedstat of the server processes: funchost +
+//     worker, or the SDK server) at concurrency 1 and 16, the targets
+//     interleaved in rotating chunks; beside them the same invocation posted
+//     to the worker directly and a bare loopback round trip, from which the
+//     cost of the funchost tier is expressed in round trips.
+//   - BenchmarkToolsList: listing 1,000 and 10,000 tools (all pages).
+//   - BenchmarkStartup: process start to the first successful tools/call
+//     with 1,000 function.json files, shared and distinct schemas.
+//   - BenchmarkValidateOutput_NoCall: decoding and validating 200 B, 2 KiB
+//     and 64 KiB outputs, beside the SDK's schema library.
+//   - BenchmarkIdleSessions_InProcess: heap and goroutines per idle session.
+//   - BenchmarkToolsCall_InProcessHost: allocations per call with the
+//     server in the benchmark's process; fails if a call compiles a schema.
+//
+// Figures on a shared machine are noisy: read the ratios, which come from
+// runs interleaved in one process, and the load average printed with each
+// row. Nothing here asserts a time.
+package bench
