@@ -183,13 +183,17 @@ func (a *App) build() (*compiled, error) {
 		if field == "" {
 			field = DefaultOutputField
 		}
-		opts, err := b.options(field)
+		opts, wrapped, err := b.options(field)
 		if err != nil {
 			fail(err)
 			continue
 		}
 		opts.OutputValidation = cmp.Or(opts.OutputValidation, a.output.Validation)
 		opts.TextCopy = cmp.Or(opts.TextCopy, a.output.TextCopy)
+		invoke := b.invoke
+		if wrapped {
+			invoke = projecting(invoke, field)
+		}
 		f, err := metadata.NewToolFunction(fn, opts)
 		if err != nil {
 			fail(fmt.Errorf("building function.json: %w", err))
@@ -203,7 +207,7 @@ func (a *App) build() (*compiled, error) {
 			continue
 		}
 		c.functions = append(c.functions, f)
-		c.byFunc[strings.ToLower(fn)] = &tool{name: b.name, function: fn, outputField: field, invoke: b.invoke, rules: rules}
+		c.byFunc[strings.ToLower(fn)] = &tool{name: b.name, function: fn, outputField: field, invoke: invoke, rules: rules}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -221,8 +225,9 @@ func hasNilHandleErr(errs []error) bool {
 	return false
 }
 
-// DefaultOutputField is the field a non-object typed result is wrapped in.
-const DefaultOutputField = "result"
+// DefaultOutputField is the field a result is wrapped in when the tool's
+// output schema is not an object schema.
+const DefaultOutputField = binding.DefaultOutputField
 
 // Build checks the configuration of every tool. It returns every problem of
 // every tool, joined; each is a *ConfigError naming the tool and the rule.

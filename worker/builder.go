@@ -9,7 +9,6 @@ import (
 
 	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/metadata"
-	"github.com/funcmcp/funcmcp/worker/internal/schema"
 )
 
 // PropertyType is the type of a tool property declared with
@@ -95,10 +94,9 @@ type ToolBuilder struct {
 	// explicit schemas (WithInputSchema / WithOutputSchema), compact
 	inputSchema  string
 	outputSchema string
-	// inferred from AddTool's types, compact
+	// inferred from AddTool's types, compact; inferredOutput is natural
 	inferredInput  string
 	inferredOutput string
-	wrapSchema     *schema.Schema // a non-object Out's schema, wrapped at build
 	invoke         invoker
 	handlers       int
 	errs           []error
@@ -166,12 +164,22 @@ func (b *ToolBuilder) WithInputSchema(jsonSchema string) *ToolBuilder {
 	return b
 }
 
-// WithOutputSchema sets the output schema explicitly (emitted as
-// outputSchema). It wins over a schema inferred by [AddTool]; the last call
-// wins. The text is checked with [binding.ParseSchema] and stored compact.
-// It does not change how a typed result is shaped (see [AddTool]).
+// WithOutputSchema sets the output schema explicitly. It wins over a schema
+// inferred by [AddTool]; the last call wins. The text is checked with
+// [binding.ParseNaturalSchema] and stored compact: any JSON Schema 2020-12
+// document is accepted (SEP-2106), object, array, scalar, oneOf, {} or
+// true roots alike.
+//
+// An object schema is emitted as outputSchema as it is. Any other schema is
+// the tool's natural schema: outputSchema gets its object projection
+// {"type":"object","properties":{"<field>":<schema>},"required":["<field>"]}
+// (see [ToolBuilder.WithOutputField] and [binding.ProjectSchema]), which the
+// Azure Functions host and clients before MCP 2026-07-28 need, and
+// naturalOutputSchema the schema itself. The tool's structuredContent is
+// then the natural value, sent wrapped as {"<field>": value}; funchost
+// unwraps it for 2026-07-28 clients.
 func (b *ToolBuilder) WithOutputSchema(jsonSchema string) *ToolBuilder {
-	if s, err := binding.ParseSchema(binding.OutputSchema, jsonSchema); err != nil {
+	if s, err := binding.ParseNaturalSchema(jsonSchema); err != nil {
 		b.errs = append(b.errs, err)
 	} else {
 		b.outputSchema = s.String()
@@ -202,8 +210,9 @@ func (b *ToolBuilder) WithMetadata(key string, value any) *ToolBuilder {
 	return b
 }
 
-// WithOutputField names the field a non-object typed result is wrapped in
-// (default "result"): {"<name>": value}. Object results are never wrapped.
+// WithOutputField names the field a result is wrapped in for a non-object
+// output schema (default "result"): {"<name>": value}. Results of object
+// schemas are never wrapped.
 func (b *ToolBuilder) WithOutputField(name string) *ToolBuilder {
 	if name == "" {
 		b.errs = append(b.errs, ErrEmptyOutputField)
@@ -285,31 +294,22 @@ func (b *ToolBuilder) setInvoker(inv invoker) {
 }
 
 // options returns the tool's effective configuration: explicit beats
-// inferred, declared properties beat derived ones.
-func (b *ToolBuilder) options(outputField string) (*metadata.ToolOptions, error) {
-	inferredOutput := b.inferredOutput
-	if inferredOutput == wrappedPlaceholder {
-		if b.outputSchema != "" {
-			inferredOutput = "" // explicit wins; do not build the wrapper
-		} else {
-			text, err := wrapSchema(b.wrapSchema, outputField)
-			if err != nil {
-				return nil, err
-			}
-			inferredOutput = text
-		}
-	}
-	opts := &metadata.ToolOptions{
-		ToolName:     b.name,
-		Description:  b.description,
-		Title:        b.title,
-		Metadata:     slices.Clone(b.metadata),
-		InputSchema:  firstNonEmpty(b.inputSchema, b.inferredInput),
-		OutputSchema: firstNonEmpty(b.outputSchema, inferredOutput),
+// inferred, declared properties beat derived ones. wrapped says whether
+// results are wrapped in outputField (see [ToolBuilder.WithOutputSchema]).
+func (b *ToolBuilder) options(outputField string) (opts *metadata.ToolOptions, wrapped bool, err error) {
+	opts = &metadata.ToolOptions{
+		ToolName:    b.name,
+		Description: b.description,
+		Title:       b.title,
+		Metadata:    slices.Clone(b.metadata),
+		InputSchema: firstNonEmpty(b.inputSchema, b.inferredInput),
 
 		ContentKinds:     slices.Clone(b.contentKinds),
 		OutputValidation: b.output.Validation,
 		TextCopy:         b.output.TextCopy,
+	}
+	if wrapped, err = projectOutput(opts, firstNonEmpty(b.outputSchema, b.inferredOutput), outputField); err != nil {
+		return nil, false, err
 	}
 	switch {
 	case len(b.properties) > 0:
@@ -320,7 +320,7 @@ func (b *ToolBuilder) options(outputField string) (*metadata.ToolOptions, error)
 	if opts.Properties == nil {
 		opts.Properties = []metadata.ToolProperty{}
 	}
-	return opts, nil
+	return opts, wrapped, nil
 }
 
 func (b *ToolBuilder) function() string {

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -87,57 +88,79 @@ func TestSchemaRules(t *testing.T) {
 			t.Errorf("error %v is not a *binding.CompileError", err)
 		}
 	}
+	// in is the check for an input schema, out for an output schema (nil:
+	// valid). Output schemas may have any root (SEP-2106), so most of the
+	// MCP shape rules do not apply to them.
 	tests := []struct {
-		name   string
-		schema string
-		check  check // nil: valid
+		name    string
+		schema  string
+		in, out check
 	}{
-		{"minimal", `{"type":"object"}`, nil},
-		{"properties and required", `{"type":"object","properties":{"x":{"type":"string"}},"required":["x"]}`, nil},
-		{"required elements unchecked", `{"type":"object","required":[]}`, nil},
-		{"whitespace is compacted", "{ \"type\" : \"object\" }", nil},
-		{"empty", ``, is(binding.ErrEmptySchema)},
-		{"blank", "  \n", is(binding.ErrEmptySchema)},
-		{"not json", `{not json`, syntax},
-		{"truncated", `{"type":"object","properties":{"x":"string"`, syntax},
-		{"null literal", `null`, shape(binding.RuleObjectRoot)},
-		{"array root", `[1,2,3]`, shape(binding.RuleObjectRoot)},
-		{"string root", `"hello"`, shape(binding.RuleObjectRoot)},
-		{"no type", `{"properties":{}}`, shape(binding.RuleTypeObject)},
-		{"type string", `{"type":"string"}`, shape(binding.RuleTypeObject)},
-		{"type Object", `{"type":"Object"}`, shape(binding.RuleTypeObject)},
-		{"type array", `{"type":["object"]}`, shape(binding.RuleTypeObject)},
-		{"type null", `{"type":null}`, shape(binding.RuleTypeObject)},
-		{"properties array", `{"type":"object","properties":[]}`, shape(binding.RuleProperties)},
-		{"properties null", `{"type":"object","properties":null}`, shape(binding.RuleProperties)},
-		{"required string", `{"type":"object","required":"x"}`, shape(binding.RuleRequired)},
-		{"required null", `{"type":"object","required":null}`, shape(binding.RuleRequired)},
-		{"bad keyword value", `{"type":"object","properties":{"a":{"type":5}}}`, compile},
-		{"bad minimum", `{"type":"object","minProperties":-1}`, compile},
-		{"remote ref", `{"type":"object","properties":{"a":{"$ref":"https://example.com/x.json"}}}`, compile},
+		{"minimal", `{"type":"object"}`, nil, nil},
+		{"properties and required", `{"type":"object","properties":{"x":{"type":"string"}},"required":["x"]}`, nil, nil},
+		{"required elements unchecked", `{"type":"object","required":[]}`, nil, nil},
+		{"whitespace is compacted", "{ \"type\" : \"object\" }", nil, nil},
+		{"empty", ``, is(binding.ErrEmptySchema), is(binding.ErrEmptySchema)},
+		{"blank", "  \n", is(binding.ErrEmptySchema), is(binding.ErrEmptySchema)},
+		{"not json", `{not json`, syntax, syntax},
+		{"truncated", `{"type":"object","properties":{"x":"string"`, syntax, syntax},
+		{"null literal", `null`, shape(binding.RuleObjectRoot), shape(binding.RuleSchemaRoot)},
+		{"array root", `[1,2,3]`, shape(binding.RuleObjectRoot), shape(binding.RuleSchemaRoot)},
+		{"string root", `"hello"`, shape(binding.RuleObjectRoot), shape(binding.RuleSchemaRoot)},
+		{"boolean schema", `true`, shape(binding.RuleObjectRoot), nil},
+		{"no type", `{"properties":{}}`, shape(binding.RuleTypeObject), nil},
+		{"type string", `{"type":"string"}`, shape(binding.RuleTypeObject), nil},
+		{"type array of object", `{"type":["object"]}`, shape(binding.RuleTypeObject), nil},
+		{"type object or null", `{"type":["object","null"]}`, shape(binding.RuleTypeObject), nil},
+		{"array schema", `{"type":"array","items":{"$ref":"#/$defs/i"},"$defs":{"i":{"type":"integer"}}}`, shape(binding.RuleTypeObject), nil},
+		{"oneOf root", `{"oneOf":[{"type":"string"},{"type":"number"}]}`, shape(binding.RuleTypeObject), nil},
+		{"type Object", `{"type":"Object"}`, shape(binding.RuleTypeObject), compile},
+		{"type null", `{"type":null}`, shape(binding.RuleTypeObject), compile},
+		{"properties array", `{"type":"object","properties":[]}`, shape(binding.RuleProperties), compile},
+		{"properties null", `{"type":"object","properties":null}`, shape(binding.RuleProperties), compile},
+		{"required string", `{"type":"object","required":"x"}`, shape(binding.RuleRequired), compile},
+		{"required null", `{"type":"object","required":null}`, shape(binding.RuleRequired), compile},
+		{"bad keyword value", `{"type":"object","properties":{"a":{"type":5}}}`, compile, compile},
+		{"bad minimum", `{"type":"object","minProperties":-1}`, compile, compile},
+		{"remote ref", `{"type":"object","properties":{"a":{"$ref":"https://example.com/x.json"}}}`, compile, compile},
 	}
 	for _, kind := range []string{"input", "output"} {
 		for _, tc := range tests {
 			t.Run(kind+"/"+tc.name, func(t *testing.T) {
 				a := New(nil)
 				b := a.ConfigureMcpTool("tool").Handle(noop)
+				check := tc.in
 				if kind == "input" {
 					b.WithInputSchema(tc.schema)
 				} else {
 					b.WithOutputSchema(tc.schema)
+					check = tc.out
 				}
 				err := a.Build()
-				if tc.check == nil {
+				if check == nil {
 					requireNoError(t, err, "Build")
-					key := metadata.KeyInputSchema
+					tr := trigger(t, a, "tool")
+					key, want := metadata.KeyInputSchema, tc.schema
 					if kind == "output" {
 						key = metadata.KeyOutputSchema
+						projected, _, err := binding.ProjectSchema(json.RawMessage(tc.schema), DefaultOutputField)
+						requireNoError(t, err, "ProjectSchema")
+						natural, hasNatural := str(t, tr, metadata.KeyNaturalOutputSchema)
+						if string(projected) != compactJSON(t, tc.schema) {
+							want = string(projected)
+							if !hasNatural {
+								t.Fatalf("naturalOutputSchema missing for %s", tc.schema)
+							}
+							assertJSONEq(t, tc.schema, natural, metadata.KeyNaturalOutputSchema)
+						} else if hasNatural {
+							t.Errorf("naturalOutputSchema = %s, want absent for an object schema", natural)
+						}
 					}
-					got, ok := str(t, trigger(t, a, "tool"), key)
+					got, ok := str(t, tr, key)
 					if !ok {
 						t.Fatalf("%s missing", key)
 					}
-					assertJSONEq(t, tc.schema, got, key)
+					assertJSONEq(t, want, got, key)
 					if strings.ContainsAny(got, " \n") {
 						t.Errorf("%s not compact: %q", key, got)
 					}
@@ -156,10 +179,19 @@ func TestSchemaRules(t *testing.T) {
 				if !strings.Contains(err.Error(), kind+" schema") {
 					t.Errorf("message %q does not name the %s schema", err, kind)
 				}
-				tc.check(t, err)
+				check(t, err)
 			})
 		}
 	}
+}
+
+func compactJSON(t *testing.T, text string) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(text)); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 type badIn string
@@ -433,10 +465,10 @@ func TestWrappedOutputSchema(t *testing.T) {
 		{"pointer to struct is the struct", func(a *App) {
 			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, *weatherOut, error) { return nil, nil, nil })
 		}, `{"type":"object","properties":{"temp":{"type":"number"}},"required":["temp"]}`},
-		{"wrapped recursive keeps $defs at the root", func(a *App) {
+		{"wrapped recursive rewrites its refs", func(a *App) {
 			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, []node, error) { return nil, nil, nil })
-		}, `{"type":"object","properties":{"result":{"type":["array","null"],"items":{"$ref":"#/$defs/node"}}},"required":["result"],
-			"$defs":{"node":{"type":"object","properties":{"name":{"type":"string"},"children":{"type":["array","null"],"items":{"$ref":"#/$defs/node"}}},"required":["name","children"]}}}`},
+		}, `{"type":"object","properties":{"result":{"type":["array","null"],"items":{"$ref":"#/properties/result/$defs/node"},
+			"$defs":{"node":{"type":"object","properties":{"name":{"type":"string"},"children":{"type":["array","null"],"items":{"$ref":"#/properties/result/$defs/node"}}},"required":["name","children"]}}}},"required":["result"]}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -142,7 +142,7 @@ func TestEmitMetadata(t *testing.T) {
 
 func brokenApp() *App {
 	a := goldenApp()
-	a.ConfigureMcpTool("bad_schema").WithOutputSchema(`{"type":"array"}`).Handle(noop)
+	a.ConfigureMcpTool("bad_schema").WithOutputSchema(`["not","a","schema"]`).Handle(noop)
 	a.ConfigureMcpTool("no_handler")
 	a.ConfigureMcpTool("bad.name").Handle(noop)
 	return a
@@ -179,7 +179,7 @@ func TestRunArgs(t *testing.T) {
 		{"emit ok", goldenApp, func(d string) []string { return []string{"/bin/myapp", "emit-metadata", d} }, 0,
 			[]string{"wrote ", filepath.Join("search", "function.json")}, nil, true, false},
 		{"emit broken", brokenApp, func(d string) []string { return []string{"/bin/myapp", "emit-metadata", d} }, 1,
-			nil, []string{"nothing was written", "3 problem(s)", `tool "bad_schema"`, "output schema must have a root", `tool "no_handler"`, "no handler", `tool "bad.name"`, "WithFunctionName"}, false, true},
+			nil, []string{"nothing was written", "3 problem(s)", `tool "bad_schema"`, "output schema must be a JSON object or boolean", `tool "no_handler"`, "no handler", `tool "bad.name"`, "WithFunctionName"}, false, true},
 		{"emit without dir", goldenApp, func(string) []string { return []string{"myapp", "emit-metadata"} }, 2, nil, []string{"exactly one directory", "usage"}, false, true},
 		{"emit two dirs", goldenApp, func(d string) []string { return []string{"myapp", "emit-metadata", d, d} }, 2, nil, []string{"exactly one directory"}, false, true},
 		{"unknown command", goldenApp, func(string) []string { return []string{"myapp", "serve"} }, 2, nil, []string{`unknown command "serve"`, "usage"}, false, true},

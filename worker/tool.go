@@ -203,10 +203,13 @@ var anyType = reflect.TypeFor[any]()
 // Out = any means no output schema. An explicit WithInputSchema /
 // WithOutputSchema wins over the inferred one.
 //
-// A struct or map Out is sent as structuredContent. Any other Out (slice,
-// string, number, …) is wrapped: structuredContent is {"result": value} (see
-// [ToolBuilder.WithOutputField]) and the inferred schema says so. A nil map
-// is sent as {} and a nil slice as [].
+// Out's natural schema may have any root (SEP-2106). A struct or map Out is
+// an object schema, sent as it is. Any other Out (slice, string, number, …)
+// is a natural non-object schema: function.json gets its object projection
+// as outputSchema and the natural schema as naturalOutputSchema, and the
+// value is sent wrapped, {"result": value} (see [ToolBuilder.WithOutputField]
+// and [ToolBuilder.WithOutputSchema]); funchost gives 2026-07-28 clients the
+// natural schema and value. A nil map is sent as {} and a nil slice as [].
 //
 // A nil *Out is not an error. With a result marked IsError, no
 // structuredContent is sent; otherwise the zero value of Out's element type
@@ -228,13 +231,11 @@ func AddTool[In, Out any](a *App, toolName string, h ToolHandlerFor[In, Out]) *T
 		b.inferredInput = in
 	}
 	untyped := outType == anyType
-	wrap := false
 	if !untyped {
-		out, wrapped, err := outputSchema(outType, b)
-		if err != nil {
+		if out, err := outputSchema(outType); err != nil {
 			b.errs = append(b.errs, err)
 		} else {
-			b.inferredOutput, wrap = out, wrapped
+			b.inferredOutput = out
 		}
 	}
 	var elemZero any // the value sent for a nil *Out
@@ -273,7 +274,7 @@ func AddTool[In, Out any](a *App, toolName string, h ToolHandlerFor[In, Out]) *T
 			return nil, fmt.Errorf("encoding the result: %w", err)
 		}
 		if !untyped {
-			data = structuredValue(data, outType, wrap, t.outputField)
+			data = structuredValue(data, outType)
 		}
 		res.StructuredContent = json.RawMessage(data)
 		return res, nil
@@ -281,11 +282,10 @@ func AddTool[In, Out any](a *App, toolName string, h ToolHandlerFor[In, Out]) *T
 	return b
 }
 
-// structuredValue turns the JSON of a typed output into structuredContent:
-// a nil map or slice becomes {} or [], and a non-object output is wrapped
-// as {"<field>": value}. This is the one place where the object wrapping of
-// non-object outputs happens.
-func structuredValue(data []byte, outType reflect.Type, wrap bool, field string) []byte {
+// structuredValue turns the JSON of a typed output into its natural
+// structuredContent: a nil map or slice becomes {} or []. A non-object value
+// is wrapped later, with every other tool's (see projecting).
+func structuredValue(data []byte, outType reflect.Type) []byte {
 	if bytes.Equal(data, []byte("null")) {
 		switch deref(outType).Kind() {
 		case reflect.Map, reflect.Struct:
@@ -294,18 +294,7 @@ func structuredValue(data []byte, outType reflect.Type, wrap bool, field string)
 			data = []byte("[]")
 		}
 	}
-	if !wrap {
-		return data
-	}
-	var buf bytes.Buffer
-	key, _ := metadata.Marshal(field)
-	buf.Grow(len(key) + len(data) + 3)
-	buf.WriteByte('{')
-	buf.Write(key)
-	buf.WriteByte(':')
-	buf.Write(data)
-	buf.WriteByte('}')
-	return buf.Bytes()
+	return data
 }
 
 func deref(t reflect.Type) reflect.Type {
@@ -326,43 +315,29 @@ func inputSchema(t reflect.Type) (string, error) {
 	return checked(binding.InputSchema, s, ErrInputType)
 }
 
-// outputSchema returns Out's schema, wrapped in {"<field>": …} when Out is
-// not an object. The field name is read at build time, so the schema is
-// produced lazily through the builder.
-func outputSchema(t reflect.Type, b *ToolBuilder) (string, bool, error) {
+// outputSchema returns Out's natural schema, whatever its root; the object
+// projection is made at build time, when the output field is known.
+func outputSchema(t reflect.Type) (string, error) {
 	s, err := schema.For(t)
 	if err != nil {
-		return "", false, ruleErr(ErrOutputType, "%v: %v", ErrOutputType, err)
+		return "", ruleErr(ErrOutputType, "%v: %v", ErrOutputType, err)
 	}
-	if s.IsObject() {
-		text, err := checked(binding.OutputSchema, s, ErrOutputType)
-		return text, false, err
-	}
-	b.wrapSchema = s
-	return wrappedPlaceholder, true, nil
+	return checked(binding.OutputSchema, s, ErrOutputType)
 }
 
-// wrappedPlaceholder marks an inferred output schema that is built at build
-// time, when the output field name is known.
-const wrappedPlaceholder = "\x00wrapped"
-
-func wrapSchema(s *schema.Schema, field string) (string, error) {
-	w := &schema.Schema{Type: "object", Properties: &schema.Props{List: []schema.Prop{{Name: field, Schema: s}}}, Required: []string{field}}
-	if s.Defs != nil { // $defs must stay at the document root
-		inner := *s
-		inner.Defs = nil
-		w.Properties.List[0].Schema = &inner
-		w.Defs = s.Defs
-	}
-	return checked(binding.OutputSchema, w, ErrOutputType)
-}
-
+// checked encodes a generated schema and checks it: an input schema with
+// [binding.ParseSchema], an output schema (natural, any root) with
+// [binding.ParseNaturalSchema].
 func checked(kind binding.SchemaKind, s *schema.Schema, rule error) (string, error) {
 	data, err := s.JSON()
 	if err != nil {
 		return "", ruleErr(rule, "%v: %v", rule, err)
 	}
-	ps, err := binding.ParseSchema(kind, string(data))
+	parse := func(text string) (*binding.Schema, error) { return binding.ParseSchema(kind, text) }
+	if kind == binding.OutputSchema {
+		parse = binding.ParseNaturalSchema
+	}
+	ps, err := parse(string(data))
 	if err != nil {
 		return "", ruleErr(rule, "%v: the generated schema is rejected: %v", rule, err)
 	}
