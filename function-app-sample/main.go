@@ -15,6 +15,7 @@ func newApp() *worker.App {
 	registerMortgage(app)
 	registerHolidays(app)
 	registerPrimes(app)
+	registerFibonacci(app)
 	registerRoman(app)
 	registerBarChart(app)
 	return app

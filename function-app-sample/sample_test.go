@@ -284,3 +284,17 @@ func Example_roman() {
 	// 49 xlix XLIX
 	// 2026 mmxxvi MMXXVI
 }
+
+func TestFibonacci(t *testing.T) {
+	got, err := fibonacci(10)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 1, 1, 2, 3, 5, 8, 13, 21, 34}, got)
+	got, err = fibonacci(maxFibonacciTerms)
+	require.NoError(t, err)
+	assert.Equal(t, int64(117669030460994), got[maxFibonacciTerms-1], "F(69)")
+	assert.Less(t, got[maxFibonacciTerms-1], int64(1)<<53)
+	for _, n := range []int{0, -1, maxFibonacciTerms + 1} {
+		_, err := fibonacci(n)
+		assert.ErrorContains(t, err, "count must be between 1 and 70", n)
+	}
+}
