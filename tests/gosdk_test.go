@@ -46,22 +46,25 @@ func TestGoSDKClient(t *testing.T) {
 	t.Parallel()
 	app := sample(t)
 	h := startHost(t, app)
-	declared := readOutputSchemas(t, app)
+	legacySchemas, naturalSchemas := readOutputSchemas(t, app), readNaturalOutputSchemas(t, app)
 
 	weatherSource, err := os.ReadFile(filepath.Join("..", "function-app-sample", "weather.schema.json"))
 	require.NoError(t, err)
 
-	// The default Connect tries the newest revision first and falls back;
-	// the pinned ones are the revisions with output schemas.
-	for _, version := range []string{"", "2025-06-18", "2025-11-25"} {
+	// The default Connect probes server/discover and stays on 2026-07-28;
+	// pinned to a legacy revision it runs initialize.
+	for _, version := range []string{"", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
 		t.Run("protocol "+cmpOr(version, "default"), func(t *testing.T) {
 			cs := connectGoSDK(t, h.endpoint, version)
 			ctx, cancel := context.WithTimeout(t.Context(), clientTimeout)
 			defer cancel()
 			init := cs.InitializeResult()
 			require.NotNil(t, init)
-			if version != "" {
-				assert.Equal(t, version, init.ProtocolVersion)
+			assert.Equal(t, cmpOr(version, "2026-07-28"), init.ProtocolVersion)
+			modern := init.ProtocolVersion == "2026-07-28"
+			declared := legacySchemas
+			if modern {
+				declared = naturalSchemas
 			}
 			assert.Equal(t, "funcmcp sample", init.ServerInfo.Name)
 			assert.Equal(t, "1.0.0", init.ServerInfo.Version)
@@ -100,9 +103,18 @@ func TestGoSDKClient(t *testing.T) {
 			}
 			// get_weather's schema is the sample's hand-written file, verbatim.
 			assert.JSONEq(t, string(weatherSource), string(toJSON(t, advertised["get_weather"].OutputSchema)))
-			// Slice outputs are wrapped in an object.
-			assertWrapped(t, advertised["list_holidays"].OutputSchema, "result")
-			assertWrapped(t, advertised["primes"].OutputSchema, "primes")
+			// Slice outputs are wrapped in an object for legacy clients.
+			for _, st := range sampleTools {
+				if st.outputField == "" {
+					continue
+				}
+				if modern {
+					assertArraySchema(t, advertised[st.name].OutputSchema)
+				} else {
+					assertWrapped(t, advertised[st.name].OutputSchema, st.outputField)
+				}
+			}
+			t.Logf("Go SDK client at %s: fibonacci outputSchema %s", init.ProtocolVersion, toJSON(t, advertised["fibonacci"].OutputSchema))
 			assert.Equal(t, "Weather forecast", advertised["get_weather"].Title)
 
 			for _, st := range sampleTools {
@@ -110,6 +122,9 @@ func TestGoSDKClient(t *testing.T) {
 					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: st.name, Arguments: st.args})
 					require.NoError(t, err)
 					checkSampleResult(t, st, declared[st.name], toJSON(t, res))
+					if st.name == "fibonacci" {
+						t.Logf("Go SDK client at %s: fibonacci structuredContent %s", init.ProtocolVersion, toJSON(t, res.StructuredContent))
+					}
 				})
 			}
 		})
@@ -155,6 +170,21 @@ func TestGoSDKClient(t *testing.T) {
 			assert.Contains(t, string(toJSON(t, res.Content)), c.want, c.name)
 		}
 	})
+}
+
+// assertArraySchema checks that a natural output schema's type is array.
+func assertArraySchema(t *testing.T, schema any) {
+	t.Helper()
+	m, ok := schema.(map[string]any)
+	require.True(t, ok, "schema is an object: %v", schema)
+	switch typ := m["type"].(type) {
+	case string:
+		assert.Equal(t, "array", typ)
+	case []any:
+		assert.Contains(t, typ, "array")
+	default:
+		t.Errorf("no array type: %v", schema)
+	}
 }
 
 // assertWrapped checks that a slice result's output schema is an object

@@ -306,6 +306,18 @@ func runNode(t *testing.T, node, dir string, args ...string) (code int, stdout, 
 // toolName → outputSchema text (only tools that declare one).
 func readOutputSchemas(t *testing.T, app string) map[string]string {
 	t.Helper()
+	return readSchemas(t, app, false)
+}
+
+// readNaturalOutputSchemas is [readOutputSchemas] as MCP 2026-07-28 clients
+// see them: naturalOutputSchema where a tool has one.
+func readNaturalOutputSchemas(t *testing.T, app string) map[string]string {
+	t.Helper()
+	return readSchemas(t, app, true)
+}
+
+func readSchemas(t *testing.T, app string, natural bool) map[string]string {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(app, "*", "function.json"))
 	require.NoError(t, err)
 	out := map[string]string{}
@@ -322,6 +334,9 @@ func readOutputSchemas(t *testing.T, app string) map[string]string {
 			}
 			name, _ := b["toolName"].(string)
 			if s, ok := b["outputSchema"].(string); ok {
+				out[name] = s
+			}
+			if s, ok := b["naturalOutputSchema"].(string); ok && natural {
 				out[name] = s
 			}
 		}

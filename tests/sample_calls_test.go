@@ -23,6 +23,9 @@ type sampleTool struct {
 	// hasOutputSchema: the tool advertises an outputSchema and returns
 	// structuredContent.
 	hasOutputSchema bool
+	// outputField is the field a non-object output is wrapped in for
+	// clients before MCP 2026-07-28 ("" for object outputs).
+	outputField string
 	// checkStructured checks structuredContent (decoded JSON).
 	checkStructured func(t *testing.T, sc map[string]any)
 	// checkContent checks the content blocks (decoded JSON objects).
@@ -59,6 +62,7 @@ var sampleTools = []sampleTool{
 		args:            map[string]any{"country": "NO", "year": 2026},
 		inspectorArgs:   []string{"country=NO", "year=2026"},
 		hasOutputSchema: true,
+		outputField:     "result",
 		checkStructured: func(t *testing.T, sc map[string]any) {
 			require.Contains(t, sc, "result", "a slice result is wrapped as {\"result\": [...]}")
 			list, ok := sc["result"].([]any)
@@ -72,8 +76,20 @@ var sampleTools = []sampleTool{
 		args:            map[string]any{"from": 10, "to": 50},
 		inspectorArgs:   []string{"from=10", "to=50"},
 		hasOutputSchema: true,
+		outputField:     "primes",
 		checkStructured: func(t *testing.T, sc map[string]any) {
 			assert.Equal(t, []any{11.0, 13.0, 17.0, 19.0, 23.0, 29.0, 31.0, 37.0, 41.0, 43.0, 47.0}, sc["primes"])
+		},
+	},
+	{
+		// An explicit array output schema with a $ref (SEP-2106).
+		name:            "fibonacci",
+		args:            map[string]any{"count": 10},
+		inspectorArgs:   []string{"count=10"},
+		hasOutputSchema: true,
+		outputField:     "result",
+		checkStructured: func(t *testing.T, sc map[string]any) {
+			assert.Equal(t, []any{0.0, 1.0, 1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 21.0, 34.0}, sc["result"])
 		},
 	},
 	{
@@ -106,7 +122,11 @@ var sampleTools = []sampleTool{
 
 // checkSampleResult checks one tools/call result (as JSON) of a sample tool:
 // isError false, structuredContent valid against the advertised schema and
-// mirrored in a text block, or the tool's own content checks.
+// mirrored in a text block, or the tool's own content checks. outputSchema is
+// what the client was shown: the object projection for clients before MCP
+// 2026-07-28 (then structuredContent must be an object), the natural schema
+// for later ones (then a non-object value is wrapped in tool.outputField
+// before the tool's own checks, which read the projected form).
 func checkSampleResult(t *testing.T, tool sampleTool, outputSchema string, result json.RawMessage) {
 	t.Helper()
 	var res struct {
@@ -123,13 +143,19 @@ func checkSampleResult(t *testing.T, tool sampleTool, outputSchema string, resul
 	}
 	require.NotEmpty(t, res.StructuredContent, "result: %s", result)
 	require.NotEmpty(t, outputSchema, "tool %s advertises an output schema", tool.name)
-	schema, err := binding.ParseSchema(binding.OutputSchema, outputSchema)
+	schema, err := binding.ParseNaturalSchema(outputSchema)
 	require.NoError(t, err)
 	_, err = schema.ValidateJSON(res.StructuredContent)
 	assert.NoError(t, err, "structuredContent validates against the output schema")
 
+	projected := res.StructuredContent
+	if _, err := binding.ParseSchema(binding.OutputSchema, outputSchema); err != nil {
+		require.NotEmpty(t, tool.outputField, "%s has a natural non-object schema", tool.name)
+		projected, err = binding.ProjectValue(res.StructuredContent, tool.outputField)
+		require.NoError(t, err)
+	}
 	var sc map[string]any
-	require.NoError(t, json.Unmarshal(res.StructuredContent, &sc), "structuredContent is a JSON object")
+	require.NoError(t, json.Unmarshal(projected, &sc), "structuredContent is a JSON object (once projected)")
 	tool.checkStructured(t, sc)
 
 	// Older clients read the text block: it holds the same JSON.

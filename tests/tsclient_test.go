@@ -44,13 +44,25 @@ type tsCall struct {
 	Arguments map[string]any `json:"arguments"`
 }
 
-// runTSClient runs ts-client.mjs against an endpoint and decodes its report.
-func runTSClient(t *testing.T, endpoint string, calls []tsCall) *tsReport {
+// The TypeScript clients ts-client.mjs drives, and the npm package of each.
+const (
+	tsClientV1     = "v1"      // @modelcontextprotocol/sdk 1.x
+	tsClientV2Auto = "v2-auto" // @modelcontextprotocol/client 2.x, versionNegotiation auto
+)
+
+var tsClientPackages = map[string]string{
+	tsClientV1:     "@modelcontextprotocol/sdk",
+	tsClientV2Auto: "@modelcontextprotocol/client",
+}
+
+// runTSClient runs ts-client.mjs with one of the clients against an endpoint
+// and decodes its report.
+func runTSClient(t *testing.T, client, endpoint string, calls []tsCall) *tsReport {
 	t.Helper()
-	node, dir := nodeBin(t, "@modelcontextprotocol/sdk")
+	node, dir := nodeBin(t, tsClientPackages[client])
 	callsJSON, err := json.Marshal(calls)
 	require.NoError(t, err)
-	code, stdout, stderr := runNode(t, node, dir, "ts-client.mjs", endpoint, string(callsJSON))
+	code, stdout, stderr := runNode(t, node, dir, "ts-client.mjs", endpoint, string(callsJSON), client)
 	var report tsReport
 	require.NoError(t, json.Unmarshal([]byte(stdout), &report), "exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	require.Equal(t, 0, code, "ts-client.mjs failed: listError %+v\nstderr:\n%s", report.ListError, stderr)
@@ -63,10 +75,29 @@ func runTSClient(t *testing.T, endpoint string, calls []tsCall) *tsReport {
 // schema is not a root object, so a clean run is a real interop check.
 func TestTypeScriptSDKClient(t *testing.T) {
 	t.Parallel()
-	nodeBin(t, "@modelcontextprotocol/sdk") // fail fast, before starting anything, when the clients are not installed
+	testTSClient(t, tsClientV1, []string{"2025-06-18", "2025-11-25"})
+}
+
+// TestTypeScriptV2Client runs the official TypeScript client 2.4.0 with
+// versionNegotiation auto: it probes server/discover, must end on 2026-07-28,
+// and then sees natural output schemas (arrays for the list tools) and
+// validates every natural structuredContent against them with Ajv 2020-12.
+func TestTypeScriptV2Client(t *testing.T) {
+	t.Parallel()
+	testTSClient(t, tsClientV2Auto, []string{"2026-07-28"})
+}
+
+// testTSClient calls every sample tool and a few bad calls with a
+// TypeScript client, which must negotiate one of versions.
+func testTSClient(t *testing.T, client string, versions []string) {
+	nodeBin(t, tsClientPackages[client]) // fail fast, before starting anything, when the clients are not installed
 	app := sample(t)
 	h := startHost(t, app)
 	declared := readOutputSchemas(t, app)
+	modern := versions[0] == "2026-07-28"
+	if modern {
+		declared = readNaturalOutputSchemas(t, app)
+	}
 
 	var calls []tsCall
 	for _, st := range sampleTools {
@@ -85,10 +116,10 @@ func TestTypeScriptSDKClient(t *testing.T) {
 		calls = append(calls, b.call)
 	}
 
-	report := runTSClient(t, h.endpoint, calls)
+	report := runTSClient(t, client, h.endpoint, calls)
 	require.True(t, report.Connected)
 	assert.Nil(t, report.ListError)
-	assert.Contains(t, []string{"2025-06-18", "2025-11-25"}, report.ProtocolVersion, "a revision with output schemas is negotiated")
+	assert.Contains(t, versions, report.ProtocolVersion, "a revision with output schemas is negotiated")
 	assert.Equal(t, "funcmcp sample", report.ServerInfo.Name)
 	assert.NotEmpty(t, report.Instructions)
 
@@ -100,6 +131,9 @@ func TestTypeScriptSDKClient(t *testing.T) {
 			assert.Empty(t, tool.OutputSchema, tool.Name)
 		}
 		assert.NotEmpty(t, tool.Description, tool.Name)
+		if tool.Name == "fibonacci" {
+			t.Logf("TypeScript client %s at %s: fibonacci outputSchema %s", client, report.ProtocolVersion, tool.OutputSchema)
+		}
 	}
 
 	require.Len(t, report.Calls, len(calls))
@@ -109,6 +143,14 @@ func TestTypeScriptSDKClient(t *testing.T) {
 			require.Equal(t, st.name, c.Name)
 			require.True(t, c.OK, "the TypeScript client rejected the result: %+v", c.Error)
 			checkSampleResult(t, st, declared[st.name], c.Result)
+			if st.outputField != "" {
+				var res struct{ StructuredContent json.RawMessage }
+				require.NoError(t, json.Unmarshal(c.Result, &res))
+				assert.Equal(t, modern, res.StructuredContent[0] == '[', "%s: natural array for 2026-07-28 only: %s", st.name, res.StructuredContent)
+				if st.name == "fibonacci" {
+					t.Logf("TypeScript client %s at %s: fibonacci structuredContent %s", client, report.ProtocolVersion, res.StructuredContent)
+				}
+			}
 		})
 	}
 	for i, b := range bad {
