@@ -197,15 +197,7 @@ func assertWrapped(t *testing.T, schema any, field string) {
 	assert.Equal(t, []any{field}, m["required"])
 	props, _ := m["properties"].(map[string]any)
 	assert.Len(t, props, 1)
-	prop, _ := props[field].(map[string]any)
-	switch typ := prop["type"].(type) {
-	case string:
-		assert.Equal(t, "array", typ)
-	case []any:
-		assert.Contains(t, typ, "array")
-	default:
-		t.Errorf("property %q has no array type: %v", field, prop)
-	}
+	assertArraySchema(t, props[field])
 }
 
 func cmpOr(s, fallback string) string {
