@@ -73,25 +73,41 @@ func AddTextCopy(res *CallToolResult, mode TextCopy) {
 	if res == nil || res.IsError || len(res.StructuredContent) == 0 || mode == TextCopyNone {
 		return
 	}
+	var copied json.RawMessage // the copy, encoded once when needed
 	for _, b := range res.Content {
-		if mode == TextCopySummary && ContentType(b) == ResultTypeText {
+		if ContentType(b) != ResultTypeText {
+			continue
+		}
+		if mode == TextCopySummary {
 			return
 		}
-		if IsTextCopy(b, res.StructuredContent) {
+		if copied == nil {
+			copied = TextContent(string(res.StructuredContent))
+		}
+		if isTextCopy(b, res.StructuredContent, copied) {
 			return
 		}
 	}
-	res.Content = append(res.Content, TextContent(string(res.StructuredContent)))
+	if copied == nil {
+		copied = TextContent(string(res.StructuredContent))
+	}
+	res.Content = append(res.Content, copied)
 }
 
 // IsTextCopy reports whether block is a text block whose text is exactly
 // structured (the copy [AddTextCopy] makes).
 func IsTextCopy(block, structured json.RawMessage) bool {
-	if bytes.Equal(block, TextContent(string(structured))) {
-		return true
-	}
 	if ContentType(block) != ResultTypeText {
 		return false
+	}
+	return isTextCopy(block, structured, TextContent(string(structured)))
+}
+
+// isTextCopy is IsTextCopy for a text block, given the copy as funcmcp
+// encodes it: equal bytes answer at once, other spellings are decoded.
+func isTextCopy(block, structured, copied json.RawMessage) bool {
+	if bytes.Equal(block, copied) {
+		return true
 	}
 	var b struct {
 		Text string `json:"text"`

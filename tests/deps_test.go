@@ -5,9 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
+	"os"
 	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -141,4 +150,186 @@ func TestDependencyDirection(t *testing.T) {
 		slices.Sort(mine)
 		assert.Equal(t, []string{modulePath + "/worker"}, mine)
 	})
+}
+
+// TestHostDoesNotImportWorker: the host meets a worker only through
+// function.json and the custom-handler protocol, so that any worker, in any
+// language, is served the same way.
+func TestHostDoesNotImportWorker(t *testing.T) {
+	pkgs := listPackages(t)
+	var checked int
+	for path, p := range pkgs {
+		if !under(path, "host") {
+			continue
+		}
+		checked++
+		for _, dep := range p.Deps {
+			if under(dep, "worker") {
+				t.Errorf("%s depends on %s", path, dep)
+			}
+		}
+	}
+	assert.NotZero(t, checked)
+}
+
+// foreignPackages are the modules whose types must not appear in a public
+// signature of ours: they are implementation choices, not API.
+var foreignPackages = []string{"github.com/go-chi/", "github.com/Azure/azure-sdk-for-go/"}
+
+// TestNoForeignTypesInPublicSignatures: no exported function, method,
+// type, field, variable or constant of a non-internal package of ours
+// mentions a chi or azcore type.
+func TestNoForeignTypesInPublicSignatures(t *testing.T) {
+	var checked int
+	for path := range listPackages(t) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(path, modulePath), "/")
+		if strings.Contains(path, "/internal") || under(path, "tests") || under(path, "cmd") || rel == "function-app-sample" {
+			continue
+		}
+		files, err := filepath.Glob(filepath.Join("..", rel, "*.go"))
+		require.NoError(t, err)
+		for _, file := range files {
+			if strings.HasSuffix(file, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(file)
+			require.NoError(t, err)
+			checked++
+			for _, use := range foreignTypesInAPI(t, file, src) {
+				t.Errorf("%s: %s", file, use)
+			}
+		}
+	}
+	assert.NotZero(t, checked)
+}
+
+// TestForeignTypeCheckFindsViolations shows the check above can fail.
+func TestForeignTypeCheckFindsViolations(t *testing.T) {
+	const src = `package p
+import (
+	"net/http"
+	"github.com/go-chi/chi/v5"
+	az "github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+)
+type Server struct {
+	Router chi.Router
+	hidden chi.Router
+	H      http.Handler
+}
+type Options = az.ClientOptions
+func New(r chi.Router) *Server { return nil }
+func (s *Server) Policies() []az.Policy { return nil }
+func (s *Server) fine(r chi.Router) {}
+type unexported struct{ R chi.Router }
+func (u unexported) Exported(r chi.Router) {}
+var Default chi.Router
+type Mux interface{ Route() chi.Router }
+`
+	got := foreignTypesInAPI(t, "p.go", []byte(src))
+	assert.ElementsMatch(t, []string{
+		"field Server.Router: chi.Router",
+		"type Options: az.ClientOptions",
+		"func New: chi.Router",
+		"func Server.Policies: az.Policy",
+		"var Default: chi.Router",
+		"type Mux: chi.Router",
+	}, got)
+}
+
+// foreignTypesInAPI lists the uses of foreign types in the exported API
+// declared in one Go file.
+func foreignTypesInAPI(t *testing.T, file string, src []byte) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, src, parser.SkipObjectResolution)
+	require.NoError(t, err)
+	foreign := map[string]bool{} // local names of foreign imports
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		if !slices.ContainsFunc(foreignPackages, func(prefix string) bool { return strings.HasPrefix(p, prefix) }) {
+			continue
+		}
+		name := path.Base(p)
+		if regexp.MustCompile(`^v[0-9]+$`).MatchString(name) {
+			name = path.Base(path.Dir(p))
+		}
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		foreign[name] = true
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	var out []string
+	report := func(what string, n ast.Node) {
+		ast.Inspect(n, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && foreign[x.Name] {
+				out = append(out, fmt.Sprintf("%s: %s.%s", what, x.Name, sel.Sel.Name))
+			}
+			return false
+		})
+	}
+	exportedType := map[string]bool{}
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+			for _, s := range g.Specs {
+				exportedType[s.(*ast.TypeSpec).Name.Name] = s.(*ast.TypeSpec).Name.IsExported()
+			}
+		}
+	}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if !d.Name.IsExported() {
+				continue
+			}
+			name := d.Name.Name
+			if d.Recv != nil && len(d.Recv.List) == 1 {
+				recv := d.Recv.List[0].Type
+				if star, ok := recv.(*ast.StarExpr); ok {
+					recv = star.X
+				}
+				id, ok := recv.(*ast.Ident)
+				if !ok || !exportedType[id.Name] {
+					continue
+				}
+				name = id.Name + "." + name
+			}
+			report("func "+name, d.Type)
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					if !s.Name.IsExported() {
+						continue
+					}
+					if st, ok := s.Type.(*ast.StructType); ok {
+						for _, field := range st.Fields.List {
+							for _, n := range field.Names {
+								if n.IsExported() {
+									report("field "+s.Name.Name+"."+n.Name, field.Type)
+								}
+							}
+							if len(field.Names) == 0 { // embedded: promoted into the API
+								report("field "+s.Name.Name, field.Type)
+							}
+						}
+						continue
+					}
+					report("type "+s.Name.Name, s.Type)
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						if n.IsExported() && s.Type != nil {
+							report(strings.ToLower(d.Tok.String())+" "+n.Name, s.Type)
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
 }

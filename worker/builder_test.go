@@ -243,7 +243,7 @@ func TestBuildRules(t *testing.T) {
 		}, ErrInputType, "t", "chan int"},
 		{"func output", func(a *App) {
 			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, func(), error) { return nil, nil, nil })
-		}, ErrOutputType, "t", "cannot be encoded"},
+		}, ErrOutputType, "t", "func() is unsupported"},
 		{"enum on int", func(a *App) {
 			AddTool(a, "t", func(context.Context, *ToolContext, struct {
 				N int `json:"n" enum:"1,2"`
@@ -373,8 +373,8 @@ func weather(_ context.Context, _ *ToolContext, in weatherIn) (*Result, weatherO
 func TestSchemaPrecedence(t *testing.T) {
 	const explicitIn = `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`
 	const explicitOut = `{"type":"object","properties":{"x":{"type":"integer"}}}`
-	const inferredIn = `{"type":"object","properties":{"city":{"type":"string","description":"The city"},"units":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["city"]}`
-	const inferredOut = `{"type":"object","properties":{"temp":{"type":"number"}},"required":["temp"]}`
+	const inferredIn = `{"type":"object","properties":{"city":{"type":"string","description":"The city"},"units":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["city"],"additionalProperties":false}`
+	const inferredOut = `{"type":"object","properties":{"temp":{"type":"number"}},"required":["temp"],"additionalProperties":false}`
 	tests := []struct {
 		name      string
 		configure func(a *App)
@@ -445,7 +445,7 @@ func TestWrappedOutputSchema(t *testing.T) {
 	}{
 		{"slice", func(a *App) {
 			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, []string, error) { return nil, nil, nil })
-		}, `{"type":"object","properties":{"result":{"type":["array","null"],"items":{"type":"string"}}},"required":["result"]}`},
+		}, `{"type":"object","properties":{"result":{"type":"array","items":{"type":"string"}}},"required":["result"]}`},
 		{"string", func(a *App) {
 			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, string, error) { return nil, "", nil })
 		}, `{"type":"object","properties":{"result":{"type":"string"}},"required":["result"]}`},
@@ -454,7 +454,7 @@ func TestWrappedOutputSchema(t *testing.T) {
 		}, `{"type":"object","properties":{"result":{"type":"number"}},"required":["result"]}`},
 		{"output field", func(a *App) {
 			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, []int, error) { return nil, nil, nil }).WithOutputField("items")
-		}, `{"type":"object","properties":{"items":{"type":["array","null"],"items":{"type":"integer"}}},"required":["items"]}`},
+		}, `{"type":"object","properties":{"items":{"type":"array","items":{"type":"integer"}}},"required":["items"]}`},
 		{"output field before AddTool", func(a *App) {
 			a.ConfigureMcpTool("t").WithOutputField("n")
 			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, int, error) { return nil, 0, nil })
@@ -464,11 +464,11 @@ func TestWrappedOutputSchema(t *testing.T) {
 		}, `{"type":"object","additionalProperties":{"type":"integer"}}`},
 		{"pointer to struct is the struct", func(a *App) {
 			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, *weatherOut, error) { return nil, nil, nil })
-		}, `{"type":"object","properties":{"temp":{"type":"number"}},"required":["temp"]}`},
+		}, `{"type":"object","properties":{"temp":{"type":"number"}},"required":["temp"],"additionalProperties":false}`},
 		{"wrapped recursive rewrites its refs", func(a *App) {
 			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, []node, error) { return nil, nil, nil })
-		}, `{"type":"object","properties":{"result":{"type":["array","null"],"items":{"$ref":"#/properties/result/$defs/node"},
-			"$defs":{"node":{"type":"object","properties":{"name":{"type":"string"},"children":{"type":["array","null"],"items":{"$ref":"#/properties/result/$defs/node"}}},"required":["name","children"]}}}},"required":["result"]}`},
+		}, `{"type":"object","properties":{"result":{"type":"array","items":{"$ref":"#/properties/result/$defs/node"},
+			"$defs":{"node":{"type":"object","properties":{"name":{"type":"string"},"children":{"type":"array","items":{"$ref":"#/properties/result/$defs/node"}}},"required":["name","children"],"additionalProperties":false}}}},"required":["result"]}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -501,7 +501,7 @@ func TestPropertiesFromSchema(t *testing.T) {
 			  {"propertyName":"m","propertyType":"number","description":"","isRequired":false,"isArray":false,"enumValues":[]},
 			  {"propertyName":"b","propertyType":"boolean","description":"","isRequired":false,"isArray":false,"enumValues":[]},
 			  {"propertyName":"o","propertyType":"object","description":"","isRequired":false,"isArray":false,"enumValues":[]}]`},
-		{"arrays and enums", `{"type":"object","properties":{"tags":{"type":["array","null"],"items":{"type":"string","enum":["a","b"]}},"u":{"type":"string","enum":["x",1]}}}`,
+		{"arrays and enums", `{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string","enum":["a","b"]}},"u":{"type":"string","enum":["x",1]}}}`,
 			`[{"propertyName":"tags","propertyType":"string","description":"","isRequired":false,"isArray":true,"enumValues":["a","b"]},
 			  {"propertyName":"u","propertyType":"string","description":"","isRequired":false,"isArray":false,"enumValues":["x"]}]`},
 		{"unknown shapes are objects", `{"type":"object","properties":{"r":{"$ref":"#/$defs/x"},"any":{},"n":{"type":"null"},"arr":{"type":"array"}}}`,

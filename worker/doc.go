@@ -5,12 +5,12 @@
 // # Quick start
 //
 //	type WeatherIn struct {
-//		City  string `json:"city" description:"The city name"`
+//		City  string `json:"city" jsonschema:"The city name"`
 //		Units string `json:"units,omitempty" enum:"celsius,fahrenheit"`
 //	}
 //	type Weather struct {
 //		City string  `json:"city"`
-//		Temp float64 `json:"temp" description:"Temperature in the requested units"`
+//		Temp float64 `json:"temp" jsonschema:"Temperature in the requested units"`
 //	}
 //
 //	func main() {
@@ -57,22 +57,27 @@
 //
 // # Schemas from Go types
 //
-// [AddTool] infers the input schema from In and the output schema from Out:
-//   - json tags: the name, "-" (skipped), omitempty/omitzero (not required),
-//     ",string" (a string); fields without omitempty are required, except
-//     pointers;
-//   - a `description:"…"` tag becomes the description, and `enum:"a,b"` (on a
-//     string field or a slice of strings) the allowed values;
-//   - embedded structs are inlined, as encoding/json does;
-//   - slices and arrays are arrays of their items; []byte is a base64
-//     string; maps are objects with additionalProperties;
-//   - pointers, slices and maps can encode as null, so their type also
-//     allows "null";
-//   - time.Time is {"type":"string","format":"date-time"}; json.RawMessage,
-//     interfaces and types with their own MarshalJSON are {} (any value);
-//     types with MarshalText are strings;
-//   - integers are "integer" (unsigned ones with minimum 0), floats "number";
-//   - a recursive struct is defined once under $defs and referenced by $ref.
+// [AddTool] infers the input schema from In and the output schema from Out
+// with github.com/google/jsonschema-go's ForType, as the official MCP Go SDK
+// does, so the same type gives the same schema: json tags name the
+// properties, fields without omitempty/omitzero are required, a
+// `jsonschema:"…"` tag is the description, structs do not allow additional
+// properties and pointers allow null. funcmcp departs from ForType only
+// where its users rely on more, or where ForType does not describe what
+// encoding/json writes:
+//   - a slice is {"type":"array"}, never ["null","array"] (type arrays break
+//     some clients): a nil slice is sent as [] and a nil map as {}, at any
+//     depth of the value;
+//   - `description:"…"` is an alias of the jsonschema tag, and `enum:"a,b"`
+//     (on a string field or a slice of strings) gives the allowed values;
+//   - time.Time is {"type":"string","format":"date-time"};
+//   - a recursive struct is defined once under $defs and referenced by $ref
+//     ("#" for the root type), where ForType rejects the cycle;
+//   - []byte is a base64 string, types with MarshalJSON any value and types
+//     with MarshalText strings.
+//
+// ForType's limits stay: maps need string keys, and a ",string" json option
+// is not reflected in the schema.
 //
 // In must describe an object. Its schema is emitted as inputSchema (with
 // useWorkerInputSchema: true) and its top-level fields as toolProperties, so
@@ -81,14 +86,32 @@
 // {"result": value} (WithOutputField renames the field). Explicit
 // WithInputSchema/WithOutputSchema calls win over inferred schemas.
 //
+// # Output guarantees
+//
+// Before replying, the server checks every result with the code funchost
+// uses (package binding, on the function.json the app emits): the
+// structuredContent against the output schema, compiled once at start-up,
+// and the content against the kinds declared with
+// [ToolBuilder.WithContentKinds]. So the promise holds under the Azure
+// Functions host too, which checks nothing. [OutputValidation] says what a
+// broken result becomes (strict: an isError result naming the tool and the
+// JSON pointer of each problem; warn: delivered and logged; off); [TextCopy]
+// says which text goes with structuredContent (json, none, summary). Both
+// are set for the app in [Options] or in host.json (extensions.mcp
+// outputValidation and textCopy, which funchost reads too) and per tool with
+// [ToolBuilder.WithOutputValidation] and [ToolBuilder.WithTextCopy], which
+// are written to function.json for funchost. A validated result carries a
+// digest of the schema and the exact bytes checked, so funchost does not
+// validate the same bytes against the same schema again.
+//
 // # Invocation
 //
 // POST /{function} receives {"Data":{"context":<tool invocation context>},
 // "Metadata":{…}}; the context may be JSON-encoded as a string any number of
 // times. The reply is always 200 with {"Outputs":{},"Logs":[…],
 // "ReturnValue":"<result envelope as a JSON string>"}: typed results are a
-// call_tool_result with structuredContent and a text block holding the same
-// JSON; a single text result is type text. Handler errors, panics and
+// call_tool_result with structuredContent and its text copy; a single text
+// result is type text. Handler errors, panics and
 // arguments that do not decode into In become isError results; the process
 // keeps serving. An unknown function is 404 and a malformed body 400, both
 // with {"error":"…"}.

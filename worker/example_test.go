@@ -46,7 +46,7 @@ func ExampleApp_ConfigureMcpTool() {
 }
 
 type Forecast struct {
-	City string    `json:"city" description:"The city name"`
+	City string    `json:"city" jsonschema:"The city name"`
 	Days []Day     `json:"days"`
 	At   time.Time `json:"at"`
 }
@@ -59,8 +59,8 @@ type Day struct {
 func ExampleAddTool() {
 	app := worker.New(nil)
 	worker.AddTool(app, "forecast", func(ctx context.Context, tc *worker.ToolContext, in struct {
-		City string `json:"city" description:"The city name"`
-		Days int    `json:"days,omitempty" description:"How many days"`
+		City string `json:"city" jsonschema:"The city name"`
+		Days int    `json:"days,omitempty" jsonschema:"How many days"`
 	}) (*worker.Result, Forecast, error) {
 		return nil, Forecast{City: in.City}, nil
 	}).WithDescription("Forecast for a city.")
@@ -81,8 +81,8 @@ func ExampleAddTool() {
 	//       "toolName": "forecast",
 	//       "description": "Forecast for a city.",
 	//       "toolProperties": "[{\"propertyName\":\"city\",\"propertyType\":\"string\",\"description\":\"The city name\",\"isRequired\":true,\"isArray\":false,\"enumValues\":[]},{\"propertyName\":\"days\",\"propertyType\":\"integer\",\"description\":\"How many days\",\"isRequired\":false,\"isArray\":false,\"enumValues\":[]}]",
-	//       "inputSchema": "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"description\":\"The city name\"},\"days\":{\"type\":\"integer\",\"description\":\"How many days\"}},\"required\":[\"city\"]}",
-	//       "outputSchema": "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"description\":\"The city name\"},\"days\":{\"type\":[\"array\",\"null\"],\"items\":{\"type\":\"object\",\"properties\":{\"high\":{\"type\":\"number\"},\"note\":{\"type\":\"string\"}},\"required\":[\"high\"]}},\"at\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"city\",\"days\",\"at\"]}",
+	//       "inputSchema": "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"description\":\"The city name\"},\"days\":{\"type\":\"integer\",\"description\":\"How many days\"}},\"required\":[\"city\"],\"additionalProperties\":false}",
+	//       "outputSchema": "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"description\":\"The city name\"},\"days\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"high\":{\"type\":\"number\"},\"note\":{\"type\":\"string\"}},\"required\":[\"high\"],\"additionalProperties\":false}},\"at\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"city\",\"days\",\"at\"],\"additionalProperties\":false}",
 	//       "useWorkerInputSchema": true,
 	//       "useResultSchema": true
 	//     }

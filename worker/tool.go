@@ -13,7 +13,9 @@ import (
 
 	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/metadata"
+	"github.com/funcmcp/funcmcp/worker/internal/nonil"
 	"github.com/funcmcp/funcmcp/worker/internal/schema"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // ToolHandler is a raw tool handler: it reads the call from tc and returns
@@ -269,7 +271,7 @@ func AddTool[In, Out any](a *App, toolName string, h ToolHandlerFor[In, Out]) *T
 			}
 			value = elemZero
 		}
-		data, err := metadata.Marshal(value)
+		data, err := metadata.Marshal(nonil.Value(value))
 		if err != nil {
 			return nil, fmt.Errorf("encoding the result: %w", err)
 		}
@@ -309,7 +311,7 @@ func inputSchema(t reflect.Type) (string, error) {
 	if err != nil {
 		return "", ruleErr(ErrInputType, "%v: %v", ErrInputType, err)
 	}
-	if !s.IsObject() {
+	if s.Type != "object" {
 		return "", ruleErr(ErrInputType, "%v: %s does not encode as a JSON object (use a struct or a map with string keys)", ErrInputType, t)
 	}
 	return checked(binding.InputSchema, s, ErrInputType)
@@ -328,8 +330,8 @@ func outputSchema(t reflect.Type) (string, error) {
 // checked encodes a generated schema and checks it: an input schema with
 // [binding.ParseSchema], an output schema (natural, any root) with
 // [binding.ParseNaturalSchema].
-func checked(kind binding.SchemaKind, s *schema.Schema, rule error) (string, error) {
-	data, err := s.JSON()
+func checked(kind binding.SchemaKind, s *jsonschema.Schema, rule error) (string, error) {
+	data, err := json.Marshal(s)
 	if err != nil {
 		return "", ruleErr(rule, "%v: %v", rule, err)
 	}
@@ -337,7 +339,7 @@ func checked(kind binding.SchemaKind, s *schema.Schema, rule error) (string, err
 	if kind == binding.OutputSchema {
 		parse = binding.ParseNaturalSchema
 	}
-	ps, err := parse(string(data))
+	ps, err := parse(string(metadata.UnescapeHTML(data)))
 	if err != nil {
 		return "", ruleErr(rule, "%v: the generated schema is rejected: %v", rule, err)
 	}

@@ -2,231 +2,231 @@ package schema
 
 import (
 	"encoding/json"
-	"errors"
 	"net"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/funcmcp/funcmcp/binding"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
-type Inner struct {
-	X int `json:"x"`
-}
-
-type Embedded struct {
-	E      string `json:"e"`
-	Shadow string `json:"shadow"`
-}
-
-type PtrEmbedded struct {
-	P string `json:"p"`
-}
-
-type withEmbedded struct {
-	Embedded
-	*PtrEmbedded
-	Shadow string `json:"shadow,omitempty"`
-	Named  Inner  `json:"named"`
-}
-
 type tagged struct {
-	Renamed   string          `json:"renamed"`
-	Skipped   string          `json:"-"`
-	Dash      string          `json:"-,"`
-	Optional  string          `json:"optional,omitempty"`
-	Zero      int             `json:"zero,omitzero"`
-	AsString  int64           `json:"as_string,string"`
-	Untagged  bool            //
-	unexport  string          //nolint:unused
-	Described float32         `json:"described" description:"A <float> & more"`
-	Choice    string          `json:"choice" enum:"a, b ,c"`
-	Choices   []string        `json:"choices" enum:"x,y"`
-	Ptr       *int            `json:"ptr"`
-	When      time.Time       `json:"when"`
-	Dur       time.Duration   `json:"dur"`
-	Raw       json.RawMessage `json:"raw"`
-	Any       any             `json:"any"`
-	Bytes     []byte          `json:"bytes"`
-	Fixed     [2]uint16       `json:"fixed"`
-	IntMap    map[int]bool    `json:"int_map"`
-	IP        net.IP          `json:"ip"`
-	Num       json.Number     `json:"num"`
+	Query   string  `json:"query" jsonschema:"What to search for"`
+	Limit   int     `json:"limit,omitempty" jsonschema:"At most this many"`
+	Score   float64 `json:"score,omitzero"`
+	Skipped string  `json:"-"`
+	Dash    string  `json:"-,"`
+	NoTag   bool
+	hidden  int
 }
 
-type Node struct {
-	Value    int     `json:"value"`
-	Children []*Node `json:"children,omitempty"`
-	Peer     *Other  `json:"peer,omitempty"`
+type base struct {
+	ID      string `json:"id"`
+	Created int64  `json:"created"`
 }
 
-type Other struct {
-	Back *Node  `json:"back" description:"back link"`
-	Self *Other `json:"self,omitempty"`
+type embedding struct {
+	base
+	Name string `json:"name"`
+}
+
+type nested struct {
+	Where struct {
+		Lat float64 `json:"lat"`
+		Lon float64 `json:"lon"`
+	} `json:"where"`
+	Tagged tagged `json:"tagged"`
+}
+
+type pointers struct {
+	Count *int     `json:"count"`
+	Inner *tagged  `json:"inner,omitempty"`
+	Ptrs  *[]int   `json:"ptrs"`
+	Any   any      `json:"any"`
+	Small int8     `json:"small"`
+	Big   uint64   `json:"big"`
+	Ratio float32  `json:"ratio"`
+	Hosts []net.IP `json:"-"`
+}
+
+type withMap struct {
+	Attr  map[string]int     `json:"attr"`
+	Inner map[string]tagged  `json:"inner"`
+	Free  map[string]any     `json:"free"`
+	Ptrs  map[string]*tagged `json:"ptrs"`
+}
+
+type withSlices struct {
+	Names  []string   `json:"names"`
+	Grid   [][]int    `json:"grid"`
+	Fixed  [2]int     `json:"fixed"`
+	Items  []tagged   `json:"items"`
+	Maybe  *[]string  `json:"maybe"`
+	ByName []withMap2 `json:"byName,omitempty"`
+}
+
+type withMap2 struct {
+	M map[string]string `json:"m"`
+}
+
+type withTime struct {
+	At    time.Time  `json:"at"`
+	Maybe *time.Time `json:"maybe,omitempty"`
+}
+
+type withEnum struct {
+	Unit  string   `json:"unit" enum:"celsius,fahrenheit"`
+	Kinds []string `json:"kinds" enum:"doc, code"`
+}
+
+type withDescription struct {
+	City string `json:"city" description:"The city"`
+	Both string `json:"both" description:"ignored" jsonschema:"wins"`
+}
+
+type treeNode struct {
+	Name     string      `json:"name"`
+	Children []*treeNode `json:"children"`
 }
 
 type holder struct {
-	A Other `json:"a"`
-	B Other `json:"b"`
+	Root  treeNode  `json:"root"`
+	Other *treeNode `json:"other,omitempty"`
 }
 
-func TestFor(t *testing.T) {
-	tests := []struct {
-		name string
-		typ  reflect.Type
-		want string
-	}{
-		{"string", reflect.TypeFor[string](), `{"type":"string"}`},
-		{"int", reflect.TypeFor[int64](), `{"type":"integer"}`},
-		{"uint", reflect.TypeFor[uint](), `{"type":"integer","minimum":0}`},
-		{"float", reflect.TypeFor[float32](), `{"type":"number"}`},
-		{"bool", reflect.TypeFor[bool](), `{"type":"boolean"}`},
-		{"pointer root is its element", reflect.TypeFor[**Inner](), `{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}`},
-		{"slice", reflect.TypeFor[[]int](), `{"type":["array","null"],"items":{"type":"integer"}}`},
-		{"slice of pointers", reflect.TypeFor[[]*string](), `{"type":["array","null"],"items":{"type":["string","null"]}}`},
-		{"map root is an object", reflect.TypeFor[map[string]Inner](), `{"type":"object","additionalProperties":{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}}`},
-		{"any", reflect.TypeFor[any](), `{}`},
-		{"empty struct", reflect.TypeFor[struct{}](), `{"type":"object","properties":{}}`},
-		{"tags", reflect.TypeFor[tagged](), `{"type":"object","properties":{
-			"renamed":{"type":"string"},
-			"-":{"type":"string"},
-			"optional":{"type":"string"},
-			"zero":{"type":"integer"},
-			"as_string":{"type":"string"},
-			"Untagged":{"type":"boolean"},
-			"described":{"type":"number","description":"A <float> & more"},
-			"choice":{"type":"string","enum":["a","b","c"]},
-			"choices":{"type":["array","null"],"items":{"type":"string","enum":["x","y"]}},
-			"ptr":{"type":["integer","null"]},
-			"when":{"type":"string","format":"date-time"},
-			"dur":{"type":"integer"},
-			"raw":{},
-			"any":{},
-			"bytes":{"type":["string","null"],"contentEncoding":"base64"},
-			"fixed":{"type":"array","items":{"type":"integer","minimum":0},"minItems":2,"maxItems":2},
-			"int_map":{"type":["object","null"],"additionalProperties":{"type":"boolean"}},
-			"ip":{"type":"string"},
-			"num":{"type":"number"}},
-			"required":["renamed","-","as_string","Untagged","described","choice","choices","when","dur","raw","any","bytes","fixed","int_map","ip","num"]}`},
-		{"embedded", reflect.TypeFor[withEmbedded](), `{"type":"object","properties":{
-			"e":{"type":"string"},
-			"p":{"type":"string"},
-			"shadow":{"type":"string"},
-			"named":{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}},
-			"required":["e","named"]}`},
-		{"recursive root", reflect.TypeFor[Node](), `{"type":"object","properties":{
-			"value":{"type":"integer"},
-			"children":{"type":["array","null"],"items":{"anyOf":[{"$ref":"#"},{"type":"null"}]}},
-			"peer":{"anyOf":[{"$ref":"#/$defs/Other"},{"type":"null"}]}},
-			"required":["value"],
-			"$defs":{"Other":{"type":"object","properties":{
-				"back":{"anyOf":[{"$ref":"#"},{"type":"null"}],"description":"back link"},
-				"self":{"anyOf":[{"$ref":"#/$defs/Other"},{"type":"null"}]}}}}}`},
-		{"recursive type used twice", reflect.TypeFor[holder](), `{"type":"object","properties":{
-			"a":{"$ref":"#/$defs/Other"},"b":{"$ref":"#/$defs/Other"}},"required":["a","b"],
-			"$defs":{"Other":{"type":"object","properties":{
-				"back":{"anyOf":[{"$ref":"#/$defs/Node"},{"type":"null"}],"description":"back link"},
-				"self":{"anyOf":[{"$ref":"#/$defs/Other"},{"type":"null"}]}}},
-			"Node":{"type":"object","properties":{"value":{"type":"integer"},"children":{"type":["array","null"],"items":{"anyOf":[{"$ref":"#/$defs/Node"},{"type":"null"}]}},"peer":{"anyOf":[{"$ref":"#/$defs/Other"},{"type":"null"}]}},"required":["value"]}}}`},
+type withBytes struct {
+	Blob []byte          `json:"blob"`
+	Raw  json.RawMessage `json:"raw"`
+	IP   net.IP          `json:"ip"`
+}
+
+// forTypeJSON is what the official Go SDK advertises for t.
+func forTypeJSON(t *testing.T, typ reflect.Type) (string, error) {
+	t.Helper()
+	for typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
 	}
-	for _, tc := range tests {
+	s, err := jsonschema.ForType(typ, nil)
+	if err != nil {
+		return "", err
+	}
+	data, err := json.Marshal(s)
+	require.NoError(t, err)
+	return string(data), nil
+}
+
+func ourJSON(t *testing.T, typ reflect.Type) string {
+	t.Helper()
+	s, err := For(typ)
+	require.NoError(t, err)
+	data, err := json.Marshal(s)
+	require.NoError(t, err)
+	return string(data)
+}
+
+// TestSameAsForType: for these types the schema is exactly
+// jsonschema.ForType's, the one the official Go SDK advertises.
+func TestSameAsForType(t *testing.T) {
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[tagged](),
+		reflect.TypeFor[embedding](),
+		reflect.TypeFor[nested](),
+		reflect.TypeFor[*nested](), // a pointer root is its element
+		reflect.TypeFor[pointers](),
+		reflect.TypeFor[withMap](),
+		reflect.TypeFor[map[string]float64](),
+		reflect.TypeFor[struct{}](),
+		reflect.TypeFor[string](),
+		reflect.TypeFor[uint16](),
+	} {
+		t.Run(typ.String(), func(t *testing.T) {
+			want, err := forTypeJSON(t, typ)
+			require.NoError(t, err)
+			assert.JSONEq(t, want, ourJSON(t, typ))
+		})
+	}
+}
+
+// TestDepartsFromForType lists every difference from jsonschema.ForType,
+// with the reason; each departure is checked to be real.
+func TestDepartsFromForType(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		typ    reflect.Type
+		reason string
+		want   string
+	}{
+		{"slices", reflect.TypeFor[withSlices](),
+			`a slice is "array", not ["null","array"]: funcmcp sends nil as [] (a pointer to a slice still allows null)`,
+			`{"type":"object","properties":{
+				"names":{"type":"array","items":{"type":"string"}},
+				"grid":{"type":"array","items":{"type":"array","items":{"type":"integer"}}},
+				"fixed":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},
+				"items":{"type":"array","items":{"type":"object","properties":{"query":{"type":"string","description":"What to search for"},"limit":{"type":"integer","description":"At most this many"},"score":{"type":"number"},"-":{"type":"string"},"NoTag":{"type":"boolean"}},"required":["query","-","NoTag"],"additionalProperties":false}},
+				"maybe":{"type":["null","array"],"items":{"type":"string"}},
+				"byName":{"type":"array","items":{"type":"object","properties":{"m":{"type":"object","additionalProperties":{"type":"string"}}},"required":["m"],"additionalProperties":false}}},
+			"required":["names","grid","fixed","items","maybe"],"additionalProperties":false}`},
+		{"time.Time", reflect.TypeFor[withTime](),
+			`time.Time says its format, date-time`,
+			`{"type":"object","properties":{"at":{"type":"string","format":"date-time"},"maybe":{"type":["null","string"],"format":"date-time"}},"required":["at"],"additionalProperties":false}`},
+		{"enums", reflect.TypeFor[withEnum](),
+			`the enum tag funcmcp users rely on is kept`,
+			`{"type":"object","properties":{"unit":{"type":"string","enum":["celsius","fahrenheit"]},"kinds":{"type":"array","items":{"type":"string","enum":["doc","code"]}}},"required":["unit","kinds"],"additionalProperties":false}`},
+		{"description alias", reflect.TypeFor[withDescription](),
+			`a description tag is an alias of the jsonschema tag, which wins`,
+			`{"type":"object","properties":{"city":{"type":"string","description":"The city"},"both":{"type":"string","description":"wins"}},"required":["city","both"],"additionalProperties":false}`},
+		{"recursive root", reflect.TypeFor[treeNode](),
+			`ForType rejects cycles; the root type is referenced as "#" (a pointer to it may be null, as ForType says of pointers)`,
+			`{"type":"object","properties":{"name":{"type":"string"},"children":{"type":"array","items":{"anyOf":[{"$ref":"#"},{"type":"null"}]}}},"required":["name","children"],"additionalProperties":false}`},
+		{"recursive field", reflect.TypeFor[holder](),
+			`ForType rejects cycles; a recursive type is defined once under $defs`,
+			`{"type":"object","properties":{"root":{"$ref":"#/$defs/treeNode"},"other":{"anyOf":[{"$ref":"#/$defs/treeNode"},{"type":"null"}]}},"required":["root"],"additionalProperties":false,
+			"$defs":{"treeNode":{"type":"object","properties":{"name":{"type":"string"},"children":{"type":"array","items":{"anyOf":[{"$ref":"#/$defs/treeNode"},{"type":"null"}]}}},"required":["name","children"],"additionalProperties":false}}}`},
+		{"own encodings", reflect.TypeFor[withBytes](),
+			`[]byte is base64 text, MarshalJSON types any value and MarshalText types strings, as encoding/json writes them`,
+			`{"type":"object","properties":{"blob":{"type":"string","contentEncoding":"base64"},"raw":true,"ip":{"type":"string"}},"required":["blob","raw","ip"],"additionalProperties":false}`},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := For(tc.typ)
-			if err != nil {
-				t.Fatalf("For: %v", err)
-			}
-			data, err := s.JSON()
-			if err != nil {
-				t.Fatalf("JSON: %v", err)
-			}
-			if w, g := norm(t, tc.want), norm(t, string(data)); w != g {
-				t.Errorf("schema differs\nwant: %s\ngot:  %s", w, g)
-			}
-			// Every generated object schema is one the host accepts.
-			if s.IsObject() {
-				if _, err := binding.ParseSchema(binding.OutputSchema, string(data)); err != nil {
-					t.Errorf("ParseSchema: %v", err)
-				}
+			got := ourJSON(t, tc.typ)
+			assert.JSONEq(t, tc.want, got, tc.reason)
+			theirs, err := forTypeJSON(t, tc.typ)
+			if err == nil {
+				assert.NotEqual(t, normalize(t, theirs), normalize(t, got), "not a departure: %s", tc.reason)
 			}
 		})
 	}
 }
 
-// TestSchemaMatchesEncoding checks that a value validates against its type's schema.
-func TestSchemaMatchesEncoding(t *testing.T) {
-	n := 3
-	values := []any{
-		tagged{Choice: "a", Choices: []string{"x"}, Ptr: &n, Raw: json.RawMessage(`[1]`), IP: net.IPv4(1, 2, 3, 4), Num: "1.5"},
-		tagged{Choice: "b", Raw: json.RawMessage(`null`)},
-		withEmbedded{PtrEmbedded: &PtrEmbedded{P: "p"}},
-		Node{Value: 1, Children: []*Node{{Value: 2}, nil}, Peer: &Other{Back: &Node{}}},
-		holder{},
-	}
-	for _, v := range values {
-		s, err := For(reflect.TypeOf(v))
-		if err != nil {
-			t.Fatalf("For(%T): %v", v, err)
-		}
-		text, _ := s.JSON()
-		ps, err := binding.ParseSchema(binding.OutputSchema, string(text))
-		if err != nil {
-			t.Fatalf("ParseSchema(%T): %v", v, err)
-		}
-		data, _ := json.Marshal(v)
-		if _, err := ps.ValidateJSON(data); err != nil {
-			t.Errorf("%T value %s does not match its schema: %v", v, data, err)
-		}
-	}
+func normalize(t *testing.T, s string) string {
+	var v any
+	require.NoError(t, json.Unmarshal([]byte(s), &v))
+	data, _ := json.Marshal(v)
+	return string(data)
 }
 
 func TestForErrors(t *testing.T) {
-	var ute *UnsupportedTypeError
-	var te *TagError
-	tests := []struct {
-		name   string
-		typ    reflect.Type
-		target any
-		msg    string
-	}{
-		{"chan", reflect.TypeFor[chan int](), &ute, "type chan int cannot be encoded as JSON"},
-		{"func field", reflect.TypeFor[struct {
-			F func() `json:"f"`
-		}](), &ute, "type func() of f cannot be encoded as JSON"},
-		{"complex in slice", reflect.TypeFor[struct{ C []complex64 }](), &ute, "of C[]"},
-		{"struct map key", reflect.TypeFor[map[Inner]int](), &ute, "map[schema.Inner]int"},
-		{"enum on bool", reflect.TypeFor[struct {
-			B bool `json:"b" enum:"true"`
-		}](), &te, "field b: an enum tag applies only to string fields"},
-		{"empty enum", reflect.TypeFor[struct {
-			S string `enum:" , "`
-		}](), &te, "field S: the enum tag is empty"},
+	type badEnum struct {
+		N int `json:"n" enum:"1,2"`
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+	type selfMap map[string]selfMap
+	for _, tc := range []struct {
+		typ  reflect.Type
+		want string
+	}{
+		{reflect.TypeFor[struct{ C chan int }](), "chan int"},
+		{reflect.TypeFor[func()](), "func()"},
+		{reflect.TypeFor[badEnum](), "enum tag needs a string field"},
+		{reflect.TypeFor[selfMap](), "refers to itself and is not a struct"},
+		{reflect.TypeFor[map[int]string](), "map key"},
+	} {
+		t.Run(tc.typ.String(), func(t *testing.T) {
 			_, err := For(tc.typ)
-			if err == nil {
-				t.Fatal("For succeeded")
-			}
-			if !errors.As(err, tc.target) {
-				t.Errorf("error %T %v is not %T", err, err, tc.target)
-			}
-			if !contains(err.Error(), tc.msg) {
-				t.Errorf("message %q lacks %q", err, tc.msg)
-			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.False(t, strings.HasPrefix(err.Error(), "ForType("), err.Error())
 		})
 	}
-}
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
-
-func norm(t *testing.T, s string) string {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, s)
-	}
-	out, _ := json.Marshal(v)
-	return string(out)
 }
