@@ -52,8 +52,9 @@ type handler struct {
 	discoverVersions []string // every revision served, newest first
 	modernReplies    *modernReplies
 
-	lists [2]atomic.Pointer[toolList] // the prepared tools/list arrays: legacy, modern
-	last  atomic.Pointer[tokenHit]    // the last session token parsed
+	lists  [2]atomic.Pointer[toolList] // the prepared tools/list arrays: legacy, modern
+	last   atomic.Pointer[tokenHit]    // the last session token parsed
+	levels *levelStore                 // logging/setLevel choices
 }
 
 // toolList is a ToolsList slice checked once and remembered by identity.
@@ -96,6 +97,7 @@ func newHandler(tools Tools, opts *Options) *handler {
 		versions: slices.Clone(SupportedVersions),
 		initial:  make(map[string][]byte, len(SupportedVersions)),
 		modern:   slices.Clone(ModernVersions),
+		levels:   newLevelStore(DefaultMaxLogSessions),
 	}
 	for _, v := range h.versions {
 		h.initial[v] = initializeResult(v, &o)
@@ -112,7 +114,8 @@ func initializeResult(v string, o *Options) []byte {
 		ListChanged bool `json:"listChanged"`
 	}
 	type caps struct {
-		Tools toolsCap `json:"tools"`
+		Logging struct{} `json:"logging"`
+		Tools   toolsCap `json:"tools"`
 	}
 	r := struct {
 		ProtocolVersion string         `json:"protocolVersion"`
@@ -219,6 +222,8 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 		h.toolsList(&req, version)
 	case methodPing:
 		h.result(&req, []byte("{}"))
+	case methodLoggingSetLevel:
+		h.setLevel(&req, msg.params)
 	default:
 		h.rpcError(&req, CodeMethodNotFound, "Method '"+method+"' is not available.", nil)
 	}
@@ -350,7 +355,9 @@ func (h *handler) toolsCall(req *request, params json.RawMessage, version string
 	if s != nil {
 		call.ClientInfo = s.client
 	}
+	call.Notify = h.notifier(req, params, meta)
 	res, err := h.callTool(req.r.Context(), call)
+	req.w = call.Notify.end(req.w) // no notification after this: the reply follows
 	if err != nil {
 		if pe, ok := errors.AsType[*ProtocolError](err); ok {
 			h.rpcError(req, pe.Code, pe.Message, pe.Data)

@@ -216,7 +216,7 @@ func TestInitializeNegotiates(t *testing.T) {
 			r := s.post(t, rpc(1, "initialize", params), nil)
 			require.Equal(t, http.StatusOK, r.status)
 			assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"`+tt.want+`",`+
-				`"capabilities":{"tools":{"listChanged":false}},`+
+				`"capabilities":{"logging":{},"tools":{"listChanged":false}},`+
 				`"serverInfo":{"name":"test server","version":"2.1.0"},"instructions":"Use <echo> & add."}}`, r.data)
 			assert.Contains(t, r.data, `"Use <echo> & add."`, "no HTML escaping")
 
@@ -235,7 +235,7 @@ func TestInitializeDefaults(t *testing.T) {
 	r := s.post(t, rpc("init", "initialize", map[string]any{"protocolVersion": "2025-06-18"}), map[string]string{"Accept": "application/json"})
 	require.Equal(t, http.StatusOK, r.status)
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":"init","result":{"protocolVersion":"2025-06-18",`+
-		`"capabilities":{"tools":{"listChanged":false}},`+
+		`"capabilities":{"logging":{},"tools":{"listChanged":false}},`+
 		`"serverInfo":{"name":"Azure Functions MCP server","version":"1.0.0"}}}`, r.data)
 	m := decodeToken(t, r.header.Get("Mcp-Session-Id"))
 	assert.NotContains(t, m, "c", "no clientInfo, no c")
@@ -551,7 +551,7 @@ func TestToolsCallErrors(t *testing.T) {
 
 func TestUnknownMethods(t *testing.T) {
 	s := startServer(t, nil)
-	for _, method := range []string{"server/discover", "resources/list", "prompts/list", "logging/setLevel", "x\"<y>"} {
+	for _, method := range []string{"server/discover", "resources/list", "prompts/list", "completion/complete", "x\"<y>"} {
 		t.Run(method, func(t *testing.T) {
 			r := s.post(t, rpc(9, method, map[string]any{}), nil)
 			assert.Equal(t, http.StatusOK, r.status)

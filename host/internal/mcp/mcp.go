@@ -73,6 +73,9 @@ type CallRequest struct {
 	Meta            *RequestMeta               // the _meta of a modern (2026-07-28) request, nil for legacy ones
 	Headers         http.Header                // the request headers
 	Transport       string                     // metadata.TransportStreamableHTTP
+	// Notify sends progress and log notifications to the client during the
+	// call; nil when the client can receive none (see [Notifier]).
+	Notify *Notifier
 }
 
 // ProtocolError is a JSON-RPC error. A CallTool error that is (or wraps) a

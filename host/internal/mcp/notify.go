@@ -1,0 +1,329 @@
+package mcp
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// methodLoggingSetLevel sets the least severe log level a session receives
+// (revisions before 2026-07-28).
+const methodLoggingSetLevel = "logging/setLevel"
+
+// Notification limits.
+const (
+	// DefaultMaxLogSessions bounds how many sessions' logging/setLevel
+	// choices are remembered; the oldest choice is forgotten first.
+	DefaultMaxLogSessions = 10000
+	// notifyWriteTimeout bounds writing one notification to a client that
+	// does not read its stream.
+	notifyWriteTimeout = 10 * time.Second
+)
+
+// Errors of [Notifier] methods.
+var (
+	// ErrNotRequested: the client did not ask for this notification (no
+	// progressToken, or a log level below the one it asked for). It is
+	// dropped, as MCP requires.
+	ErrNotRequested = errors.New("the client did not ask for this notification")
+	// ErrCallEnded: the call's result was already sent.
+	ErrCallEnded = errors.New("the call has ended")
+	// ErrProgressNotIncreasing: MCP requires progress to increase with
+	// each notification.
+	ErrProgressNotIncreasing = errors.New("progress must increase with each notification")
+	// ErrBadLogLevel: not one of the MCP log levels.
+	ErrBadLogLevel = errors.New("unknown log level")
+)
+
+// Notifier sends the notifications of one tools/call to the client on the
+// request's SSE stream, before the result: notifications/progress when the
+// request carried a progressToken, notifications/message at or above the
+// log level the client chose. The first notification starts the stream
+// (status 200, text/event-stream); the result follows as the last event.
+// Its methods are safe for concurrent use; once the handler writes the
+// result they return ErrCallEnded.
+type Notifier struct {
+	progressToken []byte // the request's _meta.progressToken, nil when none
+	minLevel      int    // rank of the least severe level sent; -1: none
+
+	mu           sync.Mutex
+	w            http.ResponseWriter
+	rc           *http.ResponseController
+	started      bool
+	ended        bool
+	lastProgress float64
+	sentProgress bool
+	buf          bytes.Buffer
+}
+
+// WantsProgress reports whether the client asked for progress.
+func (n *Notifier) WantsProgress() bool { return n != nil && n.progressToken != nil }
+
+// LogLevel returns the least severe log level the client wants, and false
+// when it wants no log messages.
+func (n *Notifier) LogLevel() (string, bool) {
+	if n == nil || n.minLevel < 0 {
+		return "", false
+	}
+	return metadata.LogLevels[n.minLevel], true
+}
+
+// Progress sends notifications/progress{progressToken, progress, total,
+// message}; total <= 0 and an empty message are left out.
+func (n *Notifier) Progress(progress, total float64, message string) error {
+	if !n.WantsProgress() {
+		return ErrNotRequested
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ended {
+		return ErrCallEnded
+	}
+	if n.sentProgress && progress <= n.lastProgress {
+		return ErrProgressNotIncreasing
+	}
+	b := n.begin("notifications/progress")
+	b.WriteString(`{"progressToken":`)
+	b.Write(n.progressToken)
+	b.WriteString(`,"progress":`)
+	b.Write(strconv.AppendFloat(b.AvailableBuffer(), progress, 'g', -1, 64))
+	if total > 0 {
+		b.WriteString(`,"total":`)
+		b.Write(strconv.AppendFloat(b.AvailableBuffer(), total, 'g', -1, 64))
+	}
+	if message != "" {
+		b.WriteString(`,"message":`)
+		appendString(b, message)
+	}
+	if err := n.send(); err != nil {
+		return err
+	}
+	n.lastProgress, n.sentProgress = progress, true
+	return nil
+}
+
+// Log sends notifications/message{level, logger, data} when level is at or
+// above the client's level; data is any JSON value and an empty logger is
+// left out.
+func (n *Notifier) Log(level, logger string, data json.RawMessage) error {
+	rank := metadata.LogLevelRank(level)
+	if rank < 0 {
+		return ErrBadLogLevel
+	}
+	if n == nil || n.minLevel < 0 || rank < n.minLevel {
+		return ErrNotRequested
+	}
+	if !json.Valid(data) {
+		return errors.New("the log data is not valid JSON")
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ended {
+		return ErrCallEnded
+	}
+	b := n.begin("notifications/message")
+	b.WriteString(`{"level":`)
+	appendString(b, level)
+	if logger != "" {
+		b.WriteString(`,"logger":`)
+		appendString(b, logger)
+	}
+	b.WriteString(`,"data":`)
+	if err := json.Compact(b, data); err != nil { // one line: SSE data cannot hold line breaks
+		return err
+	}
+	return n.send()
+}
+
+// begin starts the SSE event of a notification in n.buf; the caller writes
+// the params object and calls send. n.mu is held.
+func (n *Notifier) begin(method string) *bytes.Buffer {
+	n.buf.Reset()
+	n.buf.WriteString("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"")
+	n.buf.WriteString(method)
+	n.buf.WriteString(`","params":`)
+	return &n.buf
+}
+
+// send closes the event in n.buf and writes it, starting the stream first
+// if needed. n.mu is held.
+func (n *Notifier) send() error {
+	n.buf.WriteString("}}\n\n") // params, message
+	if !n.started {
+		setFraming(n.w.Header(), true)
+		n.w.WriteHeader(http.StatusOK)
+		n.started = true
+	}
+	// A client that stops reading must not hold the tool: bound the write.
+	deadline := n.rc.SetWriteDeadline(time.Now().Add(notifyWriteTimeout)) == nil
+	_, err := n.w.Write(n.buf.Bytes())
+	if err == nil {
+		err = n.rc.Flush()
+	}
+	if deadline {
+		_ = n.rc.SetWriteDeadline(time.Time{})
+	}
+	return err
+}
+
+// end marks the call ended and returns the writer for its result: w itself
+// when no notification was sent, else a writer that appends to the started
+// stream (headers and status are already sent).
+func (n *Notifier) end(w http.ResponseWriter) http.ResponseWriter {
+	if n == nil {
+		return w
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.ended = true
+	if !n.started {
+		return w
+	}
+	return &streamTail{w: w, hdr: http.Header{}}
+}
+
+// streamTail writes the last event of a started SSE stream: header changes
+// and WriteHeader are too late and are ignored.
+type streamTail struct {
+	w   http.ResponseWriter
+	hdr http.Header
+}
+
+func (t *streamTail) Header() http.Header         { return t.hdr }
+func (t *streamTail) WriteHeader(int)             {}
+func (t *streamTail) Write(p []byte) (int, error) { return t.w.Write(p) }
+
+// notifier returns the Notifier of a tools/call, or nil when the client
+// can receive no notification: it does not accept text/event-stream, or it
+// asked for neither progress nor log messages. A modern request (meta not
+// nil) carries its progress token and log level in its _meta; a legacy one
+// its progress token, and its session's logging/setLevel choice applies.
+func (h *handler) notifier(req *request, params []byte, meta *RequestMeta) *Notifier {
+	if !req.sse {
+		return nil
+	}
+	var token []byte
+	level := -1
+	switch {
+	case meta != nil:
+		token, level = meta.ProgressToken, metadata.LogLevelRank(meta.LogLevel)
+	default:
+		token = progressToken(params)
+		if vals := req.r.Header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
+			level = h.levels.get(vals[0])
+		}
+	}
+	if token == nil && level < 0 {
+		return nil
+	}
+	return &Notifier{progressToken: token, minLevel: level, w: req.w, rc: http.NewResponseController(req.w)}
+}
+
+// progressToken reads _meta.progressToken (a string or a number, kept as
+// raw JSON) from request params.
+func progressToken(params []byte) (token []byte) {
+	if len(params) == 0 || params[0] != '{' || !bytes.Contains(params, []byte(`"_meta"`)) {
+		return nil
+	}
+	var meta []byte
+	it := members(params)
+	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+		if keyIs(key, "_meta") {
+			meta = val
+		}
+	}
+	if len(meta) == 0 || meta[0] != '{' {
+		return nil
+	}
+	it = members(meta)
+	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+		if keyIs(key, "progressToken") {
+			token = nil
+			if validID(val) != nil { // a string or a number, like a request id
+				token = bytes.Clone(val)
+			}
+		}
+	}
+	return token
+}
+
+// setLevel serves logging/setLevel (legacy revisions): the session's later
+// calls send log messages at this level and above. Modern revisions carry
+// the level in each request's _meta instead and do not have the method.
+func (h *handler) setLevel(req *request, params []byte) {
+	var p struct {
+		Level *string `json:"level"`
+	}
+	if len(params) > 0 {
+		if err := json.Unmarshal(params, &p); err != nil {
+			h.rpcError(req, CodeInvalidParams, "Invalid params: params must be an object with a string 'level'.", nil)
+			return
+		}
+	}
+	if p.Level == nil {
+		h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'level'.", nil)
+		return
+	}
+	rank := metadata.LogLevelRank(*p.Level)
+	if rank < 0 {
+		h.rpcError(req, CodeInvalidParams, "Invalid params: unknown log level '"+*p.Level+"'.", nil)
+		return
+	}
+	if vals := req.r.Header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
+		h.levels.set(vals[0], rank)
+	}
+	h.result(req, []byte("{}"))
+}
+
+// levelStore remembers the logging/setLevel choice of up to max sessions,
+// keyed by a hash of the session token; when full, the oldest choice is
+// forgotten. It is the one piece of per-session state the endpoint keeps,
+// local to this process.
+type levelStore struct {
+	mu    sync.Mutex
+	max   int
+	rank  map[[sha256.Size]byte]int
+	order [][sha256.Size]byte // insertion order, a ring of max entries
+	next  int
+}
+
+func newLevelStore(max int) *levelStore {
+	if max <= 0 {
+		max = DefaultMaxLogSessions
+	}
+	return &levelStore{max: max, rank: make(map[[sha256.Size]byte]int)}
+}
+
+func (s *levelStore) set(session string, rank int) {
+	key := sha256.Sum256([]byte(session))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.rank[key]; !ok {
+		if len(s.order) < s.max {
+			s.order = append(s.order, key)
+		} else {
+			delete(s.rank, s.order[s.next])
+			s.order[s.next] = key
+			s.next = (s.next + 1) % s.max
+		}
+	}
+	s.rank[key] = rank
+}
+
+// get returns the session's level rank, -1 when it never set one.
+func (s *levelStore) get(session string) int {
+	key := sha256.Sum256([]byte(session))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.rank[key]; ok {
+		return r
+	}
+	return -1
+}
