@@ -82,7 +82,9 @@ func (h *Host) invokeTool(ctx context.Context, t *servedTool, id string, req *mc
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil
 	}
-	resp, err := h.inv.invoke(ctx, t, id, body)
+	offer, closeChannel := h.notify.open(id, req.Notify)
+	defer closeChannel()
+	resp, err := h.inv.invoke(withNotifyOffer(ctx, offer), t, id, body)
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil
 	}

@@ -97,6 +97,7 @@ type Host struct {
 	cfg     *config
 	reg     *registry
 	inv     *invoker
+	notify  *notifyHub
 	log     *slog.Logger
 	console *console
 	handler http.Handler
@@ -164,6 +165,7 @@ func New(opts *Options) (*Host, error) {
 		cfg:     cfg,
 		reg:     reg,
 		inv:     newInvoker(Version, o.CallTimeout),
+		notify:  newNotifyHub(o.Logger),
 		log:     o.Logger,
 		console: &console{w: o.Output},
 		ready:   make(chan struct{}),
@@ -320,6 +322,7 @@ func (h *Host) Run(ctx context.Context) error {
 	}
 	defer h.state.Store(StateStopped)
 	defer h.inv.close()
+	defer h.notify.close()
 	h.printFunctions()
 
 	ln, err := net.Listen("tcp", h.opts.Addr)

@@ -62,7 +62,7 @@ func newInvoker(hostVersion string, timeout time.Duration) *invoker {
 	}
 	client := &http.Client{Transport: transport}
 	pl := runtime.NewPipeline("funchost", hostVersion, runtime.PipelineOptions{
-		PerCall: []policy.Policy{&hostHeadersPolicy{version: hostVersion, userAgent: "Azure-Functions-Host/" + hostVersion}},
+		PerCall: []policy.Policy{&hostHeadersPolicy{version: hostVersion, userAgent: "Azure-Functions-Host/" + hostVersion}, notifyHeadersPolicy{}},
 	}, &policy.ClientOptions{
 		Retry:     policy.RetryOptions{MaxRetries: -1}, // one try: tools are not idempotent
 		Telemetry: policy.TelemetryOptions{Disabled: true},
