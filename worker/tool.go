@@ -46,6 +46,10 @@ type ToolContext struct {
 	// handlers decode it directly.
 	rawArgs json.RawMessage
 
+	// notify is the host's notification channel for this call, nil when
+	// there is none (see progress.go).
+	notify *notifier
+
 	mu   sync.Mutex
 	logs []string
 }
