@@ -22,7 +22,7 @@ func registerNotifyingTools(app *worker.App) {
 				if i > 0 && !sleep(ctx, step) {
 					return nil, ctx.Err()
 				}
-				tc.Logf("%s", msg)
+				tc.ClientLog(worker.LevelInfo, msg)
 			}
 			return worker.TextResult("Tool with logging executed successfully"), nil
 		})
@@ -32,7 +32,7 @@ func registerNotifyingTools(app *worker.App) {
 	app.ConfigureMcpTool("test_logging_tool").
 		WithDescription("Sends one info log message.").
 		Handle(func(_ context.Context, tc *worker.ToolContext) (*worker.Result, error) {
-			tc.Logf("test_logging_tool ran")
+			tc.ClientLog(worker.LevelInfo, "test_logging_tool ran")
 			return worker.TextResult("logged"), nil
 		})
 
@@ -43,7 +43,7 @@ func registerNotifyingTools(app *worker.App) {
 				if i > 0 && !sleep(ctx, step) {
 					return nil, ctx.Err()
 				}
-				tc.Logf("progress %v/100", done)
+				tc.Progress(done, 100, "")
 			}
 			return worker.TextResult("Tool with progress executed successfully"), nil
 		})
