@@ -19,7 +19,8 @@
 //     not the request's Host is refused with 403 (DNS rebinding).
 //   - The Accept header chooses the framing of a response: when it lists
 //     text/event-stream the reply is one SSE event ("event: message") and the
-//     stream ends; otherwise, when it lists application/json (or */*) the
+//     stream ends (a tools/call that notifies sends its notifications as
+//     earlier events of the same stream, see below); otherwise, when it lists application/json (or */*) the
 //     reply is a single JSON object. An Accept header with neither gets 406.
 //   - The body is one JSON-RPC 2.0 message of at most [Options.MaxBodyBytes]
 //     (413 beyond). Malformed JSON is 400 with -32700; a message that is not
@@ -76,13 +77,20 @@
 //     (a revision not served: 400, -32000, data {supported, requested}),
 //     else the session token's version, else 2025-03-26. It reaches the tool
 //     in [CallRequest.ProtocolVersion].
-//   - Methods: initialize, ping, tools/list (the bytes of [Tools.ToolsList]
-//     or [RevisionTools.ToolsListFor] spliced in unchanged, no pagination)
-//     and tools/call. Any other method is answered with HTTP 200 and -32601.
+//   - Methods: initialize, ping, logging/setLevel, tools/list (the bytes of
+//     [Tools.ToolsList] or [RevisionTools.ToolsListFor] spliced in
+//     unchanged, no pagination) and tools/call. Any other method is answered with HTTP 200 and -32601.
 //     server/discover without the modern envelope is such a method, so a
 //     client that probes it without _meta falls back to initialize.
 //   - A tools/call error that is a [*ProtocolError] becomes that JSON-RPC
 //     error; any other error is logged and answered with -32603.
+//   - Notifications during a call: a tools/call of a client that accepts
+//     text/event-stream and asked for progress (_meta.progressToken) or log
+//     messages (logging/setLevel for its session on legacy revisions, which
+//     initialize advertises as the logging capability; the request's
+//     _meta["io.modelcontextprotocol/logLevel"] on modern ones) gets a
+//     [Notifier] in [CallRequest.Notify]. Its notifications/progress and
+//     notifications/message go out on the call's stream before the result.
 //
 // Every response echoes the request id verbatim (number or string) and is
 // encoded without HTML escaping. The tool list is validated once per slice
