@@ -80,11 +80,19 @@ func notifyingApp(notifies *bool) *App {
 	return a
 }
 
+// serveNotifyingApp serves notifyingApp; *notifies tells what the last
+// call's Notifies() said.
+func serveNotifyingApp(t *testing.T) (srv *httptest.Server, notifies *bool) {
+	t.Helper()
+	notifies = new(bool)
+	srv = httptest.NewServer(notifyingApp(notifies).Handler())
+	t.Cleanup(srv.Close)
+	return srv, notifies
+}
+
 func TestToolNotificationsReachTheHostChannel(t *testing.T) {
 	fc := newFakeChannel(t)
-	var notifies bool
-	srv := httptest.NewServer(notifyingApp(&notifies).Handler())
-	t.Cleanup(srv.Close)
+	srv, notifies := serveNotifyingApp(t)
 
 	invokeWith(t, srv.URL, "work", map[string]string{
 		metadata.HeaderNotifyURL:      fc.srv.URL + "/invocations/1/notifications",
@@ -92,7 +100,7 @@ func TestToolNotificationsReachTheHostChannel(t *testing.T) {
 		metadata.HeaderNotifyProgress: "true",
 		metadata.HeaderNotifyLogLevel: "info",
 	})
-	if !notifies {
+	if !*notifies {
 		t.Error("Notifies() = false with a channel offered")
 	}
 	auth, bodies := fc.got()
@@ -115,9 +123,7 @@ func TestToolNotificationsReachTheHostChannel(t *testing.T) {
 
 func TestToolNotificationsOnlyWhatTheClientAskedFor(t *testing.T) {
 	fc := newFakeChannel(t)
-	var notifies bool
-	srv := httptest.NewServer(notifyingApp(&notifies).Handler())
-	t.Cleanup(srv.Close)
+	srv, _ := serveNotifyingApp(t)
 
 	invokeWith(t, srv.URL, "work", map[string]string{
 		metadata.HeaderNotifyURL:      fc.srv.URL + "/n",
@@ -134,9 +140,7 @@ func TestToolNotificationsOnlyWhatTheClientAskedFor(t *testing.T) {
 func TestToolNotificationsStopWhenTheChannelIsGone(t *testing.T) {
 	fc := newFakeChannel(t)
 	fc.status = http.StatusNotFound // the call ended on the host side
-	var notifies bool
-	srv := httptest.NewServer(notifyingApp(&notifies).Handler())
-	t.Cleanup(srv.Close)
+	srv, _ := serveNotifyingApp(t)
 
 	r := invokeWith(t, srv.URL, "work", map[string]string{
 		metadata.HeaderNotifyURL:      fc.srv.URL + "/n",
@@ -166,11 +170,10 @@ func TestNoChannelIsAQuietNoOp(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			notifies := true
-			srv := httptest.NewServer(notifyingApp(&notifies).Handler())
-			t.Cleanup(srv.Close)
+			srv, notifies := serveNotifyingApp(t)
+			*notifies = true
 			invokeWith(t, srv.URL, "work", tt.headers)
-			if notifies {
+			if *notifies {
 				t.Error("Notifies() = true without a usable channel")
 			}
 		})

@@ -51,6 +51,36 @@ func sseEvents(t *testing.T, raw string) []string {
 	return out
 }
 
+// notificationKinds names the events before the last (the result) of a
+// notifyingCall: "progress", or the level of a log message, whose logger and
+// data it checks.
+func notificationKinds(t *testing.T, events []string) []string {
+	t.Helper()
+	var kinds []string
+	for _, ev := range events[:len(events)-1] {
+		var n struct {
+			Method string `json:"method"`
+			Params struct {
+				Level  string `json:"level"`
+				Logger string `json:"logger"`
+				Data   string `json:"data"`
+			} `json:"params"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(ev), &n))
+		switch n.Method {
+		case "notifications/progress":
+			kinds = append(kinds, "progress")
+		case "notifications/message":
+			assert.Equal(t, "tool", n.Params.Logger)
+			assert.Equal(t, "at "+n.Params.Level, n.Params.Data)
+			kinds = append(kinds, n.Params.Level)
+		default:
+			t.Errorf("unexpected event %s", ev)
+		}
+	}
+	return kinds
+}
+
 // notifyingCall is a tool that reports progress 1, 2, 3 of 3 and logs at
 // every level, recording what the Notifier answered.
 func notifyingCall(errs *[]error) func(context.Context, *CallRequest) (*metadata.CallToolResult, error) {
@@ -202,23 +232,7 @@ func TestLoggingSetLevelFiltersLogMessages(t *testing.T) {
 	errs = nil
 	_, _, body = s.stream(t, callWithMeta(3, nil), session)
 	events := sseEvents(t, body)
-	var levels []string
-	for _, ev := range events[:len(events)-1] {
-		var n struct {
-			Method string `json:"method"`
-			Params struct {
-				Level  string `json:"level"`
-				Logger string `json:"logger"`
-				Data   string `json:"data"`
-			} `json:"params"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(ev), &n))
-		assert.Equal(t, "notifications/message", n.Method)
-		assert.Equal(t, "tool", n.Params.Logger)
-		assert.Equal(t, "at "+n.Params.Level, n.Params.Data)
-		levels = append(levels, n.Params.Level)
-	}
-	assert.Equal(t, []string{"error", "critical", "alert", "emergency"}, levels)
+	assert.Equal(t, []string{"error", "critical", "alert", "emergency"}, notificationKinds(t, events))
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"done"}]}}`, events[len(events)-1])
 
 	// Another session is not affected.
@@ -313,22 +327,7 @@ func TestModernRequestsCarryTheirOwnLogLevel(t *testing.T) {
 			status, _, raw := s.stream(t, body, modernHeaders("tools/call", "echo"))
 			require.Equal(t, http.StatusOK, status, raw)
 			events := sseEvents(t, raw)
-			var got []string
-			for _, ev := range events[:len(events)-1] {
-				var n struct {
-					Method string `json:"method"`
-					Params struct {
-						Level string `json:"level"`
-					} `json:"params"`
-				}
-				require.NoError(t, json.Unmarshal([]byte(ev), &n))
-				if n.Method == "notifications/progress" {
-					got = append(got, "progress")
-				} else {
-					got = append(got, n.Params.Level)
-				}
-			}
-			assert.Equal(t, tt.events, got)
+			assert.Equal(t, tt.events, notificationKinds(t, events))
 			assert.Contains(t, events[len(events)-1], `"id":1,"result"`)
 		})
 	}
