@@ -265,12 +265,22 @@ func decodeCallToolResult(content []byte) (*metadata.CallToolResult, error) {
 	if err := json.Unmarshal(content, &res); err != nil {
 		return nil, resultErr("the content of type %q is not a CallToolResult: %v", typ, err)
 	}
+	if err := checkCallToolResult(&res, fmt.Sprintf(" of type %q", typ)); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// checkCallToolResult checks the content blocks of a whole CallToolResult
+// and normalizes it: no content is an empty list, null members are absent.
+// where says where the result came from, for the error.
+func checkCallToolResult(res *metadata.CallToolResult, where string) error {
 	if res.Content == nil {
 		res.Content = []json.RawMessage{}
 	}
 	for i, b := range res.Content {
 		if err := CheckContentBlock(b); err != nil {
-			return nil, resultErr("content block %d of type %q: %v", i, typ, err)
+			return resultErr("content block %d%s: %v", i, where, err)
 		}
 	}
 	if isNull(res.StructuredContent) {
@@ -279,7 +289,27 @@ func decodeCallToolResult(content []byte) (*metadata.CallToolResult, error) {
 	if isNull(res.Meta) {
 		res.Meta = nil
 	}
-	return &res, nil
+	return nil
+}
+
+// DecodeDirectReply turns a direct reply ([metadata.DirectReply], the body
+// of a reply of type [metadata.MediaTypeDirectResult]) into a tool result:
+// one decoding of the whole body, which keeps the bytes of every block,
+// structuredContent and _meta as the worker wrote them, and the same checks
+// as a "call_tool_result" envelope's content. It also returns the worker's
+// log lines. Errors are *ResultError.
+func DecodeDirectReply(data []byte) (*Decoded, []string, error) {
+	var r metadata.DirectReply
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, nil, resultErr("the direct reply is not valid: %v", err)
+	}
+	if r.Result == nil {
+		return nil, r.Logs, resultErr("the direct reply has no Result")
+	}
+	if err := checkCallToolResult(r.Result, " of the direct reply"); err != nil {
+		return nil, r.Logs, err
+	}
+	return &Decoded{Result: r.Result, Checked: r.Checked}, r.Logs, nil
 }
 
 // ProblemNoStructuredContent is the problem reported for a result of a tool

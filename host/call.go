@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -91,7 +90,7 @@ func (h *Host) invokeTool(ctx context.Context, t *servedTool, id string, req *mc
 	for _, line := range resp.Logs {
 		h.log.LogAttrs(ctx, slog.LevelInfo, line, slog.String("function", t.function), slog.String("invocationId", id))
 	}
-	d, err := binding.DecodeReturnValue(resp.ReturnValue, t.tool.Trigger.UseResultSchema)
+	d, err := resp.result(t.tool.Trigger.UseResultSchema)
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil
 	}

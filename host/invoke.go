@@ -48,6 +48,7 @@ func (p *hostHeadersPolicy) Do(req *policy.Request) (*http.Response, error) {
 	}
 	h.Set(metadata.HeaderInvocationID, id)
 	h.Set(metadata.HeaderHostVersion, p.version)
+	h["Accept"] = []string{acceptReply}
 	h.Set("User-Agent", p.userAgent)
 	return req.Next()
 }
@@ -89,7 +90,7 @@ func (e *invokeError) Error() string { return e.Err.Error() }
 func (e *invokeError) Unwrap() error { return e.Err }
 
 // invoke POSTs body to /{function} and decodes the reply once.
-func (inv *invoker) invoke(ctx context.Context, t *servedTool, id string, body []byte) (*metadata.InvocationResponse, error) {
+func (inv *invoker) invoke(ctx context.Context, t *servedTool, id string, body []byte) (*workerReply, error) {
 	base := inv.base.Load()
 	if base == nil || *base == "" {
 		return nil, &invokeError{Err: errors.New("the worker is not started")}
@@ -126,11 +127,11 @@ func (inv *invoker) invoke(ctx context.Context, t *servedTool, id string, body [
 	if len(data) > maxResponseBytes {
 		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the answer is larger than %d bytes", t.path, maxResponseBytes)}
 	}
-	var out metadata.InvocationResponse
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the answer is not a JSON invocation response: %w%s", t.path, err, snippet(data))}
+	out, err := decodeReply(resp.Header.Get("Content-Type"), data)
+	if err != nil {
+		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: %w", t.path, err)}
 	}
-	return &out, nil
+	return out, nil
 }
 
 var errCallTimeout = errors.New("tool call timed out")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/funcmcp/funcmcp/binding"
@@ -110,22 +109,18 @@ func callToolResult(r *Result) (*metadata.CallToolResult, error) {
 //     CallToolResult, with the envelope's structuredContent set to the same
 //     JSON, and checked (the output check, see binding.Schema.Digest) when
 //     the result was validated.
-func envelope(res *metadata.CallToolResult, checked string) (*metadata.ToolResult, error) {
+func envelope(res *metadata.CallToolResult, checked string) *metadata.ToolResult {
 	if len(res.StructuredContent) == 0 && !res.IsError && res.Meta == nil && len(res.Content) == 1 {
 		if typ := metadata.ContentType(res.Content[0]); singleBlockTypes[typ] {
-			return &metadata.ToolResult{Type: typ, Content: string(res.Content[0])}, nil
+			return &metadata.ToolResult{Type: typ, Content: string(res.Content[0])}
 		}
 	}
-	data, err := metadata.Marshal(res)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the result: %w", err)
-	}
-	env := &metadata.ToolResult{Type: metadata.ResultTypeCallToolResult, Content: string(data), Checked: checked}
+	env := &metadata.ToolResult{Type: metadata.ResultTypeCallToolResult, Content: string(appendResult(nil, res)), Checked: checked}
 	if len(res.StructuredContent) > 0 {
 		s := string(res.StructuredContent)
 		env.StructuredContent = &s
 	}
-	return env, nil
+	return env
 }
 
 func compact(c json.RawMessage) json.RawMessage {
@@ -136,21 +131,108 @@ func compact(c json.RawMessage) json.RawMessage {
 	return buf.Bytes()
 }
 
-// returnValue encodes the envelope as the JSON string the host expects in
-// ReturnValue.
-func returnValue(env *metadata.ToolResult) (json.RawMessage, error) {
-	inner, err := metadata.Marshal(env)
-	if err != nil {
-		return nil, err
+// The replies are written by hand, in one pass per level of string
+// encoding, instead of through encoding/json, which would check and compact
+// every raw member again at each level. They are byte for byte what
+// metadata.Marshal gives for the same values, because every raw member of a
+// result the worker builds is compact JSON already: callToolResult compacts
+// the blocks and encodes structured content and _meta with metadata.Marshal,
+// and the blocks binding adds are metadata.TextContent.
+
+// appendResult appends res as metadata.Marshal encodes a CallToolResult.
+func appendResult(dst []byte, res *metadata.CallToolResult) []byte {
+	dst = append(dst, `{"content":`...)
+	if res.Content == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, '[')
+		for i, c := range res.Content {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, c...)
+		}
+		dst = append(dst, ']')
 	}
-	return metadata.Marshal(string(inner))
+	if len(res.StructuredContent) > 0 {
+		dst = append(dst, `,"structuredContent":`...)
+		dst = append(dst, res.StructuredContent...)
+	}
+	if res.IsError {
+		dst = append(dst, `,"isError":true`...)
+	}
+	if len(res.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		dst = append(dst, res.Meta...)
+	}
+	return append(dst, '}')
 }
 
-// errorEnvelope is the envelope of an isError result with one text block.
-func errorEnvelope(msg string) *metadata.ToolResult {
-	env, err := envelope(&metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent(msg)}, IsError: true}, "")
-	if err != nil { // cannot happen: a text block always encodes
-		panic(errors.Join(errors.New("worker: encoding an error result"), err))
+// appendLogs appends the Logs array of a reply.
+func appendLogs(dst []byte, logs []string) []byte {
+	dst = append(dst, '[')
+	for i, l := range logs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = metadata.AppendJSONString(dst, l)
 	}
-	return env
+	return append(dst, ']')
+}
+
+// appendInvocationResponse appends today's custom-handler reply,
+// {"Outputs":{},"Logs":[…],"ReturnValue":"<the envelope as a JSON string>"},
+// as metadata.Marshal encodes a metadata.InvocationResponse whose
+// ReturnValue is the envelope encoded and then encoded again as a string.
+func appendInvocationResponse(dst []byte, logs []string, env *metadata.ToolResult) []byte {
+	inner := make([]byte, 0, 2*len(env.Content)+64)
+	inner = append(inner, `{"content":`...)
+	inner = metadata.AppendJSONString(inner, env.Content)
+	inner = append(inner, `,"type":`...)
+	inner = metadata.AppendJSONString(inner, env.Type)
+	inner = append(inner, `,"structuredContent":`...)
+	if env.StructuredContent == nil {
+		inner = append(inner, "null"...)
+	} else {
+		inner = metadata.AppendJSONString(inner, *env.StructuredContent)
+	}
+	if env.Checked != "" {
+		inner = append(inner, `,"checked":`...)
+		inner = metadata.AppendJSONString(inner, env.Checked)
+	}
+	inner = append(inner, '}')
+
+	dst = append(dst, `{"Outputs":{},"Logs":`...)
+	dst = appendLogs(dst, logs)
+	dst = append(dst, `,"ReturnValue":`...)
+	dst = metadata.AppendJSONString(dst, string(inner))
+	return append(dst, '}')
+}
+
+// appendDirectReply appends the direct reply funchost asks for
+// ([metadata.DirectReply]): the result as JSON, encoded once.
+func appendDirectReply(dst []byte, logs []string, res *metadata.CallToolResult, checked string) []byte {
+	dst = append(dst, `{"Logs":`...)
+	dst = appendLogs(dst, logs)
+	dst = append(dst, `,"Result":`...)
+	dst = appendResult(dst, res)
+	if checked != "" {
+		dst = append(dst, `,"Checked":`...)
+		dst = metadata.AppendJSONString(dst, checked)
+	}
+	return append(dst, '}')
+}
+
+// replySize estimates the size of a direct reply of res.
+func replySize(res *metadata.CallToolResult) int {
+	n := 128 + len(res.StructuredContent) + len(res.Meta)
+	for _, c := range res.Content {
+		n += len(c) + 1
+	}
+	return n
+}
+
+// errorResult is an isError result with one text block.
+func errorResult(msg string) *metadata.CallToolResult {
+	return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent(msg)}, IsError: true}
 }

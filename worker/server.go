@@ -118,47 +118,45 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 	s.app.logger.LogAttrs(r.Context(), slog.LevelDebug, "invocation",
 		slog.String("function", t.function), slog.String("tool", t.name), slog.String("invocationId", tc.InvocationID))
 
-	env := s.call(r.Context(), t, tc)
-	rv, err := returnValue(env)
-	if err != nil { // cannot happen: an envelope is strings only
-		writeJSONError(w, http.StatusInternalServerError, err.Error())
-		return
+	res, checked := s.call(r.Context(), t, tc)
+	// funchost lists the direct reply in Accept and gets the result as it
+	// is; everyone else (the Functions host) gets today's reply, the result
+	// envelope as a string holding strings of JSON.
+	contentType := "application/json"
+	var resp []byte
+	if metadata.AcceptsDirectResult(r.Header.Get("Accept")) {
+		contentType = metadata.MediaTypeDirectResult
+		resp = appendDirectReply(make([]byte, 0, replySize(res)), tc.Logs(), res, checked)
+	} else {
+		resp = appendInvocationResponse(make([]byte, 0, 2*replySize(res)), tc.Logs(), envelope(res, checked))
 	}
-	logs := tc.Logs()
-	if logs == nil {
-		logs = []string{}
-	}
-	resp, err := metadata.Marshal(metadata.InvocationResponse{Outputs: map[string]json.RawMessage{}, Logs: logs, ReturnValue: rv})
-	if err != nil {
-		writeJSONError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(resp)
 }
 
-// call runs the tool and always returns an envelope: errors, bad arguments
-// and panics become isError results, and so does a result that breaks the
-// tool's output rules under strict validation.
-func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (env *metadata.ToolResult) {
+// call runs the tool and always returns a result, with its output check
+// ([metadata.ToolResult.Checked]) when it was validated: errors, bad
+// arguments and panics become isError results, and so does a result that
+// breaks the tool's output rules under strict validation.
+func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metadata.CallToolResult, checked string) {
 	defer func() {
 		if p := recover(); p != nil {
 			msg := fmt.Sprintf("tool %s panicked: %v", t.name, p)
 			fmt.Fprintf(s.app.stderr, "%s\n%s", msg, debug.Stack())
-			env = errorEnvelope(msg)
+			res, checked = errorResult(msg), ""
 		}
 	}()
-	res, err := t.invoke(ctx, tc, t)
+	out, err := t.invoke(ctx, tc, t)
 	if err != nil {
 		tc.Logf("tool %s failed: %v", t.name, err)
-		return errorEnvelope(err.Error())
+		return errorResult(err.Error()), ""
 	}
-	ctr, err := callToolResult(res)
+	ctr, err := callToolResult(out)
 	if err != nil {
 		msg := fmt.Sprintf("tool %s returned an invalid result: %v", t.name, err)
 		tc.Logf("%s", msg)
-		return errorEnvelope(msg)
+		return errorResult(msg), ""
 	}
 	d := &binding.Decoded{Result: ctr}
 	if issue := t.rules.ShapeResult(d, s.c.output); issue != nil {
@@ -170,13 +168,7 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (env *metad
 		}
 		s.app.logger.LogAttrs(ctx, level, msg, slog.String("function", t.function), slog.String("invocationId", tc.InvocationID))
 	}
-	env, err = envelope(d.Result, d.Checked)
-	if err != nil {
-		msg := fmt.Sprintf("tool %s returned an invalid result: %v", t.name, err)
-		tc.Logf("%s", msg)
-		return errorEnvelope(msg)
-	}
-	return env
+	return d.Result, d.Checked
 }
 
 // ListenAndServe builds the app and serves [App.Handler] on addr until ctx is

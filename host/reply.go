@@ -1,0 +1,45 @@
+package host
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// acceptReply is the Accept header of every invocation: a funcmcp worker
+// may answer with the direct reply, decoded in one pass; any other worker
+// answers today's custom-handler reply.
+var acceptReply = metadata.MediaTypeDirectResult + ", application/json"
+
+// workerReply is a worker's answer to an invocation, in either form.
+type workerReply struct {
+	Logs []string
+	// returnValue is today's ReturnValue (direct is nil).
+	returnValue json.RawMessage
+	// direct is the decoded result of a direct reply.
+	direct *binding.Decoded
+}
+
+// decodeReply decodes a 2xx reply body by its content type.
+func decodeReply(contentType string, data []byte) (*workerReply, error) {
+	if metadata.IsDirectResult(contentType) {
+		d, logs, err := binding.DecodeDirectReply(data)
+		return &workerReply{Logs: logs, direct: d}, err
+	}
+	var out metadata.InvocationResponse
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("the answer is not a JSON invocation response: %w%s", err, snippet(data))
+	}
+	return &workerReply{Logs: out.Logs, returnValue: out.ReturnValue}, nil
+}
+
+// result turns the reply into a tool result, decoding today's ReturnValue
+// with useResultSchema as binding.DecodeReturnValue says.
+func (r *workerReply) result(useResultSchema bool) (*binding.Decoded, error) {
+	if r.direct != nil {
+		return r.direct, nil
+	}
+	return binding.DecodeReturnValue(r.returnValue, useResultSchema)
+}
