@@ -32,11 +32,16 @@
 // [DecodeReturnValue] turns a custom handler's ReturnValue into an MCP
 // CallToolResult: the result envelope ("useResultSchema") with its
 // call_tool_result, multi_content_result and single-block forms, or a plain
-// value as one text block. [Tool.ShapeResult] then checks structuredContent
-// against the compiled output schema (decoding it once, never compiling on a
-// call), may promote a plain JSON value that matches the schema to
-// structuredContent, and appends a text block mirroring structuredContent
-// when the result has none. Decoding errors are [ResultError]; a mismatch is
-// a [ValidationError] listing each [Problem] with JSON pointers into the
-// value and the schema.
+// value as one text block. [Tool.ShapeResult], which the worker SDK runs
+// before replying and the host again on what it receives, then checks
+// structuredContent against the compiled output schema (decoding it once,
+// never compiling on a call, and not at all when the result carries the
+// worker's [Schema.Digest] of these bytes), checks the content against the
+// declared content kinds ([CheckContentKinds]), may promote a plain JSON
+// value that matches the schema to structuredContent, and adds the text copy
+// ([metadata.AddTextCopy]). Decoding errors are [ResultError]; a broken
+// result is an [OutputIssue] wrapping a [ValidationError] (each [Problem]
+// with JSON pointers into the value and the schema) or a
+// [ContentKindError]. [CheckContentBlock] is the one content-block check of
+// both sides.
 package binding

@@ -59,11 +59,16 @@
 // and the reason goes to the host log. A 2xx answer is decoded once: its Logs
 // go to the host log and its ReturnValue becomes the tool result
 // (binding.DecodeReturnValue), then the output schema is applied
-// (binding.Tool.ShapeResult). When structuredContent breaks the schema,
-// outputValidation decides: strict (the default) answers isError with
-// "Output of tool '<tool>' does not match its output schema: at '<pointer>'
-// (<keyword pointer>): <reason>", warn delivers the result and logs a
-// warning, off validates nothing.
+// (binding.Tool.ShapeResult, the code the worker SDK runs before replying).
+// When structuredContent breaks the schema, or the content breaks the tool's
+// declared content kinds, outputValidation (the tool's own, else host.json's)
+// decides: strict (the default) answers isError with "Output of tool
+// '<tool>' does not match its output schema: at '<pointer>' (<keyword
+// pointer>): <reason>", warn delivers the result and logs a warning, off
+// checks nothing. A result whose envelope carries the digest of this schema
+// and these bytes (binding.Schema.Digest) was validated by the worker and is
+// not validated again. The text copy of structuredContent is added as
+// textCopy says (json, none, summary).
 //
 // An unknown tool is JSON-RPC error -32602 "Unknown tool: '<name>'". Missing
 // required arguments are -32602 "One or more required tool properties are

@@ -34,8 +34,13 @@ type greetOut struct {
 
 // testApp is an app with one tool of each kind.
 func testApp(t testing.TB, stderr io.Writer) (*App, *seen) {
+	return testAppWith(t, &Options{Stderr: stderr, Stdout: io.Discard})
+}
+
+// testAppWith is testApp with these options.
+func testAppWith(t testing.TB, opts *Options) (*App, *seen) {
 	s := &seen{}
-	a := New(&Options{Stderr: stderr, Stdout: io.Discard})
+	a := New(opts)
 	AddTool(a, "greet", func(ctx context.Context, tc *ToolContext, in greetIn) (*Result, greetOut, error) {
 		s.set(tc)
 		tc.Logf("greeting %s", in.Name)
@@ -366,18 +371,24 @@ func TestHandlerWithBrokenConfiguration(t *testing.T) {
 
 // BenchmarkInvoke_NoNetwork measures one invocation through the worker's
 // handler, in process: no HTTP connection, no host.
+// BenchmarkInvoke_NoNetwork is one typed invocation through Handler, with
+// the worker's output validation on (the default) and off.
 func BenchmarkInvoke_NoNetwork(b *testing.B) {
-	a, _ := testApp(b, io.Discard)
-	h := a.Handler()
 	payload := []byte(body(b, `{"name":"greet","arguments":{"name":"Ada","times":2},"sessionid":"s1",
 		"transport":{"name":"http-streamable","properties":{"headers":{"Accept":"application/json"}}}}`, 2))
-	b.ReportAllocs()
-	for b.Loop() {
-		req := httptest.NewRequest(http.MethodPost, "/greet", bytes.NewReader(payload))
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		if w.Code != 200 {
-			b.Fatal(w.Body.String())
-		}
+	for _, mode := range []OutputValidation{ValidationStrict, ValidationOff} {
+		b.Run(string(mode), func(b *testing.B) {
+			a, _ := testAppWith(b, &Options{Stderr: io.Discard, Stdout: io.Discard, OutputValidation: mode, ScriptRoot: b.TempDir()})
+			h := a.Handler()
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, "/greet", bytes.NewReader(payload))
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != 200 {
+					b.Fatal(w.Body.String())
+				}
+			}
+		})
 	}
 }
