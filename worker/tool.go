@@ -144,13 +144,15 @@ func bindArguments(raw json.RawMessage, args map[string]json.RawMessage, v any) 
 // argName returns the client's spelling of the argument matched by the
 // decoder's field name.
 func argName(args map[string]json.RawMessage, name string) string {
-	if _, ok := args[name]; ok {
-		return name
-	}
-	for k := range args {
-		if strings.EqualFold(k, name) {
-			return k
+	keys := func(yield func(string, string) bool) {
+		for k := range args {
+			if !yield(k, k) {
+				return
+			}
 		}
+	}
+	if k, ok := metadata.LookupFold(keys, name); ok {
+		return k
 	}
 	return name
 }
