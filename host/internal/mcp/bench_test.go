@@ -146,6 +146,23 @@ func BenchmarkEndpoint_CannedToolsCall(b *testing.B) {
 	b.Run("handler/sse", func(b *testing.B) { serveLoop(b, h, benchCall, acceptBoth, headers) })
 }
 
+// benchModernCall is benchCall as a 2026-07-28 client sends it.
+const benchModernCall = `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"tool_0","arguments":{"city":"Oslo","days":3},` +
+	`"_meta":{"progressToken":"p1","io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+	`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1.0"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+
+// BenchmarkEndpoint_CannedToolsCallModern is BenchmarkEndpoint_CannedToolsCall
+// for a 2026-07-28 request: no session, the envelope read from _meta, the
+// header checks, resultType and server info added to the result.
+func BenchmarkEndpoint_CannedToolsCallModern(b *testing.B) {
+	h := NewHandler(newBenchTools(1), nil)
+	headers := map[string]string{"MCP-Protocol-Version": ModernVersion, "Mcp-Method": "tools/call", "Mcp-Name": "tool_0"}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	b.Run("http/json", func(b *testing.B) { postLoop(b, srv.URL, benchModernCall, "application/json", headers) })
+	b.Run("handler/json", func(b *testing.B) { serveLoop(b, h, benchModernCall, "application/json", headers) })
+}
+
 // BenchmarkEndpoint_CachedToolsList measures the MCP endpoint alone sending
 // a prepared 1,000-tool list (no host). tests/bench BenchmarkToolsList
 // compares funchost with the SDK through the processes.

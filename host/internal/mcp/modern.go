@@ -83,6 +83,7 @@ func IsModern(version string) bool { return version >= ModernVersion }
 // modernReplies are the parts of modern results encoded once at start.
 type modernReplies struct {
 	serverInfoMeta []byte // "io.modelcontextprotocol/serverInfo":{…}
+	metaOnly       []byte // {"io.modelcontextprotocol/serverInfo":{…}}
 	discover       []byte // the whole server/discover result
 	listHead       []byte // the tools/list result up to the tools array
 	callHead       string // what a tools/call result starts with after '{'
@@ -117,6 +118,7 @@ func newModernReplies(o *Options, versions []string) *modernReplies {
 	head = append(append(head, serverInfoMeta...), `},"tools":`...)
 	return &modernReplies{
 		serverInfoMeta: serverInfoMeta,
+		metaOnly:       append(append([]byte{'{'}, serverInfoMeta...), '}'),
 		discover:       d,
 		listHead:       head,
 		callHead:       `"resultType":"complete",`,
@@ -128,7 +130,7 @@ func newModernReplies(o *Options, versions []string) *modernReplies {
 func (m *modernReplies) withServerInfo(meta json.RawMessage) json.RawMessage {
 	trimmed := bytes.TrimSpace(meta)
 	if isAbsent(trimmed) {
-		return append(append([]byte{'{'}, m.serverInfoMeta...), '}')
+		return m.metaOnly // read-only, shared
 	}
 	if trimmed[0] != '{' || !json.Valid(trimmed) {
 		return meta // appendCallToolResult reports what is wrong with it
@@ -343,6 +345,36 @@ func paramString(params []byte, key string) string {
 	return s
 }
 
+// decodeClientInfo reads an Implementation object's name, title and version
+// without reflection; ok is false when it is not an object or one of them
+// is not a string.
+func decodeClientInfo(val []byte) (*metadata.ClientInfo, bool) {
+	if val[0] != '{' {
+		return nil, false
+	}
+	info := &metadata.ClientInfo{}
+	it := members(val)
+	for key, v, more := it.next(); more; key, v, more = it.next() {
+		var dst *string
+		switch {
+		case keyIs(key, "name"):
+			dst = &info.Name
+		case keyIs(key, "version"):
+			dst = &info.Version
+		case keyIs(key, "title"):
+			dst = &info.Title
+		default:
+			continue
+		}
+		s, ok := stringValue(v)
+		if !ok && v[0] != 'n' { // null reads as "", as encoding/json does
+			return nil, false
+		}
+		*dst = s
+	}
+	return info, true
+}
+
 // decodeRequestMeta reads the rest of the envelope; the problem is a -32602
 // message naming the offending key.
 func decodeRequestMeta(c modernClaim) (*RequestMeta, string) {
@@ -356,11 +388,11 @@ func decodeRequestMeta(c modernClaim) (*RequestMeta, string) {
 			}
 			m.ClientCapabilities = val
 		case keyIs(key, MetaClientInfo):
-			var info metadata.ClientInfo
-			if val[0] != '{' || json.Unmarshal(val, &info) != nil {
+			info, ok := decodeClientInfo(val)
+			if !ok {
 				return nil, "Invalid params: _meta." + MetaClientInfo + " must be an object with string name and version."
 			}
-			m.ClientInfo = &info
+			m.ClientInfo = info
 		case keyIs(key, MetaLogLevel):
 			s, ok := stringValue(val)
 			if !ok {

@@ -25,6 +25,7 @@ func TestOfficialGoClient(t *testing.T) {
 		{"pinned 2025-11-25", &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}, "2025-11-25"},
 		{"pinned 2025-06-18", &sdk.ClientSessionOptions{ProtocolVersion: "2025-06-18"}, "2025-06-18"},
 		{"pinned 2025-03-26", &sdk.ClientSessionOptions{ProtocolVersion: "2025-03-26"}, "2025-03-26"},
+		{"pinned 2024-11-05", &sdk.ClientSessionOptions{ProtocolVersion: "2024-11-05"}, "2024-11-05"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
