@@ -21,11 +21,26 @@
 // [ParseTrigger] reads an mcpToolTrigger binding with its keys matched
 // case-insensitively, as the Functions host matches them: "toolName" and the
 // "description" key are required; "toolProperties", "metadata",
-// "inputSchema" and "outputSchema" are strings holding JSON. [LoadTool] adds
-// the compiled schemas: the output schema when "outputSchema" is non-empty,
+// "inputSchema", "outputSchema" and "naturalOutputSchema" are strings holding
+// JSON. [LoadTool] adds the compiled schemas: the output schema when
+// "outputSchema" is non-empty, the natural output schema when
+// "naturalOutputSchema" is (it must then have outputSchema as its object
+// projection, see [ProjectSchema]),
 // the input schema from the worker ("useWorkerInputSchema") or built from the
 // tool properties by [PropertiesSchema] exactly as the extension builds it.
 // Every problem is a [ToolError] naming the function, the tool and the file.
+//
+// # Natural output schemas (SEP-2106)
+//
+// From MCP 2026-07-28 an output schema may be any JSON Schema 2020-12
+// document; earlier clients and the Azure Functions host require an object.
+// [ParseNaturalSchema] checks a natural schema, [ProjectSchema] makes its
+// object projection (wrapping non-object schemas under one field and
+// rewriting their internal $ref pointers), [ProjectValue] and
+// [UnprojectValue] wrap and unwrap values to match, and [UnprojectResult]
+// turns a wrapped tool result back into the natural one. The worker wraps,
+// funchost unwraps for 2026-07-28 clients ([Tool.ResultFor]) and shows each
+// client its schema ([Tool.AdvertisedOutputSchema]).
 //
 // # Results
 //

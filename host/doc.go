@@ -15,9 +15,13 @@
 // that fails (an invalid outputSchema, a duplicate tool name — names compare
 // case-insensitively —, …) is logged as one line naming the function, the
 // tool, the file and the reason, and is not served; the other tools are. The
-// tools/list array is encoded once, sorted by tool name, each tool as
+// tools/list arrays are encoded once, sorted by tool name, each tool as
 // {"name","title"?,"description"?,"inputSchema","outputSchema"?,"_meta"?}
-// with the output schema advertised verbatim.
+// with the output schema advertised verbatim: one array for clients before
+// MCP 2026-07-28 (outputSchema, an object schema) and one for 2026-07-28
+// clients (naturalOutputSchema where a tool has one, SEP-2106). For those
+// clients a tool's wrapped result {"<field>": value} is unwrapped after it
+// has been validated (binding.UnprojectResult).
 //
 // # The worker
 //

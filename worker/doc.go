@@ -82,9 +82,14 @@
 // In must describe an object. Its schema is emitted as inputSchema (with
 // useWorkerInputSchema: true) and its top-level fields as toolProperties, so
 // hosts that predate worker input schemas still list the arguments. A struct
-// or map Out is the structured result; any other Out is wrapped as
-// {"result": value} (WithOutputField renames the field). Explicit
-// WithInputSchema/WithOutputSchema calls win over inferred schemas.
+// or map Out is the structured result, with an object schema. Any other Out
+// has its natural schema (an array, a scalar…; SEP-2106), emitted as
+// naturalOutputSchema, while outputSchema holds its object projection and
+// the value is sent wrapped as {"result": value} (WithOutputField renames
+// the field); funchost gives MCP 2026-07-28 clients the natural form. An
+// explicit WithOutputSchema may be any JSON Schema 2020-12 document and is
+// treated the same way. Explicit WithInputSchema/WithOutputSchema calls win
+// over inferred schemas.
 //
 // # Output guarantees
 //
