@@ -18,5 +18,6 @@ func newApp() *worker.App {
 	registerFibonacci(app)
 	registerRoman(app)
 	registerBarChart(app)
+	registerPi(app)
 	return app
 }

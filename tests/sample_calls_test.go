@@ -93,6 +93,18 @@ var sampleTools = []sampleTool{
 		},
 	},
 	{
+		// Long-running with many samples; here small (progress is checked in progress_test.go).
+		name:            "estimate_pi",
+		args:            map[string]any{"samples": 100000, "batches": 4},
+		inspectorArgs:   []string{"samples=100000", "batches=4"},
+		hasOutputSchema: true,
+		checkStructured: func(t *testing.T, sc map[string]any) {
+			assert.EqualValues(t, 100000, sc["samples"])
+			assert.EqualValues(t, 4, sc["batches"])
+			assert.InDelta(t, 3.14, sc["estimate"], 0.05)
+		},
+	},
+	{
 		name:          "to_roman",
 		args:          map[string]any{"number": 2026},
 		inspectorArgs: []string{"number=2026"},
