@@ -67,20 +67,6 @@ func (b *Binding) LookupString(key string) (s string, ok bool) {
 	return s, true
 }
 
-// LookupBool returns the boolean value of key (matched case-insensitively);
-// absent, null or non-boolean values are false.
-func (b *Binding) LookupBool(key string) bool {
-	raw, found := b.Lookup(key)
-	if !found {
-		return false
-	}
-	var v bool
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return false
-	}
-	return v
-}
-
 // Type returns the binding's "type".
 func (b *Binding) Type() string { s, _ := b.LookupString(KeyType); return s }
 
@@ -144,13 +130,6 @@ func (b *Binding) SetBool(key string, value bool) {
 		b.set(key, json.RawMessage("true"))
 	} else {
 		b.set(key, json.RawMessage("false"))
-	}
-}
-
-// Delete removes key (matched exactly).
-func (b *Binding) Delete(key string) {
-	if i := b.index(key); i >= 0 {
-		b.fields = append(b.fields[:i], b.fields[i+1:]...)
 	}
 }
 

@@ -121,9 +121,6 @@ func (f *Function) SetExtra(key string, value json.RawMessage) {
 	f.extra = SetField(f.extra, key, value)
 }
 
-// Extra returns the top-level keys other than "bindings", in order.
-func (f *Function) Extra() []Field { return append([]Field(nil), f.extra...) }
-
 // MarshalJSON writes {"bindings":[…], <other keys in order>}.
 func (f *Function) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer

@@ -15,6 +15,12 @@ import (
 
 func noop(context.Context, *ToolContext) (*Result, error) { return TextResult("ok"), nil }
 
+// isTrue reports whether key holds the JSON boolean true.
+func isTrue(b *metadata.Binding, key string) bool {
+	v, ok := b.Lookup(key)
+	return ok && string(v) == "true"
+}
+
 // trigger returns the only tool's trigger binding of a successful build.
 func trigger(t *testing.T, a *App, fn string) *metadata.Binding {
 	t.Helper()
@@ -425,12 +431,12 @@ func TestSchemaPrecedence(t *testing.T) {
 				}
 				assertJSONEq(t, want, got, key)
 			}
-			if tc.in != "" != tr.LookupBool(metadata.KeyUseWorkerInputSchema) {
-				t.Errorf("useWorkerInputSchema = %v with inputSchema %q", tr.LookupBool(metadata.KeyUseWorkerInputSchema), tc.in)
+			if tc.in != "" != isTrue(tr, metadata.KeyUseWorkerInputSchema) {
+				t.Errorf("useWorkerInputSchema = %v with inputSchema %q", isTrue(tr, metadata.KeyUseWorkerInputSchema), tc.in)
 			}
 			props, _ := str(t, tr, metadata.KeyToolProperties)
 			assertJSONEq(t, tc.props, props, "toolProperties")
-			if !tr.LookupBool(metadata.KeyUseResultSchema) {
+			if !isTrue(tr, metadata.KeyUseResultSchema) {
 				t.Error("useResultSchema missing")
 			}
 		})
