@@ -9,7 +9,7 @@ import (
 
 // FibonacciInput is fibonacci's arguments.
 type FibonacciInput struct {
-	Count int `json:"count" description:"How many terms, 1 to 70."`
+	Count int `json:"count" jsonschema:"How many terms, 1 to 70."`
 }
 
 // maxFibonacciTerms keeps every term below 2^53, so clients that read JSON

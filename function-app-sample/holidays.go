@@ -12,16 +12,16 @@ import (
 
 // HolidaysInput is list_holidays' arguments.
 type HolidaysInput struct {
-	Country string `json:"country" description:"ISO 3166-1 alpha-2 country code: US, GB (England and Wales) or NO."`
-	Year    int    `json:"year" description:"Calendar year, 1900 to 2199."`
+	Country string `json:"country" jsonschema:"ISO 3166-1 alpha-2 country code: US, GB (England and Wales) or NO."`
+	Year    int    `json:"year" jsonschema:"Calendar year, 1900 to 2199."`
 }
 
 // Holiday is one public holiday.
 type Holiday struct {
-	Date      string `json:"date" description:"The date, YYYY-MM-DD."`
-	Weekday   string `json:"weekday" description:"English day of the week."`
-	Name      string `json:"name" description:"English name."`
-	LocalName string `json:"local_name,omitempty" description:"Name in the country's language, when it differs."`
+	Date      string `json:"date" jsonschema:"The date, YYYY-MM-DD."`
+	Weekday   string `json:"weekday" jsonschema:"English day of the week."`
+	Name      string `json:"name" jsonschema:"English name."`
+	LocalName string `json:"local_name,omitempty" jsonschema:"Name in the country's language, when it differs."`
 }
 
 // holidayCountries lists the supported country codes.

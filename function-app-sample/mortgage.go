@@ -12,28 +12,28 @@ import (
 // MortgageInput is mortgage_payment's arguments; its JSON Schema is inferred
 // from the struct.
 type MortgageInput struct {
-	Principal           float64 `json:"principal" description:"Amount borrowed, in currency units (e.g. 350000)."`
-	AnnualRatePercent   float64 `json:"annual_rate_percent" description:"Nominal yearly interest rate in percent (e.g. 4.5)."`
-	Years               int     `json:"years" description:"Loan term in whole years, 1 to 50."`
-	ExtraMonthlyPayment float64 `json:"extra_monthly_payment,omitempty" description:"Optional extra amount paid every month on top of the required payment."`
+	Principal           float64 `json:"principal" jsonschema:"Amount borrowed, in currency units (e.g. 350000)."`
+	AnnualRatePercent   float64 `json:"annual_rate_percent" jsonschema:"Nominal yearly interest rate in percent (e.g. 4.5)."`
+	Years               int     `json:"years" jsonschema:"Loan term in whole years, 1 to 50."`
+	ExtraMonthlyPayment float64 `json:"extra_monthly_payment,omitempty" jsonschema:"Optional extra amount paid every month on top of the required payment."`
 }
 
 // MortgagePayment is mortgage_payment's structured result; its output schema
 // is inferred from the struct.
 type MortgagePayment struct {
-	MonthlyPayment float64       `json:"monthly_payment" description:"Required monthly payment, rounded to cents."`
-	Months         int           `json:"months" description:"Number of payments until the loan is repaid (fewer than the term with extra payments)."`
-	TotalPaid      float64       `json:"total_paid" description:"Sum of all payments."`
-	TotalInterest  float64       `json:"total_interest" description:"Sum of all interest paid."`
-	Schedule       []YearSummary `json:"schedule" description:"Amortization summary per loan year."`
+	MonthlyPayment float64       `json:"monthly_payment" jsonschema:"Required monthly payment, rounded to cents."`
+	Months         int           `json:"months" jsonschema:"Number of payments until the loan is repaid (fewer than the term with extra payments)."`
+	TotalPaid      float64       `json:"total_paid" jsonschema:"Sum of all payments."`
+	TotalInterest  float64       `json:"total_interest" jsonschema:"Sum of all interest paid."`
+	Schedule       []YearSummary `json:"schedule" jsonschema:"Amortization summary per loan year."`
 }
 
 // YearSummary is one loan year of the amortization schedule.
 type YearSummary struct {
-	Year          int     `json:"year" description:"Loan year, starting at 1."`
+	Year          int     `json:"year" jsonschema:"Loan year, starting at 1."`
 	PrincipalPaid float64 `json:"principal_paid"`
 	InterestPaid  float64 `json:"interest_paid"`
-	Balance       float64 `json:"balance" description:"Balance left at the end of the year."`
+	Balance       float64 `json:"balance" jsonschema:"Balance left at the end of the year."`
 }
 
 func registerMortgage(app *worker.App) {

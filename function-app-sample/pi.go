@@ -11,16 +11,16 @@ import (
 
 // PiInput is estimate_pi's arguments.
 type PiInput struct {
-	Samples int `json:"samples,omitempty" description:"Random points to throw, 1 to 100000000; 20000000 when omitted."`
-	Batches int `json:"batches,omitempty" description:"Batches to split the work into, one progress report each, 1 to 100; 20 when omitted."`
+	Samples int `json:"samples,omitempty" jsonschema:"Random points to throw, 1 to 100000000; 20000000 when omitted."`
+	Batches int `json:"batches,omitempty" jsonschema:"Batches to split the work into, one progress report each, 1 to 100; 20 when omitted."`
 }
 
 // PiEstimate is estimate_pi's result.
 type PiEstimate struct {
-	Estimate float64 `json:"estimate" description:"4 × inside / samples."`
-	Error    float64 `json:"error" description:"The estimate minus π."`
+	Estimate float64 `json:"estimate" jsonschema:"4 × inside / samples."`
+	Error    float64 `json:"error" jsonschema:"The estimate minus π."`
 	Samples  int     `json:"samples"`
-	Inside   int     `json:"inside" description:"Points that fell inside the quarter circle."`
+	Inside   int     `json:"inside" jsonschema:"Points that fell inside the quarter circle."`
 	Batches  int     `json:"batches"`
 }
 

@@ -9,8 +9,8 @@ import (
 
 // PrimesInput is primes' arguments.
 type PrimesInput struct {
-	From int `json:"from,omitempty" description:"Smallest number to consider; 2 when omitted."`
-	To   int `json:"to" description:"Largest number to consider, at most 1000000."`
+	From int `json:"from,omitempty" jsonschema:"Smallest number to consider; 2 when omitted."`
+	To   int `json:"to" jsonschema:"Largest number to consider, at most 1000000."`
 }
 
 // maxPrimesRange bounds the sieve so a call stays cheap.
