@@ -25,10 +25,10 @@ type notifyWorker struct {
 	srv    *httptest.Server
 	mu     sync.Mutex
 	header http.Header // the last invocation's request headers
-	script func(t *testing.T, offer http.Header)
+	script func(t testing.TB, offer http.Header)
 }
 
-func newNotifyWorker(t *testing.T) *notifyWorker {
+func newNotifyWorker(t testing.TB) *notifyWorker {
 	t.Helper()
 	nw := &notifyWorker{}
 	mux := http.NewServeMux()
@@ -58,7 +58,7 @@ func (nw *notifyWorker) lastHeader() http.Header {
 }
 
 // notifyHost serves an app with the tool "work" against a notifyWorker.
-func notifyHost(t *testing.T) (*Host, *httptest.Server, *notifyWorker) {
+func notifyHost(t testing.TB) (*Host, *httptest.Server, *notifyWorker) {
 	t.Helper()
 	root := t.TempDir()
 	writeFile(t, root, HostFile, `{"version":"2.0"}`)
@@ -73,7 +73,7 @@ func notifyHost(t *testing.T) (*Host, *httptest.Server, *notifyWorker) {
 
 // postNotification sends one notification the way the worker SDK does and
 // returns the status.
-func postNotification(t *testing.T, target, token, body string) int {
+func postNotification(t testing.TB, target, token, body string) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
@@ -90,7 +90,7 @@ func postNotification(t *testing.T, target, token, body string) int {
 
 // callStream posts a tools/call of "work" with _meta and returns the data of
 // every SSE event of the reply.
-func callStream(t *testing.T, srv *httptest.Server, meta string, headers map[string]string) []string {
+func callStream(t testing.TB, srv *httptest.Server, meta string, headers map[string]string) []string {
 	t.Helper()
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","arguments":{}` + meta + `}}`
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+MCPPath, strings.NewReader(body))
@@ -118,7 +118,7 @@ func callStream(t *testing.T, srv *httptest.Server, meta string, headers map[str
 func TestWorkerProgressReachesTheClientBeforeTheResult(t *testing.T) {
 	_, srv, nw := notifyHost(t)
 	var statuses []int
-	nw.script = func(t *testing.T, offer http.Header) {
+	nw.script = func(t testing.TB, offer http.Header) {
 		target, token := offer.Get(metadata.HeaderNotifyURL), offer.Get(metadata.HeaderNotifyToken)
 		statuses = append(statuses,
 			postNotification(t, target, token, `{"type":"progress","progress":1,"total":2,"message":"half"}`),
@@ -143,7 +143,7 @@ func TestWorkerProgressReachesTheClientBeforeTheResult(t *testing.T) {
 
 func TestWorkerLogsFollowTheSessionLevel(t *testing.T) {
 	_, srv, nw := notifyHost(t)
-	nw.script = func(t *testing.T, offer http.Header) {
+	nw.script = func(t testing.TB, offer http.Header) {
 		target, token := offer.Get(metadata.HeaderNotifyURL), offer.Get(metadata.HeaderNotifyToken)
 		if target == "" {
 			return
@@ -204,7 +204,7 @@ func TestNotificationChannelRefusesBadRequests(t *testing.T) {
 	}
 	got := map[string]int{}
 	var target, token string
-	nw.script = func(t *testing.T, offer http.Header) {
+	nw.script = func(t testing.TB, offer http.Header) {
 		target, token = offer.Get(metadata.HeaderNotifyURL), offer.Get(metadata.HeaderNotifyToken)
 		for _, a := range attempts {
 			got[a.name] = postNotification(t, a.target(target), a.token(token), a.body)
