@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -129,6 +130,9 @@ func ProjectValue(value json.RawMessage, field string) (json.RawMessage, error) 
 // UnprojectValue returns the natural value a projected value holds: the
 // member field of the object made by [ProjectValue].
 func UnprojectValue(projected json.RawMessage, field string) (json.RawMessage, error) {
+	if v, ok := unprojectFast(projected, field); ok {
+		return v, nil
+	}
 	compact, err := compactJSON(projected)
 	if err != nil {
 		return nil, fmt.Errorf("unwrapping the output value: %w", err)
@@ -152,6 +156,36 @@ func UnprojectValue(projected json.RawMessage, field string) (json.RawMessage, e
 	return found, nil
 }
 
+// unprojectFast unwraps the compact {"<field>":value} that ProjectValue
+// writes without decoding it: the prefix names the field, and what lies
+// between it and the closing brace must be one valid JSON value (a second
+// member would not be).
+func unprojectFast(projected json.RawMessage, field string) (json.RawMessage, bool) {
+	if len(projected) < len(field)+5 || projected[0] != '{' || projected[1] != '"' || projected[len(projected)-1] != '}' {
+		return nil, false
+	}
+	rest, ok := bytes.CutPrefix(projected[2:], []byte(field))
+	if !ok || len(rest) < 3 || rest[0] != '"' || rest[1] != ':' || !plainJSONString(field) {
+		return nil, false
+	}
+	v := rest[2 : len(rest)-1]
+	if !json.Valid(v) {
+		return nil, false
+	}
+	return v, true
+}
+
+// plainJSONString reports whether s is written as itself inside a JSON
+// string (nothing to escape).
+func plainJSONString(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == '"' || r == '\\' || r == '\u2028' || r == '\u2029' || r == utf8.RuneError {
+			return false
+		}
+	}
+	return true
+}
+
 // UnprojectResult turns the result of a tool whose values are wrapped in
 // field back into the natural form, in place, for a client of 2026-07-28 or
 // later: structuredContent becomes the natural value, and the text block that
@@ -162,18 +196,27 @@ func UnprojectResult(res *metadata.CallToolResult, field string) error {
 	if res == nil || res.IsError || len(res.StructuredContent) == 0 || isNull(res.StructuredContent) {
 		return nil
 	}
-	wrapped, err := compactJSON(res.StructuredContent)
-	if err != nil {
-		return fmt.Errorf("unwrapping the output value: %w", err)
-	}
-	natural, err := UnprojectValue(wrapped, field)
-	if err != nil {
-		return err
+	wrapped := res.StructuredContent
+	natural, ok := unprojectFast(wrapped, field)
+	if !ok {
+		var err error
+		if wrapped, err = compactJSON(res.StructuredContent); err != nil {
+			return fmt.Errorf("unwrapping the output value: %w", err)
+		}
+		if natural, err = UnprojectValue(wrapped, field); err != nil {
+			return err
+		}
 	}
 	mirrored := false
 	content := make([]json.RawMessage, len(res.Content))
-	copy(content, res.Content) // the caller's slice may be shared
+	copy(content, res.Content)                      // the caller's slice may be shared
+	mirror := metadata.TextContent(string(wrapped)) // the block as both sides write it
 	for i, block := range content {
+		if bytes.Equal(block, mirror) {
+			content[i] = metadata.TextContent(string(natural))
+			mirrored = true
+			continue
+		}
 		switch text, ok := blockText(block); {
 		case !ok:
 		case text == string(wrapped):

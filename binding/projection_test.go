@@ -138,6 +138,16 @@ func TestUnprojectValue(t *testing.T) {
 	got, err := UnprojectValue(json.RawMessage(`{"other":1,"result":[1,{"a":2}]}`), "result")
 	require.NoError(t, err)
 	assert.Equal(t, `[1,{"a":2}]`, string(got))
+	for _, tc := range []struct{ projected, field, want string }{
+		{`{"result":1,"x":2}`, "result", `1`},                 // a second member: not the fast path
+		{` { "result" : [1, 2] } `, "result", `[1,2]`},        // not compact
+		{`{"a\"b":true}`, `a"b`, `true`},                      // an escaped field name
+		{`{"result":{"result":0}}`, "result", `{"result":0}`}, // nested
+	} {
+		got, err := UnprojectValue(json.RawMessage(tc.projected), tc.field)
+		require.NoError(t, err, tc.projected)
+		assert.JSONEq(t, tc.want, string(got), tc.projected)
+	}
 	_, err = UnprojectValue(json.RawMessage(`{"other":1}`), "result")
 	assert.ErrorContains(t, err, `no "result" member`)
 	_, err = UnprojectValue(json.RawMessage(`[1]`), "result")
@@ -224,4 +234,23 @@ func TestNeedsProjection(t *testing.T) {
 		assert.True(t, NeedsProjection(v), v)
 	}
 	assert.False(t, NeedsProjection("2026-07-28"))
+}
+
+// BenchmarkUnprojectResult is what a 2026-07-28 call of a wrapped tool adds
+// in funchost: unwrapping a 30-element array and rewriting its text copy.
+func BenchmarkUnprojectResult(b *testing.B) {
+	var list []int
+	for i := range 30 {
+		list = append(list, i*7919)
+	}
+	natural, _ := json.Marshal(list)
+	wrapped, _ := ProjectValue(natural, DefaultOutputField)
+	content := []json.RawMessage{metadata.TextContent(string(wrapped))}
+	b.ReportAllocs()
+	for b.Loop() {
+		res := metadata.CallToolResult{Content: content, StructuredContent: wrapped}
+		if err := UnprojectResult(&res, DefaultOutputField); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
