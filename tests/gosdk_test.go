@@ -116,6 +116,9 @@ func TestGoSDKClient(t *testing.T) {
 			}
 			t.Logf("Go SDK client at %s: fibonacci outputSchema %s", init.ProtocolVersion, toJSON(t, advertised["fibonacci"].OutputSchema))
 			assert.Equal(t, "Weather forecast", advertised["get_weather"].Title)
+			// Declared content kinds are advertised in _meta, beside the metadata.
+			assert.Equal(t, []any{"image/png", "text/plain"}, advertised["bar_chart"].Meta["funcmcp/contentKinds"])
+			assert.Equal(t, "weather", advertised["get_weather"].Meta["category"])
 
 			for _, st := range sampleTools {
 				t.Run(st.name, func(t *testing.T) {
