@@ -109,6 +109,7 @@ type Schema struct {
 	text     json.RawMessage // compact, key order and number text kept
 	compiled *jsonschema.Schema
 	textSum  [sha256.Size]byte // of text, for Digest
+	fast     *fastNode         // the check on JSON text, nil when the schema is outside its subset
 }
 
 // digestVersion names the rules a [Schema.Digest] vouches for; it changes
@@ -238,7 +239,7 @@ func compileDoc(kind SchemaKind, compact json.RawMessage, doc any) (*Schema, err
 	if err != nil {
 		return nil, &CompileError{Kind: kind, Err: err}
 	}
-	return &Schema{kind: kind, text: compact, compiled: compiled, textSum: sha256.Sum256(compact)}, nil
+	return &Schema{kind: kind, text: compact, compiled: compiled, textSum: sha256.Sum256(compact), fast: compileFast(doc)}, nil
 }
 
 // compiles counts schema compilations, for [CompileCount].
@@ -288,6 +289,28 @@ func (s *Schema) Validate(v any) error {
 		return &ValidationError{Kind: s.kind, Problems: problems(ve)}
 	}
 	return &ValidationError{Kind: s.kind, Problems: []Problem{{Message: err.Error()}}}
+}
+
+// ValidateText validates JSON text. Most schemas are checked straight on
+// the text in one pass, without building Go values (see compileFast); when
+// that check cannot vouch for the value, the text is decoded once and
+// validated by the compiled schema, whose *ValidationError is returned. A
+// text that is not JSON gives a *ValidationError too.
+func (s *Schema) ValidateText(data []byte) error {
+	if s.certainlyValid(data) {
+		return nil
+	}
+	v, err := DecodeJSON(data)
+	if err != nil {
+		return &ValidationError{Kind: s.kind, Problems: []Problem{{Message: "not valid JSON: " + err.Error()}}}
+	}
+	return s.Validate(v)
+}
+
+// certainlyValid is the check on JSON text alone: true only when data is
+// valid JSON that the compiled schema accepts.
+func (s *Schema) certainlyValid(data []byte) bool {
+	return s.fast != nil && fastValid(s.fast, data)
 }
 
 // ValidateJSON decodes data once and validates it, returning the decoded value.
