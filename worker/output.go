@@ -29,7 +29,9 @@ const (
 // read only content: [TextCopyJSON] (the default, as the MCP specification
 // recommends) adds a text block holding the same JSON, [TextCopyNone] adds
 // nothing, [TextCopySummary] lets the handler's own text blocks stand for
-// it (the JSON copy is added only when there are none).
+// it (the JSON copy is added only when there are none). funchost always
+// sends the JSON copy of a non-object value to MCP 2026-07-28 clients, as
+// SEP-2106 requires.
 type TextCopy = metadata.TextCopy
 
 // The text copy choices.
