@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -279,6 +280,26 @@ func TestRunArgsServes(t *testing.T) {
 				t.Fatal("RunArgs did not return after the context was done")
 			}
 		})
+	}
+}
+
+// TestServeReturnsConfigurationErrors: Serve reports a broken
+// configuration, as ListenAndServe does, instead of serving 500s, and
+// closes the listener it was given.
+func TestServeReturnsConfigurationErrors(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	requireNoError(t, err, "listen")
+	err = brokenApp().Serve(context.Background(), l)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || len(problems(err)) != 3 {
+		t.Fatalf("Serve = %v, want the 3 configuration problems", err)
+	}
+	if c, err := net.Dial("tcp", l.Addr().String()); err == nil {
+		c.Close()
+		t.Error("the listener is still open")
+	}
+	if err := brokenApp().ListenAndServe(context.Background(), "127.0.0.1:0"); !errors.As(err, &ce) {
+		t.Errorf("ListenAndServe = %v", err)
 	}
 }
 
