@@ -79,6 +79,21 @@
 // missing values. Please provide: a, b" — or, for protocol revision
 // 2025-11-25 and later, an isError result with that text (SEP-1303).
 //
+// # Notifications from the worker
+//
+// When the client of a tools/call can receive notifications (it accepts
+// text/event-stream and sent a progressToken or chose a log level), the
+// invocation request also carries X-Funcmcp-Notify-Url, -Token, -Progress
+// and -Log-Level (see package metadata). The URL is on a loopback listener
+// of the host's own, started on first use and stopped when Run returns (a
+// Host used only through [Host.Handler] keeps it until the process exits);
+// it names the invocation and works only while the call runs, with the
+// random bearer token of that call. Each POSTed metadata.Notification (at
+// most metadata.MaxNotificationBytes, at most [MaxNotificationsPerCall] per
+// invocation) is forwarded to the client as notifications/progress or
+// notifications/message on the call's stream, before the result. The real
+// Functions host sends no such headers, so a worker there sends nothing.
+//
 // # HTTP
 //
 // [Host.Handler] serves the MCP endpoint at /runtime/webhooks/mcp and

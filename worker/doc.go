@@ -120,4 +120,17 @@
 // arguments that do not decode into In become isError results; the process
 // keeps serving. An unknown function is 404 and a malformed body 400, both
 // with {"error":"…"}.
+//
+// # Progress and log messages
+//
+// While it runs, a handler can report progress with [ToolContext.Progress]
+// and send log messages to the MCP client with [ToolContext.ClientLog] and
+// [ToolContext.ClientLogf] (at a [LogLevel]). funchost forwards them as
+// notifications/progress and notifications/message on the call's stream,
+// before the result, when the client asked for them (a progressToken; a log
+// level). They travel over a channel funchost offers each invocation in
+// request headers (metadata.HeaderNotifyURL and the others: a loopback URL
+// and a bearer token); each send waits for funchost, at most 5 seconds, and
+// never fails the tool. The real Azure Functions host offers no channel:
+// there these calls do nothing ([ToolContext.Notifies] is false).
 package worker
