@@ -1,0 +1,131 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// startHandler starts an app's handler process as the Azure Functions host
+// does (FUNCTIONS_CUSTOMHANDLER_PORT, FUNCTIONS_APP_ROOT_PATH, the app
+// folder as working directory), waits until GET / answers and returns its
+// base URL. The process is stopped at the end of the test.
+func startHandler(t *testing.T, app string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	require.NoError(t, l.Close())
+
+	cmd := exec.Command(filepath.Join(app, "handler"))
+	cmd.Dir = app
+	cmd.Env = append(os.Environ(), metadata.EnvCustomHandlerPort+"="+port, metadata.EnvAppRootPath+"="+app)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill() // the process this test started, by its pid
+		_ = cmd.Wait()
+	})
+	base := "http://127.0.0.1:" + port
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(base + "/")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the handler did not answer GET / within 20s; its output:\n%s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// invokeAsFunctionsHost posts a tool call as the Azure Functions host does:
+// the tool invocation context JSON-encoded as a string under Data.context,
+// without the Accept header funchost adds. It returns the result as that
+// host decodes it (it checks nothing) and the invocation's Logs.
+func invokeAsFunctionsHost(t *testing.T, base, function, arguments string) (*metadata.CallToolResult, []string) {
+	t.Helper()
+	toolContext, err := json.Marshal(fmt.Sprintf(`{"name":%q,"arguments":%s,"sessionid":"s-1","transport":{"name":"http-streamable","sessionId":"s-1"}}`, function, arguments))
+	require.NoError(t, err)
+	body := fmt.Sprintf(`{"Data":{"context":%s},"Metadata":{"mcptoolargs":{},"sys":{"MethodName":%q}}}`, toolContext, function)
+	req, err := http.NewRequest(http.MethodPost, base+"/"+function, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	req.Header.Set(metadata.HeaderInvocationID, "11111111-2222-3333-4444-555555555555")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", data)
+	var reply metadata.InvocationResponse
+	require.NoError(t, json.Unmarshal(data, &reply), "%s", data)
+	d, err := binding.DecodeReturnValue(reply.ReturnValue, true)
+	require.NoError(t, err)
+	return d.Result, reply.Logs
+}
+
+func resultText(res *metadata.CallToolResult) string {
+	var parts []string
+	for _, b := range res.Content {
+		var block struct{ Text string }
+		_ = json.Unmarshal(b, &block)
+		parts = append(parts, block.Text)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// TestBrokenAppUnderTheFunctionsHostProtocol runs the broken test app's
+// real handler process with no funchost in front: its bad_output breaks its
+// output schema, and the worker itself turns that into an isError result
+// (host.json says strict), or delivers it with a logged warning once
+// host.json says warn. Before the worker checked its output, this call came
+// back as a success under the Azure Functions host.
+func TestBrokenAppUnderTheFunctionsHostProtocol(t *testing.T) {
+	t.Parallel()
+	app := broken(t)
+	base := startHandler(t, app)
+
+	res, logs := invokeAsFunctionsHost(t, base, "bad_output", "{}")
+	assert.True(t, res.IsError, "%s", resultText(res))
+	assert.Nil(t, res.StructuredContent)
+	assert.Contains(t, resultText(res), "Output of tool 'bad_output' does not match its output schema: at '/count'")
+	assert.Contains(t, strings.Join(logs, "\n"), "does not match its output schema")
+
+	res, _ = invokeAsFunctionsHost(t, base, "echo", `{"text":"hi"}`)
+	require.False(t, res.IsError, "%s", resultText(res))
+	assert.JSONEq(t, `{"echo":"HI","length":2}`, string(res.StructuredContent))
+
+	t.Run("host.json says warn", func(t *testing.T) {
+		warnApp := copyApp(t, app)
+		hostJSON := strings.Replace(brokenHostJSON, `"outputValidation": "strict"`, `"outputValidation": "warn"`, 1)
+		require.NotEqual(t, brokenHostJSON, hostJSON)
+		require.NoError(t, os.WriteFile(filepath.Join(warnApp, "host.json"), []byte(hostJSON), 0o644))
+		base := startHandler(t, warnApp)
+		res, logs := invokeAsFunctionsHost(t, base, "bad_output", "{}")
+		assert.False(t, res.IsError, "%s", resultText(res))
+		assert.JSONEq(t, `{"count":"three","label":"three"}`, string(res.StructuredContent))
+		assert.Contains(t, strings.Join(logs, "\n"), "(delivered as is: outputValidation is warn)")
+	})
+}
