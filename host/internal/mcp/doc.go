@@ -68,11 +68,15 @@
 //
 //   - initialize negotiates the protocol version (the client's when it is
 //     a legacy revision, else [LatestVersion]) and returns an Mcp-Session-Id
-//     header. The id is a stateless token, base64url of
-//     {"id":"<16 chars>","v":"<version>","c":{"name":…,"version":…}}, so a
-//     later request carries its own protocol state; initialize is optional
-//     and a bare tools/call works. A session header that does not parse is
-//     400 with -32000 "Invalid client state.".
+//     header. The id is a stateless token: {"id":"<16 chars>","v":"<version>",
+//     "c":{"name":…,"version":…}} sealed with AES-256-GCM by
+//     [Options.Sealer] (see package auth) with an expiry
+//     ([Options.SessionLifetime]), so a later request carries its own
+//     protocol state and hosts sharing the key accept each other's sessions;
+//     initialize is optional and a bare tools/call works. A session header
+//     that does not open (forged, changed, another key) is 400 with -32000
+//     "Invalid client state."; an expired one is 404, after which clients
+//     initialize again.
 //   - The protocol version of a request is its MCP-Protocol-Version header
 //     (a revision not served: 400, -32000, data {supported, requested}),
 //     else the session token's version, else 2025-03-26. It reaches the tool

@@ -12,7 +12,9 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -46,6 +48,8 @@ type handler struct {
 	log      *slog.Logger
 	maxBody  int64
 	versions []string          // snapshot of SupportedVersions
+	sealer   *auth.Sealer      // seals and opens session tokens
+	lifetime time.Duration     // of a session token
 	initial  map[string][]byte // negotiated version → initialize result JSON
 
 	modern           []string // snapshot of ModernVersions
@@ -65,8 +69,9 @@ type toolList struct {
 }
 
 type tokenHit struct {
-	token string
-	s     *session
+	token   string
+	s       *session
+	expires time.Time // the token's expiry: past it, the token is opened again
 }
 
 func newHandler(tools Tools, opts *Options) *handler {
@@ -90,7 +95,12 @@ func newHandler(tools Tools, opts *Options) *handler {
 		o.CacheScope = CacheScopePrivate
 	}
 	o.CacheTTL = max(o.CacheTTL, 0)
+	if o.SessionLifetime <= 0 {
+		o.SessionLifetime = DefaultSessionLifetime
+	}
 	h := &handler{
+		sealer:   checkSealer(&o),
+		lifetime: o.SessionLifetime,
 		tools:    tools,
 		log:      o.Logger,
 		maxBody:  o.MaxBodyBytes,
@@ -266,15 +276,20 @@ func (h *handler) session(req *request) (*session, bool) {
 		return nil, true
 	}
 	token := vals[0]
-	if hit := h.last.Load(); hit != nil && hit.token == token {
+	if hit := h.last.Load(); hit != nil && hit.token == token && time.Now().Before(hit.expires) {
 		return hit.s, true
 	}
-	s, err := parseSessionToken(token, h.versions)
+	s, exp, err := parseSessionToken(h.sealer, token, h.versions)
+	if errors.Is(err, errExpiredToken) {
+		// 404 tells a client that its session ended: it initializes again.
+		h.refuse(req.w, http.StatusNotFound, validID(req.id), codeServerError, "Session expired: initialize again.", nil)
+		return nil, false
+	}
 	if err != nil {
 		h.refuse(req.w, http.StatusBadRequest, validID(req.id), codeServerError, "Invalid client state.", nil)
 		return nil, false
 	}
-	h.last.Store(&tokenHit{token: token, s: s})
+	h.last.Store(&tokenHit{token: token, s: s, expires: exp})
 	return s, true
 }
 
@@ -318,7 +333,7 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 		v = h.versions[len(h.versions)-1]
 		result = h.initial[v]
 	}
-	token, err := newSessionToken(v, p.ClientInfo)
+	token, err := newSessionToken(h.sealer, h.lifetime, v, p.ClientInfo)
 	if err != nil {
 		h.log.Error("mcp initialize: minting the session token failed", "error", err)
 		h.rpcError(req, CodeInternalError, "Internal error", nil)

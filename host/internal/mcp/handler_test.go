@@ -10,10 +10,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -182,11 +184,20 @@ func TestNotificationsAndResponsesAccepted(t *testing.T) {
 	assert.Empty(t, s.tools.calls, "a notification must not call a tool")
 }
 
+// testSealer seals the session tokens of the test servers.
+var testSealer = func() *auth.Sealer {
+	s, err := auth.NewSealer([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
+
 // decodeToken opens an Mcp-Session-Id issued by the handler.
 func decodeToken(t *testing.T, token string) map[string]any {
 	t.Helper()
-	data, err := base64.RawURLEncoding.DecodeString(token)
-	require.NoError(t, err, "token %q is not base64url without padding", token)
+	data, err := testSealer.Open(sessionPurpose, token)
+	require.NoError(t, err, "token %q does not open", token)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(data, &m))
 	return m
@@ -294,13 +305,31 @@ func TestSessionCarriesProtocolState(t *testing.T) {
 
 func TestBadSessionHeader(t *testing.T) {
 	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	seal := func(plain string) string {
+		tok, err := testSealer.Seal(sessionPurpose, []byte(plain), time.Hour)
+		require.NoError(t, err)
+		return tok
+	}
+	genuine := seal(`{"id":"abcdefghijklmnop","v":"2025-06-18"}`)
+	tampered := []byte(genuine)
+	tampered[len(tampered)/2] ^= 0x01
+	stranger, err := auth.NewRandomSealer()
+	require.NoError(t, err)
+	foreign, err := stranger.Seal(sessionPurpose, []byte(`{"id":"abcdefghijklmnop","v":"2025-06-18"}`), time.Hour)
+	require.NoError(t, err)
+	otherPurpose, err := testSealer.Seal("sse-client-state", []byte(`{"id":"abcdefghijklmnop","v":"2025-06-18"}`), time.Hour)
+	require.NoError(t, err)
 	tests := []struct{ name, token string }{
 		{"not base64", "garbage!!"},
-		{"not json", enc("hello|world")},
-		{"unsupported version", enc(`{"id":"abcdefghijklmnop","v":"2026-07-28"}`)},
-		{"no id", enc(`{"v":"2025-06-18"}`)},
+		{"forged plain json", enc(`{"id":"abcdefghijklmnop","v":"2025-06-18"}`)},
 		{"extension format", enc("abc|def")},
-		{"too long", strings.Repeat("A", maxTokenLen+4)},
+		{"tampered", string(tampered)},
+		{"sealed with another key", foreign},
+		{"sealed for another purpose", otherPurpose},
+		{"sealed, not json", seal("hello|world")},
+		{"sealed, unsupported version", seal(`{"id":"abcdefghijklmnop","v":"2026-07-28"}`)},
+		{"sealed, no id", seal(`{"v":"2025-06-18"}`)},
+		{"too long", strings.Repeat("A", auth.MaxTokenLen+4)},
 	}
 	s := startServer(t, nil)
 	for _, tt := range tests {
@@ -316,17 +345,35 @@ func TestBadSessionHeader(t *testing.T) {
 			}
 		})
 	}
-	t.Run("padded token accepted", func(t *testing.T) {
-		plain := `{"id":"abcdefghijklmnop","v":"2025-06-18"}`
-		token := base64.URLEncoding.EncodeToString([]byte(plain))
-		for !strings.HasSuffix(token, "=") {
-			plain += " "
-			token = base64.URLEncoding.EncodeToString([]byte(plain))
-		}
-		r := s.post(t, rpc(1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}), map[string]string{"Mcp-Session-Id": token})
+	t.Run("genuine token accepted", func(t *testing.T) {
+		r := s.post(t, rpc(1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}), map[string]string{"Mcp-Session-Id": genuine})
 		assert.Equal(t, http.StatusOK, r.status, r.body)
 		assert.Equal(t, "2025-06-18", s.tools.lastCall(t).ProtocolVersion)
 	})
+	t.Run("expired token is 404", func(t *testing.T) {
+		expired, err := testSealer.Seal(sessionPurpose, []byte(`{"id":"abcdefghijklmnop","v":"2025-06-18"}`), -time.Second)
+		require.NoError(t, err)
+		r := s.post(t, rpc(3, "tools/list", nil), map[string]string{"Mcp-Session-Id": expired})
+		assert.Equal(t, http.StatusNotFound, r.status)
+		assert.JSONEq(t, errorBody("3", -32000, "Session expired: initialize again."), r.body)
+	})
+}
+
+func TestSessionSharedAcrossInstances(t *testing.T) {
+	a := startServer(t, nil) // both use testSealer: one key, two handlers
+	b := startServer(t, nil)
+	r := a.post(t, rpc(1, "initialize", map[string]any{"protocolVersion": "2025-06-18"}), nil)
+	token := r.header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, token)
+	r = b.post(t, rpc(2, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}), map[string]string{"Mcp-Session-Id": token})
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	assert.Equal(t, "2025-06-18", b.tools.lastCall(t).ProtocolVersion)
+
+	own, err := auth.NewRandomSealer()
+	require.NoError(t, err)
+	c := startServer(t, &Options{Sealer: own})
+	r = c.post(t, rpc(3, "tools/list", nil), map[string]string{"Mcp-Session-Id": token})
+	assert.Equal(t, http.StatusBadRequest, r.status, "a host with another key refuses the token")
 }
 
 func TestProtocolVersionHeader(t *testing.T) {

@@ -118,6 +118,9 @@ func startServer(t *testing.T, opts *Options) *testServer {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	}
+	if o.Sealer == nil {
+		o.Sealer = testSealer
+	}
 	srv := httptest.NewServer(NewHandler(tools, &o))
 	t.Cleanup(srv.Close)
 	return &testServer{Server: srv, tools: tools, logs: logs}

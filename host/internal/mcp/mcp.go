@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -19,6 +20,9 @@ type Implementation struct {
 
 // DefaultMaxBodyBytes is the body limit used when [Options] leaves it 0.
 const DefaultMaxBodyBytes = 4 << 20
+
+// DefaultSessionLifetime is the lifetime of a session token.
+const DefaultSessionLifetime = 24 * time.Hour
 
 // Options configures [NewHandler]. A nil *Options means defaults.
 type Options struct {
@@ -38,6 +42,14 @@ type Options struct {
 	// CacheScope is their cacheScope: CacheScopePrivate (the default) or
 	// CacheScopePublic.
 	CacheScope string
+	// Sealer seals and opens the Mcp-Session-Id tokens. Hosts sharing its
+	// key accept each other's sessions; nil means a random key of this
+	// handler (tokens die with the process).
+	Sealer *auth.Sealer
+	// SessionLifetime is how long a session token is accepted after
+	// initialize; 0 means DefaultSessionLifetime. An expired token gets 404,
+	// which tells the client to initialize again.
+	SessionLifetime time.Duration
 }
 
 // RevisionTools is a [Tools] whose advertised list depends on the client's
@@ -124,4 +136,16 @@ const defaultVersion = "2025-03-26"
 // it is mounted on. See the package documentation for the contract.
 func NewHandler(tools Tools, opts *Options) http.Handler {
 	return newHandler(tools, opts)
+}
+
+// checkSealer returns o.Sealer, or a random one when it is nil.
+func checkSealer(o *Options) *auth.Sealer {
+	if o.Sealer != nil {
+		return o.Sealer
+	}
+	s, err := auth.NewRandomSealer()
+	if err != nil {
+		panic(fmt.Sprintf("creating the session token sealer: %v", err)) // crypto/rand never fails on supported systems
+	}
+	return s
 }

@@ -2,20 +2,21 @@ package mcp
 
 import (
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"slices"
-	"strings"
+	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
-// maxTokenLen bounds the Mcp-Session-Id header the handler tries to decode.
-const maxTokenLen = 4096
+// sessionPurpose is the additional data of every sealed session token: a
+// token sealed for something else (an SSE client state) never opens as one.
+const sessionPurpose = "mcp-session"
 
-// sessionToken is the JSON inside an Mcp-Session-Id header. It carries the
-// protocol state of a client so that no server-side session map is needed.
+// sessionToken is the JSON sealed inside an Mcp-Session-Id header. It carries
+// the protocol state of a client so that no server-side session map is needed.
 type sessionToken struct {
 	ID      string       `json:"id"`
 	Version string       `json:"v"`
@@ -33,11 +34,16 @@ type session struct {
 	client  *metadata.ClientInfo
 }
 
-// errInvalidToken is returned for any Mcp-Session-Id that does not parse.
-var errInvalidToken = errors.New("invalid client state")
+// Errors of parseSessionToken.
+var (
+	// errInvalidToken is any Mcp-Session-Id that does not open.
+	errInvalidToken = errors.New("invalid client state")
+	// errExpiredToken is a genuine token past its lifetime.
+	errExpiredToken = errors.New("expired session")
+)
 
-// newSessionToken mints the Mcp-Session-Id of an initialize response.
-func newSessionToken(version string, client *metadata.ClientInfo) (string, error) {
+// newSessionToken mints the sealed Mcp-Session-Id of an initialize response.
+func newSessionToken(sealer *auth.Sealer, ttl time.Duration, version string, client *metadata.ClientInfo) (string, error) {
 	id, err := newID()
 	if err != nil {
 		return "", err
@@ -50,33 +56,32 @@ func newSessionToken(version string, client *metadata.ClientInfo) (string, error
 	if err != nil {
 		return "", err
 	}
-	return base64.RawURLEncoding.EncodeToString(data), nil
+	return sealer.Seal(sessionPurpose, data, ttl)
 }
 
-// parseSessionToken decodes an Mcp-Session-Id made by newSessionToken.
+// parseSessionToken opens an Mcp-Session-Id made by newSessionToken.
 // versions is the list of revisions the token's version must be one of.
-func parseSessionToken(token string, versions []string) (*session, error) {
-	token = strings.TrimRight(token, "=")
-	if token == "" || len(token) > maxTokenLen {
-		return nil, errInvalidToken
+func parseSessionToken(sealer *auth.Sealer, token string, versions []string) (*session, time.Time, error) {
+	data, exp, err := sealer.OpenExpiry(sessionPurpose, token)
+	if errors.Is(err, auth.ErrExpiredToken) {
+		return nil, exp, errExpiredToken
 	}
-	data, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
-		return nil, errInvalidToken
+		return nil, exp, errInvalidToken
 	}
 	var t sessionToken
 	if err := json.Unmarshal(data, &t); err != nil {
-		return nil, errInvalidToken
+		return nil, exp, errInvalidToken
 	}
 	i := slices.Index(versions, t.Version)
 	if t.ID == "" || i < 0 {
-		return nil, errInvalidToken
+		return nil, exp, errInvalidToken
 	}
 	s := &session{version: versions[i]}
 	if t.Client != nil {
 		s.client = &metadata.ClientInfo{Name: t.Client.Name, Version: t.Client.Version}
 	}
-	return s, nil
+	return s, exp, nil
 }
 
 const idAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
