@@ -73,6 +73,8 @@ type config struct {
 	// Output holds extensions.mcp.outputValidation and .textCopy; each ""
 	// when not set.
 	Output metadata.OutputSettings
+	// AuthLevel is extensions.mcp.system.webhookAuthorizationLevel.
+	AuthLevel AuthLevel
 	// Values are local.settings.json Values, sorted by key.
 	Values []envVar
 }
@@ -133,7 +135,7 @@ func (o object) strings(key string) ([]string, error) {
 // loadConfig reads root/host.json and root/local.settings.json. All problems
 // found are returned together, each a *ConfigError.
 func loadConfig(root string) (*config, error) {
-	cfg := &config{ServerName: metadata.DefaultServerName, ServerVersion: metadata.DefaultServerVersion}
+	cfg := &config{ServerName: metadata.DefaultServerName, ServerVersion: metadata.DefaultServerVersion, AuthLevel: AuthSystem}
 	var errs []error
 	hostFile := filepath.Join(root, HostFile)
 	data, err := os.ReadFile(hostFile)
@@ -197,6 +199,20 @@ func loadConfig(root string) (*config, error) {
 		}
 	}
 	cfg.Output = output
+
+	system, err := mcp.child("system")
+	if err != nil {
+		bad("extensions.mcp.system", err)
+	}
+	if s, ok, err := system.str("webhookAuthorizationLevel"); err != nil {
+		bad("extensions.mcp.system.webhookAuthorizationLevel", err)
+	} else if ok {
+		level, err := parseAuthLevel(s)
+		if err != nil {
+			bad("extensions.mcp.system.webhookAuthorizationLevel", err)
+		}
+		cfg.AuthLevel = level
+	}
 
 	values, err := loadLocalSettings(filepath.Join(root, LocalSettingsFile))
 	if err != nil {

@@ -27,16 +27,16 @@ func TestLoadConfig(t *testing.T) {
 			name:     "defaults",
 			hostJSON: `{"version":"2.0",` + handler + `}`,
 			want: &config{Worker: &workerDescription{ExecutablePath: "handler"}, ServerName: metadata.DefaultServerName,
-				ServerVersion: metadata.DefaultServerVersion},
+				ServerVersion: metadata.DefaultServerVersion, AuthLevel: AuthSystem},
 		},
 		{
 			name: "every key, case-insensitive",
 			hostJSON: `{"CustomHandler":{"Description":{"DefaultExecutablePath":"%APP%/h","Arguments":["-v","%PORT%"],"WorkingDirectory":"wd","workerdirectory":"bin"}},
-				"Extensions":{"MCP":{"ServerName":"S","serverversion":"2.1.0","INSTRUCTIONS":"Be nice.","OutputValidation":"Warn"}}}`,
+				"Extensions":{"MCP":{"ServerName":"S","serverversion":"2.1.0","INSTRUCTIONS":"Be nice.","OutputValidation":"Warn","System":{"WebhookAuthorizationLevel":"anonymous"}}}}`,
 			settings: `{"IsEncrypted":false,"values":{"B":"two","A":1,"N":null,"T":true}}`,
 			want: &config{
 				Worker:     &workerDescription{ExecutablePath: "%APP%/h", Arguments: []string{"-v", "%PORT%"}, WorkingDirectory: "wd", WorkerDirectory: "bin"},
-				ServerName: "S", ServerVersion: "2.1.0", Instructions: "Be nice.", Output: metadata.OutputSettings{Validation: ValidationWarn},
+				ServerName: "S", ServerVersion: "2.1.0", Instructions: "Be nice.", Output: metadata.OutputSettings{Validation: ValidationWarn}, AuthLevel: AuthAnonymous,
 				Values: []envVar{{"A", "1"}, {"B", "two"}, {"N", ""}, {"T", "true"}},
 			},
 		},
@@ -44,18 +44,18 @@ func TestLoadConfig(t *testing.T) {
 			name:     "legacy httpWorker section",
 			hostJSON: `{"httpWorker":{"description":{"defaultExecutablePath":"legacy"}}}`,
 			want: &config{Worker: &workerDescription{ExecutablePath: "legacy"}, ServerName: metadata.DefaultServerName,
-				ServerVersion: metadata.DefaultServerVersion},
+				ServerVersion: metadata.DefaultServerVersion, AuthLevel: AuthSystem},
 		},
 		{
 			name:     "customHandler wins over httpWorker",
 			hostJSON: `{"httpWorker":{"description":{"defaultExecutablePath":"legacy"}},` + handler + `}`,
 			want: &config{Worker: &workerDescription{ExecutablePath: "handler"}, ServerName: metadata.DefaultServerName,
-				ServerVersion: metadata.DefaultServerVersion},
+				ServerVersion: metadata.DefaultServerVersion, AuthLevel: AuthSystem},
 		},
 		{
 			name:     "no customHandler is not a config error",
 			hostJSON: `{"extensions":{"mcp":{"outputValidation":"off"}}}`,
-			want:     &config{ServerName: metadata.DefaultServerName, ServerVersion: metadata.DefaultServerVersion, Output: metadata.OutputSettings{Validation: ValidationOff}},
+			want:     &config{ServerName: metadata.DefaultServerName, ServerVersion: metadata.DefaultServerVersion, Output: metadata.OutputSettings{Validation: ValidationOff}, AuthLevel: AuthSystem},
 		},
 		{
 			name:     "no host.json",
@@ -90,6 +90,11 @@ func TestLoadConfig(t *testing.T) {
 			name:     "bad outputValidation",
 			hostJSON: `{` + handler + `,"extensions":{"mcp":{"outputValidation":"sometimes"}}}`,
 			wantErrs: []string{`host.json: extensions.mcp.outputValidation: "sometimes" is not one of strict, warn, off`},
+		},
+		{
+			name:     "bad webhookAuthorizationLevel",
+			hostJSON: `{` + handler + `,"extensions":{"mcp":{"system":{"webhookAuthorizationLevel":"Nobody"}}}}`,
+			wantErrs: []string{`host.json: extensions.mcp.system.webhookAuthorizationLevel: "Nobody" is not one of Anonymous, Function, System, Admin`},
 		},
 		{
 			name:     "extensions not an object",

@@ -34,6 +34,8 @@ func Example() {
 		ScriptRoot: root,
 		WorkerURL:  "http://127.0.0.1:1", // a running worker: start no process
 		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		SystemKey:  "example-key", // the mcp_extension key clients must send
+
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -46,6 +48,7 @@ func Example() {
 		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set("X-Functions-Key", "example-key")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		fmt.Println(err)

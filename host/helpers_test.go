@@ -157,6 +157,9 @@ func mustJSON(v any) json.RawMessage {
 // syncBuffer is a goroutine-safe buffer for process output and logs.
 type syncBuffer = testutil.SyncBuffer
 
+// testKey is the system key of the test hosts; rpc sends it.
+const testKey = "test-system-key"
+
 // newTestHost loads root against the worker at workerURL, logging into the
 // returned buffer.
 func newTestHost(t testing.TB, root, workerURL string, opts *Options) (*Host, *syncBuffer) {
@@ -168,12 +171,21 @@ func newTestHost(t testing.TB, root, workerURL string, opts *Options) (*Host, *s
 	}
 	o.ScriptRoot = root
 	o.WorkerURL = workerURL
+	anonymous := o.SystemKey == "" && o.MasterKey == ""
+	if anonymous {
+		o.SystemKey = testKey
+	}
 	o.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	if o.Output == nil {
 		o.Output = io.Discard
 	}
 	h, err := New(&o)
 	require.NoError(t, err)
+	if anonymous {
+		// Tests about other things need no key; TestFunctionKeys and
+		// friends pass keys and get them checked.
+		h.secrets.mcpKeys = nil
+	}
 	return h, logs
 }
 
@@ -185,6 +197,7 @@ func rpc(t testing.TB, url, version, body string) (int, []byte) {
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("X-Functions-Key", testKey)
 	if version != "" {
 		req.Header.Set("MCP-Protocol-Version", version)
 	}
@@ -194,6 +207,16 @@ func rpc(t testing.TB, url, version, body string) (int, []byte) {
 	data, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return resp.StatusCode, sseData(data)
+}
+
+// getWithKey GETs url with the function key key.
+func getWithKey(url, key string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("X-Functions-Key", key)
+	return http.DefaultClient.Do(req)
 }
 
 // sseData returns the data of a single-event SSE body, or body unchanged.

@@ -69,6 +69,21 @@ type Options struct {
 	// Environ is the base environment of the worker process; nil means
 	// os.Environ().
 	Environ []string
+
+	// MasterKey and SystemKey are the function keys the MCP endpoints accept
+	// unless host.json says webhookAuthorizationLevel Anonymous. "" means
+	// FUNCHOST_MASTER_KEY / FUNCHOST_MCP_EXTENSION_KEY from the environment or
+	// local.settings.json Values; when none is set, keys are generated once
+	// and kept in <script root>/.funchost/keys.json.
+	MasterKey string
+	SystemKey string
+	// SessionKey is the 32-byte AES-256-GCM key sealing session tokens;
+	// hosts with the same key accept each other's sessions. nil means
+	// WEBSITE_AUTH_ENCRYPTION_KEY (else CONTAINER_ENCRYPTION_KEY) from the
+	// environment or local.settings.json, else a random key per process.
+	SessionKey []byte
+	// SessionLifetime is how long a session token is accepted; default 24h.
+	SessionLifetime time.Duration
 }
 
 // State is the host's lifecycle state, as GET /admin/host/status reports it.
@@ -101,6 +116,7 @@ type Host struct {
 	log     *slog.Logger
 	console *console
 	handler http.Handler
+	secrets *secrets
 
 	state   atomic.Value // State
 	running atomic.Bool
@@ -155,11 +171,16 @@ func New(opts *Options) (*Host, error) {
 			Err: errors.New("missing: host.json must describe the custom handler (customHandler.description.defaultExecutablePath)"),
 		})
 	}
+	sec, err := resolveSecrets(&o, root, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("loading the host keys: %w", err)
+	}
 	reg, err := loadRegistry(root)
 	if err != nil {
 		return nil, fmt.Errorf("loading functions: %w", err)
 	}
 	h := &Host{
+		secrets: sec,
 		opts:    o,
 		root:    root,
 		cfg:     cfg,
@@ -216,12 +237,14 @@ func oneLine(s string) string {
 func (h *Host) routes() http.Handler {
 	r := chi.NewRouter()
 	endpoint := mcp.NewHandler(toolSet{h}, &mcp.Options{
-		ServerInfo:   mcp.Implementation{Name: h.cfg.ServerName, Version: h.cfg.ServerVersion},
-		Instructions: h.cfg.Instructions,
-		Logger:       h.log,
+		ServerInfo:      mcp.Implementation{Name: h.cfg.ServerName, Version: h.cfg.ServerVersion},
+		Instructions:    h.cfg.Instructions,
+		Logger:          h.log,
+		Sealer:          h.secrets.sealer,
+		SessionLifetime: h.opts.SessionLifetime,
 	})
-	r.Handle(MCPPath, endpoint)
-	r.Get(StatusPath, h.serveStatus)
+	r.Handle(MCPPath, h.requireKey(endpoint))
+	r.Method(http.MethodGet, StatusPath, h.requireKey(http.HandlerFunc(h.serveStatus)))
 	return r
 }
 
@@ -377,6 +400,8 @@ func (h *Host) Run(ctx context.Context) error {
 	h.addr.Store(&addr)
 	h.state.Store(StateRunning)
 	h.console.printf("MCP server endpoint: %s\n", h.Endpoint())
+	h.console.printf("Function keys: %s\n", h.secrets.where)
+	h.log.Info("session tokens are sealed with " + h.secrets.sessionWhere)
 	close(h.ready)
 
 	var last supervisedWorker

@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 
+	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -180,6 +181,9 @@ func invocationBody(t *servedTool, in *requestInput, now time.Time) ([]byte, err
 	if len(in.Headers) > 0 {
 		hs := make(map[string]string, len(in.Headers))
 		for k, v := range in.Headers {
+			if isSecretHeader(k) {
+				continue // the function key never leaves the host
+			}
 			hs[k] = strings.Join(v, ",")
 		}
 		tc.Transport.Properties = &metadata.TransportProperties{Headers: hs}
@@ -216,6 +220,12 @@ func invocationBody(t *servedTool, in *requestInput, now time.Time) ([]byte, err
 	buf.WriteString(newWorkerID())
 	buf.WriteString(`"}}}`)
 	return buf.Bytes(), nil
+}
+
+// isSecretHeader reports whether a client header carries the host's own
+// credentials, which are not forwarded to the worker.
+func isSecretHeader(name string) bool {
+	return strings.EqualFold(name, auth.HeaderFunctionsKey)
 }
 
 // argumentText is an argument as the MCP extension puts it in mcptoolargs:

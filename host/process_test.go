@@ -67,7 +67,7 @@ func runHost(t *testing.T, h *Host) (stop func() error, done <-chan error) {
 func runReadyHost(t *testing.T, root string) (h *Host, out, logs *syncBuffer, stop func() error, done <-chan error) {
 	t.Helper()
 	out, logs = &syncBuffer{}, &syncBuffer{}
-	h, err := New(&Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: out, Logger: newLogger(logs), StartupTimeout: 20 * time.Second})
+	h, err := New(&Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: out, Logger: newLogger(logs), StartupTimeout: 20 * time.Second, SystemKey: testKey})
 	require.NoError(t, err)
 	stop, done = runHost(t, h)
 	select {
@@ -202,7 +202,7 @@ func TestRunWithWorkerURL(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("not ready")
 	}
-	resp, err := http.Get(strings.TrimSuffix(h.Endpoint(), MCPPath) + StatusPath)
+	resp, err := getWithKey(strings.TrimSuffix(h.Endpoint(), MCPPath)+StatusPath, testKey)
 	require.NoError(t, err)
 	var st Status
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))

@@ -95,7 +95,7 @@ func TestStatusEndpoint(t *testing.T) {
 	srv := httptest.NewServer(h.Handler())
 	defer srv.Close()
 
-	resp, err := http.Get(srv.URL + StatusPath)
+	resp, err := getWithKey(srv.URL+StatusPath, testKey)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)

@@ -137,6 +137,8 @@ func TestInvocationRequest(t *testing.T) {
 	assert.Equal(t, sessionID, tc.Transport.SessionID)
 	assert.Equal(t, "application/json,text/event-stream", tc.Transport.Properties.Headers["Accept"], "multi-valued headers joined with ','")
 	assert.Equal(t, sessionID, tc.Transport.Properties.Headers["Mcp-Session-Id"])
+	assert.NotContains(t, tc.Transport.Properties.Headers, "X-Functions-Key", "the function key is not forwarded")
+	assert.NotContains(t, string(r.Body), testKey, "the function key is not forwarded")
 
 	assert.Equal(t, map[string]string{"city": "Oslo", "days": "3", "opts": `{"a":[1]}`}, body.Metadata.Mcptoolargs)
 	assert.Equal(t, sessionID, body.Metadata.Mcpsessionid)
@@ -151,6 +153,7 @@ func initSession(t *testing.T, url, body string) string {
 	req.RequestURI = ""
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("X-Functions-Key", testKey)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
@@ -167,6 +170,7 @@ func rpcSession(t *testing.T, url, session, body string) (int, []byte) {
 	req.Header.Add("Accept", "application/json")
 	req.Header.Add("Accept", "text/event-stream")
 	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("X-Functions-Key", testKey)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

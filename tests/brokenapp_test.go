@@ -18,7 +18,7 @@ import (
 const brokenHostJSON = `{
   "version": "2.0",
   "customHandler": {"description": {"defaultExecutablePath": "handler", "workingDirectory": "", "arguments": []}},
-  "extensions": {"mcp": {"serverName": "funcmcp broken app", "serverVersion": "0.0.1", "outputValidation": "strict"}}
+  "extensions": {"mcp": {"serverName": "funcmcp broken app", "serverVersion": "0.0.1", "outputValidation": "strict", "system": {"webhookAuthorizationLevel": "Anonymous"}}}
 }
 `
 

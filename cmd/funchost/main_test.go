@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -168,14 +169,43 @@ func TestStartServesAndStops(t *testing.T) {
 		t.Fatalf("no endpoint line: %s\n%s", out.text(), stderr.String())
 	}
 
-	req, _ := http.NewRequest("POST", endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_weather","arguments":{"city":"Oslo"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	// The console says where the generated function keys are kept.
+	keysLine := regexp.MustCompile(`(?m)^Function keys: (.+)$`)
+	var keysFile string
+	for deadline := time.Now().Add(10 * time.Second); keysFile == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m := keysLine.FindStringSubmatch(out.text()); m != nil {
+			keysFile = m[1]
+		}
+	}
+	require.Equal(t, filepath.Join(root, ".funchost", "keys.json"), keysFile, out.text())
+	data, err := os.ReadFile(keysFile)
 	require.NoError(t, err)
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	assert.Contains(t, string(body), `"structuredContent":{"city":"Oslo","temp":21.5}`)
+	var keys struct {
+		SystemKeys map[string]string `json:"systemKeys"`
+	}
+	require.NoError(t, json.Unmarshal(data, &keys))
+	key := keys.SystemKeys["mcp_extension"]
+	require.NotEmpty(t, key)
+	assert.NotContains(t, out.text(), key, "the key itself is never printed")
+
+	call := func(key string) (int, string) {
+		req, _ := http.NewRequest("POST", endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_weather","arguments":{"city":"Oslo"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		if key != "" {
+			req.Header.Set("X-Functions-Key", key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(body)
+	}
+	status, _ := call("")
+	assert.Equal(t, http.StatusUnauthorized, status, "no key")
+	status, body := call(key)
+	assert.Equal(t, http.StatusOK, status)
+	assert.Contains(t, body, `"structuredContent":{"city":"Oslo","temp":21.5}`)
 
 	cancel()
 	select {
@@ -190,6 +220,7 @@ func TestStartServesAndStops(t *testing.T) {
 	assert.Contains(t, text, `Error: function "broken", tool "broken" (`+filepath.Join(root, "broken", "function.json")+`): output schema must be a JSON object`)
 	assert.Equal(t, 1, strings.Count(text, "MCP server endpoint:"))
 	assert.Contains(t, stderr.String(), "tool not served")
+	assert.NotContains(t, stderr.String(), key, "the key is never logged")
 }
 
 // TestSignalExitsZero runs the built command and stops it with SIGTERM.
