@@ -84,6 +84,14 @@ type Options struct {
 	SessionKey []byte
 	// SessionLifetime is how long a session token is accepted; default 24h.
 	SessionLifetime time.Duration
+
+	// AllowedHosts are host names that requests may name in their Host
+	// header (and Origin) besides 127.0.0.1, localhost and [::1]; any other
+	// gets 403 (DNS rebinding).
+	AllowedHosts []string
+	// AllowedOrigins are further origins (scheme://host[:port]) browsers
+	// may call from; an Origin on an allowed host name is always allowed.
+	AllowedOrigins []string
 }
 
 // State is the host's lifecycle state, as GET /admin/host/status reports it.
@@ -242,8 +250,11 @@ func (h *Host) routes() http.Handler {
 		Logger:          h.log,
 		Sealer:          h.secrets.sealer,
 		SessionLifetime: h.opts.SessionLifetime,
+		OriginAllowed:   func(*http.Request) bool { return true }, // checked by guard, before
 	})
-	r.Handle(MCPPath, h.requireKey(endpoint))
+	g := newGuard(&h.opts)
+	r.Use(g.check)
+	r.Handle(MCPPath, h.requireKey(requireJSON(endpoint)))
 	r.Method(http.MethodGet, StatusPath, h.requireKey(http.HandlerFunc(h.serveStatus)))
 	return r
 }
@@ -271,13 +282,27 @@ func (h *Host) Status() *Status {
 }
 
 func (h *Host) serveStatus(w http.ResponseWriter, _ *http.Request) {
-	data, err := metadata.Marshal(h.Status())
+	// The status names files relative to the script root: the machine's
+	// folders are nobody's business over HTTP.
+	st := h.Status()
+	for i := range st.Errors {
+		st.Errors[i] = h.relative(st.Errors[i])
+	}
+	for i := range st.Functions {
+		st.Functions[i].Error = h.relative(st.Functions[i].Error)
+	}
+	data, err := metadata.Marshal(st)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(data)
+}
+
+// relative removes the script root from the paths in a message.
+func (h *Host) relative(msg string) string {
+	return strings.ReplaceAll(msg, h.root+string(filepath.Separator), "")
 }
 
 // Ready is closed once Run serves and the worker is ready.

@@ -153,6 +153,7 @@ func TestWorkerLogsFollowTheSessionLevel(t *testing.T) {
 	}
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`))
 	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -166,6 +167,7 @@ func TestWorkerLogsFollowTheSessionLevel(t *testing.T) {
 
 	req, err = http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"info"}}`))
 	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("Mcp-Session-Id", session["Mcp-Session-Id"])
 	resp, err = http.DefaultClient.Do(req)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -42,6 +43,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	startup := fs.Duration("startup-timeout", host.DefaultStartupTimeout, "how long the worker may take to answer GET /")
 	call := fs.Duration("call-timeout", host.DefaultCallTimeout, "how long one tool invocation may take")
 	verbose := fs.Bool("verbose", false, "log at debug level")
+	hosts := fs.String("allowed-hosts", "", "comma-separated host names clients may use besides 127.0.0.1, localhost and [::1]")
+	origins := fs.String("allowed-origins", "", "comma-separated browser origins (scheme://host[:port]) allowed besides those on allowed hosts")
 	printUsage := func(w io.Writer) {
 		fmt.Fprint(w, usage)
 		fs.SetOutput(w)
@@ -90,6 +93,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Output:         stdout,
 		StartupTimeout: *startup,
 		CallTimeout:    *call,
+		AllowedHosts:   splitList(*hosts),
+		AllowedOrigins: splitList(*origins),
 		StopTimeout:    5 * time.Second,
 	})
 	if err != nil {
@@ -101,4 +106,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

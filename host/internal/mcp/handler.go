@@ -47,7 +47,8 @@ type handler struct {
 	tools    Tools
 	log      *slog.Logger
 	maxBody  int64
-	versions []string          // snapshot of SupportedVersions
+	versions []string // snapshot of SupportedVersions
+	originOK func(*http.Request) bool
 	sealer   *auth.Sealer      // seals and opens session tokens
 	lifetime time.Duration     // of a session token
 	initial  map[string][]byte // negotiated version → initialize result JSON
@@ -99,6 +100,7 @@ func newHandler(tools Tools, opts *Options) *handler {
 		o.SessionLifetime = DefaultSessionLifetime
 	}
 	h := &handler{
+		originOK: o.OriginAllowed,
 		sealer:   checkSealer(&o),
 		lifetime: o.SessionLifetime,
 		tools:    tools,
@@ -108,6 +110,9 @@ func newHandler(tools Tools, opts *Options) *handler {
 		initial:  make(map[string][]byte, len(SupportedVersions)),
 		modern:   slices.Clone(ModernVersions),
 		levels:   newLevelStore(DefaultMaxLogSessions),
+	}
+	if h.originOK == nil {
+		h.originOK = originAllowed
 	}
 	for _, v := range h.versions {
 		h.initial[v] = initializeResult(v, &o)
@@ -154,7 +159,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, http.StatusMethodNotAllowed, nil, codeServerError, "Method not allowed", nil)
 		return
 	}
-	if !originAllowed(r) {
+	if !h.originOK(r) {
 		h.refuse(w, http.StatusForbidden, nil, codeServerError, "Forbidden: Origin not allowed", nil)
 		return
 	}
