@@ -551,7 +551,7 @@ func writeEnum(buf *bytes.Buffer, values []string) {
 	buf.WriteByte(']')
 }
 
-// writeString writes s as a JSON string without HTML escaping.
+// writeString writes s as a JSON string, as metadata.Marshal does.
 func writeString(buf *bytes.Buffer, s string) {
-	_ = metadata.WriteJSON(buf, s) // a string always encodes
+	buf.Write(metadata.AppendJSONString(buf.AvailableBuffer(), s))
 }

@@ -30,10 +30,9 @@ func WriteJSON(buf *bytes.Buffer, v any) error {
 	return nil
 }
 
-// mustMarshalString encodes s as a JSON string; a string always encodes.
+// mustMarshalString encodes s as a JSON string, as [Marshal] does.
 func mustMarshalString(s string) json.RawMessage {
-	data, _ := Marshal(s)
-	return data
+	return AppendJSONString(nil, s)
 }
 
 // UnescapeHTML rewrites the \u003c, \u003e and \u0026 escapes that
