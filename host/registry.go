@@ -27,6 +27,9 @@ type servedTool struct {
 	path string
 	// failureText is the text block of the isError result of a failed invocation.
 	failureText json.RawMessage
+	// paramHeaders are the input properties mirrored into Mcp-Param-*
+	// headers by 2026-07-28 clients (x-mcp-header).
+	paramHeaders []mcp.ParamHeader
 	// description is the binding's description; hasDescription is false
 	// when it is null, and the advertised tool then has none.
 	description    string
@@ -186,6 +189,7 @@ func (r *registry) add(root string, fn *metadata.Function, loaded loadedTool) {
 		failureText: metadata.TextContent(fmt.Sprintf("An error occurred invoking '%s'.", name)),
 	}
 	t.description, t.hasDescription = triggers[0].LookupString(metadata.KeyDescription)
+	t.paramHeaders = paramHeaders(tool.Input.JSON())
 	r.tools = append(r.tools, t)
 	r.byName[key] = t
 	st.Served = true

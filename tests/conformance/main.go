@@ -25,5 +25,6 @@ func newApp() *worker.App {
 	registerContentTools(app)
 	registerNotifyingTools(app)
 	registerSchemaTools(app)
+	registerHeaderTools(app)
 	return app
 }

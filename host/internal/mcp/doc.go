@@ -47,6 +47,9 @@
 //     that differs from the method, and for tools/call (also prompts/get,
 //     resources/read) a missing Mcp-Name or one that differs from
 //     params.name (params.uri) once its =?base64?…?= form is decoded: -32020;
+//   - for a tools/call of a tool that declares x-mcp-header arguments
+//     ([ParamHeaderTools]), an argument present in the body whose
+//     Mcp-Param-<Name> header is missing, malformed or different: -32020;
 //   - a malformed envelope (io.modelcontextprotocol/clientCapabilities
 //     missing or not an object, clientInfo not an object, a logLevel or
 //     progressToken of the wrong type): -32602.

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -236,6 +235,13 @@ func (h *handler) serveModern(req *request, msg *message) bool {
 		h.refuse(req.w, http.StatusBadRequest, id, CodeHeaderMismatch, problem, nil)
 		return true
 	}
+	if pt, ok := h.tools.(ParamHeaderTools); ok && msg.method == methodToolsCall {
+		declared := pt.ParamHeaders(paramString(msg.params, "name"))
+		if problem := checkParamHeaders(req.r.Header, msg.params, declared); problem != "" {
+			h.refuse(req.w, http.StatusBadRequest, id, CodeHeaderMismatch, problem, nil)
+			return true
+		}
+	}
 	meta, problem := decodeRequestMeta(claim)
 	if problem != "" {
 		h.refuse(req.w, http.StatusBadRequest, id, CodeInvalidParams, problem, nil)
@@ -322,7 +328,7 @@ func decodeHeaderValue(v string) (string, bool) {
 	if !strings.HasPrefix(v, prefix) || !strings.HasSuffix(v, suffix) || len(v) < len(prefix)+len(suffix) {
 		return v, true
 	}
-	data, err := base64.StdEncoding.DecodeString(v[len(prefix) : len(v)-len(suffix)])
+	data, err := strictBase64.DecodeString(v[len(prefix) : len(v)-len(suffix)])
 	if err != nil {
 		return "", false
 	}

@@ -1,0 +1,110 @@
+package mcp
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// ParamHeader is a tool argument that clients mirror into an HTTP header on
+// 2026-07-28 requests: a property of the input schema marked
+// "x-mcp-header": "<Name>" (SEP-2243), sent as Mcp-Param-<Name>.
+type ParamHeader struct {
+	// Name is what follows "Mcp-Param-" in the header name.
+	Name string
+	// Path is the chain of property names from the arguments object to the
+	// value.
+	Path []string
+}
+
+// ParamHeaderTools is a [Tools] whose tools declare [ParamHeader]s. The
+// handler then checks, on every modern tools/call, that each declared
+// argument present in the body (and not null) comes with its header holding
+// the same value, decoded from =?base64?…?= when so sent: a missing, malformed
+// or different header is HTTP 400 with -32020, before the tool runs.
+type ParamHeaderTools interface {
+	Tools
+	// ParamHeaders returns the declared headers of the tool called name (nil
+	// for none or an unknown tool); the slice must not be modified.
+	ParamHeaders(name string) []ParamHeader
+}
+
+const headerParamPrefix = "Mcp-Param-"
+
+// checkParamHeaders returns the -32020 message for the first declared
+// argument whose header is missing or disagrees with the body, "" when all
+// agree. params is the request's (valid) params object.
+func checkParamHeaders(hdr http.Header, params []byte, declared []ParamHeader) string {
+	if len(declared) == 0 {
+		return ""
+	}
+	var args []byte
+	it := members(params)
+	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+		if keyIs(key, "arguments") {
+			args = val
+		}
+	}
+	for _, p := range declared {
+		value := lookupPath(args, p.Path)
+		if value == nil || value[0] == 'n' {
+			continue // absent or null: the client sends no header
+		}
+		name := headerParamPrefix + p.Name
+		raw := hdr.Get(name)
+		if _, present := hdr[http.CanonicalHeaderKey(name)]; !present {
+			return fmt.Sprintf("Header mismatch: the %s header is required: argument '%s' is in the body.", name, strings.Join(p.Path, "."))
+		}
+		got, ok := decodeHeaderValue(raw)
+		if !ok {
+			return fmt.Sprintf("Header mismatch: the %s header value is not valid base64 in its =?base64?…?= form.", name)
+		}
+		if !sameParamValue(got, value) {
+			return fmt.Sprintf("Header mismatch: %s header value '%s' does not match body value %s", name, got, value)
+		}
+	}
+	return ""
+}
+
+// lookupPath returns the raw value at path in a JSON object (nil when
+// absent).
+func lookupPath(obj []byte, path []string) []byte {
+	for _, name := range path {
+		if len(obj) == 0 || obj[0] != '{' {
+			return nil
+		}
+		var next []byte
+		it := members(obj)
+		for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+			if keyIs(key, name) {
+				next = val // the last one wins, as in encoding/json
+			}
+		}
+		obj = next
+	}
+	return obj
+}
+
+// sameParamValue compares a header value with the body value it mirrors:
+// strings as they are, booleans as true/false, numbers numerically (42 and
+// 42.0 agree).
+func sameParamValue(header string, value []byte) bool {
+	switch value[0] {
+	case '"':
+		s, ok := stringValue(value)
+		return ok && s == header
+	case 't', 'f':
+		return header == string(value)
+	case '{', '[':
+		return false
+	}
+	want, err1 := strconv.ParseFloat(string(value), 64)
+	got, err2 := strconv.ParseFloat(strings.TrimSpace(header), 64)
+	return err1 == nil && err2 == nil && want == got
+}
+
+// strictBase64 decodes standard base64 with its padding, refusing anything
+// else (SEP-2243 lists missing padding as invalid).
+var strictBase64 = base64.StdEncoding.Strict()
