@@ -45,8 +45,8 @@ func CheckContentBlock(block json.RawMessage) error {
 		if err := json.Unmarshal(raw, &res); err != nil {
 			return fmt.Errorf(`the "resource" block needs a "resource" object`)
 		}
-		if err := needStrings(`the "resource" block's "resource"`, res, "uri"); err != nil {
-			return err
+		if k, missing := missingString(res, "uri"); missing {
+			return fmt.Errorf(`the "resource" block's "resource" needs a string %q`, k)
 		}
 		_, hasText := res["text"]
 		_, hasBlob := res["blob"]
@@ -57,18 +57,22 @@ func CheckContentBlock(block json.RawMessage) error {
 	default:
 		return fmt.Errorf("unknown content block type %q", typ)
 	}
-	return needStrings(fmt.Sprintf("the %q block", typ), m, need...)
-}
-
-func needStrings(what string, m map[string]json.RawMessage, keys ...string) error {
-	for _, k := range keys {
-		raw, ok := m[k]
-		var s string
-		if !ok || isNull(raw) || json.Unmarshal(raw, &s) != nil {
-			return fmt.Errorf("%s needs a string %q", what, k)
-		}
+	if k, missing := missingString(m, need...); missing {
+		return fmt.Errorf("the %q block needs a string %q", typ, k)
 	}
 	return nil
+}
+
+// missingString returns the first of keys whose value in m is not a JSON
+// string. The values come from decoding a whole object, so they are valid
+// JSON: a string is told by its first byte, without decoding it.
+func missingString(m map[string]json.RawMessage, keys ...string) (string, bool) {
+	for _, k := range keys {
+		if raw := m[k]; len(raw) == 0 || raw[0] != '"' {
+			return k, true
+		}
+	}
+	return "", false
 }
 
 func abbreviate(b []byte) string {
