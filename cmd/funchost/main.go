@@ -85,7 +85,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logOut := newLogBuffer(stderr)
+	defer logOut.Flush()
+	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
 	h, err := host.New(&host.Options{
 		ScriptRoot:     *root,
 		Addr:           net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)),
@@ -98,10 +100,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		StopTimeout:    5 * time.Second,
 	})
 	if err != nil {
+		logOut.Flush()
 		fmt.Fprintf(stderr, "funchost: %v\n", err)
 		return 1
 	}
 	if err := h.Run(ctx); err != nil {
+		logOut.Flush()
 		fmt.Fprintf(stderr, "funchost: %v\n", err)
 		return 1
 	}
