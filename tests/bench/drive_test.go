@@ -223,9 +223,9 @@ func interleave(targets []*target, c, n, chunk int) (map[string]*sample, error) 
 // listAll pages through tools/list and returns how many tools it saw and the
 // time spent in round trips (request sent to answer fully read), leaving out
 // the client's own decoding of the pages.
-func listAll(ctx context.Context, client *http.Client, endpoint string, h http.Header) (int, time.Duration, error) {
+func listAll(ctx context.Context, client *http.Client, endpoint string, h http.Header) (int, time.Duration, int, error) {
 	cursor := ""
-	total := 0
+	total, size := 0, 0
 	var spent time.Duration
 	for page := 0; page < 10000; page++ {
 		params := `{}`
@@ -236,11 +236,12 @@ func listAll(ctx context.Context, client *http.Client, endpoint string, h http.H
 		t0 := time.Now()
 		status, data, _, err := post(ctx, client, endpoint, []byte(body), h)
 		spent += time.Since(t0)
+		size += len(data)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		if status != http.StatusOK {
-			return 0, 0, fmt.Errorf("tools/list: status %d: %s", status, abbreviate(data))
+			return 0, 0, 0, fmt.Errorf("tools/list: status %d: %s", status, abbreviate(data))
 		}
 		var msg struct {
 			Result struct {
@@ -249,15 +250,15 @@ func listAll(ctx context.Context, client *http.Client, endpoint string, h http.H
 			} `json:"result"`
 		}
 		if err := json.Unmarshal(jsonPayload(data), &msg); err != nil {
-			return 0, 0, fmt.Errorf("tools/list: %w: %s", err, abbreviate(data))
+			return 0, 0, 0, fmt.Errorf("tools/list: %w: %s", err, abbreviate(data))
 		}
 		total += len(msg.Result.Tools)
 		if msg.Result.NextCursor == "" {
-			return total, spent, nil
+			return total, spent, size, nil
 		}
 		cursor = msg.Result.NextCursor
 	}
-	return 0, 0, errors.New("tools/list: too many pages")
+	return 0, 0, 0, errors.New("tools/list: too many pages")
 }
 
 // jsonPayload returns the JSON of an answer sent as JSON or as one SSE event.
@@ -272,4 +273,22 @@ func jsonPayload(data []byte) []byte {
 		}
 	}
 	return data
+}
+
+// getBytes GETs url and checks it answers want bytes.
+func getBytes(ctx context.Context, client *http.Client, url string, want int) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err == nil && (resp.StatusCode != http.StatusOK || len(data) != want) {
+		err = fmt.Errorf("GET %s: status %d, %d bytes", url, resp.StatusCode, len(data))
+	}
+	return len(data), err
 }

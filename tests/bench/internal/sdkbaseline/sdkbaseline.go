@@ -10,11 +10,14 @@
 package sdkbaseline
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,8 +76,9 @@ func NewServer(tools []Tool) *mcp.Server {
 }
 
 // Handler serves server over Streamable HTTP at /mcp (stateless or with
-// sessions) and, for the loopback round trip measured beside it, POST /echo,
-// which answers a small fixed JSON body.
+// sessions) and, for the loopback figures measured beside it, POST /echo,
+// which answers a small fixed JSON body, and GET /bytes?n=N, which answers
+// N bytes held in memory (at most 64 MiB).
 func Handler(server *mcp.Server, stateless bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
@@ -83,6 +87,18 @@ func Handler(server *mcp.Server, stateless bool) http.Handler {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	})
+	var blob []byte
+	var blobOnce sync.Once
+	mux.HandleFunc("GET /bytes", func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.URL.Query().Get("n"))
+		if err != nil || n < 0 || n > 64<<20 {
+			http.Error(w, "n must be a byte count up to 64 MiB", http.StatusBadRequest)
+			return
+		}
+		blobOnce.Do(func() { blob = bytes.Repeat([]byte("x"), 64<<20) })
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = w.Write(blob[:n])
 	})
 	return mux
 }
