@@ -88,7 +88,13 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("no function %q", fn))
 		return
 	}
-	var req metadata.InvocationRequest
+	// Only Data is read: the trigger metadata (mcptoolargs, sys, …) repeats
+	// what the invocation context holds, so it is checked but not decoded
+	// into maps.
+	var req struct {
+		Data     map[string]json.RawMessage `json:"Data"`
+		Metadata json.RawMessage            `json:"Metadata"`
+	}
 	body := http.MaxBytesReader(w, r.Body, s.app.maxBody)
 	if err := json.NewDecoder(body).Decode(&req); err != nil {
 		var mbe *http.MaxBytesError
@@ -99,7 +105,7 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, "decoding the invocation request: "+err.Error())
 		return
 	}
-	ic, err := metadata.ToolContextFromRequest(&req, metadata.TriggerBindingName)
+	ic, err := metadata.ToolContextFromRequest(&metadata.InvocationRequest{Data: req.Data}, metadata.TriggerBindingName)
 	if err != nil {
 		writeJSONError(w, http.StatusBadRequest, err.Error())
 		return
