@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -54,9 +55,31 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 		}
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: msg}
 	}
+	if err := h.limits.checkArguments(req.Arguments); err != nil {
+		return nil, err
+	}
+	release, err := h.admit()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	ctx, stop := h.drainable(ctx)
+	defer stop()
 	id := newWorkerID()
 	start := time.Now()
 	res, err := h.invokeTool(ctx, t, id, req)
+	if ctx.Err() != nil {
+		// The client went away or cancelled, or the host is stopping: not a
+		// failure of the function.
+		cause := context.Cause(ctx)
+		h.log.LogAttrs(ctx, slog.LevelInfo, fmt.Sprintf("Executed 'Functions.%s' (Cancelled)", t.function),
+			slog.String("tool", t.name), slog.String("invocationId", id), slog.String("reason", cause.Error()),
+			slog.Duration("duration", time.Since(start).Round(time.Microsecond)))
+		if errors.Is(cause, errShuttingDown) {
+			return nil, &mcp.ProtocolError{Code: codeShuttingDown, Message: shuttingDownMessage}
+		}
+		return res, err
+	}
 	if err == nil {
 		outcome := "Succeeded"
 		if res.IsError {
@@ -116,6 +139,10 @@ func (h *Host) invokeTool(ctx context.Context, t *servedTool, id string, req *mc
 // failed logs why an invocation failed and returns the generic isError
 // result the MCP extension gives.
 func (h *Host) failed(ctx context.Context, t *servedTool, id string, err error) *metadata.CallToolResult {
+	if ctx.Err() != nil {
+		// Cancelled (see callTool): logged once there, not as a failure.
+		return &metadata.CallToolResult{Content: []json.RawMessage{t.failureText}, IsError: true}
+	}
 	h.log.LogAttrs(ctx, slog.LevelError, fmt.Sprintf("invoking tool '%s' failed: %v", t.name, err),
 		slog.String("function", t.function), slog.String("invocationId", id))
 	return &metadata.CallToolResult{Content: []json.RawMessage{t.failureText}, IsError: true}

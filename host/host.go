@@ -37,9 +37,29 @@ const StatusPath = "/admin/host/status"
 const (
 	DefaultAddr           = "127.0.0.1:7071"
 	DefaultStartupTimeout = 30 * time.Second
-	DefaultCallTimeout    = 5 * time.Minute
-	DefaultStopTimeout    = 5 * time.Second
+	// DefaultCallTimeout is the Functions host's default functionTimeout
+	// outside the Consumption plan.
+	DefaultCallTimeout = 30 * time.Minute
+	DefaultStopTimeout = 5 * time.Second
+
+	DefaultDrainTimeout      = 10 * time.Second
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultIdleTimeout       = 120 * time.Second
+	DefaultRestartWait       = 30 * time.Second
 )
+
+func defaultInt(v *int, d int) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
+func defaultDuration(v *time.Duration, d time.Duration) {
+	if *v <= 0 {
+		*v = d
+	}
+}
 
 // Options configures a [Host]. A nil *Options means defaults.
 type Options struct {
@@ -61,7 +81,9 @@ type Options struct {
 	// StartupTimeout bounds the wait for the worker to answer GET /;
 	// default 30s.
 	StartupTimeout time.Duration
-	// CallTimeout bounds one tool invocation; default 5m.
+	// CallTimeout bounds one tool invocation; 0 means host.json
+	// functionTimeout, else DefaultCallTimeout (30m, the Functions host's
+	// default). functionTimeout "-1" means no bound.
 	CallTimeout time.Duration
 	// StopTimeout is how long the worker has to exit after SIGTERM before it
 	// is killed; default 5s.
@@ -85,6 +107,40 @@ type Options struct {
 	// SessionLifetime is how long a session token is accepted; default 24h.
 	SessionLifetime time.Duration
 
+	// MaxCallsInFlight bounds the tool calls running at once; a call over it
+	// gets a JSON-RPC "busy" error (-32000). Default 256.
+	MaxCallsInFlight int
+	// MaxConnections bounds the open client connections; one over it is
+	// answered 503 and closed. Default 1024.
+	MaxConnections int
+	// MaxArgumentBytes, MaxArgumentDepth and MaxArgumentKeys bound a call's
+	// arguments (total JSON size, nesting, object keys); over them: -32602.
+	// Defaults 1 MiB, 64, 10000.
+	MaxArgumentBytes int
+	MaxArgumentDepth int
+	MaxArgumentKeys  int
+	// DrainTimeout is how long a stopping host lets running calls finish;
+	// those still running then get a JSON-RPC error. Default 10s.
+	DrainTimeout time.Duration
+	// ReadHeaderTimeout, ReadTimeout and IdleTimeout bound reading a
+	// request's header, reading its whole body, and an idle keep-alive
+	// connection. Defaults 10s, 30s, 120s. A response must be written
+	// within the call timeout plus one minute; long SSE streams of a call
+	// are therefore allowed.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	IdleTimeout       time.Duration
+	// ProbeInterval is how often the worker's liveness is probed (GET /);
+	// ProbeTimeout bounds one probe; after ProbeFailures missed probes in a
+	// row the worker (its process group) is killed and restarted. Defaults
+	// 10s, 5s, 3; a negative ProbeInterval turns the probe off.
+	ProbeInterval time.Duration
+	ProbeTimeout  time.Duration
+	ProbeFailures int
+	// RestartWait bounds how long a call that finds no worker (it is being
+	// restarted) waits for the new one before it fails. Default 30s.
+	RestartWait time.Duration
+
 	// AllowedHosts are host names that requests may name in their Host
 	// header (and Origin) besides 127.0.0.1, localhost and [::1]; any other
 	// gets 403 (DNS rebinding).
@@ -101,12 +157,17 @@ type State string
 const (
 	StateStarting State = "Starting"
 	StateRunning  State = "Running"
-	StateStopped  State = "Stopped"
+	// StateUnhealthy: the worker kept failing; the host still serves, tool
+	// calls get an isError result, and restarts go on with back-off.
+	StateUnhealthy State = "Unhealthy"
+	StateStopping  State = "Stopping"
+	StateStopped   State = "Stopped"
 )
 
 // Status is the body of GET /admin/host/status.
 type Status struct {
 	State       State            `json:"state"`
+	Reason      string           `json:"reason,omitempty"` // why the state is Unhealthy
 	ToolsServed int              `json:"toolsServed"`
 	ToolsFailed int              `json:"toolsFailed"`
 	Functions   []FunctionStatus `json:"functions"`
@@ -125,6 +186,13 @@ type Host struct {
 	console *console
 	handler http.Handler
 	secrets *secrets
+	limits  *limits
+	health  health
+	// restartDelay overrides the supervisor's first back-off step (tests).
+	restartDelay time.Duration
+	// drain is cancelled when a stopping host stops waiting for calls.
+	drain     context.Context
+	stopDrain context.CancelFunc
 
 	state   atomic.Value // State
 	running atomic.Bool
@@ -159,12 +227,24 @@ func New(opts *Options) (*Host, error) {
 	if o.StartupTimeout <= 0 {
 		o.StartupTimeout = DefaultStartupTimeout
 	}
-	if o.CallTimeout <= 0 {
-		o.CallTimeout = DefaultCallTimeout
-	}
 	if o.StopTimeout <= 0 {
 		o.StopTimeout = DefaultStopTimeout
 	}
+	defaultInt(&o.MaxCallsInFlight, DefaultMaxCallsInFlight)
+	defaultInt(&o.MaxConnections, DefaultMaxConnections)
+	defaultInt(&o.MaxArgumentBytes, DefaultMaxArgumentBytes)
+	defaultInt(&o.MaxArgumentDepth, DefaultMaxArgumentDepth)
+	defaultInt(&o.MaxArgumentKeys, DefaultMaxArgumentKeys)
+	defaultDuration(&o.DrainTimeout, DefaultDrainTimeout)
+	defaultDuration(&o.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	defaultDuration(&o.ReadTimeout, DefaultReadTimeout)
+	defaultDuration(&o.IdleTimeout, DefaultIdleTimeout)
+	defaultDuration(&o.RestartWait, DefaultRestartWait)
+	if o.ProbeInterval == 0 {
+		o.ProbeInterval = DefaultProbeInterval
+	}
+	defaultDuration(&o.ProbeTimeout, DefaultProbeTimeout)
+	defaultInt(&o.ProbeFailures, DefaultProbeFailures)
 	root, err := filepath.Abs(o.ScriptRoot)
 	if err != nil {
 		return nil, fmt.Errorf("resolving the script root: %w", err)
@@ -179,6 +259,16 @@ func New(opts *Options) (*Host, error) {
 			Err: errors.New("missing: host.json must describe the custom handler (customHandler.description.defaultExecutablePath)"),
 		})
 	}
+	if o.CallTimeout <= 0 {
+		switch {
+		case cfg.FunctionTimeout > 0:
+			o.CallTimeout = cfg.FunctionTimeout
+		case cfg.FunctionTimeout < 0:
+			o.CallTimeout = 0 // unbounded
+		default:
+			o.CallTimeout = DefaultCallTimeout
+		}
+	}
 	sec, err := resolveSecrets(&o, root, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("loading the host keys: %w", err)
@@ -189,16 +279,19 @@ func New(opts *Options) (*Host, error) {
 	}
 	h := &Host{
 		secrets: sec,
+		limits:  newLimits(&o),
 		opts:    o,
 		root:    root,
 		cfg:     cfg,
 		reg:     reg,
-		inv:     newInvoker(Version, o.CallTimeout),
+		inv:     newInvoker(Version, o.CallTimeout, o.RestartWait),
 		notify:  newNotifyHub(o.Logger),
 		log:     o.Logger,
 		console: &console{w: o.Output},
 		ready:   make(chan struct{}),
 	}
+	h.drain, h.stopDrain = context.WithCancel(context.Background())
+	h.inv.unhealthy = h.unhealthyReason
 	h.state.Store(StateStarting)
 	if o.WorkerURL != "" {
 		h.inv.setBase(o.WorkerURL)
@@ -267,6 +360,7 @@ func (h *Host) Handler() http.Handler { return h.handler }
 func (h *Host) Status() *Status {
 	st := &Status{
 		State:       h.state.Load().(State),
+		Reason:      h.unhealthyReason(),
 		ToolsServed: len(h.reg.tools),
 		ToolsFailed: len(h.reg.failures),
 		Functions:   append([]FunctionStatus{}, h.reg.funcs...),
@@ -377,17 +471,34 @@ func (h *Host) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", h.opts.Addr, err)
 	}
+	ln = newLimitListener(ln, h.opts.MaxConnections)
 	srv := &http.Server{
-		Handler:           h.handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           h.deadlines(h.handler),
+		ReadHeaderTimeout: h.opts.ReadHeaderTimeout,
+		IdleTimeout:       h.opts.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
+	// shutdown stops accepting, lets running calls finish within
+	// DrainTimeout, then stops those left (each is answered with a JSON-RPC
+	// error) and waits up to StopTimeout more for their replies.
 	shutdown := func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.StopTimeout)
+		h.state.Store(StateStopping)
+		done := make(chan error, 1)
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.DrainTimeout+h.opts.StopTimeout)
 		defer cancel()
-		if err := srv.Shutdown(sctx); err != nil {
+		go func() { done <- srv.Shutdown(bctx) }()
+		t := time.NewTimer(h.opts.DrainTimeout)
+		defer t.Stop()
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		h.log.Warn("stopping the tool calls still running after the drain timeout", "drainTimeout", h.opts.DrainTimeout)
+		h.stopDrain()
+		if err := <-done; err != nil {
 			_ = srv.Close()
 		}
 	}
@@ -395,7 +506,8 @@ func (h *Host) Run(ctx context.Context) error {
 	var superviseCancel context.CancelFunc = func() {}
 	var supervised chan supervisedWorker
 	if h.opts.WorkerURL == "" {
-		spec := &workerSpec{Root: h.root, Desc: h.cfg.Worker, Values: h.cfg.Values, Environ: h.opts.Environ, Console: h.console}
+		spec := &workerSpec{Root: h.root, Desc: h.cfg.Worker, Values: h.cfg.Values, Environ: h.opts.Environ, Console: h.console,
+			OnExit: func(p *workerProcess) { h.inv.markDown(p.url) }}
 		proc, err := startWorker(spec)
 		if err != nil {
 			shutdown()
@@ -414,7 +526,8 @@ func (h *Host) Run(ctx context.Context) error {
 		var sctx context.Context
 		sctx, superviseCancel = context.WithCancel(ctx)
 		supervised = make(chan supervisedWorker, 1)
-		sup := &supervisor{h: h, spec: spec, now: time.Now}
+		sup := &supervisor{h: h, spec: spec, now: time.Now, delay: h.restartDelay,
+			probe: &prober{interval: h.opts.ProbeInterval, timeout: h.opts.ProbeTimeout, failures: h.opts.ProbeFailures}}
 		go func() {
 			p, err := sup.supervise(sctx, proc)
 			supervised <- supervisedWorker{p, err}
@@ -435,10 +548,9 @@ func (h *Host) Run(ctx context.Context) error {
 		err = nil
 	case err = <-serveErr:
 		err = fmt.Errorf("serving: %w", err)
-	case last = <-supervised: // only when the worker kept failing
+	case last = <-supervised: // only when the supervisor itself failed
 		supervised = nil
 		err = last.err
-		h.log.Error("Exceeded the worker restart retry count. Shutting down the host.", "reason", err)
 	}
 	superviseCancel()
 	shutdown()

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -28,9 +29,14 @@ const maxResponseBytes = 64 << 20
 // retries: a tool call is never run twice.
 type invoker struct {
 	pl      runtime.Pipeline
-	base    atomic.Pointer[string] // the worker's base URL, "" until known
-	timeout time.Duration
+	base    atomic.Pointer[string] // the worker's base URL: nil until started, "" while it restarts
+	timeout time.Duration          // of one call; 0 means none
 	client  *http.Client
+	// restartWait bounds how long a call that could not reach the worker
+	// waits for a restarted one before it fails; 0 means no wait.
+	restartWait time.Duration
+	// unhealthy, when it returns a reason, makes calls fail at once.
+	unhealthy func() string
 }
 
 type invocationIDKey struct{}
@@ -54,7 +60,7 @@ func (p *hostHeadersPolicy) Do(req *policy.Request) (*http.Response, error) {
 	return req.Next()
 }
 
-func newInvoker(hostVersion string, timeout time.Duration) *invoker {
+func newInvoker(hostVersion string, timeout, restartWait time.Duration) *invoker {
 	transport := &http.Transport{
 		Proxy:               nil, // the worker is local: never go through a proxy
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -62,7 +68,13 @@ func newInvoker(hostVersion string, timeout time.Duration) *invoker {
 		MaxIdleConnsPerHost: 128,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	client := &http.Client{Transport: transport}
+	client := &http.Client{
+		Transport: transport,
+		// A worker's redirect is a failed call: following it would re-post
+		// the client's arguments and headers elsewhere and return a foreign
+		// reply as the tool's result.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 	pl := runtime.NewPipeline("funchost", hostVersion, runtime.PipelineOptions{
 		PerCall: []policy.Policy{&hostHeadersPolicy{version: hostVersion, userAgent: "Azure-Functions-Host/" + hostVersion}, notifyHeadersPolicy{}},
 	}, &policy.ClientOptions{
@@ -70,7 +82,7 @@ func newInvoker(hostVersion string, timeout time.Duration) *invoker {
 		Telemetry: policy.TelemetryOptions{Disabled: true},
 		Transport: client,
 	})
-	return &invoker{pl: pl, timeout: timeout, client: client}
+	return &invoker{pl: pl, timeout: timeout, client: client, restartWait: restartWait}
 }
 
 func (inv *invoker) setBase(url string) {
@@ -79,6 +91,17 @@ func (inv *invoker) setBase(url string) {
 }
 
 func (inv *invoker) close() { inv.client.CloseIdleConnections() }
+
+// markDown forgets a worker that exited: calls wait for the next one rather
+// than reuse connections to the dead one.
+func (inv *invoker) markDown(url string) {
+	url = strings.TrimRight(url, "/")
+	if cur := inv.base.Load(); cur != nil && *cur == url {
+		empty := ""
+		inv.base.CompareAndSwap(cur, &empty)
+	}
+	inv.client.CloseIdleConnections()
+}
 
 // invokeError is why an invocation failed; the reason goes to the host log,
 // the client sees only that the call failed.
@@ -90,16 +113,86 @@ type invokeError struct {
 func (e *invokeError) Error() string { return e.Err.Error() }
 func (e *invokeError) Unwrap() error { return e.Err }
 
-// invoke POSTs body to /{function} and decodes the reply once.
+// invoke POSTs body to /{function} and decodes the reply once. A call that
+// never reached the worker (its connection was refused: the worker is being
+// restarted) is sent again to the new worker, within restartWait.
 func (inv *invoker) invoke(ctx context.Context, t *servedTool, id string, body []byte) (*workerReply, error) {
-	base := inv.base.Load()
-	if base == nil || *base == "" {
-		return nil, &invokeError{Err: errors.New("the worker is not started")}
-	}
 	ctx = context.WithValue(ctx, invocationIDKey{}, id)
-	ctx, cancel := context.WithTimeoutCause(ctx, inv.timeout, errCallTimeout)
-	defer cancel()
-	req, err := runtime.NewRequest(ctx, http.MethodPost, *base+t.path)
+	if inv.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, inv.timeout, errCallTimeout)
+		defer cancel()
+	}
+	var waitUntil time.Time
+	for {
+		if inv.unhealthy != nil {
+			if reason := inv.unhealthy(); reason != "" {
+				return nil, &invokeError{Err: fmt.Errorf("the worker is unhealthy: %s", reason)}
+			}
+		}
+		base := inv.base.Load()
+		if base == nil {
+			return nil, &invokeError{Err: errors.New("the worker is not started")}
+		}
+		if *base == "" {
+			// Between an exit and the restart: wait for the new worker.
+			if inv.restartWait <= 0 {
+				return nil, &invokeError{Err: errors.New("the worker is restarting")}
+			}
+			if waitUntil.IsZero() {
+				waitUntil = time.Now().Add(inv.restartWait)
+			}
+			if !inv.waitNewBase(ctx, "", waitUntil) {
+				return nil, &invokeError{Err: fmt.Errorf("no worker was ready within %v", inv.restartWait)}
+			}
+			continue
+		}
+		reply, err := inv.post(ctx, *base, t, body)
+		if err == nil || !neverSent(err) || inv.restartWait <= 0 {
+			return reply, err
+		}
+		if waitUntil.IsZero() {
+			waitUntil = time.Now().Add(inv.restartWait)
+		}
+		if !inv.waitNewBase(ctx, *base, waitUntil) {
+			return reply, err
+		}
+	}
+}
+
+// neverSent reports whether a call failed before the worker got it: no
+// connection could be made.
+func neverSent(err error) bool {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// waitNewBase waits until the worker's URL is no longer old; false when ctx
+// ends or until passes first.
+func (inv *invoker) waitNewBase(ctx context.Context, old string, until time.Time) bool {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if b := inv.base.Load(); b != nil && *b != old {
+			return true
+		}
+		if time.Now().After(until) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+}
+
+// post sends one invocation to the worker at base.
+func (inv *invoker) post(ctx context.Context, base string, t *servedTool, body []byte) (*workerReply, error) {
+	req, err := runtime.NewRequest(ctx, http.MethodPost, base+t.path)
 	if err != nil {
 		return nil, &invokeError{Err: fmt.Errorf("building the request: %w", err)}
 	}

@@ -11,9 +11,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -33,6 +33,8 @@ type workerProcess struct {
 	err    error // the Wait error, set before exited is closed
 	stdout *lineWriter
 	stderr *lineWriter
+	// killedByProbe is set when the liveness probe killed the worker.
+	killedByProbe atomic.Bool
 }
 
 // workerSpec is everything needed to start the worker.
@@ -42,6 +44,8 @@ type workerSpec struct {
 	Values  []envVar
 	Environ []string // the base environment; nil → os.Environ()
 	Console *console
+	// OnExit, when set, is called as soon as the worker process has exited.
+	OnExit func(*workerProcess)
 }
 
 // freePort asks the kernel for a free loopback port.
@@ -144,6 +148,7 @@ func startWorker(spec *workerSpec) (*workerProcess, error) {
 		stderr: &lineWriter{console: spec.Console, prefix: "[handler] "},
 	}
 	cmd.Stdout, cmd.Stderr = w.stdout, w.stderr
+	cmd.SysProcAttr = workerProcAttr()
 	// Bound the wait for output pipes held open by grandchildren.
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -151,6 +156,10 @@ func startWorker(spec *workerSpec) (*workerProcess, error) {
 	}
 	go func() {
 		w.err = cmd.Wait()
+		if spec.OnExit != nil {
+			spec.OnExit(w)
+		}
+		_ = w.killGroup() // grandchildren the worker left behind
 		w.stdout.flush()
 		w.stderr.flush()
 		close(w.exited)
@@ -220,20 +229,16 @@ func waitReady(ctx context.Context, url string, timeout time.Duration, exited <-
 	}
 }
 
-// stop asks the process to end (SIGTERM, or a kill where signals are not
-// supported), waits up to grace, then kills it. Only this process is signalled.
+// stop asks the worker's process group to end (SIGTERM, or a kill where
+// signals are not supported), waits up to grace, then kills the group.
 func (w *workerProcess) stop(grace time.Duration) error {
 	select {
 	case <-w.exited:
 		return nil
 	default:
 	}
-	var sig os.Signal = syscall.SIGTERM
-	if runtime.GOOS == "windows" {
-		sig = os.Kill
-	}
-	if err := w.cmd.Process.Signal(sig); err != nil {
-		_ = w.cmd.Process.Kill()
+	if err := w.terminate(); err != nil {
+		_ = w.killGroup()
 	}
 	t := time.NewTimer(grace)
 	defer t.Stop()
@@ -242,12 +247,15 @@ func (w *workerProcess) stop(grace time.Duration) error {
 		return nil
 	case <-t.C:
 	}
-	if err := w.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+	if err := w.killGroup(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return fmt.Errorf("killing the worker (pid %d): %w", w.pid(), err)
 	}
 	<-w.exited
 	return nil
 }
+
+// kill ends the worker's group at once (a hung worker).
+func (w *workerProcess) kill() { _ = w.killGroup() }
 
 // console serializes writes of whole lines to the host's output.
 type console struct {

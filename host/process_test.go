@@ -69,6 +69,7 @@ func runReadyHost(t *testing.T, root string) (h *Host, out, logs *syncBuffer, st
 	out, logs = &syncBuffer{}, &syncBuffer{}
 	h, err := New(&Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: out, Logger: newLogger(logs), StartupTimeout: 20 * time.Second, SystemKey: testKey})
 	require.NoError(t, err)
+	h.restartDelay = 300 * time.Millisecond
 	stop, done = runHost(t, h)
 	select {
 	case <-h.Ready():
@@ -337,31 +338,51 @@ func TestWorkerRestart(t *testing.T) {
 
 	crash(3)
 	workerPid()
-	crash(4) // the third failure within the window
+	crash(4) // the third failure within the window: the host stays up
+	require.Eventually(t, func() bool { return h.Status().State == StateUnhealthy }, 10*time.Second, 5*time.Millisecond, "%s", logs)
+	st := h.Status()
+	assert.Contains(t, st.Reason, "the worker failed 3 times within 30m0s")
+	_, body := rpc(t, base, "2025-06-18", callBody(3, "env", ""))
+	assert.True(t, callResult(t, body).IsError, "an unhealthy host answers calls with isError: %s", body)
+	assert.Contains(t, logs.String(), "Exceeded the worker restart retry count. The host stays up")
+	// The back-off restart brings a worker back.
+	require.Eventually(t, func() bool { return h.Status().State == StateRunning }, 20*time.Second, 10*time.Millisecond, "%s", logs)
+	workerPid()
 	select {
 	case err := <-done:
-		require.Error(t, err)
-		assert.ErrorIs(t, err, errWorkerGaveUp)
-		assert.Contains(t, err.Error(), "3 failures within 30m0s")
-	case <-time.After(20 * time.Second):
-		t.Fatalf("the host did not give up\n%s", logs)
+		t.Fatalf("the host stopped: %v", err)
+	default:
 	}
-	assert.Contains(t, logs.String(), "Exceeded the worker restart retry count. Shutting down the host.")
 	assert.Equal(t, 3, liveErrors())
-	assert.Equal(t, StateStopped, h.Status().State)
 }
 
 // TestSupervisorWindow checks that failures older than the window are
-// forgotten.
+// forgotten, and that an exhausted policy marks the host Unhealthy and
+// backs off up to the cap.
 func TestSupervisorWindow(t *testing.T) {
 	now := time.Unix(0, 0)
 	h := &Host{log: newLogger(io.Discard)}
-	s := &supervisor{h: h, now: func() time.Time { return now }}
+	h.state.Store(StateRunning)
+	s := &supervisor{h: h, now: func() time.Time { return now }, delay: time.Second}
 	for range maxWorkerErrors - 1 {
-		require.NoError(t, s.fail("failed"))
+		s.fail("failed")
 	}
+	assert.False(t, s.exhausted())
 	now = now.Add(workerErrorWindow)
-	require.NoError(t, s.fail("failed"), "the earlier failures are outside the window")
-	require.NoError(t, s.fail("failed"))
-	assert.ErrorIs(t, s.fail("failed"), errWorkerGaveUp)
+	s.fail("failed")
+	s.fail("failed")
+	assert.False(t, s.exhausted(), "the earlier failures are outside the window")
+	assert.Equal(t, StateRunning, h.state.Load())
+	assert.Equal(t, time.Duration(0), s.backoff(), "no back-off while the policy holds")
+	s.fail("failed")
+	assert.True(t, s.exhausted())
+	assert.Equal(t, StateUnhealthy, h.state.Load())
+	var waits []time.Duration
+	for range 9 {
+		waits = append(waits, s.backoff())
+	}
+	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second,
+		32 * time.Second, time.Minute, time.Minute, time.Minute}, waits)
+	h.setHealthy()
+	assert.Equal(t, StateRunning, h.state.Load())
 }

@@ -2,27 +2,28 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
 
-// The Functions host's restart policy for a custom handler: a worker that
-// exits is started again while fewer than maxWorkerErrors failures happened
-// within workerErrorWindow; then the host gives up and shuts down.
+// The restart policy for a custom handler. As in the Functions host, a
+// worker that exits is started again, and maxWorkerErrors failures within
+// workerErrorWindow exhaust the normal policy; unlike it, funchost then does
+// not stop: it reports Unhealthy, answers calls with isError results and
+// keeps restarting with capped exponential back-off.
 const (
 	maxWorkerErrors   = 3
 	workerErrorWindow = 30 * time.Minute
 	// restartExitCode is the exit code by which a worker asks to be
-	// restarted; it is not counted as a failure.
+	// restarted; it is not counted as a failure, but such restarts are at
+	// least restartDelay apart.
 	restartExitCode = 200
-	// restartDelay separates a failed start from the next try.
+	// restartDelay separates a failed start from the next try, and two
+	// exit-code-200 restarts.
 	restartDelay = time.Second
+	// maxBackoff caps the wait between restarts of an unhealthy worker.
+	maxBackoff = time.Minute
 )
-
-// errWorkerGaveUp is returned (wrapped) by supervise when the restart policy
-// is exhausted.
-var errWorkerGaveUp = errors.New("the worker kept failing")
 
 // supervisor keeps the worker process running for Run.
 type supervisor struct {
@@ -30,53 +31,84 @@ type supervisor struct {
 	spec     *workerSpec
 	failures []time.Time
 	now      func() time.Time
+	// delay is the first back-off step (restartDelay; shorter in tests).
+	delay       time.Duration
+	lastStart   time.Time
+	unhealthyN  int // restarts tried since the policy was exhausted
+	probe       *prober
+	probeCancel context.CancelFunc
 }
 
 // supervise waits for proc to exit and starts a new worker each time, until
-// ctx is done (then it returns the running process, which the caller stops)
-// or the restart policy is exhausted (then it returns an error wrapping
-// errWorkerGaveUp, with the last process already gone).
+// ctx is done; it then returns the running process (nil if none), which the
+// caller stops.
 func (s *supervisor) supervise(ctx context.Context, proc *workerProcess) (*workerProcess, error) {
+	if s.delay <= 0 {
+		s.delay = restartDelay
+	}
+	s.lastStart = s.now()
+	s.watch(ctx, proc)
 	for {
 		select {
 		case <-ctx.Done():
+			s.unwatch()
 			return proc, nil
 		case <-proc.exited:
 		}
+		s.unwatch()
 		if ctx.Err() != nil {
 			return proc, nil
 		}
 		code := proc.cmd.ProcessState.ExitCode()
-		if code == restartExitCode {
+		if code == restartExitCode && !proc.killedByProbe.Load() {
 			s.h.log.Info("the worker process asked to be restarted", "pid", proc.pid(), "exitCode", code)
+			if !s.sleep(ctx, s.delay-s.now().Sub(s.lastStart)) {
+				return nil, nil
+			}
 		} else {
 			msg := fmt.Sprintf("the worker process (pid %d) exited unexpectedly: %v", proc.pid(), proc.exitError())
-			if err := s.fail(msg); err != nil {
-				return nil, err
+			if proc.killedByProbe.Load() {
+				msg = fmt.Sprintf("the worker process (pid %d) stopped answering its liveness probe and was killed", proc.pid())
 			}
+			s.fail(msg)
 		}
-		next, err := s.restart(ctx)
-		for err != nil {
+		for {
+			if !s.sleep(ctx, s.backoff()) {
+				return nil, nil
+			}
+			next, err := s.restart(ctx)
+			if err == nil {
+				proc = next
+				break
+			}
 			if ctx.Err() != nil {
 				return nil, nil
 			}
-			if ferr := s.fail(fmt.Sprintf("restarting the worker: %v", err)); ferr != nil {
-				return nil, ferr
-			}
-			select {
-			case <-ctx.Done():
+			s.fail(fmt.Sprintf("restarting the worker: %v", err))
+			if !s.sleep(ctx, s.delay) {
 				return nil, nil
-			case <-time.After(restartDelay):
 			}
-			next, err = s.restart(ctx)
 		}
-		proc = next
+		s.watch(ctx, proc)
 	}
 }
 
-// fail records a worker failure; it returns an error once the policy is
-// exhausted.
-func (s *supervisor) fail(msg string) error {
+// backoff is the wait before the next restart: none while the policy
+// holds, then doubling from delay up to maxBackoff.
+func (s *supervisor) backoff() time.Duration {
+	if !s.exhausted() {
+		s.unhealthyN = 0
+		return 0
+	}
+	d := s.delay << min(s.unhealthyN, 16)
+	s.unhealthyN++
+	return min(d, maxBackoff)
+}
+
+func (s *supervisor) exhausted() bool { return s.recent() >= maxWorkerErrors }
+
+// recent counts the failures within the window, forgetting older ones.
+func (s *supervisor) recent() int {
 	now := s.now()
 	kept := s.failures[:0]
 	for _, t := range s.failures {
@@ -84,18 +116,43 @@ func (s *supervisor) fail(msg string) error {
 			kept = append(kept, t)
 		}
 	}
-	s.failures = append(kept, now)
+	s.failures = kept
+	return len(kept)
+}
+
+func (s *supervisor) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// fail records a worker failure; once the policy is exhausted the host is
+// marked Unhealthy with the reason.
+func (s *supervisor) fail(msg string) {
+	s.failures = append(s.failures, s.now())
 	s.h.log.Error(msg)
 	s.h.addLiveError(msg)
-	if len(s.failures) >= maxWorkerErrors {
-		return fmt.Errorf("%w: %d failures within %v; shutting down", errWorkerGaveUp, len(s.failures), workerErrorWindow)
+	if n := s.recent(); n >= maxWorkerErrors {
+		reason := fmt.Sprintf("the worker failed %d times within %v (last: %s); restarting with back-off", n, workerErrorWindow, msg)
+		if s.h.unhealthyReason() == "" {
+			s.h.log.Error("Exceeded the worker restart retry count. The host stays up and keeps restarting the worker with back-off.", "reason", reason)
+		}
+		s.h.setUnhealthy(reason)
 	}
-	return nil
 }
 
 // restart starts a new worker on a new port and waits until it is ready;
 // calls go to it from then on.
 func (s *supervisor) restart(ctx context.Context) (*workerProcess, error) {
+	s.lastStart = s.now()
 	proc, err := startWorker(s.spec)
 	if err != nil {
 		return nil, err
@@ -106,5 +163,6 @@ func (s *supervisor) restart(ctx context.Context) (*workerProcess, error) {
 		return nil, err
 	}
 	s.h.inv.setBase(proc.url)
+	s.h.setHealthy()
 	return proc, nil
 }

@@ -41,7 +41,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := fs.String("script-root", ".", "the function app folder (host.json and one folder per function)")
 	port := fs.Int("port", 7071, "the port to listen on, on 127.0.0.1 (0 picks a free port)")
 	startup := fs.Duration("startup-timeout", host.DefaultStartupTimeout, "how long the worker may take to answer GET /")
-	call := fs.Duration("call-timeout", host.DefaultCallTimeout, "how long one tool invocation may take")
+	call := fs.Duration("call-timeout", 0, "how long one tool invocation may take (0: host.json functionTimeout, else 30m)")
 	verbose := fs.Bool("verbose", false, "log at debug level")
 	hosts := fs.String("allowed-hosts", "", "comma-separated host names clients may use besides 127.0.0.1, localhost and [::1]")
 	origins := fs.String("allowed-origins", "", "comma-separated browser origins (scheme://host[:port]) allowed besides those on allowed hosts")

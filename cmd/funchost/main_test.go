@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -263,3 +264,75 @@ func TestSignalExitsZero(t *testing.T) {
 
 // syncBuffer is a goroutine-safe buffer for process output and logs.
 type syncBuffer = testutil.SyncBuffer
+
+// TestWorkerDiesWithTheHost kills funchost with SIGKILL, which it cannot
+// handle: the kernel must still end the worker (parent-death signal).
+func TestWorkerDiesWithTheHost(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the parent-death signal is Linux only")
+	}
+	dir := t.TempDir()
+	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "funchost"), ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	root := writeApp(t, `{"version":"2.0","customHandler":{"description":{"defaultExecutablePath":"handler"}}}`)
+	buildWorker(t, root)
+	cmd := exec.Command(filepath.Join(dir, "funchost"), "start", "--script-root", root, "--port", "0")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	lines := &lineBuffer{endpoint: make(chan string, 1)}
+	go lines.consume(stdout)
+	select {
+	case <-lines.endpoint:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no endpoint line: %s\n%s", lines.text(), stderr.String())
+	}
+	workers := childrenOf(t, cmd.Process.Pid)
+	require.Len(t, workers, 1, "one worker process")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+	require.Eventually(t, func() bool { return !alive(workers[0]) }, 10*time.Second, 20*time.Millisecond,
+		"the worker (pid %d) outlived a killed host", workers[0])
+}
+
+// childrenOf lists the processes whose parent is pid, from /proc.
+func childrenOf(t *testing.T, pid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(s[i+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+}

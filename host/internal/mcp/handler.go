@@ -49,6 +49,7 @@ type handler struct {
 	maxBody  int64
 	versions []string // snapshot of SupportedVersions
 	originOK func(*http.Request) bool
+	calls    inflight          // running tools/call, for notifications/cancelled
 	sealer   *auth.Sealer      // seals and opens session tokens
 	lifetime time.Duration     // of a session token
 	initial  map[string][]byte // negotiated version → initialize result JSON
@@ -227,6 +228,9 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	}
 	if msg.id == nil {
 		// Notifications (initialized, cancelled, …) need no answer.
+		if method == methodCancelled {
+			h.cancelled(&req, msg.params)
+		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -376,7 +380,7 @@ func (h *handler) toolsCall(req *request, params json.RawMessage, version string
 		call.ClientInfo = s.client
 	}
 	call.Notify = h.notifier(req, params, meta)
-	res, err := h.callTool(req.r.Context(), call)
+	res, err := h.callCancellable(req, call)
 	req.w = call.Notify.end(req.w) // no notification after this: the reply follows
 	if err != nil {
 		if pe, ok := errors.AsType[*ProtocolError](err); ok {

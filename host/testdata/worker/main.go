@@ -5,6 +5,8 @@
 //	POST /get_weather  {"city","temp"} as a result envelope with structuredContent
 //	POST /env          the environment, arguments and working directory it runs with
 //	POST /exit         exits at once with the exit code in argument "code" (a crash mid-call)
+//	POST /sleep        sleeps "ms" milliseconds (or until the call is cancelled), then answers
+//	POST /freeze       hangs, and from then on so does every request, GET / included: a hung worker
 //	anything else      404
 package main
 
@@ -14,9 +16,14 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/funcmcp/funcmcp/metadata"
 )
+
+// frozen is set by /freeze: the worker stops answering anything.
+var frozen atomic.Bool
 
 func main() {
 	port := os.Getenv(metadata.EnvCustomHandlerPort)
@@ -25,7 +32,12 @@ func main() {
 		os.Exit(2)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		if frozen.Load() {
+			select {} // hung
+		}
+		fmt.Fprint(w, "ok")
+	})
 	mux.HandleFunc("POST /{function}", invoke)
 	fmt.Printf("worker listening on port %s\n", port)
 	fmt.Fprintf(os.Stderr, "worker stderr line\n")
@@ -68,6 +80,20 @@ func invoke(w http.ResponseWriter, r *http.Request) {
 			"userAgent":  r.Header.Get("User-Agent"),
 			"hostHeader": strings.TrimSpace(r.Header.Get(metadata.HeaderHostVersion)),
 		}
+	case "sleep":
+		var ms int
+		_ = json.Unmarshal(tc.Arguments["ms"], &ms)
+		select {
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+		case <-r.Context().Done():
+			fmt.Printf("sleep cancelled\n")
+			return
+		}
+		structured = map[string]any{"slept": ms}
+	case "freeze":
+		fmt.Printf("freezing\n")
+		frozen.Store(true)
+		select {} // never answers
 	case "exit":
 		var code int
 		_ = json.Unmarshal(tc.Arguments["code"], &code)

@@ -1,0 +1,297 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// processApp writes an app served by the test worker process, with its
+// tools env, exit, sleep and freeze.
+func processApp(t *testing.T, hostJSON string) string {
+	t.Helper()
+	root := t.TempDir()
+	buildWorker(t, root, "handler")
+	writeFile(t, root, HostFile, hostJSON)
+	noProps := []metadata.ToolProperty{}
+	writeTool(t, root, "env", &metadata.ToolOptions{ToolName: "env", Description: "The worker's environment.", Properties: noProps})
+	writeTool(t, root, "exit", &metadata.ToolOptions{ToolName: "exit", Description: "Exit.", Properties: []metadata.ToolProperty{{PropertyName: "code", PropertyType: "integer", IsRequired: true}}})
+	writeTool(t, root, "sleep", &metadata.ToolOptions{ToolName: "sleep", Description: "Sleep.", Properties: []metadata.ToolProperty{{PropertyName: "ms", PropertyType: "integer", IsRequired: true}}})
+	writeTool(t, root, "freeze", &metadata.ToolOptions{ToolName: "freeze", Description: "Hang.", Properties: noProps})
+	return root
+}
+
+const workerHostJSON = `{"version":"2.0","customHandler":{"description":{"defaultExecutablePath":"handler"}}}`
+
+// envPid calls env once and returns the worker's pid, 0 when the call failed.
+func envPid(t *testing.T, base string) int {
+	t.Helper()
+	_, body := rpc(t, base, "2025-06-18", callBody(1, "env", ""))
+	res := callResult(t, body)
+	if res.IsError {
+		return 0
+	}
+	var env struct{ Pid int }
+	require.NoError(t, json.Unmarshal(res.StructuredContent, &env))
+	return env.Pid
+}
+
+func TestWorkerRedirectIsAFailedCall(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"Outputs":{},"Logs":[],"ReturnValue":"foreign"}`)
+	}))
+	defer other.Close()
+	worker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			return
+		}
+		http.Redirect(w, r, other.URL+"/steal", http.StatusTemporaryRedirect)
+	}))
+	defer worker.Close()
+	root := weatherApp(t, `{"version":"2.0"}`)
+	h, logs := newTestHost(t, root, worker.URL, nil)
+	srv := httptest.NewServer(h.Handler())
+	defer srv.Close()
+	status, body := rpc(t, srv.URL, "2025-06-18", callBody(1, "get_weather", `{"city":"Oslo"}`))
+	require.Equal(t, http.StatusOK, status)
+	res := callResult(t, body)
+	assert.True(t, res.IsError, "a 3xx is a failed call: %s", body)
+	assert.NotContains(t, string(body), "foreign")
+	assert.Equal(t, int32(0), elsewhere.Load(), "the redirect is not followed")
+	assert.Contains(t, logs.String(), "307 Temporary Redirect")
+}
+
+func TestFunctionTimeoutFromHostJSON(t *testing.T) {
+	fw := newFakeWorker(t)
+	root := weatherApp(t, `{"version":"2.0","functionTimeout":"00:00:01"}`)
+	h, logs := newTestHost(t, root, fw.srv.URL, nil)
+	srv := httptest.NewServer(h.Handler())
+	defer srv.Close()
+	start := time.Now()
+	_, body := rpc(t, srv.URL, "2025-06-18", callBody(1, "slow", `{}`))
+	assert.True(t, callResult(t, body).IsError)
+	assert.Less(t, time.Since(start), 8*time.Second, "bounded by functionTimeout, not the worker's 10 s")
+	assert.Contains(t, logs.String(), "the worker did not answer within 1s")
+
+	for _, tc := range []struct{ text, want string }{
+		{"00:05:00", "5m0s"}, {"1.02:03:04.5", "26h3m4.5s"}, {"-1", "-1ns"},
+	} {
+		d, err := parseTimeSpan(tc.text)
+		require.NoError(t, err, tc.text)
+		assert.Equal(t, tc.want, d.String())
+	}
+	for _, bad := range []string{"", "5m", "00:00:00.5", "24:00:00", "00:60:00", "a.00:00:01", "1:2"} {
+		_, err := parseTimeSpan(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+// cancelWorker is a custom handler whose every call waits until cancelled
+// (or 10 s), telling the test when it started and how it ended.
+type cancelWorker struct {
+	srv       *httptest.Server
+	started   chan struct{}
+	cancelled chan struct{}
+}
+
+func newCancelWorker(t *testing.T) *cancelWorker {
+	cw := &cancelWorker{started: make(chan struct{}, 8), cancelled: make(chan struct{}, 8)}
+	cw.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			return
+		}
+		_, _ = io.Copy(io.Discard, r.Body) // a server notices a closed connection once the body is read
+		cw.started <- struct{}{}
+		select {
+		case <-r.Context().Done():
+			cw.cancelled <- struct{}{}
+		case <-time.After(10 * time.Second):
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"Outputs":{},"Logs":[],"ReturnValue":"late"}`)
+		}
+	}))
+	t.Cleanup(cw.srv.Close)
+	return cw
+}
+
+func (cw *cancelWorker) wait(t *testing.T, ch chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the worker call was not %s", what)
+	}
+}
+
+func TestCancelledNotificationCancelsTheCall(t *testing.T) {
+	cw := newCancelWorker(t)
+	root := weatherApp(t, `{"version":"2.0"}`)
+	h, logs := newTestHost(t, root, cw.srv.URL, nil)
+	srv := httptest.NewServer(h.Handler())
+	defer srv.Close()
+	session := initSession(t, srv.URL, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"0.1"}}}`)
+	done := make(chan []byte, 1)
+	go func() {
+		_, body := rpcSession(t, srv.URL, session, callBody(42, "get_weather", `{"city":"Oslo"}`))
+		done <- body
+	}()
+	cw.wait(t, cw.started, "started")
+	// Another session's cancel of the same id changes nothing.
+	other := initSession(t, srv.URL, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
+	status, _ := rpcSession(t, srv.URL, other, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":42,"reason":"not mine"}}`)
+	require.Equal(t, http.StatusAccepted, status)
+	select {
+	case <-cw.cancelled:
+		t.Fatal("a cancel from another session stopped the call")
+	case <-time.After(200 * time.Millisecond):
+	}
+	status, _ = rpcSession(t, srv.URL, session, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":42,"reason":"user gave up"}}`)
+	require.Equal(t, http.StatusAccepted, status)
+	cw.wait(t, cw.cancelled, "cancelled")
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled call did not end")
+	}
+	assert.Contains(t, logs.String(), "Executed 'Functions.get_weather' (Cancelled)")
+	assert.NotContains(t, logs.String(), "level=ERROR", "a cancelled call is not a failure")
+}
+
+func TestClientDisconnectIsNotAFailure(t *testing.T) {
+	cw := newCancelWorker(t)
+	root := weatherApp(t, `{"version":"2.0"}`)
+	h, logs := newTestHost(t, root, cw.srv.URL, nil)
+	srv := httptest.NewServer(h.Handler())
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+MCPPath, strings.NewReader(callBody(1, "get_weather", `{"city":"Oslo"}`)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	cw.wait(t, cw.started, "started")
+	cancel() // the client goes away
+	cw.wait(t, cw.cancelled, "cancelled")
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "(Cancelled)") }, 5*time.Second, 10*time.Millisecond)
+	assert.NotContains(t, logs.String(), "level=ERROR")
+	assert.NotContains(t, logs.String(), "(Failed)")
+}
+
+func TestCallsWaitForARestartedWorker(t *testing.T) {
+	requireUnix(t)
+	root := processApp(t, workerHostJSON)
+	h, _, logs, _, _ := runReadyHost(t, root)
+	base := strings.TrimSuffix(h.Endpoint(), MCPPath)
+	pid1 := envPid(t, base)
+	require.NotZero(t, pid1)
+	_, body := rpc(t, base, "2025-06-18", callBody(2, "exit", `{"code":1}`))
+	require.True(t, callResult(t, body).IsError)
+	// Once the exit is noticed, while the new worker starts: the call waits
+	// for it.
+	require.Eventually(t, func() bool { b := h.inv.base.Load(); return b != nil && *b == "" }, 5*time.Second, time.Millisecond)
+	pid2 := envPid(t, base)
+	assert.NotZero(t, pid2, "a call during a restart reaches the new worker\n%s", logs)
+	assert.NotEqual(t, pid1, pid2)
+}
+
+func TestLivenessProbeRestartsAHungWorker(t *testing.T) {
+	requireUnix(t)
+	root := processApp(t, workerHostJSON)
+	out, logs := &syncBuffer{}, &syncBuffer{}
+	h, err := New(&Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: out, Logger: newLogger(logs), SystemKey: testKey,
+		ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 200 * time.Millisecond, ProbeFailures: 2})
+	require.NoError(t, err)
+	stop, _ := runHost(t, h)
+	defer func() { _ = stop() }()
+	select {
+	case <-h.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatalf("not ready\n%s", logs)
+	}
+	base := strings.TrimSuffix(h.Endpoint(), MCPPath)
+	pid1 := envPid(t, base)
+	require.NotZero(t, pid1)
+	_, body := rpc(t, base, "2025-06-18", callBody(2, "freeze", `{}`))
+	assert.True(t, callResult(t, body).IsError, "the call the worker hung in fails once the worker is killed: %s\n%s", body, logs)
+	var pid2 int
+	require.Eventually(t, func() bool { pid2 = envPid(t, base); return pid2 != 0 }, 20*time.Second, 50*time.Millisecond, "%s", logs)
+	assert.NotEqual(t, pid1, pid2)
+	assert.Contains(t, logs.String(), "did not answer its liveness probe")
+	assert.Contains(t, logs.String(), "stopped answering its liveness probe and was killed")
+	assert.False(t, processAlive(pid1), "the hung worker is gone")
+}
+
+// processAlive reports whether pid exists and is not a zombie.
+func processAlive(pid int) bool {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil // no /proc: existence only
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	return i < 0 || i+2 >= len(data) || data[i+2] != 'Z'
+}
+
+func TestStopKillsTheWorkersProcessGroup(t *testing.T) {
+	requireUnix(t)
+	root := processApp(t, `{"version":"2.0","customHandler":{"description":{"defaultExecutablePath":"sh","arguments":["-c","sleep 300 & echo $! > grandchild.pid; exec ./handler"]}}}`)
+	_, _, logs, stop, _ := runReadyHost(t, root)
+	var gc int
+	require.Eventually(t, func() bool {
+		data, err := os.ReadFile(filepath.Join(root, "grandchild.pid"))
+		if err != nil {
+			return false
+		}
+		gc, err = strconv.Atoi(strings.TrimSpace(string(data)))
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+	require.True(t, processAlive(gc))
+	require.NoError(t, stop())
+	require.Eventually(t, func() bool { return !processAlive(gc) }, 5*time.Second, 10*time.Millisecond,
+		"the worker's child (pid %d) outlived the host's stop\n%s", gc, logs)
+}
+
+func TestBusyOverTheBoundOfCallsInFlight(t *testing.T) {
+	cw := newCancelWorker(t)
+	root := weatherApp(t, `{"version":"2.0"}`)
+	h, _ := newTestHost(t, root, cw.srv.URL, &Options{MaxCallsInFlight: 1})
+	srv := httptest.NewServer(h.Handler())
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+MCPPath, strings.NewReader(callBody(1, "get_weather", `{"city":"Oslo"}`)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	cw.wait(t, cw.started, "started")
+	status, body := rpc(t, srv.URL, "2025-06-18", callBody(2, "get_weather", `{"city":"Bergen"}`))
+	assert.Equal(t, http.StatusOK, status)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"Server busy: 1 tool calls are running, the most allowed; try again later."}}`, string(body))
+	cancel()
+	cw.wait(t, cw.cancelled, "cancelled")
+	require.Eventually(t, func() bool { return len(h.limits.calls) == 0 }, 5*time.Second, 5*time.Millisecond)
+}

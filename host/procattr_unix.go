@@ -1,0 +1,12 @@
+//go:build unix && !linux
+
+package host
+
+import "syscall"
+
+// workerProcAttr puts the worker in its own process group, so the whole
+// group can be stopped, grandchildren included. (No parent-death signal
+// outside Linux.)
+func workerProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}

@@ -1,0 +1,188 @@
+package host
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// runWorkerHost runs a host over the test worker process with opts.
+func runWorkerHost(t *testing.T, opts Options) (*Host, *syncBuffer, context.CancelFunc, <-chan error) {
+	t.Helper()
+	requireUnix(t)
+	root := processApp(t, workerHostJSON)
+	logs := &syncBuffer{}
+	opts.ScriptRoot, opts.Addr, opts.Output, opts.Logger, opts.SystemKey = root, "127.0.0.1:0", io.Discard, newLogger(logs), testKey
+	h, err := New(&opts)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	finished := make(chan struct{})
+	go func() { done <- h.Run(ctx); close(finished) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-finished:
+		case <-time.After(30 * time.Second):
+			t.Error("the host did not stop")
+		}
+	})
+	select {
+	case <-h.Ready():
+	case err := <-done:
+		t.Fatalf("Run returned: %v\n%s", err, logs)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("not ready\n%s", logs)
+	}
+	return h, logs, cancel, done
+}
+
+func TestGracefulStop(t *testing.T) {
+	h, logs, stop, done := runWorkerHost(t, Options{DrainTimeout: time.Second})
+	base := strings.TrimSuffix(h.Endpoint(), MCPPath)
+	type reply struct {
+		status int
+		body   []byte
+	}
+	call := func(id int, ms string) <-chan reply {
+		ch := make(chan reply, 1)
+		go func() {
+			status, body := rpc(t, base, "2025-06-18", callBody(id, "sleep", `{"ms":`+ms+`}`))
+			ch <- reply{status, body}
+		}()
+		return ch
+	}
+	short := call(1, "300")  // finishes within the drain bound
+	long := call(2, "20000") // does not
+	time.Sleep(100 * time.Millisecond)
+	stop()
+	start := time.Now()
+
+	r := <-short
+	assert.Equal(t, http.StatusOK, r.status)
+	res := callResult(t, r.body)
+	assert.False(t, res.IsError, "a call that finishes within the drain bound gets its result: %s", r.body)
+
+	select {
+	case r = <-long:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the long call got no reply\n%s", logs)
+	}
+	assert.Equal(t, http.StatusOK, r.status)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"`+shuttingDownMessage+`"}}`, string(r.body))
+	assert.Less(t, time.Since(start), 5*time.Second)
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	assert.Contains(t, logs.String(), "worker process stopped")
+	_, err := net.DialTimeout("tcp", strings.TrimPrefix(base, "http://"), time.Second)
+	assert.Error(t, err, "a stopped host accepts no connection")
+}
+
+func TestConnectionDeadlines(t *testing.T) {
+	h, _, _, _ := runWorkerHost(t, Options{ReadHeaderTimeout: 300 * time.Millisecond, ReadTimeout: 500 * time.Millisecond, IdleTimeout: 700 * time.Millisecond})
+	addr := strings.TrimPrefix(strings.TrimSuffix(h.Endpoint(), MCPPath), "http://")
+	closedWithin := func(t *testing.T, conn net.Conn, bound time.Duration) {
+		t.Helper()
+		_ = conn.SetReadDeadline(time.Now().Add(bound))
+		_, err := io.Copy(io.Discard, conn)
+		assert.NoError(t, err, "the server closed the connection within %v", bound)
+	}
+	t.Run("header never finished", func(t *testing.T) {
+		conn, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer conn.Close()
+		_, _ = io.WriteString(conn, "POST "+MCPPath+" HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+		closedWithin(t, conn, 5*time.Second)
+	})
+	t.Run("body never finished", func(t *testing.T) {
+		conn, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer conn.Close()
+		_, _ = io.WriteString(conn, "POST "+MCPPath+" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Functions-Key: "+testKey+"\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":")
+		closedWithin(t, conn, 5*time.Second)
+	})
+	t.Run("idle keep-alive", func(t *testing.T) {
+		conn, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer conn.Close()
+		body := callBody(1, "sleep", `{"ms":1}`)
+		_, _ = io.WriteString(conn, "POST "+MCPPath+" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json\r\nX-Functions-Key: "+testKey+"\r\nContent-Length: "+itoa(len(body))+"\r\n\r\n"+body)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		closedWithin(t, conn, 5*time.Second)
+	})
+	t.Run("a call longer than the read timeout still answers", func(t *testing.T) {
+		base := strings.TrimSuffix(h.Endpoint(), MCPPath)
+		status, body := rpc(t, base, "2025-06-18", callBody(1, "sleep", `{"ms":1500}`))
+		require.Equal(t, http.StatusOK, status)
+		assert.False(t, callResult(t, body).IsError, "%s", body)
+	})
+}
+
+func TestConnectionLimit(t *testing.T) {
+	h, _, _, _ := runWorkerHost(t, Options{MaxConnections: 2})
+	addr := strings.TrimPrefix(strings.TrimSuffix(h.Endpoint(), MCPPath), "http://")
+	var held []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		held = append(held, c)
+	}
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	time.Sleep(50 * time.Millisecond) // let the server accept both
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err, "the connection over the bound is answered at once")
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	resp.Body.Close()
+	// Freed slots are reused.
+	held[0].Close()
+	held = held[1:]
+	base := strings.TrimSuffix(h.Endpoint(), MCPPath)
+	require.Eventually(t, func() bool {
+		req, _ := http.NewRequest(http.MethodGet, base+StatusPath, nil)
+		req.Header.Set("X-Functions-Key", testKey)
+		req.Close = true
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 5*time.Second, 20*time.Millisecond)
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}
