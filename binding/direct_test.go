@@ -3,10 +3,13 @@ package binding
 import (
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 func TestDecodeDirectReply(t *testing.T) {
@@ -35,4 +38,74 @@ func TestDecodeDirectReply(t *testing.T) {
 		var re *ResultError
 		assert.True(t, errors.As(err, &re), "%s: %v", name, err)
 	}
+}
+
+// TestScanDirectReplyAgreesWithEncodingJSON checks the one-pass reader of
+// direct replies against encoding/json on replies and many mutations of
+// them: when it reads a body, it reads what encoding/json reads.
+func TestScanDirectReplyAgreesWithEncodingJSON(t *testing.T) {
+	replies := []string{
+		`{"Logs":["one","two \"quoted\" \u00e9 \ud83d\ude00"],"Result":{"content":[{"type":"text","text":"{\"a\":1}"},{"type":"image","data":"AAE=","mimeType":"image/png"}],` +
+			`"structuredContent":{"a":1,"b":[true,null,"x"]},"isError":false,"_meta":{"k":"v"}},"Checked":"abc"}`,
+		`{"Logs":[],"Result":{"content":[],"isError":true}}`,
+		` { "Logs" : null , "Result" : { "content" : null , "structuredContent" : null } , "Checked" : null } `,
+		`{"Result":{"content":[{"type":"text","text":"x"}]},"Logs":["bad \xff utf-8"]}`,
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	read := 0
+	for _, reply := range replies {
+		for i := range 3000 {
+			body := reply
+			if i > 0 {
+				body = mutate(rng, reply)
+			}
+			got, ok := scanDirectReply([]byte(body))
+			var want metadata.DirectReply
+			err := json.Unmarshal([]byte(body), &want)
+			if !ok {
+				continue
+			}
+			read++
+			require.NoError(t, err, "the scan read a body encoding/json refuses: %s", body)
+			assert.Equal(t, want, got, "%s", body)
+		}
+	}
+	assert.Greater(t, read, 1000, "the scan reads most replies itself")
+}
+
+// TestBlockCertainlyValidNeverContradictsCheckContentBlock checks the
+// quick block check against the full one on blocks and mutations of them.
+func TestBlockCertainlyValidNeverContradictsCheckContentBlock(t *testing.T) {
+	blocks := []string{
+		`{"type":"text","text":"hello \"there\""}`,
+		`{"type":"image","data":"AAE=","mimeType":"image/png","annotations":{"audience":["user"]}}`,
+		`{"type":"audio","mimeType":"audio/wav","data":""}`,
+		`{"type":"resource_link","uri":"file:///a","name":"a","title":"A"}`,
+		`{"type":"resource","resource":{"uri":"file:///a","text":"x"}}`,
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	quick := 0
+	for _, block := range blocks {
+		for i := range 3000 {
+			b := block
+			if i > 0 {
+				b = mutate(rng, block)
+			}
+			if blockCertainlyValid([]byte(b)) {
+				quick++
+				// The full check, without the quick one in front of it.
+				var m map[string]json.RawMessage
+				require.NoError(t, json.Unmarshal([]byte(b), &m), b)
+				var typ string
+				require.NoError(t, json.Unmarshal(m["type"], &typ), b)
+				need := map[string][]string{"text": {"text"}, "image": {"data", "mimeType"}, "audio": {"data", "mimeType"}, "resource_link": {"uri", "name"}}[typ]
+				require.NotEmpty(t, need, b)
+				for _, k := range need {
+					var s string
+					require.NoError(t, json.Unmarshal(m[k], &s), "%s: %s", k, b)
+				}
+			}
+		}
+	}
+	assert.Greater(t, quick, 1000)
 }

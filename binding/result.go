@@ -292,26 +292,6 @@ func checkCallToolResult(res *metadata.CallToolResult, where string) error {
 	return nil
 }
 
-// DecodeDirectReply turns a direct reply ([metadata.DirectReply], the body
-// of a reply of type [metadata.MediaTypeDirectResult]) into a tool result:
-// one decoding of the whole body, which keeps the bytes of every block,
-// structuredContent and _meta as the worker wrote them, and the same checks
-// as a "call_tool_result" envelope's content. It also returns the worker's
-// log lines. Errors are *ResultError.
-func DecodeDirectReply(data []byte) (*Decoded, []string, error) {
-	var r metadata.DirectReply
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, nil, resultErr("the direct reply is not valid: %v", err)
-	}
-	if r.Result == nil {
-		return nil, r.Logs, resultErr("the direct reply has no Result")
-	}
-	if err := checkCallToolResult(r.Result, " of the direct reply"); err != nil {
-		return nil, r.Logs, err
-	}
-	return &Decoded{Result: r.Result, Checked: r.Checked}, r.Logs, nil
-}
-
 // ProblemNoStructuredContent is the problem reported for a result of a tool
 // with an output schema that carries no structuredContent.
 const ProblemNoStructuredContent = "the result has no structuredContent, but the tool declares an output schema"
