@@ -284,7 +284,7 @@ func New(opts *Options) (*Host, error) {
 		root:    root,
 		cfg:     cfg,
 		reg:     reg,
-		inv:     newInvoker(Version, o.CallTimeout, o.RestartWait),
+		inv:     newInvoker(Version, o.CallTimeout, o.RestartWait, o.MaxCallsInFlight),
 		notify:  newNotifyHub(o.Logger),
 		log:     o.Logger,
 		console: &console{w: o.Output},

@@ -60,12 +60,15 @@ func (p *hostHeadersPolicy) Do(req *policy.Request) (*http.Response, error) {
 	return req.Next()
 }
 
-func newInvoker(hostVersion string, timeout, restartWait time.Duration) *invoker {
+// newInvoker makes the worker client. It keeps up to maxCalls connections
+// to the worker alive between calls, one per call that may run at once, so
+// that no call under full load pays for a new connection.
+func newInvoker(hostVersion string, timeout, restartWait time.Duration, maxCalls int) *invoker {
 	transport := &http.Transport{
 		Proxy:               nil, // the worker is local: never go through a proxy
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        256,
-		MaxIdleConnsPerHost: 128,
+		MaxIdleConns:        maxCalls,
+		MaxIdleConnsPerHost: maxCalls,
 		IdleConnTimeout:     90 * time.Second,
 	}
 	client := &http.Client{
