@@ -31,7 +31,14 @@ func (s toolSet) CallTool(ctx context.Context, req *mcp.CallRequest) (*metadata.
 
 // UnknownToolMessage is the -32602 message for a tools/call of a tool the
 // host does not serve.
-func unknownToolMessage(name string) string { return fmt.Sprintf("Unknown tool: '%s'", name) }
+// The name is quoted safely: invalid UTF-8 is replaced, and it is cut.
+func unknownToolMessage(name string) string {
+	name = strings.ToValidUTF8(name, "\uFFFD")
+	if len(name) > 140 {
+		name = strings.ToValidUTF8(name[:140], "") + "…"
+	}
+	return fmt.Sprintf("Unknown tool: '%s'", name)
+}
 
 // missingArgumentsMessage is the message for required arguments that are
 // absent or null.

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -117,4 +118,25 @@ func TestStatusLeaksNoAbsolutePath(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Contains(t, string(body), `a_broken/function.json`, "files are named relative to the script root")
 	assert.NotContains(t, string(body), root)
+}
+
+func TestInvalidUTF8IsNeverEchoed(t *testing.T) {
+	fw := newFakeWorker(t)
+	root := weatherApp(t, `{"version":"2.0"}`)
+	h, _ := newTestHost(t, root, fw.srv.URL, nil)
+	srv := httptest.NewServer(h.Handler())
+	defer srv.Close()
+	bodies := []string{
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"get\xff\xfeweather\",\"arguments\":{}}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/\xc3\x28call\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"" + strings.Repeat("\xff", 5000) + "\"}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}",
+		"\xff\xfe{}",
+	}
+	for i, body := range bodies {
+		_, got := rpc(t, srv.URL, "2025-06-18", body)
+		assert.True(t, utf8.Valid(got), "reply %d is valid UTF-8", i)
+		assert.NotContains(t, string(got), "\xff", "reply %d", i)
+		assert.Less(t, len(got), 1000, "reply %d does not echo a long name", i)
+	}
 }

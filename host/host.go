@@ -141,6 +141,16 @@ type Options struct {
 	// restarted) waits for the new one before it fails. Default 30s.
 	RestartWait time.Duration
 
+	// MaxFunctionFileBytes bounds a function.json (only regular files are
+	// read); MaxSchemaBytes and MaxSchemaDepth bound each schema of a tool
+	// trigger, and SchemaCompileTime the compilation of one tool's schemas.
+	// A function or tool over them is refused at load. Defaults 1 MiB,
+	// 256 KiB, 64, 5s.
+	MaxFunctionFileBytes int
+	MaxSchemaBytes       int
+	MaxSchemaDepth       int
+	SchemaCompileTime    time.Duration
+
 	// AllowedHosts are host names that requests may name in their Host
 	// header (and Origin) besides 127.0.0.1, localhost and [::1]; any other
 	// gets 403 (DNS rebinding).
@@ -240,6 +250,10 @@ func New(opts *Options) (*Host, error) {
 	defaultDuration(&o.ReadTimeout, DefaultReadTimeout)
 	defaultDuration(&o.IdleTimeout, DefaultIdleTimeout)
 	defaultDuration(&o.RestartWait, DefaultRestartWait)
+	defaultInt(&o.MaxFunctionFileBytes, DefaultMaxFunctionFileBytes)
+	defaultInt(&o.MaxSchemaBytes, DefaultMaxSchemaBytes)
+	defaultInt(&o.MaxSchemaDepth, DefaultMaxSchemaDepth)
+	defaultDuration(&o.SchemaCompileTime, DefaultSchemaCompileTime)
 	if o.ProbeInterval == 0 {
 		o.ProbeInterval = DefaultProbeInterval
 	}
@@ -273,7 +287,8 @@ func New(opts *Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the host keys: %w", err)
 	}
-	reg, err := loadRegistry(root)
+	reg, err := loadRegistry(root, &appLimits{fileBytes: int64(o.MaxFunctionFileBytes), schemaBytes: o.MaxSchemaBytes,
+		schemaDepth: o.MaxSchemaDepth, compileTime: o.SchemaCompileTime})
 	if err != nil {
 		return nil, fmt.Errorf("loading functions: %w", err)
 	}

@@ -66,8 +66,8 @@ type toolJSON struct {
 }
 
 // loadRegistry reads every function of the app under root and loads its tool.
-func loadRegistry(root string) (*registry, error) {
-	fns, fnErrs, err := metadata.ReadApp(root)
+func loadRegistry(root string, lim *appLimits) (*registry, error) {
+	fns, fnErrs, err := readApp(root, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func loadRegistry(root string) (*registry, error) {
 		r.funcs = append(r.funcs, st)
 		r.failures = append(r.failures, e)
 	}
-	loaded := loadTools(root, fns)
+	loaded := loadTools(root, fns, lim)
 	for i, fn := range fns {
 		r.add(root, fn, loaded[i])
 	}
@@ -111,7 +111,7 @@ type loadedTool struct {
 // loadTools loads the tool of every function with exactly one tool trigger,
 // on all CPUs, compiling each distinct schema text once. The result is
 // indexed like fns.
-func loadTools(root string, fns []*metadata.Function) []loadedTool {
+func loadTools(root string, fns []*metadata.Function, lim *appLimits) []loadedTool {
 	out := make([]loadedTool, len(fns))
 	var compiler binding.Compiler
 	next := make(chan int)
@@ -124,7 +124,14 @@ func loadTools(root string, fns []*metadata.Function) []loadedTool {
 				fn := fns[i]
 				if triggers := fn.ToolTriggers(); len(triggers) == 1 {
 					file := filepath.Join(root, fn.Name, metadata.FunctionFile)
-					out[i].tool, out[i].err = compiler.LoadTool(fn, triggers[0], file)
+					if err := checkTrigger(fn, triggers[0], file, lim); err != nil {
+						out[i].err = err
+						continue
+					}
+					toolName, _ := triggers[0].LookupString(metadata.KeyToolName)
+					out[i].tool, out[i].err = loadToolBounded(fn, file, toolName, lim.compileTime, func() (*binding.Tool, error) {
+						return compiler.LoadTool(fn, triggers[0], file)
+					})
 				}
 			}
 		}()
@@ -235,12 +242,12 @@ func (r *registry) listFor(version string) json.RawMessage {
 	return r.modern
 }
 
-// lookup finds a tool by name, case-insensitively.
+// lookup finds a tool by its exact name.
 func (r *registry) lookup(name string) *servedTool {
-	if t, ok := r.byName[name]; ok && t.name == name {
+	if t, ok := r.byName[strings.ToLower(name)]; ok && t.name == name {
 		return t
 	}
-	return r.byName[strings.ToLower(name)]
+	return nil
 }
 
 // failedFunction is the function a load failure is about.

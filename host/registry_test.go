@@ -133,13 +133,13 @@ func TestToolsListJSON(t *testing.T) {
 	assert.Same(t, &h.reg.list[0], &toolSet{h}.ToolsList()[0])
 }
 
-func TestLookupIsCaseInsensitive(t *testing.T) {
+func TestLookupIsExact(t *testing.T) {
 	root := weatherApp(t, `{"version":"2.0"}`)
 	h, _ := newTestHost(t, root, "http://127.0.0.1:1", nil)
-	for _, name := range []string{"get_weather", "GET_WEATHER", "Get_Weather"} {
-		tool := h.reg.lookup(name)
-		require.NotNil(t, tool, name)
-		assert.Equal(t, "get_weather", tool.name)
+	tool := h.reg.lookup("get_weather")
+	require.NotNil(t, tool)
+	assert.Equal(t, "get_weather", tool.name)
+	for _, name := range []string{"GET_WEATHER", "Get_Weather", "get_weathe", "get_weather ", ""} {
+		assert.Nil(t, h.reg.lookup(name), name)
 	}
-	assert.Nil(t, h.reg.lookup("get_weathe"))
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -248,10 +249,16 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	}
 }
 
-// validID returns id when it is a JSON string or number, else nil.
+// validID returns id when it is a JSON string or number, else nil. A
+// string that is not valid UTF-8 is refused: ids are echoed verbatim.
 func validID(id json.RawMessage) json.RawMessage {
 	switch c := firstByte(id); {
-	case c == '"', c == '-', c >= '0' && c <= '9':
+	case c == '"':
+		if !utf8.Valid(id) {
+			return nil
+		}
+		return id
+	case c == '-', c >= '0' && c <= '9':
 		return id
 	}
 	return nil

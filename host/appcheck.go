@@ -1,0 +1,365 @@
+package host
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// Defaults of the app folder bounds in [Options].
+const (
+	DefaultMaxFunctionFileBytes = 1 << 20
+	DefaultMaxSchemaBytes       = 256 << 10
+	DefaultMaxSchemaDepth       = 64
+	DefaultSchemaCompileTime    = 5 * time.Second
+)
+
+// appLimits bound what loading an app folder may cost.
+type appLimits struct {
+	fileBytes   int64
+	schemaBytes int
+	schemaDepth int
+	compileTime time.Duration
+}
+
+// toolNameRule is the MCP specification's rule for tool names.
+var toolNameRule = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+// readApp is metadata.ReadApp with the host's guards: a function.json is read
+// only when it is a regular file (a named pipe or device would stall the
+// start) of at most fileBytes.
+func readApp(root string, lim *appLimits) (fns []*metadata.Function, errs []error, err error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading script root: %w", err)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		name := e.Name()
+		file := filepath.Join(root, name, metadata.FunctionFile)
+		st, statErr := os.Stat(file)
+		if errors.Is(statErr, fs.ErrNotExist) {
+			continue
+		}
+		fail := func(err error) { errs = append(errs, &metadata.FunctionError{Function: name, File: file, Err: err}) }
+		switch {
+		case statErr != nil:
+			fail(statErr)
+			continue
+		case !st.Mode().IsRegular():
+			fail(fmt.Errorf("not a regular file (%s): not read", fileKind(st.Mode())))
+			continue
+		case st.Size() > lim.fileBytes:
+			fail(fmt.Errorf("%d bytes, more than the limit of %d: not read", st.Size(), lim.fileBytes))
+			continue
+		}
+		data, err := readBounded(file, lim.fileBytes)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		fn, ferr := metadata.ParseFunction(name, file, data)
+		if ferr != nil {
+			errs = append(errs, ferr)
+			continue
+		}
+		fns = append(fns, fn)
+	}
+	return fns, errs, nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "mode " + m.String()
+}
+
+// readBounded reads at most limit bytes of file, failing when it holds more.
+func readBounded(file string, limit int64) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("more than the limit of %d bytes: not read", limit)
+	}
+	return data, nil
+}
+
+// schemaKeys are the trigger keys holding schema text.
+var schemaKeys = []string{metadata.KeyInputSchema, metadata.KeyOutputSchema, metadata.KeyNaturalOutputSchema}
+
+// checkTrigger applies the host's rules to a tool trigger before its
+// schemas are compiled: the tool name rule, and per schema a size and depth
+// bound and local $ref checks (each must resolve; no cycle of references
+// that never moves into the instance).
+func checkTrigger(fn *metadata.Function, b *metadata.Binding, file string, lim *appLimits) error {
+	toolName, _ := b.LookupString(metadata.KeyToolName)
+	var errs []error
+	fail := func(err error) {
+		errs = append(errs, &binding.ToolError{Function: fn.Name, Tool: toolName, File: file, Err: err})
+	}
+	if toolName != "" && !toolNameRule.MatchString(toolName) {
+		fail(fmt.Errorf("tool name %s must be 1 to 128 characters of A-Z, a-z, 0-9, '_', '.' and '-'", quoteSafe(toolName)))
+	}
+	for _, key := range schemaKeys {
+		text, ok := b.LookupString(key)
+		if !ok || strings.TrimSpace(text) == "" {
+			continue
+		}
+		if len(text) > lim.schemaBytes {
+			fail(fmt.Errorf("%s is %d bytes, more than the limit of %d", key, len(text), lim.schemaBytes))
+			continue
+		}
+		if depth, _ := measureJSON([]byte(text)); depth > lim.schemaDepth {
+			fail(fmt.Errorf("%s nests %d levels, more than the limit of %d", key, depth, lim.schemaDepth))
+			continue
+		}
+		var doc any
+		if json.Unmarshal([]byte(text), &doc) != nil {
+			continue // binding reports invalid JSON
+		}
+		if err := checkRefs(doc); err != nil {
+			fail(fmt.Errorf("%s: %w", key, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// quoteSafe quotes s for a message: invalid UTF-8 replaced, at most 140 bytes.
+func quoteSafe(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) > 140 {
+		s = strings.ToValidUTF8(s[:140], "") + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// inPlaceKeys are applicators that apply a subschema to the same instance:
+// a cycle through them (and $ref) never ends.
+var inPlaceKeys = map[string]bool{"allOf": true, "anyOf": true, "oneOf": true, "not": true, "if": true, "then": true, "else": true, "dependentSchemas": true}
+
+// checkRefs checks every local $ref of a schema document: it must resolve
+// (a JSON pointer or an $anchor of the document), and following $ref and
+// in-place applicators from any schema must not come back to it.
+func checkRefs(doc any) error {
+	anchors := map[string]string{}
+	var refs [][2]string // location, ref
+	var walk func(v any, ptr string)
+	walk = func(v any, ptr string) {
+		switch x := v.(type) {
+		case map[string]any:
+			if a, ok := x["$anchor"].(string); ok {
+				anchors[a] = ptr
+			}
+			if r, ok := x["$ref"].(string); ok {
+				refs = append(refs, [2]string{ptr, r})
+			}
+			for k, c := range x {
+				walk(c, ptr+"/"+escapePointer(k))
+			}
+		case []any:
+			for i, c := range x {
+				walk(c, ptr+"/"+strconv.Itoa(i))
+			}
+		}
+	}
+	walk(doc, "#")
+	target := map[string]string{} // location of a $ref → the location it names
+	var errs []error
+	for _, lr := range refs {
+		loc, ref := lr[0], lr[1]
+		if !strings.HasPrefix(ref, "#") {
+			continue // not local: binding refuses what it cannot load offline
+		}
+		frag, err := url.PathUnescape(ref[1:])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("$ref %s at %s is not a valid fragment", quoteSafe(ref), loc))
+			continue
+		}
+		var to string
+		if frag == "" || strings.HasPrefix(frag, "/") {
+			if _, ok := resolvePointer(doc, frag); !ok {
+				errs = append(errs, fmt.Errorf("$ref %s at %s does not resolve", quoteSafe(ref), loc))
+				continue
+			}
+			to = "#" + frag
+		} else if p, ok := anchors[frag]; ok {
+			to = p
+		} else {
+			errs = append(errs, fmt.Errorf("$ref %s at %s names no $anchor of the schema", quoteSafe(ref), loc))
+			continue
+		}
+		target[loc] = to
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if cycle := refCycle(doc, target); cycle != nil {
+		return fmt.Errorf("$ref cycle that never moves into the instance: %s", strings.Join(cycle, " → "))
+	}
+	return nil
+}
+
+// refCycle finds a cycle of schema locations linked by $ref or an in-place
+// applicator; nil when there is none.
+func refCycle(doc any, target map[string]string) []string {
+	edges := func(loc string) []string {
+		var out []string
+		if to, ok := target[loc]; ok {
+			out = append(out, to)
+		}
+		v, _ := resolvePointer(doc, strings.TrimPrefix(loc, "#"))
+		m, _ := v.(map[string]any)
+		for k, c := range m {
+			if !inPlaceKeys[k] {
+				continue
+			}
+			switch x := c.(type) {
+			case map[string]any:
+				if k == "dependentSchemas" {
+					for dk := range x {
+						out = append(out, loc+"/"+k+"/"+escapePointer(dk))
+					}
+				} else {
+					out = append(out, loc+"/"+k)
+				}
+			case []any:
+				for i := range x {
+					out = append(out, loc+"/"+k+"/"+strconv.Itoa(i))
+				}
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := map[string]int{}
+	var path []string
+	var visit func(loc string) []string
+	visit = func(loc string) []string {
+		state[loc] = onPath
+		path = append(path, loc)
+		for _, next := range edges(loc) {
+			switch state[next] {
+			case onPath:
+				for i, p := range path {
+					if p == next {
+						return append(append([]string{}, path[i:]...), next)
+					}
+				}
+			case unseen:
+				if c := visit(next); c != nil {
+					return c
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		state[loc] = done
+		return nil
+	}
+	starts := make([]string, 0, len(target))
+	for loc := range target {
+		starts = append(starts, loc)
+	}
+	sort.Strings(starts)
+	for _, loc := range starts {
+		if state[loc] == unseen {
+			if c := visit(loc); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// resolvePointer follows a JSON pointer ("" is the root) in doc.
+func resolvePointer(doc any, ptr string) (any, bool) {
+	if ptr == "" {
+		return doc, true
+	}
+	if !strings.HasPrefix(ptr, "/") {
+		return nil, false
+	}
+	cur := doc
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch x := cur.(type) {
+		case map[string]any:
+			v, ok := x[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			cur = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// loadToolBounded runs compile within the compile-time budget; past it the
+// tool is refused (the compilation is left to finish in the background).
+func loadToolBounded(fn *metadata.Function, file, toolName string, budget time.Duration, compile func() (*binding.Tool, error)) (*binding.Tool, error) {
+	type result struct {
+		tool *binding.Tool
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		t, err := compile()
+		ch <- result{t, err}
+	}()
+	timer := time.NewTimer(budget)
+	defer timer.Stop()
+	select {
+	case r := <-ch:
+		return r.tool, r.err
+	case <-timer.C:
+		return nil, &binding.ToolError{Function: fn.Name, Tool: toolName, File: file,
+			Err: fmt.Errorf("compiling the schemas took longer than the budget of %v", budget)}
+	}
+}
