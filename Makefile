@@ -22,6 +22,19 @@ DIST         := dist
 APP          := $(DIST)/app
 TEST_TIMEOUT ?= 15m
 TEST_FLAGS   ?=
+FUZZ_TIME    ?= 3s
+
+# package:target pairs run briefly by `make fuzz` (part of `make test`). A
+# failing input is written under the package's testdata/fuzz/<target>/ and
+# then runs as a regression test in every `go test`: commit it.
+FUZZ_TARGETS := \
+	./metadata:FuzzToolContextFromRequest \
+	./binding:FuzzParseFunctionAndTrigger \
+	./binding:FuzzOutputSchema \
+	./binding:FuzzDecodeReturnValue \
+	./host/internal/mcp:FuzzDecodeMessage \
+	./host/internal/auth:FuzzOpen \
+	./host:FuzzCheckRefs
 BENCH_TIME   ?= 2s
 BENCH_COUNT  ?= 1
 BENCH        ?= .
@@ -72,6 +85,13 @@ benchsmoke:
 # (a -bench pattern), BENCH_TIME sets -benchtime.
 bench:
 	$(GO) test -count=$(BENCH_COUNT) -run '^$$' -bench '$(BENCH)' -benchtime $(BENCH_TIME) -timeout 60m ./tests/bench/
+
+fuzz:
+	@for pt in $(FUZZ_TARGETS); do \
+		pkg=$${pt%%:*}; target=$${pt##*:}; \
+		echo "fuzz $$pkg $$target ($(FUZZ_TIME))"; \
+		$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZ_TIME) $$pkg || exit 1; \
+	done
 
 # npm ci writes node_modules/.package-lock.json, so it reruns only when the
 # lock file or package.json changed.
