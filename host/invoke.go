@@ -284,38 +284,38 @@ func invocationBody(t *servedTool, in *requestInput, now time.Time) ([]byte, err
 		}
 		tc.Transport.Properties = &metadata.TransportProperties{Headers: hs}
 	}
-	var buf bytes.Buffer
-	buf.Grow(512)
-	buf.WriteString(`{"Data":{`)
-	_ = metadata.WriteJSON(&buf, t.dataKey) // a string always encodes
-	buf.WriteByte(':')
-	if err := metadata.WriteJSON(&buf, &tc); err != nil {
+	buf := make([]byte, 0, 1024)
+	buf = append(buf, `{"Data":{`...)
+	buf = metadata.AppendJSONString(buf, t.dataKey)
+	buf = append(buf, ':')
+	buf, err := tc.AppendJSON(buf)
+	if err != nil {
 		return nil, fmt.Errorf("encoding the tool invocation context: %w", err)
 	}
-	buf.WriteString(`},"Metadata":{"mcptoolargs":{`)
+	buf = append(buf, `},"Metadata":{"mcptoolargs":{`...)
 	first := true
 	for k, v := range in.Arguments {
 		if !first {
-			buf.WriteByte(',')
+			buf = append(buf, ',')
 		}
 		first = false
-		_ = metadata.WriteJSON(&buf, k)
-		buf.WriteByte(':')
-		_ = metadata.WriteJSON(&buf, argumentText(v))
+		buf = metadata.AppendJSONString(buf, k)
+		buf = append(buf, ':')
+		buf = metadata.AppendJSONString(buf, argumentText(v))
 	}
-	buf.WriteByte('}')
+	buf = append(buf, '}')
 	if in.SessionID != "" {
-		buf.WriteString(`,"mcpsessionid":`)
-		_ = metadata.WriteJSON(&buf, in.SessionID)
+		buf = append(buf, `,"mcpsessionid":`...)
+		buf = metadata.AppendJSONString(buf, in.SessionID)
 	}
-	buf.WriteString(`,"sys":{"MethodName":`)
-	_ = metadata.WriteJSON(&buf, t.function)
-	buf.WriteString(`,"UtcNow":"`)
-	buf.WriteString(now.UTC().Format(time.RFC3339Nano))
-	buf.WriteString(`","RandGuid":"`)
-	buf.WriteString(newWorkerID())
-	buf.WriteString(`"}}}`)
-	return buf.Bytes(), nil
+	buf = append(buf, `,"sys":{"MethodName":`...)
+	buf = metadata.AppendJSONString(buf, t.function)
+	buf = append(buf, `,"UtcNow":"`...)
+	buf = now.UTC().AppendFormat(buf, time.RFC3339Nano)
+	buf = append(buf, `","RandGuid":"`...)
+	buf = append(buf, newWorkerID()...)
+	buf = append(buf, `"}}}`...)
+	return buf, nil
 }
 
 // isSecretHeader reports whether a client header carries the host's own

@@ -1,0 +1,80 @@
+package metadata
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// AppendJSON appends the context as [Marshal] encodes it (keys of maps in
+// sorted order, raw arguments compacted), without reflection: funchost
+// encodes one for every call. An argument that is not valid JSON is an
+// error, as with Marshal.
+func (c *ToolInvocationContext) AppendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"name":`...)
+	dst = AppendJSONString(dst, c.Name)
+	if len(c.Arguments) > 0 {
+		dst = append(dst, `,"arguments":{`...)
+		for i, k := range slices.Sorted(maps.Keys(c.Arguments)) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendJSONString(dst, k)
+			dst = append(dst, ':')
+			v := c.Arguments[k]
+			if len(v) == 0 {
+				dst = append(dst, "null"...)
+				continue
+			}
+			buf := bytes.NewBuffer(dst)
+			if err := json.Compact(buf, v); err != nil {
+				return nil, fmt.Errorf("encoding argument %q: %w", k, err)
+			}
+			dst = buf.Bytes()
+		}
+		dst = append(dst, '}')
+	}
+	if c.SessionID != "" {
+		dst = append(dst, `,"sessionid":`...)
+		dst = AppendJSONString(dst, c.SessionID)
+	}
+	if ci := c.ClientInfo; ci != nil {
+		dst = append(dst, `,"clientinfo":{"name":`...)
+		dst = AppendJSONString(dst, ci.Name)
+		if ci.Title != "" {
+			dst = append(dst, `,"title":`...)
+			dst = AppendJSONString(dst, ci.Title)
+		}
+		dst = append(dst, `,"version":`...)
+		dst = AppendJSONString(dst, ci.Version)
+		dst = append(dst, '}')
+	}
+	if t := c.Transport; t != nil {
+		dst = append(dst, `,"transport":{"name":`...)
+		dst = AppendJSONString(dst, t.Name)
+		if t.SessionID != "" {
+			dst = append(dst, `,"sessionId":`...)
+			dst = AppendJSONString(dst, t.SessionID)
+		}
+		if p := t.Properties; p != nil {
+			dst = append(dst, `,"properties":{`...)
+			if len(p.Headers) > 0 {
+				dst = append(dst, `"headers":{`...)
+				for i, k := range slices.Sorted(maps.Keys(p.Headers)) {
+					if i > 0 {
+						dst = append(dst, ',')
+					}
+					dst = AppendJSONString(dst, k)
+					dst = append(dst, ':')
+					dst = AppendJSONString(dst, p.Headers[k])
+				}
+				dst = append(dst, '}')
+			}
+			dst = append(dst, '}')
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}'), nil
+}
