@@ -376,11 +376,11 @@ func (h *handler) toolsCall(req *request, params json.RawMessage, version string
 		Arguments:       args,
 		ProtocolVersion: version,
 		Headers:         req.r.Header,
-		Transport:       metadata.TransportStreamableHTTP,
+		Transport:       transportOf(req.r.Context()),
 	}
 	if meta != nil {
 		call.Meta, call.ClientInfo = meta, meta.ClientInfo
-	} else if vals := req.r.Header[headerSessionID]; len(vals) > 0 {
+	} else if vals := req.r.Header[headerSessionID]; len(vals) > 0 && call.Transport == metadata.TransportStreamableHTTP {
 		call.SessionID = vals[0]
 	}
 	if s != nil {

@@ -88,7 +88,7 @@ type CallRequest struct {
 	ClientInfo      *metadata.ClientInfo       // from the session token or _meta, nil if unknown
 	Meta            *RequestMeta               // the _meta of a modern (2026-07-28) request, nil for legacy ones
 	Headers         http.Header                // the request headers
-	Transport       string                     // metadata.TransportStreamableHTTP
+	Transport       string                     // metadata.TransportStreamableHTTP, or metadata.TransportSSE over legacy SSE (then SessionID is "")
 	// Notify sends progress and log notifications to the client during the
 	// call; nil when the client can receive none (see [Notifier]).
 	Notify *Notifier

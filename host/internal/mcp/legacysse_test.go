@@ -1,0 +1,366 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// gcmSealer is an AES-GCM StateSealer for the tests; the ttl is ignored.
+type gcmSealer struct{ aead cipher.AEAD }
+
+func newGCMSealer(t testing.TB, key []byte) *gcmSealer {
+	block, err := aes.NewCipher(key)
+	require.NoError(t, err)
+	aead, err := cipher.NewGCM(block)
+	require.NoError(t, err)
+	return &gcmSealer{aead}
+}
+
+func (s *gcmSealer) Seal(purpose string, payload []byte, _ time.Duration) (string, error) {
+	nonce := make([]byte, s.aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	return base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, payload, []byte(purpose))), nil
+}
+
+func (s *gcmSealer) Open(purpose, token string) ([]byte, error) {
+	data, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || len(data) < s.aead.NonceSize() {
+		return nil, errors.New("invalid token")
+	}
+	return s.aead.Open(nil, data[:s.aead.NonceSize()], data[s.aead.NonceSize():], []byte(purpose))
+}
+
+var testKey = []byte("0123456789abcdef0123456789abcdef")
+
+// sseServer is one instance: the Streamable HTTP handler and the legacy
+// transport mounted as the host mounts them.
+type sseServer struct {
+	*httptest.Server
+	tools *fakeTools
+	sse   *LegacySSE
+}
+
+func startSSEServer(t *testing.T, o *LegacySSEOptions) *sseServer {
+	t.Helper()
+	tools := newFakeTools()
+	if o.Sealer == nil {
+		o.Sealer = newGCMSealer(t, testKey)
+	}
+	sse, err := NewLegacySSE(NewHandler(tools, nil), o)
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/runtime/webhooks/mcp/sse", sse.ServeStream)
+	mux.HandleFunc("/runtime/webhooks/mcp/message", sse.ServeMessage)
+	s := &sseServer{Server: httptest.NewServer(mux), tools: tools, sse: sse}
+	t.Cleanup(func() { sse.Close(); s.Close() })
+	return s
+}
+
+type sseEvent struct{ name, data string }
+
+// sseStream is a client's open GET stream.
+type sseStream struct {
+	events   chan sseEvent // comments come as name ":"
+	endpoint string        // the message URL, absolute
+	cancel   context.CancelFunc
+}
+
+// openStream GETs …/sse (with the query and headers given) and reads the
+// endpoint event.
+func openStream(t *testing.T, base, query string, hdr http.Header) *sseStream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	u := base + "/runtime/webhooks/mcp/sse" + query
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	require.NoError(t, err)
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	s := &sseStream{events: make(chan sseEvent, 1024), cancel: cancel}
+	go func() {
+		defer resp.Body.Close()
+		defer close(s.events)
+		r := bufio.NewReader(resp.Body)
+		var ev sseEvent
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			line = strings.TrimRight(line, "\r\n")
+			switch {
+			case line == "":
+				if ev.name != "" {
+					s.events <- ev
+				}
+				ev = sseEvent{}
+			case strings.HasPrefix(line, ":"):
+				s.events <- sseEvent{name: ":", data: line}
+			case strings.HasPrefix(line, "event: "):
+				ev.name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				ev.data += strings.TrimPrefix(line, "data: ")
+			}
+		}
+	}()
+	first := s.next(t)
+	require.Equal(t, "endpoint", first.name, "the first event")
+	ref, err := url.Parse(first.data)
+	require.NoError(t, err)
+	s.endpoint = resp.Request.URL.ResolveReference(ref).String()
+	return s
+}
+
+// next returns the next event that is not a comment.
+func (s *sseStream) next(t *testing.T) sseEvent {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-s.events:
+			require.True(t, ok, "the stream ended")
+			if ev.name != ":" {
+				return ev
+			}
+		case <-timeout:
+			t.Fatal("no event within 10s")
+		}
+	}
+}
+
+// post sends one message to a message URL and returns status and body.
+func post(t *testing.T, endpoint, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(endpoint, "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// onInstance re-targets a message URL at another server.
+func onInstance(endpoint, base string) string {
+	u, _ := url.Parse(endpoint)
+	b, _ := url.Parse(base)
+	u.Host = b.Host
+	return u.String()
+}
+
+func TestLegacySSEEndpointEvent(t *testing.T) {
+	s := startSSEServer(t, &LegacySSEOptions{InstanceID: "inst1"})
+	tests := []struct {
+		name, query string
+		hdr         http.Header
+		wantCode    string
+	}{
+		{"no key", "", nil, ""},
+		{"code query", "?code=k%2B1", nil, "k+1"},
+		{"x-functions-key header", "", http.Header{"X-Functions-Key": {"hdrkey"}}, "hdrkey"},
+		{"query wins", "?code=q", http.Header{"X-Functions-Key": {"h"}}, "q"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := openStream(t, s.URL, tt.query, tt.hdr)
+			u, err := url.Parse(st.endpoint)
+			require.NoError(t, err)
+			assert.Equal(t, "/runtime/webhooks/mcp/message", u.Path)
+			assert.NotEmpty(t, u.Query().Get("azmcpcs"))
+			assert.Equal(t, tt.wantCode, u.Query().Get("code"))
+			_, hasCode := u.Query()["code"]
+			assert.Equal(t, tt.wantCode != "", hasCode)
+		})
+	}
+}
+
+func TestLegacySSERepliesInOrderOnTheStream(t *testing.T) {
+	s := startSSEServer(t, &LegacySSEOptions{InstanceID: "inst1"})
+	st := openStream(t, s.URL, "", http.Header{"X-Test": {"abc"}})
+
+	code, body := post(t, st.endpoint, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","clientInfo":{"name":"c","version":"1"}}}`)
+	require.Equal(t, http.StatusAccepted, code)
+	assert.Equal(t, "Accepted", body)
+	init := st.next(t)
+	assert.Equal(t, "message", init.name)
+	assert.JSONEq(t, `"2024-11-05"`, gjson(t, init.data, "result", "protocolVersion"))
+	code, _ = post(t, st.endpoint, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	require.Equal(t, http.StatusAccepted, code)
+
+	const n = 50
+	for i := 1; i <= n; i++ {
+		code, _ := post(t, st.endpoint, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"t%d"}}}`, i, i))
+		require.Equal(t, http.StatusAccepted, code)
+	}
+	for i := 1; i <= n; i++ {
+		ev := st.next(t)
+		assert.JSONEq(t, fmt.Sprint(i), gjson(t, ev.data, "id"))
+		assert.Contains(t, ev.data, fmt.Sprintf(`"text":"t%d"`, i))
+	}
+	call := s.tools.lastCall(t)
+	assert.Equal(t, metadata.TransportSSE, call.Transport)
+	assert.Empty(t, call.SessionID, "legacy SSE has no session id")
+	assert.Equal(t, "2024-11-05", call.ProtocolVersion)
+	require.NotNil(t, call.ClientInfo)
+	assert.Equal(t, "c", call.ClientInfo.Name)
+	assert.Equal(t, "abc", call.Headers.Get("X-Test"), "the stream's headers reach the tool")
+}
+
+// gjson returns the JSON at a path of object keys.
+func gjson(t *testing.T, doc string, path ...string) string {
+	t.Helper()
+	var v json.RawMessage = json.RawMessage(doc)
+	for _, k := range path {
+		var m map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(v, &m), doc)
+		v = m[k]
+	}
+	return string(v)
+}
+
+func TestLegacySSEKeepAliveAndTeardown(t *testing.T) {
+	s := startSSEServer(t, &LegacySSEOptions{InstanceID: "inst1", KeepAlive: 20 * time.Millisecond})
+	st := openStream(t, s.URL, "", nil)
+	select {
+	case ev := <-st.events:
+		assert.Equal(t, ":", ev.name)
+		assert.Equal(t, ": keep-alive", ev.data)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no keep-alive comment")
+	}
+	require.Equal(t, 1, s.sse.Streams())
+
+	st.cancel()
+	deadline := time.Now().Add(5 * time.Second)
+	for s.sse.Streams() != 0 {
+		require.True(t, time.Now().Before(deadline), "the stream was not removed after the client left")
+		time.Sleep(10 * time.Millisecond)
+	}
+	code, body := post(t, st.endpoint, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	assert.Equal(t, http.StatusBadRequest, code)
+	assert.Contains(t, body, "No active session for client")
+}
+
+func TestLegacySSERefusals(t *testing.T) {
+	s := startSSEServer(t, &LegacySSEOptions{InstanceID: "inst1"})
+	st := openStream(t, s.URL, "", nil)
+	other := newGCMSealer(t, []byte("ffffffffffffffffffffffffffffffff"))
+	forged, _ := other.Seal(ClientStatePurpose, []byte("abc|inst1"), time.Hour)
+	msgURL := s.URL + "/runtime/webhooks/mcp/message"
+	tests := []struct {
+		name, method, url, body string
+		status                  int
+		text                    string
+	}{
+		{"no state", "POST", msgURL, `{}`, 400, "Missing service context"},
+		{"forged state", "POST", msgURL + "?azmcpcs=" + forged, `{}`, 400, "Invalid client state"},
+		{"garbage state", "POST", msgURL + "?azmcpcs=xyz", `{}`, 400, "Invalid client state"},
+		{"empty body", "POST", st.endpoint, ``, 400, "No message in request body."},
+		{"null body", "POST", st.endpoint, `null`, 400, "No message in request body."},
+		{"not JSON", "POST", st.endpoint, `{`, 400, "not JSON"},
+		{"GET message", "GET", st.endpoint, ``, 405, "Method not allowed"},
+		{"POST sse", "POST", s.URL + "/runtime/webhooks/mcp/sse", `{}`, 405, "Method not allowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequest(tt.method, tt.url, strings.NewReader(tt.body))
+			require.NoError(t, err)
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			assert.Equal(t, tt.status, resp.StatusCode)
+			assert.Contains(t, string(b), tt.text)
+		})
+	}
+}
+
+// hubForwarder forwards to the LegacySSE of the instance named.
+type hubForwarder map[string]*LegacySSE
+
+func (f hubForwarder) Forward(_ context.Context, instanceID, clientID string, msg []byte) error {
+	to, ok := f[instanceID]
+	if !ok {
+		return fmt.Errorf("forwarding to %s: %w", instanceID, ErrNoInstance)
+	}
+	to.Deliver(clientID, msg)
+	return nil
+}
+
+func TestLegacySSEForwardsToTheStreamsInstance(t *testing.T) {
+	hub := hubForwarder{}
+	a := startSSEServer(t, &LegacySSEOptions{InstanceID: "insta", Forward: hub})
+	b := startSSEServer(t, &LegacySSEOptions{InstanceID: "instb", Forward: hub})
+	lone := startSSEServer(t, &LegacySSEOptions{InstanceID: "instc"}) // no forwarder
+	hub["insta"], hub["instb"] = a.sse, b.sse
+
+	st := openStream(t, a.URL, "", nil)
+	for i := 1; i <= 5; i++ {
+		code, body := post(t, onInstance(st.endpoint, b.URL), fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":1}}}`, i, i))
+		require.Equal(t, http.StatusAccepted, code, body)
+	}
+	for i := 1; i <= 5; i++ {
+		ev := st.next(t)
+		assert.JSONEq(t, fmt.Sprint(i), gjson(t, ev.data, "id"))
+		assert.JSONEq(t, fmt.Sprintf(`{"sum":%d}`, i+1), gjson(t, ev.data, "result", "structuredContent"))
+	}
+	b.tools.mu.Lock()
+	assert.Empty(t, b.tools.calls, "the call runs on the stream's instance")
+	b.tools.mu.Unlock()
+
+	code, body := post(t, onInstance(st.endpoint, lone.URL), `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	assert.Equal(t, http.StatusBadRequest, code)
+	assert.Contains(t, body, "No active session for client")
+	assert.Contains(t, body, "instance 'insta'")
+
+	delete(hub, "insta")
+	code, body = post(t, onInstance(st.endpoint, b.URL), `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	assert.Equal(t, http.StatusBadRequest, code, "an instance that is gone")
+	assert.Contains(t, body, "No active session for client")
+}
+
+// TestLegacySSEOfficialGoClient connects the official Go SDK's SSE client
+// transport, which speaks 2024-11-05.
+func TestLegacySSEOfficialGoClient(t *testing.T) {
+	s := startSSEServer(t, &LegacySSEOptions{InstanceID: "inst1"})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "0"}, nil)
+	cs, err := client.Connect(ctx, &sdk.SSEClientTransport{Endpoint: s.URL + "/runtime/webhooks/mcp/sse"}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+
+	lt, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, lt.Tools, 2)
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "add", Arguments: map[string]any{"a": 2, "b": 3}})
+	require.NoError(t, err)
+	assert.False(t, res.IsError)
+	sc, err := json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"sum":5}`, string(sc))
+	assert.Equal(t, metadata.TransportSSE, s.tools.lastCall(t).Transport)
+}
