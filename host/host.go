@@ -198,6 +198,7 @@ type Host struct {
 	secrets *secrets
 	limits  *limits
 	health  health
+	legacy  *legacy
 	// restartDelay overrides the supervisor's first back-off step (tests).
 	restartDelay time.Duration
 	// drain is cancelled when a stopping host stops waiting for calls.
@@ -315,7 +316,9 @@ func New(opts *Options) (*Host, error) {
 	for _, e := range reg.failures {
 		h.logLoadFailure(e)
 	}
-	h.handler = h.routes()
+	if h.handler, err = h.routes(); err != nil {
+		return nil, fmt.Errorf("setting up the legacy SSE transport: %w", err)
+	}
 	return h, nil
 }
 
@@ -350,21 +353,28 @@ func oneLine(s string) string {
 	return strings.Join(strings.Split(s, "\n"), "; ")
 }
 
-func (h *Host) routes() http.Handler {
+func (h *Host) routes() (http.Handler, error) {
 	r := chi.NewRouter()
-	endpoint := mcp.NewHandler(toolSet{h}, &mcp.Options{
+	opts := &mcp.Options{
 		ServerInfo:      mcp.Implementation{Name: h.cfg.ServerName, Version: h.cfg.ServerVersion},
 		Instructions:    h.cfg.Instructions,
 		Logger:          h.log,
 		Sealer:          h.secrets.sealer,
 		SessionLifetime: h.opts.SessionLifetime,
 		OriginAllowed:   func(*http.Request) bool { return true }, // checked by guard, before
-	})
+	}
+	endpoint := mcp.NewHandler(toolSet{h}, opts)
+	var err error
+	if h.legacy, err = h.newLegacy(opts, endpoint); err != nil {
+		return nil, err
+	}
 	g := newGuard(&h.opts)
 	r.Use(g.check)
 	r.Handle(MCPPath, h.requireKey(requireJSON(endpoint)))
+	r.Handle(SSEPath, h.requireKey(http.HandlerFunc(h.legacy.sse.ServeStream)))
+	r.Handle(MessagePath, h.requireKey(http.HandlerFunc(h.legacy.sse.ServeMessage)))
 	r.Method(http.MethodGet, StatusPath, h.requireKey(http.HandlerFunc(h.serveStatus)))
-	return r
+	return r, nil
 }
 
 // Handler returns the host's HTTP handler: the MCP endpoint at
@@ -487,12 +497,22 @@ func (h *Host) Run(ctx context.Context) error {
 		return fmt.Errorf("listening on %s: %w", h.opts.Addr, err)
 	}
 	ln = newLimitListener(ln, h.opts.MaxConnections)
+	if err := h.legacy.start(ctx); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer func() {
+		if err := h.legacy.stop(ctx); err != nil {
+			h.log.Warn("stopping the backplane failed", "error", err)
+		}
+	}()
 	srv := &http.Server{
 		Handler:           h.deadlines(h.handler),
 		ReadHeaderTimeout: h.opts.ReadHeaderTimeout,
 		IdleTimeout:       h.opts.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}
+	srv.RegisterOnShutdown(h.legacy.sse.Close) // SSE streams never end by themselves
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	// shutdown stops accepting, lets running calls finish within
@@ -553,8 +573,10 @@ func (h *Host) Run(ctx context.Context) error {
 	h.addr.Store(&addr)
 	h.state.Store(StateRunning)
 	h.console.printf("MCP server endpoint: %s\n", h.Endpoint())
+	h.console.printf("MCP server legacy SSE endpoint: %s/sse\n", h.Endpoint())
 	h.console.printf("Function keys: %s\n", h.secrets.where)
 	h.log.Info("session tokens are sealed with " + h.secrets.sessionWhere)
+	h.log.Info("legacy SSE backplane started", "backplane", h.legacy.kind, "instance", h.legacy.instanceID)
 	close(h.ready)
 
 	var last supervisedWorker

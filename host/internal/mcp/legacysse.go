@@ -73,6 +73,10 @@ type LegacySSEOptions struct {
 	// Inbox bounds the messages waiting for one stream; default 256. Beyond,
 	// POST is 503.
 	Inbox int
+	// OriginAllowed decides whether a request's Origin may call (403
+	// otherwise); nil means the default of [Options.OriginAllowed]: no
+	// Origin, a loopback one, or one naming the request's own Host.
+	OriginAllowed func(r *http.Request) bool
 	// MaxBodyBytes limits a POSTed message; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// Logger receives dropped messages; nil discards.
@@ -130,6 +134,9 @@ func NewLegacySSE(endpoint http.Handler, opts *LegacySSEOptions) (*LegacySSE, er
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.OriginAllowed == nil {
+		o.OriginAllowed = originAllowed
+	}
 	return &LegacySSE{endpoint: endpoint, o: o, log: o.Logger, streams: map[string]*stream{}, stop: make(chan struct{})}, nil
 }
 
@@ -164,7 +171,7 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 		l.plainError(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return
 	}
-	if !originAllowed(r) {
+	if !l.o.OriginAllowed(r) {
 		l.plainError(w, http.StatusForbidden, "Forbidden: Origin not allowed")
 		return
 	}
@@ -307,7 +314,7 @@ func (l *LegacySSE) ServeMessage(w http.ResponseWriter, r *http.Request) {
 		l.plainError(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return
 	}
-	if !originAllowed(r) {
+	if !l.o.OriginAllowed(r) {
 		l.plainError(w, http.StatusForbidden, "Forbidden: Origin not allowed")
 		return
 	}

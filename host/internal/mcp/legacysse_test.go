@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -22,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/internal/testutil"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -76,81 +76,22 @@ func startSSEServer(t *testing.T, o *LegacySSEOptions) *sseServer {
 	return s
 }
 
-type sseEvent struct{ name, data string }
-
-// sseStream is a client's open GET stream.
-type sseStream struct {
-	events   chan sseEvent // comments come as name ":"
-	endpoint string        // the message URL, absolute
-	cancel   context.CancelFunc
-}
-
 // openStream GETs …/sse (with the query and headers given) and reads the
-// endpoint event.
-func openStream(t *testing.T, base, query string, hdr http.Header) *sseStream {
+// endpoint event; the stream is closed when the test ends.
+func openStream(t *testing.T, base, query string, hdr http.Header) *testutil.SSEStream {
 	t.Helper()
-	ctx, cancel := context.WithCancel(t.Context())
-	t.Cleanup(cancel)
-	u := base + "/runtime/webhooks/mcp/sse" + query
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	st, err := testutil.OpenSSE(t.Context(), base+"/runtime/webhooks/mcp/sse"+query, hdr)
 	require.NoError(t, err)
-	for k, v := range hdr {
-		req.Header[k] = v
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	s := &sseStream{events: make(chan sseEvent, 1024), cancel: cancel}
-	go func() {
-		defer resp.Body.Close()
-		defer close(s.events)
-		r := bufio.NewReader(resp.Body)
-		var ev sseEvent
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				return
-			}
-			line = strings.TrimRight(line, "\r\n")
-			switch {
-			case line == "":
-				if ev.name != "" {
-					s.events <- ev
-				}
-				ev = sseEvent{}
-			case strings.HasPrefix(line, ":"):
-				s.events <- sseEvent{name: ":", data: line}
-			case strings.HasPrefix(line, "event: "):
-				ev.name = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				ev.data += strings.TrimPrefix(line, "data: ")
-			}
-		}
-	}()
-	first := s.next(t)
-	require.Equal(t, "endpoint", first.name, "the first event")
-	ref, err := url.Parse(first.data)
-	require.NoError(t, err)
-	s.endpoint = resp.Request.URL.ResolveReference(ref).String()
-	return s
+	t.Cleanup(st.Close)
+	return st
 }
 
-// next returns the next event that is not a comment.
-func (s *sseStream) next(t *testing.T) sseEvent {
+// next returns the next event of st that is not a comment.
+func next(t *testing.T, st *testutil.SSEStream) testutil.SSEEvent {
 	t.Helper()
-	timeout := time.After(10 * time.Second)
-	for {
-		select {
-		case ev, ok := <-s.events:
-			require.True(t, ok, "the stream ended")
-			if ev.name != ":" {
-				return ev
-			}
-		case <-timeout:
-			t.Fatal("no event within 10s")
-		}
-	}
+	ev, err := st.Next(10 * time.Second)
+	require.NoError(t, err)
+	return ev
 }
 
 // post sends one message to a message URL and returns status and body.
@@ -161,14 +102,6 @@ func post(t *testing.T, endpoint, body string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
-}
-
-// onInstance re-targets a message URL at another server.
-func onInstance(endpoint, base string) string {
-	u, _ := url.Parse(endpoint)
-	b, _ := url.Parse(base)
-	u.Host = b.Host
-	return u.String()
 }
 
 func TestLegacySSEEndpointEvent(t *testing.T) {
@@ -186,7 +119,7 @@ func TestLegacySSEEndpointEvent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := openStream(t, s.URL, tt.query, tt.hdr)
-			u, err := url.Parse(st.endpoint)
+			u, err := url.Parse(st.Endpoint)
 			require.NoError(t, err)
 			assert.Equal(t, "/runtime/webhooks/mcp/message", u.Path)
 			assert.NotEmpty(t, u.Query().Get("azmcpcs"))
@@ -201,24 +134,24 @@ func TestLegacySSERepliesInOrderOnTheStream(t *testing.T) {
 	s := startSSEServer(t, &LegacySSEOptions{InstanceID: "inst1"})
 	st := openStream(t, s.URL, "", http.Header{"X-Test": {"abc"}})
 
-	code, body := post(t, st.endpoint, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","clientInfo":{"name":"c","version":"1"}}}`)
+	code, body := post(t, st.Endpoint, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","clientInfo":{"name":"c","version":"1"}}}`)
 	require.Equal(t, http.StatusAccepted, code)
 	assert.Equal(t, "Accepted", body)
-	init := st.next(t)
-	assert.Equal(t, "message", init.name)
-	assert.JSONEq(t, `"2024-11-05"`, gjson(t, init.data, "result", "protocolVersion"))
-	code, _ = post(t, st.endpoint, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	init := next(t, st)
+	assert.Equal(t, "message", init.Name)
+	assert.JSONEq(t, `"2024-11-05"`, gjson(t, init.Data, "result", "protocolVersion"))
+	code, _ = post(t, st.Endpoint, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	require.Equal(t, http.StatusAccepted, code)
 
 	const n = 50
 	for i := 1; i <= n; i++ {
-		code, _ := post(t, st.endpoint, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"t%d"}}}`, i, i))
+		code, _ := post(t, st.Endpoint, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"t%d"}}}`, i, i))
 		require.Equal(t, http.StatusAccepted, code)
 	}
 	for i := 1; i <= n; i++ {
-		ev := st.next(t)
-		assert.JSONEq(t, fmt.Sprint(i), gjson(t, ev.data, "id"))
-		assert.Contains(t, ev.data, fmt.Sprintf(`"text":"t%d"`, i))
+		ev := next(t, st)
+		assert.JSONEq(t, fmt.Sprint(i), gjson(t, ev.Data, "id"))
+		assert.Contains(t, ev.Data, fmt.Sprintf(`"text":"t%d"`, i))
 	}
 	call := s.tools.lastCall(t)
 	assert.Equal(t, metadata.TransportSSE, call.Transport)
@@ -245,21 +178,21 @@ func TestLegacySSEKeepAliveAndTeardown(t *testing.T) {
 	s := startSSEServer(t, &LegacySSEOptions{InstanceID: "inst1", KeepAlive: 20 * time.Millisecond})
 	st := openStream(t, s.URL, "", nil)
 	select {
-	case ev := <-st.events:
-		assert.Equal(t, ":", ev.name)
-		assert.Equal(t, ": keep-alive", ev.data)
+	case ev := <-st.Events:
+		assert.Equal(t, ":", ev.Name)
+		assert.Equal(t, ": keep-alive", ev.Data)
 	case <-time.After(5 * time.Second):
 		t.Fatal("no keep-alive comment")
 	}
 	require.Equal(t, 1, s.sse.Streams())
 
-	st.cancel()
+	st.Close()
 	deadline := time.Now().Add(5 * time.Second)
 	for s.sse.Streams() != 0 {
 		require.True(t, time.Now().Before(deadline), "the stream was not removed after the client left")
 		time.Sleep(10 * time.Millisecond)
 	}
-	code, body := post(t, st.endpoint, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	code, body := post(t, st.Endpoint, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	assert.Equal(t, http.StatusBadRequest, code)
 	assert.Contains(t, body, "No active session for client")
 }
@@ -278,10 +211,10 @@ func TestLegacySSERefusals(t *testing.T) {
 		{"no state", "POST", msgURL, `{}`, 400, "Missing service context"},
 		{"forged state", "POST", msgURL + "?azmcpcs=" + forged, `{}`, 400, "Invalid client state"},
 		{"garbage state", "POST", msgURL + "?azmcpcs=xyz", `{}`, 400, "Invalid client state"},
-		{"empty body", "POST", st.endpoint, ``, 400, "No message in request body."},
-		{"null body", "POST", st.endpoint, `null`, 400, "No message in request body."},
-		{"not JSON", "POST", st.endpoint, `{`, 400, "not JSON"},
-		{"GET message", "GET", st.endpoint, ``, 405, "Method not allowed"},
+		{"empty body", "POST", st.Endpoint, ``, 400, "No message in request body."},
+		{"null body", "POST", st.Endpoint, `null`, 400, "No message in request body."},
+		{"not JSON", "POST", st.Endpoint, `{`, 400, "not JSON"},
+		{"GET message", "GET", st.Endpoint, ``, 405, "Method not allowed"},
 		{"POST sse", "POST", s.URL + "/runtime/webhooks/mcp/sse", `{}`, 405, "Method not allowed"},
 	}
 	for _, tt := range tests {
@@ -319,25 +252,25 @@ func TestLegacySSEForwardsToTheStreamsInstance(t *testing.T) {
 
 	st := openStream(t, a.URL, "", nil)
 	for i := 1; i <= 5; i++ {
-		code, body := post(t, onInstance(st.endpoint, b.URL), fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":1}}}`, i, i))
+		code, body := post(t, testutil.OnHost(st.Endpoint, b.URL), fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":1}}}`, i, i))
 		require.Equal(t, http.StatusAccepted, code, body)
 	}
 	for i := 1; i <= 5; i++ {
-		ev := st.next(t)
-		assert.JSONEq(t, fmt.Sprint(i), gjson(t, ev.data, "id"))
-		assert.JSONEq(t, fmt.Sprintf(`{"sum":%d}`, i+1), gjson(t, ev.data, "result", "structuredContent"))
+		ev := next(t, st)
+		assert.JSONEq(t, fmt.Sprint(i), gjson(t, ev.Data, "id"))
+		assert.JSONEq(t, fmt.Sprintf(`{"sum":%d}`, i+1), gjson(t, ev.Data, "result", "structuredContent"))
 	}
 	b.tools.mu.Lock()
 	assert.Empty(t, b.tools.calls, "the call runs on the stream's instance")
 	b.tools.mu.Unlock()
 
-	code, body := post(t, onInstance(st.endpoint, lone.URL), `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	code, body := post(t, testutil.OnHost(st.Endpoint, lone.URL), `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	assert.Equal(t, http.StatusBadRequest, code)
 	assert.Contains(t, body, "No active session for client")
 	assert.Contains(t, body, "instance 'insta'")
 
 	delete(hub, "insta")
-	code, body = post(t, onInstance(st.endpoint, b.URL), `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	code, body = post(t, testutil.OnHost(st.Endpoint, b.URL), `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	assert.Equal(t, http.StatusBadRequest, code, "an instance that is gone")
 	assert.Contains(t, body, "No active session for client")
 }

@@ -1,0 +1,214 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/internal/testutil"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+const testSessionKey = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+
+// serveTestHost runs a host over root against workerURL on a free port until the
+// test ends, and returns its base URL.
+func serveTestHost(t testing.TB, root, workerURL string) (*Host, string) {
+	t.Helper()
+	h, _ := newTestHost(t, root, workerURL, &Options{Addr: "127.0.0.1:0"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(20 * time.Second):
+			t.Error("the host did not stop within 20s")
+		}
+	})
+	select {
+	case <-h.Ready():
+	case err := <-done:
+		t.Fatalf("the host stopped: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the host was not ready within 20s")
+	}
+	return h, strings.TrimSuffix(h.Endpoint(), MCPPath)
+}
+
+// postMessage POSTs a JSON-RPC message to a message URL.
+func postMessage(t testing.TB, url, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestLegacySSEAcrossHosts streams from one host and posts to another in
+// the same process (the in-memory backplane): the call runs on the stream's
+// host and its reply arrives on the stream.
+func TestLegacySSEAcrossHosts(t *testing.T) {
+	t.Setenv("WEBSITE_AUTH_ENCRYPTION_KEY", testSessionKey)
+	fw := newFakeWorker(t)
+	root := weatherApp(t, `{"version":"2.0"}`)
+	_, a := serveTestHost(t, root, fw.srv.URL)
+	_, b := serveTestHost(t, root, fw.srv.URL)
+
+	st, err := testutil.OpenSSE(t.Context(), a+SSEPath, http.Header{"X-Test": {"abc"}})
+	require.NoError(t, err)
+	defer st.Close()
+	onB := testutil.OnHost(st.Endpoint, b)
+	code, body := postMessage(t, onB, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","clientInfo":{"name":"c","version":"1"}}}`)
+	require.Equal(t, http.StatusAccepted, code, body)
+	ev, err := st.Next(10 * time.Second)
+	require.NoError(t, err)
+	assert.Contains(t, ev.Data, `"protocolVersion":"2024-11-05"`)
+
+	code, body = postMessage(t, onB, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_weather","arguments":{"city":"Oslo"}}}`)
+	require.Equal(t, http.StatusAccepted, code, body)
+	ev, err = st.Next(10 * time.Second)
+	require.NoError(t, err)
+	var reply struct {
+		ID     int                     `json:"id"`
+		Result metadata.CallToolResult `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(ev.Data), &reply), ev.Data)
+	assert.Equal(t, 2, reply.ID)
+	assert.JSONEq(t, `{"city":"Oslo","temp":21.5}`, string(reply.Result.StructuredContent))
+
+	reqs := fw.requests()
+	require.NotEmpty(t, reqs)
+	var inv metadata.InvocationRequest
+	require.NoError(t, json.Unmarshal(reqs[len(reqs)-1].Body, &inv))
+	tc, err := metadata.ToolContextFromRequest(&inv, metadata.TriggerBindingName)
+	require.NoError(t, err)
+	require.NotNil(t, tc.Transport)
+	assert.Equal(t, metadata.TransportSSE, tc.Transport.Name)
+	v, _ := tc.Transport.Header("X-Test")
+	assert.Equal(t, "abc", v)
+}
+
+func TestBackplaneSettings(t *testing.T) {
+	root := weatherApp(t, `{"version":"2.0"}`)
+	t.Run("unknown kind", func(t *testing.T) {
+		t.Setenv(SettingBackplane, "carrier-pigeons")
+		_, err := New(&Options{ScriptRoot: root, WorkerURL: "http://127.0.0.1:1", Output: io.Discard})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), SettingBackplane)
+		assert.Contains(t, err.Error(), "carrier-pigeons")
+	})
+	t.Run("queues without a connection", func(t *testing.T) {
+		t.Setenv(SettingBackplane, BackplaneAzureQueues)
+		t.Setenv(SettingStorage, "")
+		_, err := New(&Options{ScriptRoot: root, WorkerURL: "http://127.0.0.1:1", Output: io.Discard})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "AzureWebJobsStorage is not set")
+	})
+	t.Run("queues on unreachable storage", func(t *testing.T) {
+		t.Setenv(SettingBackplane, BackplaneAzureQueues)
+		t.Setenv(SettingStorage, "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey="+testutil.AzuriteAccountKey+";QueueEndpoint=http://127.0.0.1:1/devstoreaccount1")
+		h, err := New(&Options{ScriptRoot: root, WorkerURL: "http://127.0.0.1:1", Output: io.Discard, Addr: "127.0.0.1:0"})
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		err = h.Run(ctx)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "with connection AzureWebJobsStorage (http://127.0.0.1:1/devstoreaccount1")
+		assert.NotContains(t, err.Error(), testutil.AzuriteAccountKey)
+	})
+}
+
+// BenchmarkLegacySSEPing_CrossInstance measures one legacy SSE message
+// crossing instances: a ping POSTed to host B whose stream is on host A,
+// from the POST until its reply is read from A's stream. Two hosts in one
+// process, no worker involved (ping). memory is the in-process backplane;
+// azurequeues goes through Azurite's queues on loopback. Reports p50/p99
+// of the round trip and messages per second: "sequential" has one message
+// in flight at a time, "parallel" one per goroutine, each on its own stream.
+func BenchmarkLegacySSEPing_CrossInstance(b *testing.B) {
+	for _, kind := range []string{BackplaneMemory, BackplaneAzureQueues} {
+		b.Run(kind, func(b *testing.B) {
+			b.Setenv("WEBSITE_AUTH_ENCRYPTION_KEY", testSessionKey)
+			b.Setenv(SettingBackplane, kind)
+			if kind == BackplaneAzureQueues {
+				root, err := filepath.Abs("..")
+				require.NoError(b, err)
+				az := testutil.StartAzurite(b, root)
+				b.Setenv(SettingStorage, az.ConnectionString())
+			}
+			app := weatherApp(b, `{"version":"2.0"}`)
+			_, hostA := serveTestHost(b, app, "http://127.0.0.1:1")
+			_, hostB := serveTestHost(b, app, "http://127.0.0.1:1")
+			b.Run("sequential", func(b *testing.B) { benchPings(b, hostA, hostB, false) })
+			b.Run("parallel", func(b *testing.B) { benchPings(b, hostA, hostB, true) })
+		})
+	}
+}
+
+func benchPings(b *testing.B, hostA, hostB string, parallel bool) {
+	var mu sync.Mutex
+	var lat []time.Duration
+	one := func(st *testutil.SSEStream, msgURL string, id int) {
+		start := time.Now()
+		code, body := postMessage(b, msgURL, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id))
+		if code != http.StatusAccepted {
+			b.Fatalf("POST: %d %s", code, body)
+		}
+		ev, err := st.Next(30 * time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(start)
+		if want := fmt.Sprintf(`"id":%d,`, id); !strings.Contains(ev.Data, want) {
+			b.Fatalf("reply %s, want id %d", ev.Data, id)
+		}
+		mu.Lock()
+		lat = append(lat, d)
+		mu.Unlock()
+	}
+	open := func() (*testutil.SSEStream, string) {
+		st, err := testutil.OpenSSE(context.Background(), hostA+SSEPath, nil)
+		require.NoError(b, err)
+		return st, testutil.OnHost(st.Endpoint, hostB)
+	}
+	start := time.Now()
+	if parallel {
+		b.SetParallelism(4)
+		b.RunParallel(func(pb *testing.PB) {
+			st, msgURL := open()
+			defer st.Close()
+			for i := 0; pb.Next(); i++ {
+				one(st, msgURL, i)
+			}
+		})
+	} else {
+		st, msgURL := open()
+		defer st.Close()
+		for i := 0; b.Loop(); i++ {
+			one(st, msgURL, i)
+		}
+	}
+	elapsed := time.Since(start)
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "msgs/s")
+}
