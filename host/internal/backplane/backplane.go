@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
-	"sync"
 )
 
 // QueuePrefix starts the name of every instance queue.
@@ -48,31 +47,3 @@ var instanceIDPattern = regexp.MustCompile(`^[a-z0-9]{1,49}$`)
 // ValidInstanceID reports whether id can name an instance queue: lower-case
 // letters and digits, so that QueuePrefix+id is a valid queue name.
 func ValidInstanceID(id string) bool { return instanceIDPattern.MatchString(id) }
-
-// seenSet remembers the last n message ids delivered.
-type seenSet struct {
-	mu   sync.Mutex
-	ids  map[string]struct{}
-	ring []string
-	next int
-}
-
-func newSeenSet(n int) *seenSet {
-	return &seenSet{ids: make(map[string]struct{}, n), ring: make([]string, n)}
-}
-
-// add records id and reports whether it was new.
-func (s *seenSet) add(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.ids[id]; ok {
-		return false
-	}
-	if old := s.ring[s.next]; old != "" {
-		delete(s.ids, old)
-	}
-	s.ring[s.next] = id
-	s.next = (s.next + 1) % len(s.ring)
-	s.ids[id] = struct{}{}
-	return true
-}

@@ -29,13 +29,3 @@ func TestMemory(t *testing.T) {
 	require.NoError(t, a.Stop(ctx))
 	require.ErrorIs(t, b.Send(ctx, "a", msg(9)), ErrUnknownInstance)
 }
-
-func TestSeenSetForgetsTheOldest(t *testing.T) {
-	s := newSeenSet(2)
-	assert.True(t, s.add("x"))
-	assert.False(t, s.add("x"))
-	assert.True(t, s.add("y"))
-	assert.True(t, s.add("z")) // x forgotten
-	assert.True(t, s.add("x"))
-	assert.False(t, s.add("z"))
-}

@@ -16,6 +16,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2/queueerror"
+
+	"github.com/funcmcp/funcmcp/host/internal/dedup"
 )
 
 // DevelopmentStorage is what "UseDevelopmentStorage=true" stands for: the
@@ -64,7 +66,7 @@ type Queue struct {
 	own     *azqueue.QueueClient
 	account string // the service URL without query, for messages
 	log     *slog.Logger
-	seen    *seenSet
+	seen    *dedup.Window
 
 	clients sync.Map // instance id → *azqueue.QueueClient
 
@@ -133,7 +135,7 @@ func NewQueue(id, connectionString string, opts *QueueOptions) (*Queue, error) {
 		own:     svc.NewQueueClient(QueuePrefix + id),
 		account: redactedURL(svc.URL()),
 		log:     o.Logger,
-		seen:    newSeenSet(seenWindow),
+		seen:    dedup.NewWindow(seenWindow),
 	}
 	q.del = func(ctx context.Context, msgID, pop string) error {
 		_, err := q.own.DeleteMessage(ctx, msgID, pop, nil)
@@ -286,7 +288,7 @@ func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage, deliver
 		if key == "" {
 			key = *dm.MessageID
 		}
-		if q.seen.add(key) {
+		if q.seen.Add(key) {
 			deliver(ctx, m)
 		} else {
 			q.log.Debug("backplane: dropping a duplicate", "queue", q.QueueName(), "id", key)

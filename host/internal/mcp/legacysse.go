@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/dedup"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -103,8 +104,12 @@ type stream struct {
 	id      string
 	headers http.Header // the GET's, for the tools' transport headers
 	inbox   chan []byte
-	token   string // Mcp-Session-Id minted by initialize, "" before
+	token   string        // Mcp-Session-Id minted by initialize, "" before
+	ids     *dedup.Window // request ids already run
 }
+
+// requestIDWindow is how many request ids a stream remembers.
+const requestIDWindow = 4096
 
 // NewLegacySSE returns the legacy transport running messages through
 // endpoint, the handler of [NewHandler].
@@ -186,7 +191,7 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 		l.plainError(w, http.StatusInternalServerError, "Internal error")
 		return
 	}
-	s := &stream{id: id, headers: r.Header.Clone(), inbox: make(chan []byte, l.o.Inbox)}
+	s := &stream{id: id, headers: r.Header.Clone(), inbox: make(chan []byte, l.o.Inbox), ids: dedup.NewWindow(requestIDWindow)}
 	l.mu.Lock()
 	switch {
 	case l.closed:
@@ -259,6 +264,12 @@ func functionKey(r *http.Request) string {
 // run answers one message through the endpoint and returns the reply to
 // put on the stream ("" for none).
 func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte) []byte {
+	if id := requestID(msg); id != "" && !s.ids.Add(id) {
+		// A request sent again (a retry after a failure that left the client
+		// unsure): it ran already, and its reply is on the stream.
+		l.log.Debug("mcp sse: dropping a repeated request", "client", s.id, "id", id)
+		return nil
+	}
 	req, err := http.NewRequestWithContext(context.WithValue(ctx, transportKey{}, metadata.TransportSSE),
 		http.MethodPost, "/", bytes.NewReader(msg))
 	if err != nil {
@@ -292,6 +303,19 @@ func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte) []byte {
 		body = b.Bytes()
 	}
 	return body
+}
+
+// requestID returns the id of a request ("" for a notification, a
+// response or a batch), as compact JSON text.
+func requestID(msg []byte) string {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if firstByte(msg) != '{' || json.Unmarshal(msg, &m) != nil || m.Method == "" || len(m.ID) == 0 || string(m.ID) == "null" {
+		return ""
+	}
+	return string(m.ID)
 }
 
 // transportKey marks the request context of a message that came over the

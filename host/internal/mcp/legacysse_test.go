@@ -153,6 +153,13 @@ func TestLegacySSERepliesInOrderOnTheStream(t *testing.T) {
 		assert.JSONEq(t, fmt.Sprint(i), gjson(t, ev.Data, "id"))
 		assert.Contains(t, ev.Data, fmt.Sprintf(`"text":"t%d"`, i))
 	}
+	// A request sent again runs once: the next reply is the ping's.
+	code, _ = post(t, st.Endpoint, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"again"}}}`)
+	require.Equal(t, http.StatusAccepted, code)
+	code, _ = post(t, st.Endpoint, `{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	require.Equal(t, http.StatusAccepted, code)
+	assert.JSONEq(t, `"p"`, gjson(t, next(t, st).Data, "id"))
+
 	call := s.tools.lastCall(t)
 	assert.Equal(t, metadata.TransportSSE, call.Transport)
 	assert.Empty(t, call.SessionID, "legacy SSE has no session id")
