@@ -149,6 +149,19 @@ type host struct {
 	console  *syncBuffer
 	exited   chan struct{}
 	waitErr  error
+	killed   bool
+}
+
+// kill ends the host and everything it started with SIGKILL, as a crash
+// would, and waits for it.
+func (h *host) kill(t *testing.T) {
+	h.killed = true
+	_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-h.exited:
+	case <-time.After(stopTimeout):
+		t.Errorf("funchost did not exit within %s of SIGKILL", stopTimeout)
+	}
 }
 
 // syncBuffer is a goroutine-safe buffer for process output and logs.
@@ -161,8 +174,17 @@ var endpointLine = regexp.MustCompile(`^` + regexp.QuoteMeta(endpointPrefix) + `
 // test ends; the test fails if it does not exit 0 on SIGTERM.
 func startHost(t *testing.T, app string) *host {
 	t.Helper()
+	return startHostEnv(t, app, nil)
+}
+
+// startHostEnv is startHost with env added to the host's environment.
+func startHostEnv(t *testing.T, app string, env []string) *host {
+	t.Helper()
 	bin := funchost(t)
 	cmd := exec.Command(bin, "start", "--script-root", app, "--port", "0")
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	// A process group of our own, so that whatever the host starts can be
 	// found (and, as a last resort, stopped) after the test.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -210,6 +232,9 @@ func startHost(t *testing.T, app string) *host {
 // that nothing it started is left running.
 func (h *host) stop(t *testing.T) {
 	pgid := h.cmd.Process.Pid
+	if h.killed {
+		return
+	}
 	_ = h.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-h.exited:
