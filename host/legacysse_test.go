@@ -24,9 +24,14 @@ const testSessionKey = "00112233445566778899aabbccddeeff00112233445566778899aabb
 
 // serveTestHost runs a host over root against workerURL on a free port until the
 // test ends, and returns its base URL.
-func serveTestHost(t testing.TB, root, workerURL string) (*Host, string) {
+func serveTestHost(t testing.TB, root, workerURL string, opts *Options) (*Host, string) {
 	t.Helper()
-	h, _ := newTestHost(t, root, workerURL, &Options{Addr: "127.0.0.1:0"})
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Addr = "127.0.0.1:0"
+	h, _ := newTestHost(t, root, workerURL, &o)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.Run(ctx) }()
@@ -66,8 +71,8 @@ func TestLegacySSEAcrossHosts(t *testing.T) {
 	t.Setenv("WEBSITE_AUTH_ENCRYPTION_KEY", testSessionKey)
 	fw := newFakeWorker(t)
 	root := weatherApp(t, `{"version":"2.0"}`)
-	_, a := serveTestHost(t, root, fw.srv.URL)
-	_, b := serveTestHost(t, root, fw.srv.URL)
+	_, a := serveTestHost(t, root, fw.srv.URL, nil)
+	_, b := serveTestHost(t, root, fw.srv.URL, nil)
 
 	st, err := testutil.OpenSSE(t.Context(), a+SSEPath, http.Header{"X-Test": {"abc"}})
 	require.NoError(t, err)
@@ -101,6 +106,43 @@ func TestLegacySSEAcrossHosts(t *testing.T) {
 	assert.Equal(t, metadata.TransportSSE, tc.Transport.Name)
 	v, _ := tc.Transport.Header("X-Test")
 	assert.Equal(t, "abc", v)
+}
+
+// TestLegacySSEFunctionKeys: with keys enforced, the stream needs a key and
+// the key it was opened with is copied into the message URL.
+func TestLegacySSEFunctionKeys(t *testing.T) {
+	root := weatherApp(t, `{"version":"2.0"}`)
+	_, base := serveTestHost(t, root, newFakeWorker(t).srv.URL, &Options{SystemKey: "sys-key/1"})
+
+	resp, err := http.Get(base + SSEPath)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a stream without a key")
+
+	for _, tc := range []struct {
+		name  string
+		query string
+		hdr   http.Header
+	}{
+		{"code query", "?code=sys-key%2F1", nil},
+		{"x-functions-key header", "", http.Header{"X-Functions-Key": {"sys-key/1"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := testutil.OpenSSE(t.Context(), base+SSEPath+tc.query, tc.hdr)
+			require.NoError(t, err)
+			defer st.Close()
+			assert.Contains(t, st.Endpoint, "&code=sys-key%2F1")
+			code, body := postMessage(t, st.Endpoint, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+			require.Equal(t, http.StatusAccepted, code, body)
+			ev, err := st.Next(10 * time.Second)
+			require.NoError(t, err)
+			assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"result":{}}`, ev.Data)
+
+			noKey := strings.Replace(st.Endpoint, "&code=sys-key%2F1", "", 1)
+			code, _ = postMessage(t, noKey, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+			assert.Equal(t, http.StatusUnauthorized, code, "a message without the key")
+		})
+	}
 }
 
 func TestBackplaneSettings(t *testing.T) {
@@ -152,8 +194,8 @@ func BenchmarkLegacySSEPing_CrossInstance(b *testing.B) {
 				b.Setenv(SettingStorage, az.ConnectionString())
 			}
 			app := weatherApp(b, `{"version":"2.0"}`)
-			_, hostA := serveTestHost(b, app, "http://127.0.0.1:1")
-			_, hostB := serveTestHost(b, app, "http://127.0.0.1:1")
+			_, hostA := serveTestHost(b, app, "http://127.0.0.1:1", nil)
+			_, hostB := serveTestHost(b, app, "http://127.0.0.1:1", nil)
 			b.Run("sequential", func(b *testing.B) { benchPings(b, hostA, hostB, false) })
 			b.Run("parallel", func(b *testing.B) { benchPings(b, hostA, hostB, true) })
 		})
