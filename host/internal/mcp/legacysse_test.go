@@ -2,12 +2,7 @@ package mcp
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,36 +16,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/internal/testutil"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
-// gcmSealer is an AES-GCM StateSealer for the tests; the ttl is ignored.
-type gcmSealer struct{ aead cipher.AEAD }
-
-func newGCMSealer(t testing.TB, key []byte) *gcmSealer {
-	block, err := aes.NewCipher(key)
+// newSealer returns the auth sealer of a 32-byte key.
+func newSealer(t testing.TB, key []byte) *auth.Sealer {
+	t.Helper()
+	s, err := auth.NewSealer(key)
 	require.NoError(t, err)
-	aead, err := cipher.NewGCM(block)
-	require.NoError(t, err)
-	return &gcmSealer{aead}
+	return s
 }
 
-func (s *gcmSealer) Seal(purpose string, payload []byte, _ time.Duration) (string, error) {
-	nonce := make([]byte, s.aead.NonceSize())
-	_, _ = rand.Read(nonce)
-	return base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, payload, []byte(purpose))), nil
-}
-
-func (s *gcmSealer) Open(purpose, token string) ([]byte, error) {
-	data, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || len(data) < s.aead.NonceSize() {
-		return nil, errors.New("invalid token")
-	}
-	return s.aead.Open(nil, data[:s.aead.NonceSize()], data[s.aead.NonceSize():], []byte(purpose))
-}
-
-var testKey = []byte("0123456789abcdef0123456789abcdef")
+var sseTestKey = []byte("0123456789abcdef0123456789abcdef")
 
 // sseServer is one instance: the Streamable HTTP handler and the legacy
 // transport mounted as the host mounts them.
@@ -64,7 +43,7 @@ func startSSEServer(t *testing.T, o *LegacySSEOptions) *sseServer {
 	t.Helper()
 	tools := newFakeTools()
 	if o.Sealer == nil {
-		o.Sealer = newGCMSealer(t, testKey)
+		o.Sealer = newSealer(t, sseTestKey)
 	}
 	sse, err := NewLegacySSE(NewHandler(tools, nil), o)
 	require.NoError(t, err)
@@ -207,7 +186,7 @@ func TestLegacySSEKeepAliveAndTeardown(t *testing.T) {
 func TestLegacySSERefusals(t *testing.T) {
 	s := startSSEServer(t, &LegacySSEOptions{InstanceID: "inst1"})
 	st := openStream(t, s.URL, "", nil)
-	other := newGCMSealer(t, []byte("ffffffffffffffffffffffffffffffff"))
+	other := newSealer(t, []byte("ffffffffffffffffffffffffffffffff"))
 	forged, _ := other.Seal(ClientStatePurpose, []byte("abc|inst1"), time.Hour)
 	msgURL := s.URL + "/runtime/webhooks/mcp/message"
 	tests := []struct {
