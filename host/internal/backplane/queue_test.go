@@ -213,3 +213,17 @@ func TestQueueRecoversWhenStorageReturns(t *testing.T) {
 	assert.Contains(t, logs.String(), "retrying")
 	assert.Contains(t, logs.String(), "reachable again")
 }
+
+func TestNewQueueConnections(t *testing.T) {
+	q, err := NewQueue("inst1", "UseDevelopmentStorage=true", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "http://127.0.0.1:10001/devstoreaccount1/", q.account, "the storage emulator's defaults")
+	assert.Equal(t, "mcp-backplane-inst1", q.QueueName())
+
+	_, err = NewQueue("inst1", "", &QueueOptions{ConnectionName: "AzureWebJobsStorage"})
+	assert.ErrorContains(t, err, "connection AzureWebJobsStorage is not set")
+	_, err = NewQueue("inst1", "AccountName=x", &QueueOptions{ConnectionName: "AzureWebJobsStorage"})
+	assert.ErrorContains(t, err, "connection AzureWebJobsStorage")
+	_, err = NewQueue("Not-Valid", DevelopmentStorage, nil)
+	assert.ErrorContains(t, err, "instance id")
+}
