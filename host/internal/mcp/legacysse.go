@@ -219,16 +219,18 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	setFraming(hdr, true)
 	hdr.Set("Connection", "keep-alive")
 	w.WriteHeader(http.StatusOK)
-	out := &sseWriter{w: w, rc: http.NewResponseController(w)}
+	out := &sseWriter{w: w, rc: http.NewResponseController(w), window: l.o.KeepAlive + time.Minute}
 	if err := out.event("endpoint", []byte(endpoint)); err != nil {
 		return
 	}
 
 	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { out.keepAlive(ctx, l.o.KeepAlive, cancel) })
-	defer wg.Wait()
+	defer func() {
+		cancel() // before the wait: the keep-alive loop ends on it
+		wg.Wait()
+	}()
 	for {
 		select {
 		case <-ctx.Done():
@@ -459,6 +461,19 @@ type sseWriter struct {
 	mu sync.Mutex
 	w  http.ResponseWriter
 	rc *http.ResponseController
+	// window is the write deadline set before each write: a stream lives
+	// longer than any request deadline a server sets, but a client that
+	// stops reading is dropped.
+	window time.Duration
+}
+
+// write writes p and flushes it; the caller holds mu.
+func (s *sseWriter) write(p []byte) error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.window))
+	if _, err := s.w.Write(p); err != nil {
+		return err
+	}
+	return s.rc.Flush()
 }
 
 func (s *sseWriter) event(name string, data []byte) error {
@@ -471,11 +486,10 @@ func (s *sseWriter) event(name string, data []byte) error {
 	buf.WriteString("\ndata: ")
 	buf.Write(data)
 	buf.WriteString("\n\n")
-	if _, err := s.w.Write(buf.Bytes()); err != nil {
-		return err
-	}
-	return s.rc.Flush()
+	return s.write(buf.Bytes())
 }
+
+var keepAliveComment = []byte(": keep-alive\n\n")
 
 // keepAlive writes a comment every interval until ctx is done; a failed
 // write (the client left) cancels the stream.
@@ -489,10 +503,7 @@ func (s *sseWriter) keepAlive(ctx context.Context, every time.Duration, cancel c
 		case <-t.C:
 		}
 		s.mu.Lock()
-		_, err := io.WriteString(s.w, ": keep-alive\n\n")
-		if err == nil {
-			err = s.rc.Flush()
-		}
+		err := s.write(keepAliveComment)
 		s.mu.Unlock()
 		if err != nil {
 			cancel()

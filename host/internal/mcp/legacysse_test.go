@@ -283,3 +283,53 @@ func TestLegacySSEOfficialGoClient(t *testing.T) {
 	assert.JSONEq(t, `{"sum":5}`, string(sc))
 	assert.Equal(t, metadata.TransportSSE, s.tools.lastCall(t).Transport)
 }
+
+// TestLegacySSEOutlivesTheRequestDeadline: a server that sets a write
+// deadline on every request (as funchost does) must not cut a stream that
+// the client still reads.
+func TestLegacySSEOutlivesTheRequestDeadline(t *testing.T) {
+	sse, err := NewLegacySSE(NewHandler(newFakeTools(), nil), &LegacySSEOptions{
+		InstanceID: "inst1", Sealer: newSealer(t, sseTestKey), KeepAlive: 50 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/runtime/webhooks/mcp/sse", func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
+		sse.ServeStream(w, r)
+	})
+	mux.HandleFunc("/runtime/webhooks/mcp/message", sse.ServeMessage)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	defer sse.Close()
+
+	st := openStream(t, srv.URL, "", nil)
+	time.Sleep(600 * time.Millisecond)
+	code, _ := post(t, st.Endpoint, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	require.Equal(t, http.StatusAccepted, code)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"result":{}}`, next(t, st).Data)
+}
+
+// TestLegacySSECloseEndsStreams: a stopping host closes the transport, and
+// every open stream ends (streams never end by themselves).
+func TestLegacySSECloseEndsStreams(t *testing.T) {
+	s := startSSEServer(t, &LegacySSEOptions{InstanceID: "inst1"})
+	st := openStream(t, s.URL, "", nil)
+	require.Equal(t, 1, s.sse.Streams())
+	s.sse.Close()
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case _, ok := <-st.Events:
+			if !ok {
+				assert.Equal(t, 0, s.sse.Streams())
+				resp, err := http.Get(s.URL + "/runtime/webhooks/mcp/sse")
+				require.NoError(t, err)
+				resp.Body.Close()
+				assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "no new stream once closed")
+				return
+			}
+		case <-timeout:
+			t.Fatal("the stream did not end within 5s of Close")
+		}
+	}
+}
