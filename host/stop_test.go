@@ -3,6 +3,7 @@ package host
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -18,7 +19,27 @@ import (
 func runWorkerHost(t *testing.T, opts Options) (*Host, *syncBuffer, context.CancelFunc, <-chan error) {
 	t.Helper()
 	requireUnix(t)
-	root := processApp(t, workerHostJSON)
+	return runWorkerHostAt(t, processApp(t, workerHostJSON), opts)
+}
+
+// runWorkerHostReady runs a host over the app at root with default options;
+// stop cancels it and returns Run's error.
+func runWorkerHostReady(t *testing.T, root string) (*Host, *syncBuffer, context.CancelFunc, func() error) {
+	t.Helper()
+	h, logs, cancel, done := runWorkerHostAt(t, root, Options{})
+	return h, logs, cancel, func() error {
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(30 * time.Second):
+			return errors.New("the host did not stop")
+		}
+	}
+}
+
+func runWorkerHostAt(t *testing.T, root string, opts Options) (*Host, *syncBuffer, context.CancelFunc, <-chan error) {
+	t.Helper()
 	logs := &syncBuffer{}
 	opts.ScriptRoot, opts.Addr, opts.Output, opts.Logger, opts.SystemKey = root, "127.0.0.1:0", io.Discard, newLogger(logs), testKey
 	h, err := New(&opts)
