@@ -43,6 +43,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	startup := fs.Duration("startup-timeout", host.DefaultStartupTimeout, "how long the worker may take to answer GET /")
 	call := fs.Duration("call-timeout", 0, "how long one tool invocation may take (0: host.json functionTimeout, else 30m)")
 	verbose := fs.Bool("verbose", false, "log at debug level")
+	maxCalls := fs.Int("max-calls-in-flight", host.DefaultMaxCallsInFlight, "tool calls running at once; more get a JSON-RPC busy error")
+	maxConns := fs.Int("max-connections", host.DefaultMaxConnections, "open client connections; more are answered 503")
+	maxArgs := fs.Int("max-argument-bytes", host.DefaultMaxArgumentBytes, "total JSON size of a call's arguments")
+	drain := fs.Duration("drain-timeout", host.DefaultDrainTimeout, "how long running calls may finish after SIGTERM")
+	probe := fs.Duration("probe-interval", host.DefaultProbeInterval, "how often the worker's liveness is probed (negative: never)")
 	hosts := fs.String("allowed-hosts", "", "comma-separated host names clients may use besides 127.0.0.1, localhost and [::1]")
 	origins := fs.String("allowed-origins", "", "comma-separated browser origins (scheme://host[:port]) allowed besides those on allowed hosts")
 	printUsage := func(w io.Writer) {
@@ -89,15 +94,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer logOut.Flush()
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
 	h, err := host.New(&host.Options{
-		ScriptRoot:     *root,
-		Addr:           net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)),
-		Logger:         logger,
-		Output:         stdout,
-		StartupTimeout: *startup,
-		CallTimeout:    *call,
-		AllowedHosts:   splitList(*hosts),
-		AllowedOrigins: splitList(*origins),
-		StopTimeout:    5 * time.Second,
+		ScriptRoot:       *root,
+		Addr:             net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)),
+		Logger:           logger,
+		Output:           stdout,
+		StartupTimeout:   *startup,
+		CallTimeout:      *call,
+		AllowedHosts:     splitList(*hosts),
+		MaxCallsInFlight: *maxCalls,
+		MaxConnections:   *maxConns,
+		MaxArgumentBytes: *maxArgs,
+		DrainTimeout:     *drain,
+		ProbeInterval:    *probe,
+		AllowedOrigins:   splitList(*origins),
+		StopTimeout:      5 * time.Second,
 	})
 	if err != nil {
 		logOut.Flush()
