@@ -33,13 +33,20 @@
 // means ready, only a refused connection keeps waiting, and it gives up after
 // [Options.StartupTimeout] or as soon as the process exits. The worker's
 // stdout and stderr go to [Options.Output] line by line, prefixed
-// "[handler] ". On shutdown the worker gets SIGTERM, then a kill after
-// [Options.StopTimeout]. With [Options.WorkerURL] no process is started.
+// "[handler] ". The worker runs in its own process group and, on Linux, is
+// killed by the kernel when the host dies. On shutdown the host stops
+// accepting, lets running calls finish within [Options.DrainTimeout] (those
+// left get a JSON-RPC error), then the worker's group gets SIGTERM and a kill
+// after [Options.StopTimeout]. With [Options.WorkerURL] no process is started.
 //
-// A worker that exits while the host runs is started again on a new port,
-// as the Functions host does: calls made meanwhile fail with isError, exit
-// code 200 asks for a restart and is not counted, and the third failure
-// within 30 minutes makes Run stop the host and return an error.
+// A worker that exits while the host runs is started again on a new port:
+// calls made meanwhile wait for it (bounded by [Options.RestartWait]), exit
+// code 200 asks for a restart and is not counted (such restarts are at least
+// a second apart), and a liveness probe (GET /, [Options.ProbeInterval]) kills
+// and restarts a worker that stops answering. After the third failure within
+// 30 minutes the host stays up as Unhealthy (with the reason on
+// /admin/host/status): calls get an isError result and restarts go on with
+// back-off doubling up to a minute.
 //
 // # Invocation
 //
@@ -74,7 +81,14 @@
 // not validated again. The text copy of structuredContent is added as
 // textCopy says (json, none, summary).
 //
-// An unknown tool is JSON-RPC error -32602 "Unknown tool: '<name>'". Missing
+// A worker's redirect is never followed (3xx is a failed call), the function
+// key is never forwarded, and notifications/cancelled or a client that goes
+// away cancels the request to the worker (logged as Cancelled, not Failed).
+// Limits on arguments, calls in flight, connections and request deadlines
+// are listed with [Options] and in the README.
+//
+// An unknown tool (names are matched exactly) is JSON-RPC error -32602
+// "Unknown tool: '<name>'". Missing
 // required arguments are -32602 "One or more required tool properties are
 // missing values. Please provide: a, b" — or, for protocol revision
 // 2025-11-25 and later, an isError result with that text (SEP-1303).

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,14 @@ func main() {
 		fmt.Fprint(w, "ok")
 	})
 	mux.HandleFunc("POST /{function}", invoke)
+	if ms, err := strconv.Atoi(os.Getenv("EXIT200_AFTER_MS")); err == nil {
+		// Ask for a restart (exit code 200) shortly after every start.
+		go func() {
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+			fmt.Println("asking for a restart")
+			os.Exit(200)
+		}()
+	}
 	fmt.Printf("worker listening on port %s\n", port)
 	fmt.Fprintf(os.Stderr, "worker stderr line\n")
 	if err := http.ListenAndServe("127.0.0.1:"+port, mux); err != nil {
