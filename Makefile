@@ -4,7 +4,8 @@
 #   make run     build, then serve dist/app on 127.0.0.1:$(PORT) (prints the MCP endpoint)
 #   make test    go vet + all Go tests (race detector on), end-to-end tests with real MCP clients
 #                and the MCP conformance suite included, then every benchmark once (-benchtime 1x)
-#                so they keep working
+#                so they keep working, then each fuzz target for $(FUZZ_TIME)
+#   make fuzz    only the fuzz targets (FUZZ_TIME=1m make fuzz for a longer run)
 #   make conformance  only the MCP conformance suite: build tests/conformance, serve it with
 #                funchost, run the suite's server scenarios at 2025-06-18, 2025-11-25 and
 #                2026-07-28 against tests/conformance/expected-failures/<revision>.yaml
@@ -42,7 +43,7 @@ BENCH        ?= .
 NODE_DIR     := tests/node
 NODE_STAMP   := $(NODE_DIR)/node_modules/.package-lock.json
 
-.PHONY: all build app funchost run test vet gotest conformance benchsmoke bench node-deps clean
+.PHONY: all build app funchost run test vet gotest conformance benchsmoke bench fuzz node-deps clean
 
 all: build
 
@@ -63,7 +64,7 @@ funchost:
 run: build
 	$(DIST)/funchost start --script-root $(APP) --port $(PORT)
 
-test: vet node-deps gotest benchsmoke
+test: vet node-deps gotest benchsmoke fuzz
 
 vet:
 	$(GO) vet ./...

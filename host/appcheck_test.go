@@ -11,6 +11,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // triggerJSON is a function.json with one mcpToolTrigger.
@@ -116,4 +119,28 @@ func TestBrokenAppFolders(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestSchemaCompileBudget(t *testing.T) {
+	fn := &metadata.Function{Name: "slow"}
+	release := make(chan struct{})
+	defer close(release)
+	start := time.Now()
+	_, err := loadToolBounded(fn, "slow/function.json", "slow_tool", 50*time.Millisecond, func() (*binding.Tool, error) {
+		<-release // a compilation that does not end in time
+		return nil, nil
+	})
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	var te *binding.ToolError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, "slow", te.Function)
+	assert.Equal(t, "slow_tool", te.Tool)
+	assert.Contains(t, err.Error(), "compiling the schemas took longer than the budget of 50ms")
+
+	tool, err := loadToolBounded(fn, "slow/function.json", "slow_tool", time.Second, func() (*binding.Tool, error) {
+		return &binding.Tool{}, nil
+	})
+	require.NoError(t, err)
+	assert.NotNil(t, tool)
 }
