@@ -155,13 +155,17 @@ func checkTrigger(fn *metadata.Function, b *metadata.Binding, file string, lim *
 	return errors.Join(errs...)
 }
 
-// quoteSafe quotes s for a message: invalid UTF-8 replaced, at most 140 bytes.
-func quoteSafe(s string) string {
+// quoteSafe quotes s for a message (see safeText).
+func quoteSafe(s string) string { return strconv.Quote(safeText(s)) }
+
+// safeText is s fit to echo in a message: invalid UTF-8 replaced, and cut
+// after 140 bytes.
+func safeText(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) > 140 {
 		s = strings.ToValidUTF8(s[:140], "") + "…"
 	}
-	return strconv.Quote(s)
+	return s
 }
 
 // inPlaceKeys are applicators that apply a subschema to the same instance:

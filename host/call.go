@@ -33,11 +33,7 @@ func (s toolSet) CallTool(ctx context.Context, req *mcp.CallRequest) (*metadata.
 // host does not serve.
 // The name is quoted safely: invalid UTF-8 is replaced, and it is cut.
 func unknownToolMessage(name string) string {
-	name = strings.ToValidUTF8(name, "\uFFFD")
-	if len(name) > 140 {
-		name = strings.ToValidUTF8(name[:140], "") + "…"
-	}
-	return fmt.Sprintf("Unknown tool: '%s'", name)
+	return fmt.Sprintf("Unknown tool: '%s'", safeText(name))
 }
 
 // missingArgumentsMessage is the message for required arguments that are
