@@ -33,6 +33,8 @@ FUZZ_TARGETS := \
 	./binding:FuzzParseFunctionAndTrigger \
 	./binding:FuzzOutputSchema \
 	./binding:FuzzDecodeReturnValue \
+	./binding:FuzzFastCheck \
+	./binding:FuzzDirectReply \
 	./host/internal/mcp:FuzzDecodeMessage \
 	./host/internal/auth:FuzzOpen \
 	./host:FuzzCheckRefs

@@ -19,6 +19,12 @@ func CheckContentBlock(block json.RawMessage) error {
 	if blockCertainlyValid(block) {
 		return nil
 	}
+	return checkContentBlockFully(block)
+}
+
+// checkContentBlockFully is CheckContentBlock on the decoded block, with
+// its error messages.
+func checkContentBlockFully(block json.RawMessage) error {
 	b := bytes.TrimSpace(block)
 	if len(b) == 0 || b[0] != '{' {
 		return fmt.Errorf("a content block must be a JSON object, not %s", abbreviate(b))

@@ -93,19 +93,28 @@ func TestBlockCertainlyValidNeverContradictsCheckContentBlock(t *testing.T) {
 			}
 			if blockCertainlyValid([]byte(b)) {
 				quick++
-				// The full check, without the quick one in front of it.
-				var m map[string]json.RawMessage
-				require.NoError(t, json.Unmarshal([]byte(b), &m), b)
-				var typ string
-				require.NoError(t, json.Unmarshal(m["type"], &typ), b)
-				need := map[string][]string{"text": {"text"}, "image": {"data", "mimeType"}, "audio": {"data", "mimeType"}, "resource_link": {"uri", "name"}}[typ]
-				require.NotEmpty(t, need, b)
-				for _, k := range need {
-					var s string
-					require.NoError(t, json.Unmarshal(m[k], &s), "%s: %s", k, b)
-				}
+				require.NoError(t, checkContentBlockFully([]byte(b)), b)
 			}
 		}
 	}
 	assert.Greater(t, quick, 1000)
+}
+
+// FuzzDirectReply checks, on any body, that the one-pass reader of direct
+// replies reads what encoding/json reads whenever it reads a body at all,
+// and that the quick block check never accepts a block the full one
+// refuses.
+func FuzzDirectReply(f *testing.F) {
+	f.Add([]byte(`{"Logs":["a"],"Result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"a":1}},"Checked":"c"}`))
+	f.Add([]byte(`{"type":"image","data":"AAE=","mimeType":"image/png"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, ok := scanDirectReply(data); ok {
+			var want metadata.DirectReply
+			require.NoError(t, json.Unmarshal(data, &want), "%q", data)
+			require.Equal(t, want, got, "%q", data)
+		}
+		if blockCertainlyValid(data) {
+			require.NoError(t, checkContentBlockFully(data), "%q", data)
+		}
+	})
 }

@@ -172,3 +172,26 @@ func TestValidateTextReportsProblems(t *testing.T) {
 	assert.Equal(t, "/n", ve.Problems[0].InstanceLocation)
 	require.ErrorAs(t, s.ValidateText([]byte(`{"n":`)), &ve)
 }
+
+// FuzzFastCheck checks, on any text, that the check on JSON text never
+// vouches for a value the compiled validator rejects.
+func FuzzFastCheck(f *testing.F) {
+	var schemas []*Schema
+	for _, tc := range fastSchemas {
+		s, err := ParseSchema(OutputSchema, tc.schema)
+		require.NoError(f, err)
+		schemas = append(schemas, s)
+		for _, v := range tc.valid {
+			f.Add(uint8(len(schemas)-1), []byte(v))
+		}
+	}
+	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
+		s := schemas[int(which)%len(schemas)]
+		if !fastValid(s.fast, data) {
+			return
+		}
+		v, err := DecodeJSON(data)
+		require.NoError(t, err, "the fast check accepts text that is not JSON: %q", data)
+		require.NoError(t, s.Validate(v), "the fast check accepts %q", data)
+	})
+}
