@@ -4,11 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -21,7 +17,7 @@ import (
 
 // Defaults of the app folder bounds in [Options].
 const (
-	DefaultMaxFunctionFileBytes = 1 << 20
+	DefaultMaxFunctionFileBytes = metadata.DefaultMaxFunctionFileBytes
 	DefaultMaxSchemaBytes       = 256 << 10
 	DefaultMaxSchemaDepth       = 64
 	DefaultSchemaCompileTime    = 5 * time.Second
@@ -37,83 +33,6 @@ type appLimits struct {
 
 // toolNameRule is the MCP specification's rule for tool names.
 var toolNameRule = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
-
-// readApp is metadata.ReadApp with the host's guards: a function.json is read
-// only when it is a regular file (a named pipe or device would stall the
-// start) of at most fileBytes.
-func readApp(root string, lim *appLimits) (fns []*metadata.Function, errs []error, err error) {
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading script root: %w", err)
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		name := e.Name()
-		file := filepath.Join(root, name, metadata.FunctionFile)
-		st, statErr := os.Stat(file)
-		if errors.Is(statErr, fs.ErrNotExist) {
-			continue
-		}
-		fail := func(err error) { errs = append(errs, &metadata.FunctionError{Function: name, File: file, Err: err}) }
-		switch {
-		case statErr != nil:
-			fail(statErr)
-			continue
-		case !st.Mode().IsRegular():
-			fail(fmt.Errorf("not a regular file (%s): not read", fileKind(st.Mode())))
-			continue
-		case st.Size() > lim.fileBytes:
-			fail(fmt.Errorf("%d bytes, more than the limit of %d: not read", st.Size(), lim.fileBytes))
-			continue
-		}
-		data, err := readBounded(file, lim.fileBytes)
-		if err != nil {
-			fail(err)
-			continue
-		}
-		fn, ferr := metadata.ParseFunction(name, file, data)
-		if ferr != nil {
-			errs = append(errs, ferr)
-			continue
-		}
-		fns = append(fns, fn)
-	}
-	return fns, errs, nil
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "mode " + m.String()
-}
-
-// readBounded reads at most limit bytes of file, failing when it holds more.
-func readBounded(file string, limit int64) ([]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("more than the limit of %d bytes: not read", limit)
-	}
-	return data, nil
-}
 
 // schemaKeys are the trigger keys holding schema text.
 var schemaKeys = []string{metadata.KeyInputSchema, metadata.KeyOutputSchema, metadata.KeyNaturalOutputSchema}

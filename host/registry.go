@@ -67,7 +67,7 @@ type toolJSON struct {
 
 // loadRegistry reads every function of the app under root and loads its tool.
 func loadRegistry(root string, lim *appLimits) (*registry, error) {
-	fns, fnErrs, err := readApp(root, lim)
+	fns, fnErrs, err := metadata.ReadApp(root, &metadata.ReadOptions{MaxFileBytes: lim.fileBytes})
 	if err != nil {
 		return nil, err
 	}

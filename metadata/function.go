@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -211,11 +212,35 @@ func ParseFunction(name, file string, data []byte) (*Function, error) {
 	return f, nil
 }
 
-// ReadFunction reads dir/function.json; the function is named after dir.
-func ReadFunction(dir string) (*Function, error) {
+// DefaultMaxFunctionFileBytes bounds a function.json read by [ReadApp] and
+// [ReadFunction] when no other limit is given.
+const DefaultMaxFunctionFileBytes = 1 << 20
+
+// ReadOptions bound what reading an app folder may cost. nil means defaults.
+type ReadOptions struct {
+	// MaxFileBytes bounds each function.json; 0 means
+	// DefaultMaxFunctionFileBytes.
+	MaxFileBytes int64
+}
+
+func (o *ReadOptions) maxFileBytes() int64 {
+	if o == nil || o.MaxFileBytes <= 0 {
+		return DefaultMaxFunctionFileBytes
+	}
+	return o.MaxFileBytes
+}
+
+// ReadFunction reads dir/function.json. The file is read only when it is a
+// regular file (a named pipe or a device would stall the reader) of at most
+// the size limit; a refusal is a *FunctionError that says why.
+func ReadFunction(dir string, opts *ReadOptions) (*Function, error) {
 	name := filepath.Base(dir)
 	file := filepath.Join(dir, FunctionFile)
-	data, err := os.ReadFile(file)
+	st, err := os.Stat(file)
+	if err != nil {
+		return nil, &FunctionError{Function: name, File: file, Err: err}
+	}
+	data, err := readRegular(file, st, opts.maxFileBytes())
 	if err != nil {
 		return nil, &FunctionError{Function: name, File: file, Err: err}
 	}
@@ -223,10 +248,10 @@ func ReadFunction(dir string) (*Function, error) {
 }
 
 // ReadApp reads every direct sub-folder of root that holds a function.json,
-// sorted by name, as the Functions host does. Folders without one are
-// skipped. A function that fails to load is left out and its *FunctionError
-// is returned in errs; the others still load.
-func ReadApp(root string) (fns []*Function, errs []error, err error) {
+// sorted by name, as the Functions host does, with [ReadFunction]'s guards.
+// Folders without one are skipped. A function that fails to load is left out
+// and its *FunctionError is returned in errs; the others still load.
+func ReadApp(root string, opts *ReadOptions) (fns []*Function, errs []error, err error) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading script root: %w", err)
@@ -240,7 +265,7 @@ func ReadApp(root string) (fns []*Function, errs []error, err error) {
 		if _, statErr := os.Stat(filepath.Join(dir, FunctionFile)); errors.Is(statErr, fs.ErrNotExist) {
 			continue
 		}
-		fn, ferr := ReadFunction(dir)
+		fn, ferr := ReadFunction(dir, opts)
 		if ferr != nil {
 			errs = append(errs, ferr)
 			continue
@@ -248,6 +273,44 @@ func ReadApp(root string) (fns []*Function, errs []error, err error) {
 		fns = append(fns, fn)
 	}
 	return fns, errs, nil
+}
+
+// readRegular reads file, described by st, if it is a regular file of at most
+// limit bytes; the limit is checked again while reading, as the file may grow.
+func readRegular(file string, st fs.FileInfo, limit int64) ([]byte, error) {
+	switch {
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("not a regular file (%s): not read", fileKind(st.Mode()))
+	case st.Size() > limit:
+		return nil, fmt.Errorf("%d bytes, more than the limit of %d: not read", st.Size(), limit)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("more than the limit of %d bytes: not read", limit)
+	}
+	return data, nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "mode " + m.String()
 }
 
 // WriteFunction validates f and writes root/<f.Name>/function.json.

@@ -296,7 +296,7 @@ func TestWriteAndReadApp(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "broken", FunctionFile), []byte(`{"bindings":[]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fns, errs, err := ReadApp(root)
+	fns, errs, err := ReadApp(root, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,6 +312,42 @@ func TestWriteAndReadApp(t *testing.T) {
 	}
 	if err := WriteFunction(root, &Function{Name: "x"}); !errors.Is(err, ErrNoBindings) {
 		t.Errorf("WriteFunction without bindings = %v", err)
+	}
+}
+
+func TestReadAppGuards(t *testing.T) {
+	root := t.TempDir()
+	write := func(name string, data []byte) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(root, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name, FunctionFile), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := []byte(`{"bindings":[{"type":"httpTrigger","direction":"in","name":"req"}]}`)
+	write("good", good)
+	write("large", append(good, bytes.Repeat([]byte(" "), 100)...))
+	if err := os.MkdirAll(filepath.Join(root, "folder", FunctionFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fns, errs, err := ReadApp(root, &ReadOptions{MaxFileBytes: int64(len(good))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fns) != 1 || fns[0].Name != "good" {
+		t.Errorf("functions = %v", fns)
+	}
+	want := map[string]string{"folder": "not a regular file (a directory)", "large": "more than the limit of"}
+	if len(errs) != len(want) {
+		t.Fatalf("errs = %v", errs)
+	}
+	for _, e := range errs {
+		var fe *FunctionError
+		if !errors.As(e, &fe) || !strings.Contains(e.Error(), want[fe.Function]) || !strings.HasSuffix(fe.File, FunctionFile) {
+			t.Errorf("error %v: want it to name the file and say %q", e, want[fe.Function])
+		}
 	}
 }
 

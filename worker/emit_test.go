@@ -123,7 +123,7 @@ func TestEmitMetadata(t *testing.T) {
 	if strings.Join(got, ",") != "count,fluent,plain,schema_tool,search" {
 		t.Errorf("folders = %v", got)
 	}
-	fns, errs, err := metadata.ReadApp(dir)
+	fns, errs, err := metadata.ReadApp(dir, nil)
 	requireNoError(t, err, "ReadApp")
 	if len(errs) != 0 || len(fns) != 5 {
 		t.Fatalf("ReadApp: %d functions, errors %v", len(fns), errs)

@@ -26,7 +26,7 @@ func TestUnderTheRealHostNaturalOutput(t *testing.T) {
 	}).WithOutputSchema(`{"type":"array","items":{"$ref":"#/$defs/square"},"$defs":{"square":{"type":"integer","minimum":0}}}`)
 	dir := t.TempDir()
 	require.NoError(t, a.EmitMetadata(dir))
-	fn, err := metadata.ReadFunction(filepath.Join(dir, "squares"))
+	fn, err := metadata.ReadFunction(filepath.Join(dir, "squares"), nil)
 	require.NoError(t, err)
 	trigger := fn.ToolTriggers()[0]
 	outputSchema, ok := trigger.LookupString(metadata.KeyOutputSchema)
