@@ -211,7 +211,7 @@ type Host struct {
 	addr    atomic.Pointer[string]
 
 	mu         sync.Mutex
-	liveErrors []string // problems met while running (worker exits)
+	liveErrors []string // the latest problems met while running (worker exits)
 }
 
 // New loads the app under opts.ScriptRoot: host.json, local.settings.json
@@ -470,8 +470,17 @@ func (h *Host) printFunctions() {
 	h.console.printf("%s", sb.String())
 }
 
+// maxLiveErrors bounds the problems kept for /admin/host/status: a worker
+// that keeps crashing adds one each time, for as long as the host runs.
+const maxLiveErrors = 50
+
+// addLiveError records msg, forgetting the oldest beyond maxLiveErrors.
 func (h *Host) addLiveError(msg string) {
 	h.mu.Lock()
+	if len(h.liveErrors) >= maxLiveErrors {
+		n := copy(h.liveErrors, h.liveErrors[len(h.liveErrors)-maxLiveErrors+1:])
+		h.liveErrors = h.liveErrors[:n]
+	}
 	h.liveErrors = append(h.liveErrors, msg)
 	h.mu.Unlock()
 }
