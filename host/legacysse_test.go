@@ -126,6 +126,9 @@ func TestLegacySSEFunctionKeys(t *testing.T) {
 	}{
 		{"code query", "?code=sys-key%2F1", nil},
 		{"x-functions-key header", "", http.Header{"X-Functions-Key": {"sys-key/1"}}},
+		// The header is the key checked; a stale code beside it must not
+		// end up in the message URL, where it would be refused.
+		{"header beside a wrong code", "?code=stale", http.Header{"X-Functions-Key": {"sys-key/1"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, err := testutil.OpenSSE(t.Context(), base+SSEPath+tc.query, tc.hdr)

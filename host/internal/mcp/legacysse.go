@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/dedup"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -34,9 +35,7 @@ const clientStateTTL = 24 * time.Hour
 
 // The query parameters of the message endpoint.
 const (
-	queryClientState  = "azmcpcs"
-	queryCode         = "code"
-	headerFunctionKey = "X-Functions-Key"
+	queryClientState = "azmcpcs"
 )
 
 // StateSealer seals client-state tokens and opens them again. Instances
@@ -212,8 +211,10 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	}()
 
 	endpoint := "message?" + queryClientState + "=" + url.QueryEscape(token)
-	if key := functionKey(r); key != "" {
-		endpoint += "&" + queryCode + "=" + url.QueryEscape(key)
+	// The key copied is the one the host checks (auth.RequestKey), so the
+	// message URL carries the key that opened the stream.
+	if key := auth.RequestKey(r); key != "" {
+		endpoint += "&" + auth.QueryCode + "=" + url.QueryEscape(key)
 	}
 	hdr := w.Header()
 	setFraming(hdr, true)
@@ -247,20 +248,6 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-}
-
-// functionKey is the function key a request presents: the code query
-// parameter, else the x-functions-key header.
-func functionKey(r *http.Request) string {
-	if r.URL != nil && r.URL.RawQuery != "" {
-		if k := r.URL.Query().Get(queryCode); k != "" {
-			return k
-		}
-	}
-	if vals := r.Header[headerFunctionKey]; len(vals) > 0 {
-		return vals[0]
-	}
-	return ""
 }
 
 // run answers one message through the endpoint and returns the reply to

@@ -93,7 +93,7 @@ func TestLegacySSEEndpointEvent(t *testing.T) {
 		{"no key", "", nil, ""},
 		{"code query", "?code=k%2B1", nil, "k+1"},
 		{"x-functions-key header", "", http.Header{"X-Functions-Key": {"hdrkey"}}, "hdrkey"},
-		{"query wins", "?code=q", http.Header{"X-Functions-Key": {"h"}}, "q"},
+		{"header wins, as in the key check", "?code=q", http.Header{"X-Functions-Key": {"h"}}, "h"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
