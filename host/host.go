@@ -372,7 +372,7 @@ func (h *Host) routes() (http.Handler, error) {
 	r.Use(g.check)
 	r.Handle(MCPPath, h.requireKey(requireJSON(endpoint)))
 	r.Handle(SSEPath, h.requireKey(http.HandlerFunc(h.legacy.sse.ServeStream)))
-	r.Handle(MessagePath, h.requireKey(http.HandlerFunc(h.legacy.sse.ServeMessage)))
+	r.Handle(MessagePath, h.requireKey(requireJSON(http.HandlerFunc(h.legacy.sse.ServeMessage))))
 	r.Method(http.MethodGet, StatusPath, h.requireKey(http.HandlerFunc(h.serveStatus)))
 	return r, nil
 }
