@@ -112,7 +112,8 @@
 // answers a POST there with 202 and runs the message (through the handler,
 // as an application/json request carrying the stream's GET headers and the
 // Mcp-Session-Id its initialize minted) on the stream's goroutine, one at a
-// time, writing each reply as an "event: message". A request id the stream
-// already ran is dropped. Messages for a stream on another instance go to a
+// time, writing each reply as an "event: message"; only
+// notifications/cancelled runs at once, so that it reaches the call it
+// names. A request id the stream already ran is dropped. Messages for a stream on another instance go to a
 // [Forwarder]; the backplane hands them back through [LegacySSE.Deliver].
 package mcp

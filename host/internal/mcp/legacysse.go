@@ -103,8 +103,22 @@ type stream struct {
 	id      string
 	headers http.Header // the GET's, for the tools' transport headers
 	inbox   chan []byte
-	token   string        // Mcp-Session-Id minted by initialize, "" before
 	ids     *dedup.Window // request ids already run
+
+	mu    sync.Mutex
+	token string // Mcp-Session-Id minted by initialize, "" before
+}
+
+func (s *stream) sessionToken() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.token
+}
+
+func (s *stream) setSessionToken(token string) {
+	s.mu.Lock()
+	s.token = token
+	s.mu.Unlock()
 }
 
 // requestIDWindow is how many request ids a stream remembers.
@@ -253,7 +267,7 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 // run answers one message through the endpoint and returns the reply to
 // put on the stream ("" for none).
 func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte) []byte {
-	if id := requestID(msg); id != "" && !s.ids.Add(id) {
+	if id, _ := peek(msg); id != "" && !s.ids.Add(id) {
 		// A request sent again (a retry after a failure that left the client
 		// unsure): it ran already, and its reply is on the stream.
 		l.log.Debug("mcp sse: dropping a repeated request", "client", s.id, "id", id)
@@ -270,14 +284,14 @@ func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte) []byte {
 	req.Header["Content-Type"] = jsonContentType
 	delete(req.Header, headerProtocolVersion)
 	delete(req.Header, headerSessionID)
-	if s.token != "" {
-		req.Header[headerSessionID] = []string{s.token}
+	if token := s.sessionToken(); token != "" {
+		req.Header[headerSessionID] = []string{token}
 	}
 	req.ContentLength = int64(len(msg))
 	rec := &recorder{header: http.Header{}}
 	l.endpoint.ServeHTTP(rec, req)
 	if vals := rec.header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
-		s.token = vals[0]
+		s.setSessionToken(vals[0])
 	}
 	body := bytes.TrimSpace(rec.body.Bytes())
 	if len(body) == 0 || rec.status == http.StatusAccepted {
@@ -294,17 +308,21 @@ func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte) []byte {
 	return body
 }
 
-// requestID returns the id of a request ("" for a notification, a
-// response or a batch), as compact JSON text.
-func requestID(msg []byte) string {
+// peek returns the id of a request ("" for a notification, a response or a
+// batch), as compact JSON text, and the method of a request or
+// notification ("" for a response or a batch).
+func peek(msg []byte) (id, method string) {
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 	}
-	if firstByte(msg) != '{' || json.Unmarshal(msg, &m) != nil || m.Method == "" || len(m.ID) == 0 || string(m.ID) == "null" {
-		return ""
+	if firstByte(msg) != '{' || json.Unmarshal(msg, &m) != nil || m.Method == "" {
+		return "", ""
 	}
-	return string(m.ID)
+	if len(m.ID) == 0 || string(m.ID) == "null" {
+		return "", m.Method
+	}
+	return string(m.ID), m.Method
 }
 
 // transportKey marks the request context of a message that came over the
@@ -403,6 +421,13 @@ func (l *LegacySSE) openState(token string) (clientID, instanceID string, ok boo
 	return clientID, instanceID, true
 }
 
+var cancelledMethod = []byte(methodCancelled)
+
+func isCancellation(msg []byte) bool {
+	_, method := peek(msg)
+	return method == methodCancelled
+}
+
 type enqueueResult int
 
 const (
@@ -418,6 +443,13 @@ func (l *LegacySSE) enqueue(clientID string, msg []byte) enqueueResult {
 	l.mu.Unlock()
 	if s == nil {
 		return noStream
+	}
+	if bytes.Contains(msg, cancelledMethod) && isCancellation(msg) {
+		// The stream runs one request at a time: queued behind the call it
+		// names, a cancellation would arrive only once that call is over.
+		// It is run at once instead, under the stream's session.
+		l.run(context.Background(), s, msg)
+		return enqueued
 	}
 	select {
 	case s.inbox <- msg:

@@ -333,3 +333,46 @@ func TestLegacySSECloseEndsStreams(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacySSECancelReachesTheRunningCall: a stream runs one request at a
+// time, so notifications/cancelled must not wait behind the call it names.
+func TestLegacySSECancelReachesTheRunningCall(t *testing.T) {
+	s := startSSEServer(t, &LegacySSEOptions{InstanceID: "inst1"})
+	started := make(chan struct{})
+	cause := make(chan error, 1)
+	s.tools.call = func(ctx context.Context, _ *CallRequest) (*metadata.CallToolResult, error) {
+		close(started)
+		select {
+		case <-ctx.Done():
+			cause <- context.Cause(ctx)
+		case <-time.After(10 * time.Second):
+			cause <- nil
+		}
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("done")}}, nil
+	}
+	st := openStream(t, s.URL, "", nil)
+	code, _ := post(t, st.Endpoint, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","clientInfo":{"name":"c","version":"1"}}}`)
+	require.Equal(t, http.StatusAccepted, code)
+	next(t, st)
+	code, _ = post(t, st.Endpoint, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
+	require.Equal(t, http.StatusAccepted, code)
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not start")
+	}
+	code, _ = post(t, st.Endpoint, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user gave up"}}`)
+	require.Equal(t, http.StatusAccepted, code)
+	assert.ErrorIs(t, <-cause, ErrCancelled, "the running call is cancelled by the notification")
+
+	// The stream goes on: the next request is answered.
+	code, _ = post(t, st.Endpoint, `{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+	require.Equal(t, http.StatusAccepted, code)
+	for {
+		ev := next(t, st)
+		if gjson(t, ev.Data, "id") == "8" {
+			assert.JSONEq(t, `{"jsonrpc":"2.0","id":8,"result":{}}`, ev.Data)
+			break
+		}
+	}
+}
