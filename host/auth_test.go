@@ -88,6 +88,19 @@ func TestFunctionKeys(t *testing.T) {
 		assert.Empty(t, last.Header.Get("X-Functions-Key"))
 		assert.NotContains(t, last.Header, "X-Functions-Key")
 	})
+	t.Run("a call with the key in its header forwards no key", func(t *testing.T) {
+		// Client headers travel to the worker in transport.properties.headers:
+		// the key's header must not be among them.
+		status, _ := post(t, srv.URL+MCPPath, callBody(4, "get_weather", `{"city":"Oslo"}`),
+			map[string]string{"X-Functions-Key": "the-master-key", "X-Other": "kept"})
+		require.Equal(t, http.StatusOK, status)
+		reqs := fw.requests()
+		require.NotEmpty(t, reqs)
+		last := reqs[len(reqs)-1]
+		require.Contains(t, string(last.Body), "kept", "client headers are forwarded")
+		assert.NotContains(t, string(last.Body), "the-master-key")
+		assert.NotContains(t, last.Header, "X-Functions-Key")
+	})
 	assert.NotContains(t, logs.String(), "the-system-key", "keys are never logged")
 	assert.NotContains(t, logs.String(), "the-master-key", "keys are never logged")
 }
