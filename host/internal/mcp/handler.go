@@ -245,7 +245,7 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	case methodLoggingSetLevel:
 		h.setLevel(&req, msg.params)
 	default:
-		h.rpcError(&req, CodeMethodNotFound, "Method '"+method+"' is not available.", nil)
+		h.rpcError(&req, CodeMethodNotFound, "Method '"+SafeText(method)+"' is not available.", nil)
 	}
 }
 

@@ -607,6 +607,15 @@ func TestUnknownMethods(t *testing.T) {
 	}
 }
 
+// A method name is echoed cut: a client does not get its megabytes back.
+func TestUnknownMethodEchoedCut(t *testing.T) {
+	s := startServer(t, nil)
+	method := strings.Repeat("m", 1<<20)
+	r := s.post(t, rpc(9, method, map[string]any{}), nil)
+	assert.Equal(t, http.StatusOK, r.status)
+	assert.JSONEq(t, errorBody("9", -32601, "Method '"+method[:140]+"…' is not available."), r.data)
+}
+
 func TestIDsEchoedVerbatim(t *testing.T) {
 	tests := []struct{ name, id string }{
 		{"integer", `7`},
