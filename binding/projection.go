@@ -209,20 +209,13 @@ func UnprojectResult(res *metadata.CallToolResult, field string) error {
 	}
 	mirrored := false
 	content := make([]json.RawMessage, len(res.Content))
-	copy(content, res.Content)                      // the caller's slice may be shared
-	mirror := metadata.TextContent(string(wrapped)) // the block as both sides write it
+	copy(content, res.Content) // the caller's slice may be shared
 	for i, block := range content {
-		if bytes.Equal(block, mirror) {
+		switch {
+		case metadata.IsTextCopy(block, wrapped):
 			content[i] = metadata.TextContent(string(natural))
 			mirrored = true
-			continue
-		}
-		switch text, ok := blockText(block); {
-		case !ok:
-		case text == string(wrapped):
-			content[i] = metadata.TextContent(string(natural))
-			mirrored = true
-		case text == string(natural):
+		case metadata.IsTextCopy(block, natural):
 			mirrored = true
 		}
 	}
@@ -245,20 +238,6 @@ func WireSchema(natural json.RawMessage) json.RawMessage {
 		return json.RawMessage(`{"not":{}}`)
 	}
 	return natural
-}
-
-// blockText returns the text of a text content block.
-func blockText(block json.RawMessage) (string, bool) {
-	if metadata.ContentType(block) != metadata.ResultTypeText {
-		return "", false
-	}
-	var b struct {
-		Text *string `json:"text"`
-	}
-	if json.Unmarshal(block, &b) != nil || b.Text == nil {
-		return "", false
-	}
-	return *b.Text, true
 }
 
 // member is one member of a JSON object, raw: key decoded, value compact.
