@@ -39,8 +39,9 @@ func projectOutput(opts *metadata.ToolOptions, natural, field string) (wrapped b
 // with what outputSchema in function.json describes, so the Azure Functions
 // host (which never unwraps) and its clients see one shape, and funchost
 // unwraps it for 2026-07-28 clients. A text block that mirrored the natural
-// JSON mirrors the wrapped JSON instead. This is the one place where a
-// worker result is wrapped.
+// JSON ([metadata.IsTextCopy]: its text is exactly the compact JSON) mirrors
+// the wrapped JSON instead; other text is the handler's own and is kept.
+// This is the one place where a worker result is wrapped.
 func projecting(inv invoker, field string) invoker {
 	return func(ctx context.Context, tc *ToolContext, t *tool) (*Result, error) {
 		res, err := inv(ctx, tc, t)
@@ -60,12 +61,8 @@ func projecting(inv invoker, field string) invoker {
 		out.Content = make([]Content, len(res.Content))
 		for i, c := range res.Content {
 			out.Content[i] = c
-			if metadata.ContentType(c) == metadata.ResultTypeText {
-				var block struct{ Text string }
-				// natural is compact: Marshal output always is.
-				if json.Unmarshal(c, &block) == nil && string(compact(json.RawMessage(block.Text))) == string(natural) {
-					out.Content[i] = Text(string(wrapped))
-				}
+			if metadata.IsTextCopy(c, natural) {
+				out.Content[i] = Text(string(wrapped))
 			}
 		}
 		return &out, nil

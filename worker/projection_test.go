@@ -28,6 +28,13 @@ func TestNaturalOutputs(t *testing.T) {
 		Handle(func(context.Context, *ToolContext) (*Result, error) {
 			return &Result{StructuredContent: map[string]int{"a": 1}}, nil // an object, wrapped all the same
 		})
+	// Text that is not exactly the compact JSON is the handler's own, as for
+	// an object tool (metadata.IsTextCopy): it is kept and the copy added.
+	a.ConfigureMcpTool("pretty").
+		WithOutputSchema(`{"type":"array","items":{"type":"integer"}}`).
+		Handle(func(context.Context, *ToolContext) (*Result, error) {
+			return &Result{Content: []Content{Text("[1, 2]")}, StructuredContent: []int{1, 2}}, nil
+		})
 	AddTool(a, "count", func(context.Context, *ToolContext, struct{}) (*Result, int, error) { return nil, 3, nil })
 	a.ConfigureMcpTool("maybe").
 		WithOutputSchema(`{"type":["object","null"],"properties":{"a":{"type":"integer"}}}`).
@@ -47,6 +54,8 @@ func TestNaturalOutputs(t *testing.T) {
 	}{
 		{"fib", fib, `{"type":"object","properties":{"result":{"type":"array","items":{"$ref":"#/properties/result/$defs/n"},"$defs":{"n":{"type":"integer","minimum":0}}}},"required":["result"]}`,
 			[]string{`{"result":[1,1,2]}`}, []string{`{"result":[1,1,2]}`, "three terms"}},
+		{"pretty", `{"type":"array","items":{"type":"integer"}}`, `{"type":"object","properties":{"result":{"type":"array","items":{"type":"integer"}}},"required":["result"]}`,
+			[]string{`{"result":[1,2]}`}, []string{"[1, 2]", `{"result":[1,2]}`}},
 		{"either", `{"oneOf":[{"type":"string"},{"type":"object"}]}`, `{"type":"object","properties":{"value":{"oneOf":[{"type":"string"},{"type":"object"}]}},"required":["value"]}`,
 			[]string{`{"value":{"a":1}}`}, []string{`{"value":{"a":1}}`}},
 		{"count", `{"type":"integer"}`, `{"type":"object","properties":{"result":{"type":"integer"}},"required":["result"]}`,
