@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -200,13 +201,7 @@ func (b *ToolBuilder) WithMetadata(key string, value any) *ToolBuilder {
 		b.errs = append(b.errs, ruleErr(ErrMetadataValue, "metadata %q: %v: %v", key, ErrMetadataValue, err))
 		return b
 	}
-	for i := range b.metadata {
-		if b.metadata[i].Key == key {
-			b.metadata[i].Value = data
-			return b
-		}
-	}
-	b.metadata = append(b.metadata, metadata.Field{Key: key, Value: data})
+	b.metadata = metadata.SetField(b.metadata, key, data)
 	return b
 }
 
@@ -302,13 +297,13 @@ func (b *ToolBuilder) options(outputField string) (opts *metadata.ToolOptions, w
 		Description: b.description,
 		Title:       b.title,
 		Metadata:    slices.Clone(b.metadata),
-		InputSchema: firstNonEmpty(b.inputSchema, b.inferredInput),
+		InputSchema: cmp.Or(b.inputSchema, b.inferredInput),
 
 		ContentKinds:     slices.Clone(b.contentKinds),
 		OutputValidation: b.output.Validation,
 		TextCopy:         b.output.TextCopy,
 	}
-	if wrapped, err = projectOutput(opts, firstNonEmpty(b.outputSchema, b.inferredOutput), outputField); err != nil {
+	if wrapped, err = projectOutput(opts, cmp.Or(b.outputSchema, b.inferredOutput), outputField); err != nil {
 		return nil, false, err
 	}
 	switch {
@@ -323,19 +318,7 @@ func (b *ToolBuilder) options(outputField string) (opts *metadata.ToolOptions, w
 	return opts, wrapped, nil
 }
 
-func (b *ToolBuilder) function() string {
-	if b.functionName != "" {
-		return b.functionName
-	}
-	return b.name
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
+func (b *ToolBuilder) function() string { return cmp.Or(b.functionName, b.name) }
 
 // ruleError is a problem message that matches a rule sentinel with errors.Is.
 type ruleError struct {
