@@ -366,7 +366,7 @@ func (t *Tool) ShapeResult(d *Decoded, app metadata.OutputSettings) *OutputIssue
 		if err := t.checkOutput(d); err != nil {
 			issue = &OutputIssue{Tool: t.Trigger.ToolName, Mode: set.Validation, Err: err}
 			if set.Validation == metadata.ValidationStrict {
-				d.Result = &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent(issue.Error())}, IsError: true}
+				d.Result = metadata.ErrorResult(issue.Error())
 				d.Checked = ""
 				return issue
 			}

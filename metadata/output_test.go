@@ -149,3 +149,9 @@ func TestParseOutputSettings(t *testing.T) {
 	_, err := ParseOutputSettings([]byte(`{`))
 	assert.ErrorContains(t, err, "parsing host.json")
 }
+
+func TestErrorResult(t *testing.T) {
+	data, err := Marshal(ErrorResult(`tool "t" failed: <no>`))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"content":[{"type":"text","text":"tool \"t\" failed: <no>"}],"isError":true}`, string(data))
+}

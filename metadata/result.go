@@ -50,6 +50,12 @@ func TextContent(text string) json.RawMessage {
 	return data
 }
 
+// ErrorResult returns an isError result with one text block holding text:
+// the failure result the worker and the hosts send.
+func ErrorResult(text string) *CallToolResult {
+	return &CallToolResult{Content: []json.RawMessage{TextContent(text)}, IsError: true}
+}
+
 // ImageContent returns an image content block; data is base64.
 func ImageContent(data, mimeType string) json.RawMessage {
 	return mediaContent("image", data, mimeType)

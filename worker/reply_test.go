@@ -25,7 +25,7 @@ func replyResults(t *testing.T) map[string]*metadata.CallToolResult {
 	}
 	return map[string]*metadata.CallToolResult{
 		"text":  structured(TextResult("plain <text> & \"quotes\"\n\u2028")),
-		"error": errorResult("tool x failed: bad \xff input"),
+		"error": metadata.ErrorResult("tool x failed: bad \xff input"),
 		"structured": structured(&Result{StructuredContent: map[string]any{
 			"city": "Zürich <&>", "temps": []float64{1.5, -2}, "note": "line\nbreak\ttab\\",
 		}}),

@@ -231,8 +231,3 @@ func replySize(res *metadata.CallToolResult) int {
 	}
 	return n
 }
-
-// errorResult is an isError result with one text block.
-func errorResult(msg string) *metadata.CallToolResult {
-	return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent(msg)}, IsError: true}
-}

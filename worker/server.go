@@ -150,19 +150,19 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metad
 		if p := recover(); p != nil {
 			msg := fmt.Sprintf("tool %s panicked: %v", t.name, p)
 			fmt.Fprintf(s.app.stderr, "%s\n%s", msg, debug.Stack())
-			res, checked = errorResult(msg), ""
+			res, checked = metadata.ErrorResult(msg), ""
 		}
 	}()
 	out, err := t.invoke(ctx, tc, t)
 	if err != nil {
 		tc.Logf("tool %s failed: %v", t.name, err)
-		return errorResult(err.Error()), ""
+		return metadata.ErrorResult(err.Error()), ""
 	}
 	ctr, err := callToolResult(out)
 	if err != nil {
 		msg := fmt.Sprintf("tool %s returned an invalid result: %v", t.name, err)
 		tc.Logf("%s", msg)
-		return errorResult(msg), ""
+		return metadata.ErrorResult(msg), ""
 	}
 	d := &binding.Decoded{Result: ctr}
 	if issue := t.rules.ShapeResult(d, s.c.output); issue != nil {
