@@ -113,13 +113,17 @@
 //
 // POST /{function} receives {"Data":{"context":<tool invocation context>},
 // "Metadata":{…}}; the context may be JSON-encoded as a string any number of
-// times. The reply is always 200 with {"Outputs":{},"Logs":[…],
+// times. The reply is 200 with {"Outputs":{},"Logs":[…],
 // "ReturnValue":"<result envelope as a JSON string>"}: typed results are a
 // call_tool_result with structuredContent and its text copy; a single text
-// result is type text. Handler errors, panics and
-// arguments that do not decode into In become isError results; the process
-// keeps serving. An unknown function is 404 and a malformed body 400, both
-// with {"error":"…"}.
+// result is type text. When the request's Accept lists
+// metadata.MediaTypeDirectResult (funchost does), the reply is the
+// metadata.DirectReply instead, the same result encoded once. Handler
+// errors, panics and arguments that do not decode into In become isError
+// results; the process keeps serving. An unknown function is 404, a
+// malformed body 400 and a body over Options.MaxBodyBytes 413, each with
+// {"error":"…"}; a broken configuration answers every request with 500
+// (see [App.Handler]).
 //
 // # Progress and log messages
 //
