@@ -73,7 +73,9 @@ const FunctionFile = "function.json"
 // Functions host ignores them (it binds the keys it knows and nothing else).
 const (
 	// KeyContentKinds is a string holding a JSON array of the content kinds
-	// (MIME types) the tool's results carry; see [ContentKindStructured].
+	// (MIME types, "image/*" for a family) the tool's results carry;
+	// "application/json" stands for structuredContent and its text copy
+	// (package binding checks them: ParseContentKinds, CheckContentKinds).
 	KeyContentKinds = "contentKinds"
 	// KeyOutputValidation ([OutputValidation]) overrides the app's output
 	// validation for this tool.
