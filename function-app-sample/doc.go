@@ -15,10 +15,19 @@
 //     objects, arrays, enums, formats and required fields;
 //   - mortgage_payment: a typed tool whose input and output schemas come from
 //     Go structs;
-//   - list_holidays and primes: typed tools returning slices, wrapped in an
-//     object ({"result": [...]} by default, or a field named by WithOutputField);
+//   - list_holidays and primes: typed tools returning slices, whose natural
+//     output is an array (SEP-2106): MCP 2026-07-28 clients get the array,
+//     older clients and the Azure Functions host an object wrapping it
+//     ({"result": [...]} by default, or a field named by WithOutputField);
+//   - fibonacci: an explicit array output schema with a $ref into its $defs,
+//     served the same two ways (the $ref is rewritten in the projection);
 //   - to_roman: no output schema, plain text;
-//   - bar_chart: an image (a PNG drawn in code).
+//   - bar_chart: an image (a PNG drawn in code) and a caption, declared with
+//     WithContentKinds("image/png", "text/plain");
+//   - estimate_pi: a long-running typed tool that reports progress and sends
+//     log messages to the client.
 //
-// All data is computed from the arguments: no randomness, no network.
+// All data is computed from the arguments, with no network; estimate_pi's
+// random points come from a fixed seed, so the same arguments give the same
+// result.
 package main
