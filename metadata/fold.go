@@ -2,7 +2,6 @@ package metadata
 
 import (
 	"iter"
-	"maps"
 	"strings"
 )
 
@@ -29,10 +28,22 @@ func LookupFold[V any](all iter.Seq2[string, V], key string) (V, bool) {
 }
 
 // LookupFoldMap is [LookupFold] over a map, with the exact key looked up
-// first. When several keys of m fold to key, which one wins is unspecified.
+// first. When several keys of m fold to key and none is exact, the smallest
+// of them (in byte order) wins, so the answer never depends on the map's
+// iteration order.
 func LookupFoldMap[V any](m map[string]V, key string) (V, bool) {
 	if v, ok := m[key]; ok {
 		return v, true
 	}
-	return LookupFold(maps.All(m), key)
+	var (
+		best  string
+		value V
+		found bool
+	)
+	for k, v := range m {
+		if strings.EqualFold(k, key) && (!found || k < best) {
+			best, value, found = k, v, true
+		}
+	}
+	return value, found
 }

@@ -36,6 +36,15 @@ func TestLookupFold(t *testing.T) {
 	assert.Equal(t, "1", string(v))
 	_, ok = LookupFold(maps.All(map[string]int{}), "x")
 	assert.False(t, ok)
+
+	// Over a map without the exact key, the smallest folded key wins every
+	// time, whatever order the map is walked in.
+	folded := map[string]int{"TYPE": 1, "TyPe": 2, "Type": 3, "tYPE": 4, "tyPE": 5, "typE": 6}
+	for range 200 {
+		got, ok := LookupFoldMap(folded, "type")
+		require.True(t, ok)
+		require.Equal(t, 1, got, "TYPE is the smallest key")
+	}
 }
 
 func TestSetField(t *testing.T) {
