@@ -3,8 +3,6 @@ package tests
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/internal/testutil"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -60,27 +59,12 @@ func startHandler(t *testing.T, app string) string {
 	}
 }
 
-// invokeAsFunctionsHost posts a tool call as the Azure Functions host does:
-// the tool invocation context JSON-encoded as a string under Data.context,
-// without the Accept header funchost adds. It returns the result as that
-// host decodes it (it checks nothing) and the invocation's Logs.
+// invokeAsFunctionsHost posts a tool call as the Azure Functions host does
+// and returns the result as that host decodes it (it checks nothing) and the
+// invocation's Logs.
 func invokeAsFunctionsHost(t *testing.T, base, function, arguments string) (*metadata.CallToolResult, []string) {
 	t.Helper()
-	toolContext, err := json.Marshal(fmt.Sprintf(`{"name":%q,"arguments":%s,"sessionid":"s-1","transport":{"name":"http-streamable","sessionId":"s-1"}}`, function, arguments))
-	require.NoError(t, err)
-	body := fmt.Sprintf(`{"Data":{"context":%s},"Metadata":{"mcptoolargs":{},"sys":{"MethodName":%q}}}`, toolContext, function)
-	req, err := http.NewRequest(http.MethodPost, base+"/"+function, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set(metadata.HeaderInvocationID, "11111111-2222-3333-4444-555555555555")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", data)
-	var reply metadata.InvocationResponse
-	require.NoError(t, json.Unmarshal(data, &reply), "%s", data)
+	reply := testutil.InvokeAsFunctionsHost(t, base, function, arguments)
 	d, err := binding.DecodeReturnValue(reply.ReturnValue, true)
 	require.NoError(t, err)
 	return d.Result, reply.Logs

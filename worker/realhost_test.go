@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/internal/testutil"
 	"github.com/funcmcp/funcmcp/metadata"
 	"github.com/funcmcp/funcmcp/worker"
 )
@@ -118,24 +118,7 @@ type realHostReply struct {
 // ToolReturnValueBinder; the host never validates).
 func invokeLikeRealHost(t *testing.T, base, function string) realHostReply {
 	t.Helper()
-	toolContext := fmt.Sprintf(`{"name":%q,"arguments":{},"sessionid":"s-1","transport":{"name":"http-streamable","sessionId":"s-1"}}`, function)
-	encoded, err := json.Marshal(toolContext) // the trigger value is a string
-	require.NoError(t, err)
-	body := fmt.Sprintf(`{"Data":{"context":%s},"Metadata":{"mcptoolargs":{},"sys":{"MethodName":%q,"UtcNow":"2026-01-01T00:00:00Z"}}}`, encoded, function)
-	req, err := http.NewRequest(http.MethodPost, base+"/"+function, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set(metadata.HeaderInvocationID, "6f9619ff-8b86-d011-b42d-00c04fc964ff")
-	req.Header.Set(metadata.HeaderHostVersion, "4.1040.300.25317")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", data)
-
-	var out metadata.InvocationResponse
-	require.NoError(t, json.Unmarshal(data, &out))
+	out := testutil.InvokeAsFunctionsHost(t, base, function, `{}`)
 	var envelopeText string
 	require.NoError(t, json.Unmarshal(out.ReturnValue, &envelopeText), "ReturnValue must be a JSON string")
 	var r realHostReply
