@@ -3,7 +3,6 @@ package tests
 import (
 	"bytes"
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,10 +26,7 @@ import (
 // base URL. The process is stopped at the end of the test.
 func startHandler(t *testing.T, app string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	require.NoError(t, l.Close())
+	port := strconv.Itoa(testutil.FreePort(t))
 
 	cmd := exec.Command(filepath.Join(app, "handler"))
 	cmd.Dir = app

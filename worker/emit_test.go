@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/internal/testutil"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -223,11 +224,7 @@ func TestRunArgs(t *testing.T) {
 }
 
 func freePort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	requireNoError(t, err, "listen")
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	return port
+	return strconv.Itoa(testutil.FreePort(t))
 }
 
 func waitReady(t *testing.T, url string) {

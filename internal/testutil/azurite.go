@@ -45,7 +45,7 @@ func StartAzurite(t testing.TB, repoRoot string) *Azurite {
 			t.Fatalf("Azurite and Node.js 22 must be installed in tests/node (run .ci/run, or `npm ci` in tests/node): %v", err)
 		}
 	}
-	a.Port = freePort(t)
+	a.Port = FreePort(t)
 	a.Start()
 	t.Cleanup(a.Stop)
 	return a
@@ -110,15 +110,4 @@ func (a *Azurite) Stop() {
 	case <-time.After(10 * time.Second):
 		a.t.Errorf("Azurite (pid %d) did not exit within 10s of SIGKILL", a.cmd.Process.Pid)
 	}
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("finding a free port: %v", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/host"
+	"github.com/funcmcp/funcmcp/internal/testutil"
 	"github.com/funcmcp/funcmcp/tests/bench/internal/sdkbaseline"
 )
 
@@ -204,10 +204,7 @@ func settle() (uint64, int) {
 func BenchmarkToolsCall_InProcessHost(b *testing.B) {
 	binaries(b)
 	servers(b)
-	port, err := freePort()
-	if err != nil {
-		b.Fatal(err)
-	}
+	port := testutil.FreePort(b)
 	w, workerURL, err := startWorker(port)
 	if err != nil {
 		b.Fatal(err)
@@ -266,14 +263,4 @@ func BenchmarkToolsCall_InProcessHost(b *testing.B) {
 	record(row{what: "allocations per tools/call, client + server in one process", unit: "allocs",
 		ours: allocs["funcmcp"], stateless: allocs["sdk"], ratio: allocs["funcmcp"] / allocs["sdk"], load: loadAvg(),
 		detail: "funchost in process (its worker's allocations not counted) / SDK stateless in process; same raw client"})
-}
-
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
