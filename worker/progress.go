@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -46,6 +47,7 @@ var notifyClient = &http.Client{
 // notifier is a tool call's end of the host's notification channel (see
 // package metadata: HeaderNotifyURL). A nil *notifier sends nothing.
 type notifier struct {
+	ctx       context.Context // the invocation's: once it is done, nothing is sent
 	url, auth string
 	progress  bool // the client asked for progress
 	minLevel  int  // rank of the least severe level the client wants; -1: none
@@ -55,10 +57,10 @@ type notifier struct {
 }
 
 // newNotifier reads the channel the host offers in the invocation request
-// headers. It returns nil when there is none (the real Azure Functions host
+// headers; ctx is the invocation's, which bounds every send. It returns nil when there is none (the real Azure Functions host
 // never offers one) or when the offer is not usable: the URL must be plain
 // http to a loopback address, since the host runs on the same machine.
-func newNotifier(h http.Header) *notifier {
+func newNotifier(ctx context.Context, h http.Header) *notifier {
 	raw, token := h.Get(metadata.HeaderNotifyURL), h.Get(metadata.HeaderNotifyToken)
 	if raw == "" || token == "" {
 		return nil
@@ -67,7 +69,7 @@ func newNotifier(h http.Header) *notifier {
 	if err != nil || u.Scheme != "http" || u.User != nil || !loopbackHost(u.Hostname()) {
 		return nil
 	}
-	n := &notifier{url: raw, auth: "Bearer " + token, progress: h.Get(metadata.HeaderNotifyProgress) == "true", minLevel: -1}
+	n := &notifier{ctx: ctx, url: raw, auth: "Bearer " + token, progress: h.Get(metadata.HeaderNotifyProgress) == "true", minLevel: -1}
 	if lvl := h.Get(metadata.HeaderNotifyLogLevel); lvl != "" {
 		n.minLevel = metadata.LogLevelRank(lvl)
 	}
@@ -97,7 +99,11 @@ func (n *notifier) send(nt *metadata.Notification) {
 	if n.broken {
 		return
 	}
-	req, err := http.NewRequest(http.MethodPost, n.url, bytes.NewReader(body))
+	if n.ctx.Err() != nil { // the host gave up the invocation: no one listens
+		n.broken = true
+		return
+	}
+	req, err := http.NewRequestWithContext(n.ctx, http.MethodPost, n.url, bytes.NewReader(body))
 	if err != nil {
 		n.broken = true
 		return
@@ -130,7 +136,9 @@ func (tc *ToolContext) Notifies() bool { return tc.notify != nil }
 // result, when the client sent a progressToken; otherwise, and under the
 // real Azure Functions host, it does nothing. done must increase from one
 // call to the next. It waits until the host has the notification (a
-// loopback round trip, at most 5 seconds); failures are ignored.
+// loopback round trip, at most 5 seconds, and never past the end of the
+// invocation: once the host has dropped the call nothing is sent); failures
+// are ignored.
 func (tc *ToolContext) Progress(done, total float64, message string) {
 	if tc.notify == nil || !tc.notify.progress {
 		return

@@ -188,7 +188,7 @@ func TestNewNotifierReadsTheOffer(t *testing.T) {
 	h.Set(metadata.HeaderNotifyURL, "http://[::1]:9/invocations/a/notifications")
 	h.Set(metadata.HeaderNotifyToken, "tok")
 	h.Set(metadata.HeaderNotifyLogLevel, "warning")
-	n := newNotifier(h)
+	n := newNotifier(context.Background(), h)
 	if n == nil {
 		t.Fatal("no notifier for a loopback IPv6 offer")
 	}
@@ -200,5 +200,29 @@ func TestNewNotifierReadsTheOffer(t *testing.T) {
 	requireNoError(t, json.Unmarshal(data, &nt), "round trip")
 	if nt.Progress != nil {
 		t.Error("a log notification carries no progress")
+	}
+}
+
+// TestNotificationsStopWithTheInvocation: once the invocation's context is
+// done (the host dropped the call), Progress and ClientLog send nothing
+// instead of waiting on a channel no one reads.
+func TestNotificationsStopWithTheInvocation(t *testing.T) {
+	fc := newFakeChannel(t)
+	h := http.Header{}
+	h.Set(metadata.HeaderNotifyURL, fc.srv.URL+"/n")
+	h.Set(metadata.HeaderNotifyToken, "tok")
+	h.Set(metadata.HeaderNotifyProgress, "true")
+	h.Set(metadata.HeaderNotifyLogLevel, "debug")
+	ctx, cancel := context.WithCancel(context.Background())
+	tc := &ToolContext{Name: "t", notify: newNotifier(ctx, h)}
+	if !tc.Notifies() {
+		t.Fatal("no notifier for a loopback offer")
+	}
+	tc.Progress(1, 3, "one")
+	cancel()
+	tc.Progress(2, 3, "two")
+	tc.ClientLogf(LevelInfo, "after %s", "cancel")
+	if _, bodies := fc.got(); len(bodies) != 1 || !strings.Contains(bodies[0], `"one"`) {
+		t.Errorf("the channel received %q, want only the progress sent before the cancel", bodies)
 	}
 }

@@ -119,7 +119,7 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 		Transport:    ic.Transport,
 		InvocationID: r.Header.Get(metadata.HeaderInvocationID),
 		FunctionName: t.function,
-		notify:       newNotifier(r.Header),
+		notify:       newNotifier(r.Context(), r.Header),
 	}
 	s.app.logger.LogAttrs(r.Context(), slog.LevelDebug, "invocation",
 		slog.String("function", t.function), slog.String("tool", t.name), slog.String("invocationId", tc.InvocationID))
