@@ -68,7 +68,7 @@ type Queue struct {
 	log     *slog.Logger
 	seen    *dedup.Window
 
-	clients sync.Map // instance id → *azqueue.QueueClient
+	clients sync.Map // instance id → *azqueue.QueueClient, while the instance's queue exists
 
 	// del deletes a received message; tests replace it to inject faults.
 	del func(ctx context.Context, id, pop string) error
@@ -217,6 +217,9 @@ func (q *Queue) Send(ctx context.Context, instanceID string, m Message) error {
 		&azqueue.EnqueueMessageOptions{TimeToLive: &ttl})
 	if err != nil {
 		if queueerror.HasCode(err, queueerror.QueueNotFound) {
+			// The instance is gone for good (its id is never reused): forget
+			// its client, or the map grows with every instance ever seen.
+			q.clients.Delete(instanceID)
 			return fmt.Errorf("sending to instance %q: %w", instanceID, ErrUnknownInstance)
 		}
 		return fmt.Errorf("sending to instance %q: %w", instanceID, shortError(err))

@@ -105,6 +105,8 @@ func TestQueueDeliversInOrderAndStopDeletesTheQueue(t *testing.T) {
 	require.NoError(t, a.Stop(ctx))
 	err := b.Send(ctx, "instancea", msg(n))
 	require.ErrorIs(t, err, ErrUnknownInstance, "the queue of a stopped instance is deleted")
+	_, kept := b.clients.Load("instancea")
+	assert.False(t, kept, "the client of a gone instance is forgotten: instances come and go for as long as b runs")
 	require.NoError(t, b.Stop(ctx))
 }
 
