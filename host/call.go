@@ -42,10 +42,6 @@ func missingArgumentsMessage(names []string) string {
 	return "One or more required tool properties are missing values. Please provide: " + strings.Join(names, ", ")
 }
 
-func errorResult(text string) *metadata.CallToolResult {
-	return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent(text)}, IsError: true}
-}
-
 func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
 	t := h.reg.lookup(req.Name)
 	if t == nil {
@@ -54,7 +50,7 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 	if missing := t.tool.MissingArguments(req.Arguments); len(missing) > 0 {
 		msg := missingArgumentsMessage(missing)
 		if req.ProtocolVersion >= missingArgsInResultVersion {
-			return errorResult(msg), nil
+			return metadata.ErrorResult(msg), nil
 		}
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: msg}
 	}
