@@ -40,8 +40,9 @@ func startHandler(t *testing.T, app string) string {
 	})
 	base := "http://127.0.0.1:" + port
 	deadline := time.Now().Add(20 * time.Second)
+	probe := &http.Client{Timeout: time.Second} // a handler that accepts and hangs must not hang the test
 	for {
-		resp, err := http.Get(base + "/")
+		resp, err := probe.Get(base + "/")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

@@ -7,9 +7,14 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/funcmcp/funcmcp/metadata"
 )
+
+// InvokeTimeout bounds one [InvokeAsFunctionsHost] call, reply included, so
+// that a handler that hangs fails the test instead of hanging it.
+const InvokeTimeout = time.Minute
 
 // InvokeAsFunctionsHost posts one tool call to the custom handler at base
 // as the Azure Functions host does, with no funcmcp host in between: POST
@@ -33,7 +38,7 @@ func InvokeAsFunctionsHost(t testing.TB, base, function, arguments string) metad
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set(metadata.HeaderInvocationID, "6f9619ff-8b86-d011-b42d-00c04fc964ff")
 	req.Header.Set(metadata.HeaderHostVersion, "4.1040.300.25317")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{Timeout: InvokeTimeout}).Do(req)
 	if err != nil {
 		t.Fatalf("invoking %s: %v", function, err)
 	}
