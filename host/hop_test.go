@@ -182,14 +182,7 @@ func TestClientDisconnectIsNotAFailure(t *testing.T) {
 	srv := httptest.NewServer(h.Handler())
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+MCPPath, strings.NewReader(callBody(1, "get_weather", `{"city":"Oslo"}`)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json")
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-		}
-	}()
+	go postUntilCancelled(ctx, srv.URL, callBody(1, "get_weather", `{"city":"Oslo"}`))
 	cw.wait(t, cw.started, "started")
 	cancel() // the client goes away
 	cw.wait(t, cw.cancelled, "cancelled")
@@ -279,14 +272,7 @@ func TestBusyOverTheBoundOfCallsInFlight(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+MCPPath, strings.NewReader(callBody(1, "get_weather", `{"city":"Oslo"}`)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json")
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-		}
-	}()
+	go postUntilCancelled(ctx, srv.URL, callBody(1, "get_weather", `{"city":"Oslo"}`))
 	cw.wait(t, cw.started, "started")
 	status, body := rpc(t, srv.URL, "2025-06-18", callBody(2, "get_weather", `{"city":"Bergen"}`))
 	assert.Equal(t, http.StatusOK, status)
@@ -312,4 +298,18 @@ func TestExitCode200RestartsAreRateLimited(t *testing.T) {
 	assert.LessOrEqual(t, n, 4, "at most about one restart a second")
 	assert.NotEqual(t, StateUnhealthy, h.Status().State)
 	assert.NotContains(t, logs.String(), "exited unexpectedly")
+}
+
+// postUntilCancelled posts an MCP request and drops the reply; cancelling ctx
+// is the client going away.
+func postUntilCancelled(ctx context.Context, url, body string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+MCPPath, strings.NewReader(body))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
 }
