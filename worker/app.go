@@ -58,6 +58,10 @@ type App struct {
 	output          metadata.OutputSettings // from Options
 	scriptRoot      string
 
+	// schemas compiles each distinct schema text once for the builders'
+	// checks, the projections and the rules read back from function.json.
+	schemas binding.Compiler
+
 	mu     sync.Mutex
 	tools  []*ToolBuilder
 	byName map[string]*ToolBuilder
@@ -199,7 +203,7 @@ func (a *App) build() (*compiled, error) {
 		}
 		// Read the binding back as the host will: the same parser and the
 		// same compiled schema check the results.
-		rules, err := binding.LoadTool(f, f.ToolTriggers()[0], "")
+		rules, err := a.schemas.LoadTool(f, f.ToolTriggers()[0], "")
 		if err != nil {
 			fail(err)
 			continue

@@ -157,7 +157,7 @@ func (b *ToolBuilder) WithProperty(name string, typ PropertyType, description st
 // [AddTool]; the last call wins. The text is checked with
 // [binding.ParseSchema] and stored compact.
 func (b *ToolBuilder) WithInputSchema(jsonSchema string) *ToolBuilder {
-	if s, err := binding.ParseSchema(binding.InputSchema, jsonSchema); err != nil {
+	if s, err := b.app.schemas.ParseSchema(binding.InputSchema, jsonSchema); err != nil {
 		b.errs = append(b.errs, err)
 	} else {
 		b.inputSchema = s.String()
@@ -180,7 +180,7 @@ func (b *ToolBuilder) WithInputSchema(jsonSchema string) *ToolBuilder {
 // then the natural value, sent wrapped as {"<field>": value}; funchost
 // unwraps it for 2026-07-28 clients.
 func (b *ToolBuilder) WithOutputSchema(jsonSchema string) *ToolBuilder {
-	if s, err := binding.ParseNaturalSchema(jsonSchema); err != nil {
+	if s, err := b.app.schemas.ParseNaturalSchema(jsonSchema); err != nil {
 		b.errs = append(b.errs, err)
 	} else {
 		b.outputSchema = s.String()
@@ -303,7 +303,7 @@ func (b *ToolBuilder) options(outputField string) (opts *metadata.ToolOptions, w
 		OutputValidation: b.output.Validation,
 		TextCopy:         b.output.TextCopy,
 	}
-	if wrapped, err = projectOutput(opts, cmp.Or(b.outputSchema, b.inferredOutput), outputField); err != nil {
+	if wrapped, err = projectOutput(&b.app.schemas, opts, cmp.Or(b.outputSchema, b.inferredOutput), outputField); err != nil {
 		return nil, false, err
 	}
 	switch {

@@ -545,3 +545,24 @@ func TestPropertyType(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildCompilesEachSchemaOnce: the builders' checks, the projections and
+// the rules read back from function.json share one compile per distinct
+// schema text, so an app of many alike tools starts as fast as one of a few.
+func TestBuildCompilesEachSchemaOnce(t *testing.T) {
+	type in struct {
+		N int `json:"n"`
+	}
+	a := New(nil)
+	const tools = 10
+	before := binding.CompileCount()
+	for i := range tools {
+		AddTool(a, "t"+string(rune('a'+i)), func(context.Context, *ToolContext, in) (*Result, []int, error) { return nil, nil, nil })
+	}
+	requireNoError(t, a.Build(), "Build")
+	// Distinct texts: the input schema, the natural output schema and its
+	// object projection. Before the shared compiler it was six per tool.
+	if got := binding.CompileCount() - before; got > 3 {
+		t.Errorf("Build compiled %d schemas for %d tools with the same schemas, want at most 3", got, tools)
+	}
+}

@@ -16,7 +16,7 @@ import (
 // and opts.NaturalOutputSchema the natural schema when the two differ.
 // wrapped says whether results must be wrapped as {"<field>": value} to
 // match the projection.
-func projectOutput(opts *metadata.ToolOptions, natural, field string) (wrapped bool, err error) {
+func projectOutput(c *binding.Compiler, opts *metadata.ToolOptions, natural, field string) (wrapped bool, err error) {
 	if natural == "" {
 		return false, nil
 	}
@@ -24,7 +24,7 @@ func projectOutput(opts *metadata.ToolOptions, natural, field string) (wrapped b
 	if err != nil {
 		return false, ruleErr(ErrOutputType, "%v: %v", ErrOutputType, err)
 	}
-	if _, err := binding.ParseSchema(binding.OutputSchema, string(projected)); err != nil {
+	if _, err := c.ParseSchema(binding.OutputSchema, string(projected)); err != nil {
 		return false, ruleErr(ErrOutputType, "%v: the object projection of the output schema is rejected: %v", ErrOutputType, err)
 	}
 	opts.OutputSchema = string(projected)

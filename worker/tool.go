@@ -233,14 +233,14 @@ func AddTool[In, Out any](a *App, toolName string, h ToolHandlerFor[In, Out]) *T
 	}
 	inType, outType := reflect.TypeFor[In](), reflect.TypeFor[Out]()
 
-	if in, err := inputSchema(inType); err != nil {
+	if in, err := inputSchema(&a.schemas, inType); err != nil {
 		b.errs = append(b.errs, err)
 	} else {
 		b.inferredInput = in
 	}
 	untyped := outType == anyType
 	if !untyped {
-		if out, err := outputSchema(outType); err != nil {
+		if out, err := outputSchema(&a.schemas, outType); err != nil {
 			b.errs = append(b.errs, err)
 		} else {
 			b.inferredOutput = out
@@ -312,7 +312,7 @@ func deref(t reflect.Type) reflect.Type {
 	return t
 }
 
-func inputSchema(t reflect.Type) (string, error) {
+func inputSchema(c *binding.Compiler, t reflect.Type) (string, error) {
 	s, err := schema.For(t)
 	if err != nil {
 		return "", ruleErr(ErrInputType, "%v: %v", ErrInputType, err)
@@ -320,30 +320,30 @@ func inputSchema(t reflect.Type) (string, error) {
 	if s.Type != "object" {
 		return "", ruleErr(ErrInputType, "%v: %s does not encode as a JSON object (use a struct or a map with string keys)", ErrInputType, t)
 	}
-	return checked(binding.InputSchema, s, ErrInputType)
+	return checked(c, binding.InputSchema, s, ErrInputType)
 }
 
 // outputSchema returns Out's natural schema, whatever its root; the object
 // projection is made at build time, when the output field is known.
-func outputSchema(t reflect.Type) (string, error) {
+func outputSchema(c *binding.Compiler, t reflect.Type) (string, error) {
 	s, err := schema.For(t)
 	if err != nil {
 		return "", ruleErr(ErrOutputType, "%v: %v", ErrOutputType, err)
 	}
-	return checked(binding.OutputSchema, s, ErrOutputType)
+	return checked(c, binding.OutputSchema, s, ErrOutputType)
 }
 
 // checked encodes a generated schema and checks it: an input schema with
 // [binding.ParseSchema], an output schema (natural, any root) with
 // [binding.ParseNaturalSchema].
-func checked(kind binding.SchemaKind, s *jsonschema.Schema, rule error) (string, error) {
+func checked(c *binding.Compiler, kind binding.SchemaKind, s *jsonschema.Schema, rule error) (string, error) {
 	data, err := json.Marshal(s)
 	if err != nil {
 		return "", ruleErr(rule, "%v: %v", rule, err)
 	}
-	parse := func(text string) (*binding.Schema, error) { return binding.ParseSchema(kind, text) }
+	parse := func(text string) (*binding.Schema, error) { return c.ParseSchema(kind, text) }
 	if kind == binding.OutputSchema {
-		parse = binding.ParseNaturalSchema
+		parse = c.ParseNaturalSchema
 	}
 	ps, err := parse(string(metadata.UnescapeHTML(data)))
 	if err != nil {
