@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/binding"
-	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -78,8 +78,8 @@ func checkTrigger(fn *metadata.Function, b *metadata.Binding, file string, lim *
 // quoteSafe quotes s for a message (see safeText).
 func quoteSafe(s string) string { return strconv.Quote(safeText(s)) }
 
-// safeText is s fit to echo in a message (see mcp.SafeText).
-func safeText(s string) string { return mcp.SafeText(s) }
+// safeText is s fit to echo in a message (see jsonrpc.SafeText).
+func safeText(s string) string { return jsonrpc.SafeText(s) }
 
 // inPlaceKeys are applicators that apply a subschema to the same instance:
 // a cycle through them (and $ref) never ends.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -64,7 +65,7 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 	defer release()
 	ctx, stop := h.drainable(ctx)
 	defer stop()
-	id := newWorkerID()
+	id := ids.GUID()
 	start := time.Now()
 	res, err := h.invokeTool(ctx, t, id, req)
 	if ctx.Err() != nil {

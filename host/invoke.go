@@ -19,6 +19,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -51,7 +52,7 @@ func (p *hostHeadersPolicy) Do(req *policy.Request) (*http.Response, error) {
 	h := req.Raw().Header
 	id, _ := req.Raw().Context().Value(invocationIDKey{}).(string)
 	if id == "" {
-		id = newWorkerID()
+		id = ids.GUID()
 	}
 	h.Set(metadata.HeaderInvocationID, id)
 	h.Set(metadata.HeaderHostVersion, p.version)
@@ -313,7 +314,7 @@ func invocationBody(t *servedTool, in *requestInput, now time.Time) ([]byte, err
 	buf = append(buf, `,"UtcNow":"`...)
 	buf = now.UTC().AppendFormat(buf, time.RFC3339Nano)
 	buf = append(buf, `","RandGuid":"`...)
-	buf = append(buf, newWorkerID()...)
+	buf = append(buf, ids.GUID()...)
 	buf = append(buf, `"}}}`...)
 	return buf, nil
 }

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/backplane"
+	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 )
 
@@ -50,10 +50,9 @@ type legacy struct {
 	stopOnce   sync.Once
 }
 
-// newInstanceID returns 16 random characters of [a-z2-7].
-func newInstanceID() string {
-	return strings.ToLower(rand.Text()[:16])
-}
+// newInstanceID returns 16 random characters of [a-z2-7]: an instance id
+// names a storage queue.
+func newInstanceID() string { return ids.Random(ids.Base32Lower, 16) }
 
 // newLegacy sets up the transport over endpoint with the backplane the
 // settings ask for. Nothing is contacted before start.
@@ -114,7 +113,7 @@ func (l *legacy) stop(ctx context.Context) error {
 type forwarder struct{ bp backplane.Backplane }
 
 func (f forwarder) Forward(ctx context.Context, instanceID, clientID string, message []byte) error {
-	err := f.bp.Send(ctx, instanceID, backplane.Message{ID: rand.Text(), ClientID: clientID, Body: message})
+	err := f.bp.Send(ctx, instanceID, backplane.Message{ID: ids.Random(ids.Base32, 26), ClientID: clientID, Body: message})
 	if errors.Is(err, backplane.ErrUnknownInstance) {
 		return fmt.Errorf("%w: %w", mcp.ErrNoInstance, err)
 	}

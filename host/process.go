@@ -3,7 +3,6 @@ package host
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -58,30 +58,10 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// newWorkerID returns a random GUID string.
-func newWorkerID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	const hex = "0123456789abcdef"
-	out := make([]byte, 36)
-	j := 0
-	for i, c := range b {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			out[j] = '-'
-			j++
-		}
-		out[j], out[j+1] = hex[c>>4], hex[c&0x0f]
-		j += 2
-	}
-	return string(out)
-}
-
 // command builds the worker's command line and environment for port.
 func (s *workerSpec) command(port int) (*exec.Cmd, error) {
 	portText := strconv.Itoa(port)
-	workerID := newWorkerID()
+	workerID := ids.GUID()
 	added := []envVar{
 		{metadata.EnvCustomHandlerPort, portText},
 		{metadata.EnvHTTPWorkerPort, portText},

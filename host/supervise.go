@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/funcmcp/funcmcp/host/internal/backoff"
 )
 
 // The restart policy for a custom handler. As in the Functions host, a
@@ -34,7 +36,7 @@ type supervisor struct {
 	// delay is the first back-off step (restartDelay; shorter in tests).
 	delay       time.Duration
 	lastStart   time.Time
-	unhealthyN  int // restarts tried since the policy was exhausted
+	waits       backoff.Doubling // between restarts once the policy is exhausted
 	probe       *prober
 	probeCancel context.CancelFunc
 }
@@ -62,7 +64,7 @@ func (s *supervisor) supervise(ctx context.Context, proc *workerProcess) (*worke
 		code := proc.cmd.ProcessState.ExitCode()
 		if code == restartExitCode && !proc.killedByProbe.Load() {
 			s.h.log.Info("the worker process asked to be restarted", "pid", proc.pid(), "exitCode", code)
-			if !s.sleep(ctx, s.delay-s.now().Sub(s.lastStart)) {
+			if !backoff.Sleep(ctx, s.delay-s.now().Sub(s.lastStart)) {
 				return nil, nil
 			}
 		} else {
@@ -73,7 +75,7 @@ func (s *supervisor) supervise(ctx context.Context, proc *workerProcess) (*worke
 			s.fail(msg)
 		}
 		for {
-			if !s.sleep(ctx, s.backoff()) {
+			if !backoff.Sleep(ctx, s.backoff()) {
 				return nil, nil
 			}
 			next, err := s.restart(ctx)
@@ -85,7 +87,7 @@ func (s *supervisor) supervise(ctx context.Context, proc *workerProcess) (*worke
 				return nil, nil
 			}
 			s.fail(fmt.Sprintf("restarting the worker: %v", err))
-			if !s.sleep(ctx, s.delay) {
+			if !backoff.Sleep(ctx, s.delay) {
 				return nil, nil
 			}
 		}
@@ -96,13 +98,14 @@ func (s *supervisor) supervise(ctx context.Context, proc *workerProcess) (*worke
 // backoff is the wait before the next restart: none while the policy
 // holds, then doubling from delay up to maxBackoff.
 func (s *supervisor) backoff() time.Duration {
+	if s.waits.First == 0 {
+		s.waits = backoff.Doubling{First: s.delay, Max: maxBackoff}
+	}
 	if !s.exhausted() {
-		s.unhealthyN = 0
+		s.waits.Reset()
 		return 0
 	}
-	d := s.delay << min(s.unhealthyN, 16)
-	s.unhealthyN++
-	return min(d, maxBackoff)
+	return s.waits.Next()
 }
 
 func (s *supervisor) exhausted() bool { return s.recent() >= maxWorkerErrors }
@@ -118,20 +121,6 @@ func (s *supervisor) recent() int {
 	}
 	s.failures = kept
 	return len(kept)
-}
-
-func (s *supervisor) sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // fail records a worker failure; once the policy is exhausted the host is

@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2/queueerror"
 
+	"github.com/funcmcp/funcmcp/host/internal/backoff"
 	"github.com/funcmcp/funcmcp/host/internal/dedup"
 )
 
@@ -235,7 +236,7 @@ func (q *Queue) receive(ctx context.Context, deliver Deliver) {
 	vis := int32(max(q.opts.VisibilityTimeout/time.Second, 1))
 	n := int32(batchSize)
 	idle, failures := 0, 0
-	var retry time.Duration
+	retries := backoff.Doubling{First: 200 * time.Millisecond, Max: q.opts.MaxRetryWait}
 	for ctx.Err() == nil {
 		resp, err := q.own.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{NumberOfMessages: &n, VisibilityTimeout: &vis})
 		if err != nil {
@@ -243,7 +244,7 @@ func (q *Queue) receive(ctx context.Context, deliver Deliver) {
 				return
 			}
 			failures++
-			retry = min(max(2*retry, 200*time.Millisecond), q.opts.MaxRetryWait)
+			retry := retries.Next()
 			if failures == 1 || failures%10 == 0 {
 				q.log.Warn("backplane: receiving from storage failed; retrying",
 					"queue", q.QueueName(), "connection", q.opts.ConnectionName, "failures", failures, "retryIn", retry, "error", shortError(err))
@@ -253,16 +254,17 @@ func (q *Queue) receive(ctx context.Context, deliver Deliver) {
 					q.log.Warn("backplane: the queue was gone; created it again", "queue", q.QueueName())
 				}
 			}
-			sleep(ctx, retry)
+			backoff.Sleep(ctx, retry)
 			continue
 		}
 		if failures > 0 {
 			q.log.Info("backplane: storage reachable again", "queue", q.QueueName(), "failures", failures)
-			failures, retry = 0, 0
+			failures = 0
+			retries.Reset()
 		}
 		if len(resp.Messages) == 0 {
 			idle++
-			sleep(ctx, min(time.Duration(idle)*idleStep, q.opts.MaxIdleWait))
+			backoff.Sleep(ctx, min(time.Duration(idle)*idleStep, q.opts.MaxIdleWait))
 			continue
 		}
 		idle = 0
@@ -330,13 +332,4 @@ func shortError(err error) error {
 		return fmt.Errorf("%d %s", re.StatusCode, re.ErrorCode)
 	}
 	return err
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

@@ -72,9 +72,7 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, sse bool, b
 	}
 	framed := getBuffer()
 	defer putBuffer(framed)
-	framed.WriteString("event: message\ndata: ")
-	framed.Write(out.Bytes())
-	framed.WriteString("\n\n")
+	appendEvent(framed, eventMessage, out.Bytes())
 	h.send(w, http.StatusOK, true, framed.Bytes())
 }
 

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -245,7 +246,7 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	case methodLoggingSetLevel:
 		h.setLevel(&req, msg.params)
 	default:
-		h.rpcError(&req, CodeMethodNotFound, "Method '"+SafeText(method)+"' is not available.", nil)
+		h.rpcError(&req, CodeMethodNotFound, "Method '"+jsonrpc.SafeText(method)+"' is not available.", nil)
 	}
 }
 
@@ -455,7 +456,7 @@ func (h *handler) toolsList(req *request, version string) {
 	}
 	tail := "}}"
 	if req.sse {
-		tail = "}}\n\n"
+		tail += eventEnd
 	}
 	h.sendParts(req.w, req.sse, head.Bytes(), list, tail)
 }

@@ -655,14 +655,3 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 		})
 	}
 }
-
-func TestNewID(t *testing.T) {
-	seen := map[string]bool{}
-	for range 200 {
-		id, err := newID()
-		require.NoError(t, err)
-		assert.Regexp(t, `^[a-z0-9]{16}$`, id)
-		assert.False(t, seen[id], "duplicate id %s", id)
-		seen[id] = true
-	}
-}

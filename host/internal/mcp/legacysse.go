@@ -193,11 +193,7 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 		l.plainError(w, http.StatusForbidden, "Forbidden: Origin not allowed")
 		return
 	}
-	id, err := newID()
-	if err != nil {
-		l.plainError(w, http.StatusInternalServerError, "Internal error")
-		return
-	}
+	id := newID()
 	token, err := l.o.Sealer.Seal(ClientStatePurpose, []byte(id+"|"+l.o.InstanceID), clientStateTTL)
 	if err != nil {
 		l.log.Error("mcp sse: sealing the client state failed", "error", err)
@@ -257,7 +253,7 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 			if len(reply) == 0 {
 				continue
 			}
-			if err := out.event("message", reply); err != nil {
+			if err := out.event(eventMessage, reply); err != nil {
 				return
 			}
 		}
@@ -500,15 +496,9 @@ func (s *sseWriter) event(name string, data []byte) error {
 	defer s.mu.Unlock()
 	buf := getBuffer()
 	defer putBuffer(buf)
-	buf.WriteString("event: ")
-	buf.WriteString(name)
-	buf.WriteString("\ndata: ")
-	buf.Write(data)
-	buf.WriteString("\n\n")
+	appendEvent(buf, name, data)
 	return s.write(buf.Bytes())
 }
-
-var keepAliveComment = []byte(": keep-alive\n\n")
 
 // keepAlive writes a comment every interval until ctx is done; a failed
 // write (the client left) cancels the stream.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -96,27 +97,19 @@ type CallRequest struct {
 
 // ProtocolError is a JSON-RPC error. A CallTool error that is (or wraps) a
 // *ProtocolError is answered with that code, message and data.
-type ProtocolError struct {
-	Code    int
-	Message string
-	Data    any // encoded as "data" when not nil
-}
-
-func (e *ProtocolError) Error() string {
-	return fmt.Sprintf("json-rpc error %d: %s", e.Code, e.Message)
-}
+type ProtocolError = jsonrpc.Error
 
 // JSON-RPC error codes.
 const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternalError  = -32603
+	CodeParseError     = jsonrpc.CodeParseError
+	CodeInvalidRequest = jsonrpc.CodeInvalidRequest
+	CodeMethodNotFound = jsonrpc.CodeMethodNotFound
+	CodeInvalidParams  = jsonrpc.CodeInvalidParams
+	CodeInternalError  = jsonrpc.CodeInternalError
 
 	// codeServerError is the implementation-defined code the transport uses
 	// for HTTP-level refusals (405, 406, 413, bad session or version header).
-	codeServerError = -32000
+	codeServerError = jsonrpc.CodeServerError
 )
 
 // SupportedVersions are the legacy MCP revisions the handler speaks, the

@@ -146,7 +146,8 @@ func (n *Notifier) Log(level, logger string, data json.RawMessage) error {
 // the params object and calls send. n.mu is held.
 func (n *Notifier) begin(method string) *bytes.Buffer {
 	n.buf.Reset()
-	n.buf.WriteString("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"")
+	beginEvent(&n.buf, eventMessage)
+	n.buf.WriteString(`{"jsonrpc":"2.0","method":"`)
 	n.buf.WriteString(method)
 	n.buf.WriteString(`","params":`)
 	return &n.buf
@@ -155,7 +156,8 @@ func (n *Notifier) begin(method string) *bytes.Buffer {
 // send closes the event in n.buf and writes it, starting the stream first
 // if needed. n.mu is held.
 func (n *Notifier) send() error {
-	n.buf.WriteString("}}\n\n") // params, message
+	n.buf.WriteString("}}") // params, message
+	endEvent(&n.buf)
 	if !n.started {
 		setFraming(n.w.Header(), true)
 		n.w.WriteHeader(http.StatusOK)

@@ -1,13 +1,13 @@
 package mcp
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"slices"
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -44,11 +44,7 @@ var (
 
 // newSessionToken mints the sealed Mcp-Session-Id of an initialize response.
 func newSessionToken(sealer *auth.Sealer, ttl time.Duration, version string, client *metadata.ClientInfo) (string, error) {
-	id, err := newID()
-	if err != nil {
-		return "", err
-	}
-	t := sessionToken{ID: id, Version: version}
+	t := sessionToken{ID: newID(), Version: version}
 	if client != nil {
 		t.Client = &tokenClient{Name: client.Name, Version: client.Version}
 	}
@@ -84,30 +80,6 @@ func parseSessionToken(sealer *auth.Sealer, token string, versions []string) (*s
 	return s, exp, nil
 }
 
-const idAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-
-// newID returns 16 characters of [a-z0-9], uniformly drawn by rejection
-// sampling, like the extension's client ids.
-func newID() (string, error) {
-	const n = 16
-	// 252 is the largest multiple of 36 below 256: bytes at or above it are
-	// rejected so that every character is equally likely.
-	const limit = 252
-	out := make([]byte, 0, n)
-	var pool [32]byte
-	for len(out) < n {
-		if _, err := rand.Read(pool[:]); err != nil {
-			return "", err
-		}
-		for _, b := range pool {
-			if b >= limit {
-				continue
-			}
-			out = append(out, idAlphabet[int(b)%len(idAlphabet)])
-			if len(out) == n {
-				break
-			}
-		}
-	}
-	return string(out), nil
-}
+// newID returns a session or SSE client id: 16 characters of [a-z0-9],
+// like the extension's client ids.
+func newID() string { return ids.Random(ids.LowerAlnum, 16) }

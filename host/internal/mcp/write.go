@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 
+	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -31,24 +31,20 @@ func putBuffer(b *bytes.Buffer) {
 	bufferPool.Put(b)
 }
 
-// beginReply writes the start of a response envelope, up to the id.
+// beginReply writes the start of a response envelope (in an SSE event when
+// sse), up to the id.
 func beginReply(b *bytes.Buffer, sse bool, id []byte) {
 	if sse {
-		b.WriteString("event: message\ndata: ")
+		beginEvent(b, eventMessage)
 	}
-	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	if id == nil {
-		b.WriteString("null")
-	} else {
-		b.Write(id)
-	}
+	b.Write(jsonrpc.AppendResponseStart(b.AvailableBuffer(), id))
 }
 
 // endReply closes the envelope (and the SSE event).
 func endReply(b *bytes.Buffer, sse bool) {
 	b.WriteByte('}')
 	if sse {
-		b.WriteString("\n\n")
+		endEvent(b)
 	}
 }
 
@@ -74,31 +70,19 @@ func (h *handler) rpcError(req *request, code int, message string, data any) {
 }
 
 // refuse is a transport-level refusal: an HTTP error status with a plain
-// JSON error body, whatever the client accepts.
+// JSON error body, whatever the client accepts (see jsonrpc.Refuse).
 func (h *handler) refuse(w http.ResponseWriter, status int, id []byte, code int, message string, data any) {
-	buf := getBuffer()
-	defer putBuffer(buf)
-	beginReply(buf, false, id)
-	h.appendError(buf, code, message, data)
-	endReply(buf, false)
-	h.send(w, status, false, buf.Bytes())
+	if err := jsonrpc.Refuse(w, status, id, code, message, data); err != nil {
+		h.log.Error("mcp: encoding error data failed", "code", code, "error", err)
+	}
 }
 
 func (h *handler) appendError(b *bytes.Buffer, code int, message string, data any) {
-	b.WriteString(`,"error":{"code":`)
-	b.Write(strconv.AppendInt(b.AvailableBuffer(), int64(code), 10))
-	b.WriteString(`,"message":`)
-	appendString(b, message)
-	if data != nil {
-		encoded, err := metadata.Marshal(data)
-		if err != nil {
-			h.log.Error("mcp: encoding error data failed", "code", code, "error", err)
-		} else {
-			b.WriteString(`,"data":`)
-			b.Write(encoded)
-		}
+	member, err := jsonrpc.AppendErrorMember(b.AvailableBuffer(), code, message, data)
+	b.Write(member)
+	if err != nil {
+		h.log.Error("mcp: encoding error data failed", "code", code, "error", err)
 	}
-	b.WriteByte('}')
 }
 
 func setFraming(hdr http.Header, sse bool) {
@@ -182,15 +166,4 @@ func isAbsent(raw json.RawMessage) bool {
 // HTML escaping (see [metadata.AppendJSONString]).
 func appendString(b *bytes.Buffer, s string) {
 	b.Write(metadata.AppendJSONString(b.AvailableBuffer(), s))
-}
-
-// SafeText is s fit to echo in a message: invalid UTF-8 replaced, and cut
-// after 140 bytes. Names a client or an app folder sent (methods, tools)
-// go through it.
-func SafeText(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) > 140 {
-		s = strings.ToValidUTF8(s[:140], "") + "…"
-	}
-	return s
 }
