@@ -13,21 +13,7 @@ import (
 	"strings"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
-)
-
-// AuthLevel is who may call the MCP endpoints
-// (host.json extensions.mcp.system.webhookAuthorizationLevel).
-type AuthLevel string
-
-// Authorization levels.
-const (
-	// AuthAnonymous serves everyone.
-	AuthAnonymous AuthLevel = "Anonymous"
-	// AuthSystem (the default) needs the mcp_extension system key or the
-	// master key.
-	AuthSystem AuthLevel = "System"
-	// AuthAdmin needs the master key.
-	AuthAdmin AuthLevel = "Admin"
+	"github.com/funcmcp/funcmcp/host/internal/config"
 )
 
 // Environment variables (or local.settings.json Values) holding the keys.
@@ -47,18 +33,6 @@ const (
 // generated, relative to the script root.
 const KeysFile = ".funchost/keys.json"
 
-func parseAuthLevel(s string) (AuthLevel, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "anonymous":
-		return AuthAnonymous, nil
-	case "system", "function":
-		return AuthSystem, nil
-	case "admin":
-		return AuthAdmin, nil
-	}
-	return AuthSystem, fmt.Errorf("%q is not one of Anonymous, Function, System, Admin", s)
-}
-
 // secrets are the host's keys once resolved.
 type secrets struct {
 	mcpKeys *auth.Keys // accepted on the MCP endpoints and /admin/*; nil when anonymous
@@ -75,28 +49,15 @@ type storedKeys struct {
 	SystemKeys map[string]string `json:"systemKeys"`
 }
 
-// lookupSetting reads name from the environment, then from local.settings.json Values.
-func (c *config) lookupSetting(name string) (string, string) {
-	if v, ok := os.LookupEnv(name); ok && v != "" {
-		return v, "environment " + name
-	}
-	for _, v := range c.Values {
-		if v.Key == name && v.Value != "" {
-			return v.Value, LocalSettingsFile + " Values." + name
-		}
-	}
-	return "", ""
-}
-
 // resolveSecrets finds the function keys (options, environment,
 // local.settings.json, else KeysFile, generated when missing) and the session
 // key (options, environment, local.settings.json, else random).
-func resolveSecrets(o *Options, root string, cfg *config) (*secrets, error) {
+func resolveSecrets(o *Options, root string, cfg *config.Config) (*secrets, error) {
 	s := &secrets{}
 	if err := s.resolveSealer(o, cfg); err != nil {
 		return nil, err
 	}
-	if cfg.AuthLevel == AuthAnonymous {
+	if cfg.AuthLevel == config.AuthAnonymous {
 		s.where = "none needed (webhookAuthorizationLevel is Anonymous)"
 		return s, nil
 	}
@@ -107,13 +68,13 @@ func resolveSecrets(o *Options, root string, cfg *config) (*secrets, error) {
 	}
 	if master == "" {
 		var from string
-		if master, from = cfg.lookupSetting(EnvMasterKey); from != "" {
+		if master, from = cfg.Lookup(EnvMasterKey); from != "" {
 			places = append(places, from)
 		}
 	}
 	if system == "" {
 		var from string
-		if system, from = cfg.lookupSetting(EnvSystemKey); from != "" {
+		if system, from = cfg.Lookup(EnvSystemKey); from != "" {
 			places = append(places, from)
 		}
 	}
@@ -127,7 +88,7 @@ func resolveSecrets(o *Options, root string, cfg *config) (*secrets, error) {
 		places = append(places, file)
 	}
 	s.where = strings.Join(places, ", ")
-	if cfg.AuthLevel == AuthAdmin {
+	if cfg.AuthLevel == config.AuthAdmin {
 		s.mcpKeys = auth.NewKeys(master)
 	} else {
 		s.mcpKeys = auth.NewKeys(master, system)
@@ -139,13 +100,13 @@ func resolveSecrets(o *Options, root string, cfg *config) (*secrets, error) {
 	return s, nil
 }
 
-func (s *secrets) resolveSealer(o *Options, cfg *config) error {
+func (s *secrets) resolveSealer(o *Options, cfg *config.Config) error {
 	key := o.SessionKey
 	s.sessionWhere = "options"
 	if key == nil {
-		text, from := cfg.lookupSetting(EnvSessionKey)
+		text, from := cfg.Lookup(EnvSessionKey)
 		if text == "" {
-			text, from = cfg.lookupSetting(EnvSessionKeyFallback)
+			text, from = cfg.Lookup(EnvSessionKeyFallback)
 		}
 		if text != "" {
 			k, err := auth.ParseKey(text)

@@ -19,6 +19,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -188,7 +189,7 @@ type Status struct {
 type Host struct {
 	opts    Options
 	root    string
-	cfg     *config
+	cfg     *config.Config
 	reg     *registry
 	inv     *invoker
 	notify  *notifyHub
@@ -264,7 +265,7 @@ func New(opts *Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolving the script root: %w", err)
 	}
-	cfg, err := loadConfig(root)
+	cfg, err := config.Load(root)
 	if err != nil {
 		return nil, fmt.Errorf("loading the host configuration: %w", err)
 	}

@@ -58,14 +58,14 @@ func newInstanceID() string { return ids.Random(ids.Base32Lower, 16) }
 // settings ask for. Nothing is contacted before start.
 func (h *Host) newLegacy(endpoint *mcp.Options, streamable http.Handler) (*legacy, error) {
 	l := &legacy{instanceID: newInstanceID()}
-	kind, from := h.cfg.lookupSetting(SettingBackplane)
+	kind, from := h.cfg.Lookup(SettingBackplane)
 	switch strings.ToLower(strings.TrimSpace(kind)) {
 	case "", BackplaneMemory:
 		l.kind = BackplaneMemory
 		l.bp = backplane.NewMemory(memoryHub, l.instanceID)
 	case BackplaneAzureQueues:
 		l.kind = BackplaneAzureQueues
-		conn, _ := h.cfg.lookupSetting(SettingStorage)
+		conn, _ := h.cfg.Lookup(SettingStorage)
 		q, err := backplane.NewQueue(l.instanceID, conn, &backplane.QueueOptions{ConnectionName: SettingStorage, Logger: h.log})
 		if err != nil {
 			return nil, err

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -40,8 +41,8 @@ type workerProcess struct {
 // workerSpec is everything needed to start the worker.
 type workerSpec struct {
 	Root    string
-	Desc    *workerDescription
-	Values  []envVar
+	Desc    *config.Worker
+	Values  []config.Setting
 	Environ []string // the base environment; nil → os.Environ()
 	Console *console
 	// OnExit, when set, is called as soon as the worker process has exited.
@@ -62,12 +63,12 @@ func freePort() (int, error) {
 func (s *workerSpec) command(port int) (*exec.Cmd, error) {
 	portText := strconv.Itoa(port)
 	workerID := ids.GUID()
-	added := []envVar{
-		{metadata.EnvCustomHandlerPort, portText},
-		{metadata.EnvHTTPWorkerPort, portText},
-		{metadata.EnvWorkerID, workerID},
-		{metadata.EnvHTTPWorkerID, workerID},
-		{metadata.EnvAppRootPath, s.Root},
+	added := []config.Setting{
+		{Key: metadata.EnvCustomHandlerPort, Value: portText},
+		{Key: metadata.EnvHTTPWorkerPort, Value: portText},
+		{Key: metadata.EnvWorkerID, Value: workerID},
+		{Key: metadata.EnvHTTPWorkerID, Value: workerID},
+		{Key: metadata.EnvAppRootPath, Value: s.Root},
 	}
 	lookup := func(name string) (string, bool) {
 		for _, v := range added {
@@ -82,17 +83,17 @@ func (s *workerSpec) command(port int) (*exec.Cmd, error) {
 		}
 		return os.LookupEnv(name)
 	}
-	base := resolveDir(s.Root, expandVars(s.Desc.WorkerDirectory, lookup))
-	exe := resolveExecutable(base, expandVars(s.Desc.ExecutablePath, lookup))
+	base := config.ResolveDir(s.Root, config.ExpandVars(s.Desc.WorkerDirectory, lookup))
+	exe := config.ResolveExecutable(base, config.ExpandVars(s.Desc.ExecutablePath, lookup))
 	args := make([]string, len(s.Desc.Arguments))
 	for i, a := range s.Desc.Arguments {
-		args[i] = expandVars(a, lookup)
+		args[i] = config.ExpandVars(a, lookup)
 	}
 	cmd := exec.Command(exe, args...)
 	if cmd.Err != nil {
 		return nil, fmt.Errorf("finding the worker executable %q: %w", s.Desc.ExecutablePath, cmd.Err)
 	}
-	cmd.Dir = resolveDir(s.Root, expandVars(s.Desc.WorkingDirectory, lookup))
+	cmd.Dir = config.ResolveDir(s.Root, config.ExpandVars(s.Desc.WorkingDirectory, lookup))
 	env := s.Environ
 	if env == nil {
 		env = os.Environ()

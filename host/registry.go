@@ -262,18 +262,3 @@ func failedFunction(err error) string {
 	}
 	return ""
 }
-
-// splitErrors flattens joined errors into their parts.
-func splitErrors(err error) []error {
-	if err == nil {
-		return nil
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, splitErrors(e)...)
-		}
-		return out
-	}
-	return []error{err}
-}
