@@ -127,7 +127,7 @@ func TestKeysFromEnvironment(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status)
 	status, _ = post(t, srv.URL+MCPPath, listBody, nil)
 	assert.Equal(t, http.StatusUnauthorized, status)
-	assert.Equal(t, "environment "+EnvSystemKey, h.secrets.where)
+	assert.Equal(t, "environment "+EnvSystemKey, h.secrets.Where)
 	assert.NoFileExists(t, filepath.Join(root, KeysFile))
 }
 
@@ -139,7 +139,10 @@ func TestGeneratedKeysAreKeptAndPrinted(t *testing.T) {
 	st, err := os.Stat(file)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
-	var stored storedKeys
+	var stored struct {
+		MasterKey  string            `json:"masterKey"`
+		SystemKeys map[string]string `json:"systemKeys"`
+	}
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &stored))
@@ -150,7 +153,7 @@ func TestGeneratedKeysAreKeptAndPrinted(t *testing.T) {
 	defer srv.Close()
 	status, _ := post(t, srv.URL+MCPPath, listBody, map[string]string{"X-Functions-Key": stored.SystemKeys["mcp_extension"]})
 	assert.Equal(t, http.StatusOK, status)
-	assert.Equal(t, file, h.secrets.where, "the console line names the file, never the key")
+	assert.Equal(t, file, h.secrets.Where, "the console line names the file, never the key")
 
 	// A second start reuses the stored keys.
 	h2, err := New(&Options{ScriptRoot: root, WorkerURL: "http://127.0.0.1:1", Logger: newLogger(io.Discard), Output: io.Discard})

@@ -184,7 +184,7 @@ func newTestHost(t testing.TB, root, workerURL string, opts *Options) (*Host, *s
 	if anonymous {
 		// Tests about other things need no key; TestFunctionKeys and
 		// friends pass keys and get them checked.
-		h.secrets.mcpKeys = nil
+		h.secrets.Keys = nil
 	}
 	return h, logs
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -196,7 +197,7 @@ type Host struct {
 	log     *slog.Logger
 	console *console
 	handler http.Handler
-	secrets *secrets
+	secrets *auth.Secrets
 	limits  *limits
 	health  health
 	legacy  *legacy
@@ -285,7 +286,7 @@ func New(opts *Options) (*Host, error) {
 			o.CallTimeout = DefaultCallTimeout
 		}
 	}
-	sec, err := resolveSecrets(&o, root, cfg)
+	sec, err := auth.Resolve(&auth.Given{MasterKey: o.MasterKey, SystemKey: o.SystemKey, SessionKey: o.SessionKey}, root, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("loading the host keys: %w", err)
 	}
@@ -360,7 +361,7 @@ func (h *Host) routes() (http.Handler, error) {
 		ServerInfo:      mcp.Implementation{Name: h.cfg.ServerName, Version: h.cfg.ServerVersion},
 		Instructions:    h.cfg.Instructions,
 		Logger:          h.log,
-		Sealer:          h.secrets.sealer,
+		Sealer:          h.secrets.Sealer,
 		SessionLifetime: h.opts.SessionLifetime,
 		OriginAllowed:   func(*http.Request) bool { return true }, // checked by guard, before
 	}
@@ -371,10 +372,10 @@ func (h *Host) routes() (http.Handler, error) {
 	}
 	g := newGuard(&h.opts)
 	r.Use(g.check)
-	r.Handle(MCPPath, h.requireKey(requireJSON(endpoint)))
-	r.Handle(SSEPath, h.requireKey(http.HandlerFunc(h.legacy.sse.ServeStream)))
-	r.Handle(MessagePath, h.requireKey(requireJSON(http.HandlerFunc(h.legacy.sse.ServeMessage))))
-	r.Method(http.MethodGet, StatusPath, h.requireKey(http.HandlerFunc(h.serveStatus)))
+	r.Handle(MCPPath, h.secrets.RequireKey(requireJSON(endpoint)))
+	r.Handle(SSEPath, h.secrets.RequireKey(http.HandlerFunc(h.legacy.sse.ServeStream)))
+	r.Handle(MessagePath, h.secrets.RequireKey(requireJSON(http.HandlerFunc(h.legacy.sse.ServeMessage))))
+	r.Method(http.MethodGet, StatusPath, h.secrets.RequireKey(http.HandlerFunc(h.serveStatus)))
 	return r, nil
 }
 
@@ -584,8 +585,8 @@ func (h *Host) Run(ctx context.Context) error {
 	h.state.Store(StateRunning)
 	h.console.printf("MCP server endpoint: %s\n", h.Endpoint())
 	h.console.printf("MCP server legacy SSE endpoint: %s/sse\n", h.Endpoint())
-	h.console.printf("Function keys: %s\n", h.secrets.where)
-	h.log.Info("session tokens are sealed with " + h.secrets.sessionWhere)
+	h.console.printf("Function keys: %s\n", h.secrets.Where)
+	h.log.Info("session tokens are sealed with " + h.secrets.SessionWhere)
 	h.log.Info("legacy SSE backplane started", "backplane", h.legacy.kind, "instance", h.legacy.instanceID)
 	close(h.ready)
 

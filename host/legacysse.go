@@ -76,7 +76,7 @@ func (h *Host) newLegacy(endpoint *mcp.Options, streamable http.Handler) (*legac
 	}
 	sse, err := mcp.NewLegacySSE(streamable, &mcp.LegacySSEOptions{
 		InstanceID:    l.instanceID,
-		Sealer:        h.secrets.sealer,
+		Sealer:        h.secrets.Sealer,
 		OriginAllowed: endpoint.OriginAllowed,
 		Forward:       forwarder{l.bp},
 		MaxBodyBytes:  endpoint.MaxBodyBytes,

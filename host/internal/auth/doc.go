@@ -1,4 +1,13 @@
-// Package auth holds the host's two secrets and what it does with them.
+// Package auth holds the host's secrets and what it does with them.
+//
+// [Resolve] finds them once at start: the function keys (the host's
+// options, else FUNCHOST_MASTER_KEY / FUNCHOST_MCP_EXTENSION_KEY from the
+// environment or local.settings.json, else [KeysFile] under the script
+// root, generated on first use with mode 0600) as host.json's
+// webhookAuthorizationLevel needs them, and the session key (options, else
+// WEBSITE_AUTH_ENCRYPTION_KEY or CONTAINER_ENCRYPTION_KEY, else a random key
+// of the process). [Secrets.RequireKey] is the middleware that answers 401
+// to a request without a key.
 //
 // [Keys] checks the function key of a request the way the Azure Functions
 // host authorises /runtime/webhooks/{extension}: the x-functions-key header
