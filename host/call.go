@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/guard"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -58,12 +59,12 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 	if err := h.limits.checkArguments(req.Arguments); err != nil {
 		return nil, err
 	}
-	release, err := h.admit()
+	release, err := h.calls.Admit()
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	ctx, stop := h.drainable(ctx)
+	ctx, stop := h.calls.Drainable(ctx)
 	defer stop()
 	id := ids.GUID()
 	start := time.Now()
@@ -75,8 +76,8 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 		h.log.LogAttrs(ctx, slog.LevelInfo, fmt.Sprintf("Executed 'Functions.%s' (Cancelled)", t.function),
 			slog.String("tool", t.name), slog.String("invocationId", id), slog.String("reason", cause.Error()),
 			slog.Duration("duration", time.Since(start).Round(time.Microsecond)))
-		if errors.Is(cause, errShuttingDown) {
-			return nil, &mcp.ProtocolError{Code: codeShuttingDown, Message: shuttingDownMessage}
+		if errors.Is(cause, guard.ErrShuttingDown) {
+			return nil, guard.ShuttingDown()
 		}
 		return res, err
 	}

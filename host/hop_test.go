@@ -267,7 +267,7 @@ func TestBusyOverTheBoundOfCallsInFlight(t *testing.T) {
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"Server busy: 1 tool calls are running, the most allowed; try again later."}}`, string(body))
 	cancel()
 	cw.wait(t, cw.cancelled, "cancelled")
-	require.Eventually(t, func() bool { return len(h.limits.calls) == 0 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return h.calls.InFlight() == 0 }, 5*time.Second, 5*time.Millisecond)
 }
 
 // TestExitCode200RestartsAreRateLimited runs a worker that asks for a

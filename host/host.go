@@ -21,6 +21,7 @@ import (
 	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/config"
+	"github.com/funcmcp/funcmcp/host/internal/guard"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -203,9 +204,7 @@ type Host struct {
 	legacy  *legacy
 	// restartDelay overrides the supervisor's first back-off step (tests).
 	restartDelay time.Duration
-	// drain is cancelled when a stopping host stops waiting for calls.
-	drain     context.Context
-	stopDrain context.CancelFunc
+	calls        *guard.Calls
 
 	state   atomic.Value // State
 	running atomic.Bool
@@ -298,6 +297,7 @@ func New(opts *Options) (*Host, error) {
 	h := &Host{
 		secrets: sec,
 		limits:  newLimits(&o),
+		calls:   guard.NewCalls(o.MaxCallsInFlight),
 		opts:    o,
 		root:    root,
 		cfg:     cfg,
@@ -308,7 +308,6 @@ func New(opts *Options) (*Host, error) {
 		console: &console{w: o.Output},
 		ready:   make(chan struct{}),
 	}
-	h.drain, h.stopDrain = context.WithCancel(context.Background())
 	h.inv.unhealthy = h.unhealthyReason
 	h.state.Store(StateStarting)
 	if o.WorkerURL != "" {
@@ -363,18 +362,17 @@ func (h *Host) routes() (http.Handler, error) {
 		Logger:          h.log,
 		Sealer:          h.secrets.Sealer,
 		SessionLifetime: h.opts.SessionLifetime,
-		OriginAllowed:   func(*http.Request) bool { return true }, // checked by guard, before
 	}
 	endpoint := mcp.NewHandler(toolSet{h}, opts)
 	var err error
 	if h.legacy, err = h.newLegacy(opts, endpoint); err != nil {
 		return nil, err
 	}
-	g := newGuard(&h.opts)
-	r.Use(g.check)
-	r.Handle(MCPPath, h.secrets.RequireKey(requireJSON(endpoint)))
+	// Every endpoint is behind the one Host and Origin check.
+	r.Use(guard.New(h.opts.AllowedHosts, h.opts.AllowedOrigins).Check)
+	r.Handle(MCPPath, h.secrets.RequireKey(guard.RequireJSON(endpoint)))
 	r.Handle(SSEPath, h.secrets.RequireKey(http.HandlerFunc(h.legacy.sse.ServeStream)))
-	r.Handle(MessagePath, h.secrets.RequireKey(requireJSON(http.HandlerFunc(h.legacy.sse.ServeMessage))))
+	r.Handle(MessagePath, h.secrets.RequireKey(guard.RequireJSON(http.HandlerFunc(h.legacy.sse.ServeMessage))))
 	r.Method(http.MethodGet, StatusPath, h.secrets.RequireKey(http.HandlerFunc(h.serveStatus)))
 	return r, nil
 }
@@ -507,7 +505,7 @@ func (h *Host) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", h.opts.Addr, err)
 	}
-	ln = newLimitListener(ln, h.opts.MaxConnections)
+	ln = guard.LimitListener(ln, h.opts.MaxConnections)
 	if err := h.legacy.start(ctx); err != nil {
 		_ = ln.Close()
 		return err
@@ -518,7 +516,7 @@ func (h *Host) Run(ctx context.Context) error {
 		}
 	}()
 	srv := &http.Server{
-		Handler:           h.deadlines(h.handler),
+		Handler:           guard.Deadlines(h.handler, h.opts.ReadTimeout, h.writeWithin()),
 		ReadHeaderTimeout: h.opts.ReadHeaderTimeout,
 		IdleTimeout:       h.opts.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
@@ -543,7 +541,7 @@ func (h *Host) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 		h.log.Warn("stopping the tool calls still running after the drain timeout", "drainTimeout", h.opts.DrainTimeout)
-		h.stopDrain()
+		h.calls.StopWaiting()
 		if err := <-done; err != nil {
 			_ = srv.Close()
 		}
@@ -633,4 +631,14 @@ func endpointAddr(a net.Addr) string {
 		ip = tcp.IP.String()
 	}
 	return net.JoinHostPort(ip, strconv.Itoa(tcp.Port))
+}
+
+// writeWithin bounds writing a response: the call timeout plus a minute,
+// which leaves a call's SSE stream all the time the call may take; 0 (no
+// bound) when calls are unbounded.
+func (h *Host) writeWithin() time.Duration {
+	if h.opts.CallTimeout > 0 {
+		return h.opts.CallTimeout + time.Minute
+	}
+	return 0
 }

@@ -75,12 +75,11 @@ func (h *Host) newLegacy(endpoint *mcp.Options, streamable http.Handler) (*legac
 		return nil, fmt.Errorf("reading %s from %s: %q is not %q or %q", SettingBackplane, from, kind, BackplaneMemory, BackplaneAzureQueues)
 	}
 	sse, err := mcp.NewLegacySSE(streamable, &mcp.LegacySSEOptions{
-		InstanceID:    l.instanceID,
-		Sealer:        h.secrets.Sealer,
-		OriginAllowed: endpoint.OriginAllowed,
-		Forward:       forwarder{l.bp},
-		MaxBodyBytes:  endpoint.MaxBodyBytes,
-		Logger:        h.log,
+		InstanceID:   l.instanceID,
+		Sealer:       h.secrets.Sealer,
+		Forward:      forwarder{l.bp},
+		MaxBodyBytes: endpoint.MaxBodyBytes,
+		Logger:       h.log,
 	})
 	if err != nil {
 		return nil, err

@@ -1,9 +1,7 @@
 package host
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
@@ -18,24 +16,9 @@ const (
 	DefaultMaxArgumentKeys  = 10000
 )
 
-// JSON-RPC codes of the host's own refusals.
-const (
-	// codeBusy answers a call over MaxCallsInFlight.
-	codeBusy = -32000
-	// codeShuttingDown answers a call still running when the host stops.
-	codeShuttingDown = -32000
-)
-
-const shuttingDownMessage = "Server shutting down: the call was stopped before it finished."
-
-// errShuttingDown is the cause of a call's context when the drain bound of a
-// stopping host passed.
-var errShuttingDown = errors.New("the host is shutting down")
-
 // limits are the per-call bounds.
 type limits struct {
 	argBytes, argDepth, argKeys int
-	calls                       chan struct{} // one token per call in flight
 }
 
 func newLimits(o *Options) *limits {
@@ -43,7 +26,6 @@ func newLimits(o *Options) *limits {
 		argBytes: o.MaxArgumentBytes,
 		argDepth: o.MaxArgumentDepth,
 		argKeys:  o.MaxArgumentKeys,
-		calls:    make(chan struct{}, o.MaxCallsInFlight),
 	}
 }
 
@@ -103,23 +85,4 @@ func measureJSON(data []byte) (depth, keys int) {
 		}
 	}
 	return depth, keys
-}
-
-// admit takes a call slot, or refuses with a busy error when all are taken.
-func (h *Host) admit() (release func(), err error) {
-	select {
-	case h.limits.calls <- struct{}{}:
-		return func() { <-h.limits.calls }, nil
-	default:
-		return nil, &mcp.ProtocolError{Code: codeBusy,
-			Message: fmt.Sprintf("Server busy: %d tool calls are running, the most allowed; try again later.", cap(h.limits.calls))}
-	}
-}
-
-// drainable returns ctx, cancelled with errShuttingDown once the host gives
-// up waiting for running calls at shutdown.
-func (h *Host) drainable(ctx context.Context) (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(h.drain, func() { cancel(errShuttingDown) })
-	return ctx, func() { stop(); cancel(nil) }
 }

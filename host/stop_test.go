@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/host/internal/guard"
 )
 
 // runWorkerHost runs a host over the test worker process with opts.
@@ -98,7 +100,7 @@ func TestGracefulStop(t *testing.T) {
 		t.Fatalf("the long call got no reply\n%s", logs)
 	}
 	assert.Equal(t, http.StatusOK, r.status)
-	assert.JSONEq(t, `{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"`+shuttingDownMessage+`"}}`, string(r.body))
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"`+guard.ShuttingDownMessage+`"}}`, string(r.body))
 	assert.Less(t, time.Since(start), 5*time.Second)
 	select {
 	case err := <-done:

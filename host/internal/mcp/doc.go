@@ -15,8 +15,10 @@
 //   - Only POST is served. Any other method gets 405 with "Allow: POST" and a
 //     JSON-RPC error body (-32000 "Method not allowed"); there is no
 //     standalone GET stream and no DELETE.
-//   - An Origin header whose host is not localhost, 127.0.0.1 or [::1] and
-//     not the request's Host is refused with 403 (DNS rebinding).
+//   - The Host and Origin headers are not checked here: the host mounts
+//     the handler (and the legacy transport) behind package guard, whose
+//     one check answers 403 to a request from an unexpected Host or Origin
+//     (DNS rebinding) before it reaches the handler.
 //   - The Accept header chooses the framing of a response: when it lists
 //     text/event-stream the reply is one SSE event ("event: message") and the
 //     stream ends (a tools/call that notifies sends its notifications as

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -31,7 +30,6 @@ const (
 // Canonical header keys, looked up in the header map directly.
 const (
 	headerAccept          = "Accept"
-	headerOrigin          = "Origin"
 	headerSessionID       = "Mcp-Session-Id"
 	headerProtocolVersion = "Mcp-Protocol-Version"
 )
@@ -49,8 +47,7 @@ type handler struct {
 	tools    Tools
 	log      *slog.Logger
 	maxBody  int64
-	versions []string // snapshot of SupportedVersions
-	originOK func(*http.Request) bool
+	versions []string          // snapshot of SupportedVersions
 	calls    inflight          // running tools/call, for notifications/cancelled
 	sealer   *auth.Sealer      // seals and opens session tokens
 	lifetime time.Duration     // of a session token
@@ -103,7 +100,6 @@ func newHandler(tools Tools, opts *Options) *handler {
 		o.SessionLifetime = DefaultSessionLifetime
 	}
 	h := &handler{
-		originOK: o.OriginAllowed,
 		sealer:   checkSealer(&o),
 		lifetime: o.SessionLifetime,
 		tools:    tools,
@@ -113,9 +109,6 @@ func newHandler(tools Tools, opts *Options) *handler {
 		initial:  make(map[string][]byte, len(SupportedVersions)),
 		modern:   slices.Clone(ModernVersions),
 		levels:   newLevelStore(DefaultMaxLogSessions),
-	}
-	if h.originOK == nil {
-		h.originOK = originAllowed
 	}
 	for _, v := range h.versions {
 		h.initial[v] = initializeResult(v, &o)
@@ -160,10 +153,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header()["Allow"] = allowPost
 		h.refuse(w, http.StatusMethodNotAllowed, nil, codeServerError, "Method not allowed", nil)
-		return
-	}
-	if !h.originOK(r) {
-		h.refuse(w, http.StatusForbidden, nil, codeServerError, "Forbidden: Origin not allowed", nil)
 		return
 	}
 	sse, ok := acceptedFraming(r.Header[headerAccept])
@@ -509,24 +498,6 @@ func prepareList(raw []byte) ([]byte, error) {
 		return b.Bytes(), nil
 	}
 	return trimmed, nil
-}
-
-// originAllowed is the DNS-rebinding check: no Origin, a loopback origin or
-// an origin naming the request's own host.
-func originAllowed(r *http.Request) bool {
-	vals := r.Header[headerOrigin]
-	if len(vals) == 0 {
-		return true
-	}
-	u, err := url.Parse(vals[0])
-	if err != nil || u.Host == "" {
-		return false
-	}
-	switch strings.ToLower(u.Hostname()) {
-	case "localhost", "127.0.0.1", "::1":
-		return true
-	}
-	return strings.EqualFold(u.Host, r.Host)
 }
 
 // acceptedFraming reads Accept: sse when text/event-stream is listed, ok

@@ -72,35 +72,6 @@ func TestAcceptChoosesFraming(t *testing.T) {
 	}
 }
 
-func TestOriginCheck(t *testing.T) {
-	s := startServer(t, nil)
-	host := strings.TrimPrefix(s.URL, "http://")
-	tests := []struct {
-		name, origin string
-		status       int
-	}{
-		{"none", "", http.StatusOK},
-		{"localhost", "http://localhost:3000", http.StatusOK},
-		{"localhost upper case", "http://LOCALHOST", http.StatusOK},
-		{"ipv4 loopback", "http://127.0.0.1:9999", http.StatusOK},
-		{"ipv6 loopback", "http://[::1]:8080", http.StatusOK},
-		{"own host", "https://" + host, http.StatusOK},
-		{"foreign", "http://evil.example", http.StatusForbidden},
-		{"foreign with port", "http://evil.example:" + strings.Split(host, ":")[1], http.StatusForbidden},
-		{"localhost lookalike", "http://localhost.evil.example", http.StatusForbidden},
-		{"opaque", "null", http.StatusForbidden},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := s.post(t, rpc(1, "ping", nil), map[string]string{"Origin": tt.origin})
-			assert.Equal(t, tt.status, r.status)
-			if tt.status == http.StatusForbidden {
-				assert.JSONEq(t, errorBody("null", -32000, "Forbidden: Origin not allowed"), r.body)
-			}
-		})
-	}
-}
-
 // unsized hides the length of a body so that it is sent chunked.
 type unsized struct{ r io.Reader }
 

@@ -73,10 +73,6 @@ type LegacySSEOptions struct {
 	// Inbox bounds the messages waiting for one stream; default 256. Beyond,
 	// POST is 503.
 	Inbox int
-	// OriginAllowed decides whether a request's Origin may call (403
-	// otherwise); nil means the default of [Options.OriginAllowed]: no
-	// Origin, a loopback one, or one naming the request's own Host.
-	OriginAllowed func(r *http.Request) bool
 	// MaxBodyBytes limits a POSTed message; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// Logger receives dropped messages; nil discards.
@@ -152,9 +148,6 @@ func NewLegacySSE(endpoint http.Handler, opts *LegacySSEOptions) (*LegacySSE, er
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.OriginAllowed == nil {
-		o.OriginAllowed = originAllowed
-	}
 	return &LegacySSE{endpoint: endpoint, o: o, log: o.Logger, streams: map[string]*stream{}, stop: make(chan struct{})}, nil
 }
 
@@ -187,10 +180,6 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header()["Allow"] = []string{http.MethodGet}
 		l.plainError(w, http.StatusMethodNotAllowed, "Method not allowed")
-		return
-	}
-	if !l.o.OriginAllowed(r) {
-		l.plainError(w, http.StatusForbidden, "Forbidden: Origin not allowed")
 		return
 	}
 	id := newID()
@@ -339,10 +328,6 @@ func (l *LegacySSE) ServeMessage(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header()["Allow"] = allowPost
 		l.plainError(w, http.StatusMethodNotAllowed, "Method not allowed")
-		return
-	}
-	if !l.o.OriginAllowed(r) {
-		l.plainError(w, http.StatusForbidden, "Forbidden: Origin not allowed")
 		return
 	}
 	state := r.URL.Query().Get(queryClientState)

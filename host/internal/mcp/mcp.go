@@ -51,10 +51,6 @@ type Options struct {
 	// initialize; 0 means DefaultSessionLifetime. An expired token gets 404,
 	// which tells the client to initialize again.
 	SessionLifetime time.Duration
-	// OriginAllowed decides whether a request's Origin header may call (403
-	// otherwise); nil allows no Origin, a loopback one, or one naming the
-	// request's own Host.
-	OriginAllowed func(r *http.Request) bool
 }
 
 // RevisionTools is a [Tools] whose advertised list depends on the client's
