@@ -84,8 +84,8 @@ func benchmarkLoad(b *testing.B, root string, tools int) {
 	for b.Loop() {
 		h, err := New(&Options{ScriptRoot: root, WorkerURL: "http://127.0.0.1:1", Logger: newLogger(io.Discard), Output: io.Discard})
 		require.NoError(b, err)
-		if len(h.reg.tools) != tools {
-			b.Fatalf("served %d tools", len(h.reg.tools))
+		if len(h.cat.Tools()) != tools {
+			b.Fatalf("served %d tools", len(h.cat.Tools()))
 		}
 	}
 }

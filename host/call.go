@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/catalog"
 	"github.com/funcmcp/funcmcp/host/internal/guard"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -22,10 +24,26 @@ const missingArgsInResultVersion = "2025-11-25"
 // toolSet adapts a Host to the MCP endpoint.
 type toolSet struct{ h *Host }
 
-func (s toolSet) ToolsList() json.RawMessage { return s.h.reg.list }
+// ToolsList is the list of the latest legacy revision.
+func (s toolSet) ToolsList() json.RawMessage { return s.h.cat.ToolsList(mcp.LatestVersion) }
 
 // ToolsListFor shows 2026-07-28 clients the natural output schemas.
-func (s toolSet) ToolsListFor(version string) json.RawMessage { return s.h.reg.listFor(version) }
+func (s toolSet) ToolsListFor(version string) json.RawMessage { return s.h.cat.ToolsList(version) }
+
+// ParamHeaders gives the MCP endpoint the x-mcp-header arguments of a tool,
+// which it checks against the Mcp-Param-* headers of 2026-07-28 calls.
+func (s toolSet) ParamHeaders(name string) []mcp.ParamHeader { return s.h.params[name] }
+
+// paramHeaders finds the x-mcp-header arguments of every tool, once.
+func paramHeaders(cat *catalog.Catalog) map[string][]mcp.ParamHeader {
+	out := map[string][]mcp.ParamHeader{}
+	for _, t := range cat.Tools() {
+		if ph := mcp.ParamHeadersOf(t.Binding.Input.JSON()); len(ph) > 0 {
+			out[t.Name] = ph
+		}
+	}
+	return out
+}
 
 func (s toolSet) CallTool(ctx context.Context, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
 	return s.h.callTool(ctx, req)
@@ -35,7 +53,7 @@ func (s toolSet) CallTool(ctx context.Context, req *mcp.CallRequest) (*metadata.
 // host does not serve.
 // The name is quoted safely: invalid UTF-8 is replaced, and it is cut.
 func unknownToolMessage(name string) string {
-	return fmt.Sprintf("Unknown tool: '%s'", safeText(name))
+	return fmt.Sprintf("Unknown tool: '%s'", jsonrpc.SafeText(name))
 }
 
 // missingArgumentsMessage is the message for required arguments that are
@@ -45,18 +63,18 @@ func missingArgumentsMessage(names []string) string {
 }
 
 func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
-	t := h.reg.lookup(req.Name)
+	t := h.cat.Lookup(req.Name)
 	if t == nil {
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: unknownToolMessage(req.Name)}
 	}
-	if missing := t.tool.MissingArguments(req.Arguments); len(missing) > 0 {
+	if missing := t.Binding.MissingArguments(req.Arguments); len(missing) > 0 {
 		msg := missingArgumentsMessage(missing)
 		if req.ProtocolVersion >= missingArgsInResultVersion {
 			return metadata.ErrorResult(msg), nil
 		}
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: msg}
 	}
-	if err := h.limits.checkArguments(req.Arguments); err != nil {
+	if err := h.cat.CheckArguments(req.Arguments); err != nil {
 		return nil, err
 	}
 	release, err := h.calls.Admit()
@@ -73,8 +91,8 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 		// The client went away or cancelled, or the host is stopping: not a
 		// failure of the function.
 		cause := context.Cause(ctx)
-		h.log.LogAttrs(ctx, slog.LevelInfo, fmt.Sprintf("Executed 'Functions.%s' (Cancelled)", t.function),
-			slog.String("tool", t.name), slog.String("invocationId", id), slog.String("reason", cause.Error()),
+		h.log.LogAttrs(ctx, slog.LevelInfo, fmt.Sprintf("Executed 'Functions.%s' (Cancelled)", t.Function),
+			slog.String("tool", t.Name), slog.String("invocationId", id), slog.String("reason", cause.Error()),
 			slog.Duration("duration", time.Since(start).Round(time.Microsecond)))
 		if errors.Is(cause, guard.ErrShuttingDown) {
 			return nil, guard.ShuttingDown()
@@ -86,15 +104,15 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 		if res.IsError {
 			outcome = "Failed"
 		}
-		h.log.LogAttrs(ctx, slog.LevelInfo, fmt.Sprintf("Executed 'Functions.%s' (%s)", t.function, outcome),
-			slog.String("tool", t.name), slog.String("invocationId", id),
+		h.log.LogAttrs(ctx, slog.LevelInfo, fmt.Sprintf("Executed 'Functions.%s' (%s)", t.Function, outcome),
+			slog.String("tool", t.Name), slog.String("invocationId", id),
 			slog.Duration("duration", time.Since(start).Round(time.Microsecond)))
 	}
 	return res, err
 }
 
 // invokeTool runs one invocation of t on the worker and shapes its result.
-func (h *Host) invokeTool(ctx context.Context, t *servedTool, id string, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
+func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, id string, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
 	body, err := invocationBody(t, &requestInput{
 		Arguments:  req.Arguments,
 		SessionID:  req.SessionID,
@@ -112,26 +130,26 @@ func (h *Host) invokeTool(ctx context.Context, t *servedTool, id string, req *mc
 		return h.failed(ctx, t, id, err), nil
 	}
 	for _, line := range resp.Logs {
-		h.log.LogAttrs(ctx, slog.LevelInfo, line, slog.String("function", t.function), slog.String("invocationId", id))
+		h.log.LogAttrs(ctx, slog.LevelInfo, line, slog.String("function", t.Function), slog.String("invocationId", id))
 	}
-	d, err := resp.result(t.tool.Trigger.UseResultSchema)
+	d, err := resp.result(t.Binding.Trigger.UseResultSchema)
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil
 	}
-	issue := t.tool.ShapeResult(d, h.cfg.Output)
+	issue := t.Binding.ShapeResult(d, h.cfg.Output)
 	if issue != nil {
 		level := slog.LevelError
 		if issue.Mode == ValidationWarn {
 			level = slog.LevelWarn
 		}
-		h.log.LogAttrs(ctx, level, issue.LogMessage(), slog.String("function", t.function), slog.String("invocationId", id))
+		h.log.LogAttrs(ctx, level, issue.LogMessage(), slog.String("function", t.Function), slog.String("invocationId", id))
 		if issue.Mode == ValidationStrict {
 			return d.Result, nil // the isError result naming the problems
 		}
 	}
 	// The worker returns the object projection; 2026-07-28 clients get
 	// the natural value.
-	if err := t.tool.ResultFor(req.ProtocolVersion, d.Result); err != nil && issue == nil {
+	if err := t.Binding.ResultFor(req.ProtocolVersion, d.Result); err != nil && issue == nil {
 		return h.failed(ctx, t, id, err), nil
 	} // under warn, a value that is not wrapped is delivered as is
 	return d.Result, nil
@@ -139,12 +157,12 @@ func (h *Host) invokeTool(ctx context.Context, t *servedTool, id string, req *mc
 
 // failed logs why an invocation failed and returns the generic isError
 // result the MCP extension gives.
-func (h *Host) failed(ctx context.Context, t *servedTool, id string, err error) *metadata.CallToolResult {
+func (h *Host) failed(ctx context.Context, t *catalog.Tool, id string, err error) *metadata.CallToolResult {
 	if ctx.Err() != nil {
 		// Cancelled (see callTool): logged once there, not as a failure.
-		return &metadata.CallToolResult{Content: []json.RawMessage{t.failureText}, IsError: true}
+		return &metadata.CallToolResult{Content: []json.RawMessage{t.FailureText}, IsError: true}
 	}
-	h.log.LogAttrs(ctx, slog.LevelError, fmt.Sprintf("invoking tool '%s' failed: %v", t.name, err),
-		slog.String("function", t.function), slog.String("invocationId", id))
-	return &metadata.CallToolResult{Content: []json.RawMessage{t.failureText}, IsError: true}
+	h.log.LogAttrs(ctx, slog.LevelError, fmt.Sprintf("invoking tool '%s' failed: %v", t.Name, err),
+		slog.String("function", t.Function), slog.String("invocationId", id))
+	return &metadata.CallToolResult{Content: []json.RawMessage{t.FailureText}, IsError: true}
 }

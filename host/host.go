@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/catalog"
 	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/guard"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
@@ -36,133 +35,6 @@ const MCPPath = "/runtime/webhooks/mcp"
 // StatusPath is where the host status is served.
 const StatusPath = "/admin/host/status"
 
-// Defaults of [Options].
-const (
-	DefaultAddr           = "127.0.0.1:7071"
-	DefaultStartupTimeout = 30 * time.Second
-	// DefaultCallTimeout is the Functions host's default functionTimeout
-	// outside the Consumption plan.
-	DefaultCallTimeout = 30 * time.Minute
-	DefaultStopTimeout = 5 * time.Second
-
-	DefaultDrainTimeout      = 10 * time.Second
-	DefaultReadHeaderTimeout = 10 * time.Second
-	DefaultReadTimeout       = 30 * time.Second
-	DefaultIdleTimeout       = 120 * time.Second
-	DefaultRestartWait       = 30 * time.Second
-)
-
-func defaultInt(v *int, d int) {
-	if *v <= 0 {
-		*v = d
-	}
-}
-
-func defaultDuration(v *time.Duration, d time.Duration) {
-	if *v <= 0 {
-		*v = d
-	}
-}
-
-// Options configures a [Host]. A nil *Options means defaults.
-type Options struct {
-	// ScriptRoot is the function app folder: host.json, local.settings.json
-	// and one folder per function. "" means the current directory.
-	ScriptRoot string
-	// Addr is the listen address of Run; default 127.0.0.1:7071. Port 0
-	// picks a free port.
-	Addr string
-	// Logger receives the host log; nil means slog.Default().
-	Logger *slog.Logger
-	// Output receives the console lines (the function list, load errors,
-	// the worker's output and the endpoint line); nil means os.Stdout.
-	Output io.Writer
-	// WorkerURL, when set, is the base URL of a running worker: the host
-	// starts no process and host.json needs no customHandler section.
-	WorkerURL string
-
-	// StartupTimeout bounds the wait for the worker to answer GET /;
-	// default 30s.
-	StartupTimeout time.Duration
-	// CallTimeout bounds one tool invocation; 0 means host.json
-	// functionTimeout, else DefaultCallTimeout (30m, the Functions host's
-	// default). functionTimeout "-1" means no bound.
-	CallTimeout time.Duration
-	// StopTimeout is how long the worker has to exit after SIGTERM before it
-	// is killed; default 5s.
-	StopTimeout time.Duration
-	// Environ is the base environment of the worker process; nil means
-	// os.Environ().
-	Environ []string
-
-	// MasterKey and SystemKey are the function keys the MCP endpoints accept
-	// unless host.json says webhookAuthorizationLevel Anonymous. "" means
-	// FUNCHOST_MASTER_KEY / FUNCHOST_MCP_EXTENSION_KEY from the environment or
-	// local.settings.json Values; when none is set, keys are generated once
-	// and kept in <script root>/.funchost/keys.json.
-	MasterKey string
-	SystemKey string
-	// SessionKey is the 32-byte AES-256-GCM key sealing session tokens;
-	// hosts with the same key accept each other's sessions. nil means
-	// WEBSITE_AUTH_ENCRYPTION_KEY (else CONTAINER_ENCRYPTION_KEY) from the
-	// environment or local.settings.json, else a random key per process.
-	SessionKey []byte
-	// SessionLifetime is how long a session token is accepted; default 24h.
-	SessionLifetime time.Duration
-
-	// MaxCallsInFlight bounds the tool calls running at once; a call over it
-	// gets a JSON-RPC "busy" error (-32000). Default 256.
-	MaxCallsInFlight int
-	// MaxConnections bounds the open client connections; one over it is
-	// answered 503 and closed. Default 1024.
-	MaxConnections int
-	// MaxArgumentBytes, MaxArgumentDepth and MaxArgumentKeys bound a call's
-	// arguments (total JSON size, nesting, object keys); over them: -32602.
-	// Defaults 1 MiB, 64, 10000.
-	MaxArgumentBytes int
-	MaxArgumentDepth int
-	MaxArgumentKeys  int
-	// DrainTimeout is how long a stopping host lets running calls finish;
-	// those still running then get a JSON-RPC error. Default 10s.
-	DrainTimeout time.Duration
-	// ReadHeaderTimeout, ReadTimeout and IdleTimeout bound reading a
-	// request's header, reading its whole body, and an idle keep-alive
-	// connection. Defaults 10s, 30s, 120s. A response must be written
-	// within the call timeout plus one minute; long SSE streams of a call
-	// are therefore allowed.
-	ReadHeaderTimeout time.Duration
-	ReadTimeout       time.Duration
-	IdleTimeout       time.Duration
-	// ProbeInterval is how often the worker's liveness is probed (GET /);
-	// ProbeTimeout bounds one probe; after ProbeFailures missed probes in a
-	// row the worker (its process group) is killed and restarted. Defaults
-	// 10s, 5s, 3; a negative ProbeInterval turns the probe off.
-	ProbeInterval time.Duration
-	ProbeTimeout  time.Duration
-	ProbeFailures int
-	// RestartWait bounds how long a call that finds no worker (it is being
-	// restarted) waits for the new one before it fails. Default 30s.
-	RestartWait time.Duration
-
-	// MaxFunctionFileBytes bounds a function.json (only regular files are
-	// read); MaxSchemaBytes and MaxSchemaDepth bound each schema of a tool
-	// trigger, and SchemaCompileTime the compilation of one tool's schemas.
-	// A function or tool over them is refused at load. Defaults 1 MiB,
-	// 256 KiB, 64, 5s.
-	MaxFunctionFileBytes int
-	MaxSchemaBytes       int
-	MaxSchemaDepth       int
-	SchemaCompileTime    time.Duration
-
-	// AllowedHosts are host names that requests may name in their Host
-	// header (and Origin) besides 127.0.0.1, localhost and [::1]; any other
-	// gets 403 (DNS rebinding).
-	AllowedHosts []string
-	// AllowedOrigins are further origins (scheme://host[:port]) browsers
-	// may call from; an Origin on an allowed host name is always allowed.
-	AllowedOrigins []string
-}
-
 // State is the host's lifecycle state, as GET /admin/host/status reports it.
 type State string
 
@@ -177,6 +49,9 @@ const (
 	StateStopped   State = "Stopped"
 )
 
+// FunctionStatus is one function of the app as GET /admin/host/status reports it.
+type FunctionStatus = catalog.FunctionStatus
+
 // Status is the body of GET /admin/host/status.
 type Status struct {
 	State       State            `json:"state"`
@@ -189,17 +64,18 @@ type Status struct {
 
 // Host serves a function app's mcpToolTrigger functions as MCP tools.
 type Host struct {
-	opts    Options
-	root    string
-	cfg     *config.Config
-	reg     *registry
+	opts Options
+	root string
+	cfg  *config.Config
+	cat  *catalog.Catalog
+	// params are the x-mcp-header arguments of each tool, by exact name.
+	params  map[string][]mcp.ParamHeader
 	inv     *invoker
 	notify  *notifyHub
 	log     *slog.Logger
 	console *console
 	handler http.Handler
 	secrets *auth.Secrets
-	limits  *limits
 	health  health
 	legacy  *legacy
 	// restartDelay overrides the supervisor's first back-off step (tests).
@@ -220,47 +96,7 @@ type Host struct {
 // the others still are. New fails only when the app as a whole cannot be
 // served (no host.json, a bad configuration, an unreadable script root).
 func New(opts *Options) (*Host, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	if o.ScriptRoot == "" {
-		o.ScriptRoot = "."
-	}
-	if o.Addr == "" {
-		o.Addr = DefaultAddr
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if o.Output == nil {
-		o.Output = os.Stdout
-	}
-	if o.StartupTimeout <= 0 {
-		o.StartupTimeout = DefaultStartupTimeout
-	}
-	if o.StopTimeout <= 0 {
-		o.StopTimeout = DefaultStopTimeout
-	}
-	defaultInt(&o.MaxCallsInFlight, DefaultMaxCallsInFlight)
-	defaultInt(&o.MaxConnections, DefaultMaxConnections)
-	defaultInt(&o.MaxArgumentBytes, DefaultMaxArgumentBytes)
-	defaultInt(&o.MaxArgumentDepth, DefaultMaxArgumentDepth)
-	defaultInt(&o.MaxArgumentKeys, DefaultMaxArgumentKeys)
-	defaultDuration(&o.DrainTimeout, DefaultDrainTimeout)
-	defaultDuration(&o.ReadHeaderTimeout, DefaultReadHeaderTimeout)
-	defaultDuration(&o.ReadTimeout, DefaultReadTimeout)
-	defaultDuration(&o.IdleTimeout, DefaultIdleTimeout)
-	defaultDuration(&o.RestartWait, DefaultRestartWait)
-	defaultInt(&o.MaxFunctionFileBytes, DefaultMaxFunctionFileBytes)
-	defaultInt(&o.MaxSchemaBytes, DefaultMaxSchemaBytes)
-	defaultInt(&o.MaxSchemaDepth, DefaultMaxSchemaDepth)
-	defaultDuration(&o.SchemaCompileTime, DefaultSchemaCompileTime)
-	if o.ProbeInterval == 0 {
-		o.ProbeInterval = DefaultProbeInterval
-	}
-	defaultDuration(&o.ProbeTimeout, DefaultProbeTimeout)
-	defaultInt(&o.ProbeFailures, DefaultProbeFailures)
+	o := withDefaults(opts)
 	root, err := filepath.Abs(o.ScriptRoot)
 	if err != nil {
 		return nil, fmt.Errorf("resolving the script root: %w", err)
@@ -289,19 +125,21 @@ func New(opts *Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the host keys: %w", err)
 	}
-	reg, err := loadRegistry(root, &appLimits{fileBytes: int64(o.MaxFunctionFileBytes), schemaBytes: o.MaxSchemaBytes,
-		schemaDepth: o.MaxSchemaDepth, compileTime: o.SchemaCompileTime})
+	cat, err := catalog.Load(root, &catalog.Limits{
+		FileBytes: int64(o.MaxFunctionFileBytes), SchemaBytes: o.MaxSchemaBytes, SchemaDepth: o.MaxSchemaDepth, CompileTime: o.SchemaCompileTime,
+		ArgumentBytes: o.MaxArgumentBytes, ArgumentDepth: o.MaxArgumentDepth, ArgumentKeys: o.MaxArgumentKeys,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("loading functions: %w", err)
 	}
 	h := &Host{
 		secrets: sec,
-		limits:  newLimits(&o),
 		calls:   guard.NewCalls(o.MaxCallsInFlight),
 		opts:    o,
 		root:    root,
 		cfg:     cfg,
-		reg:     reg,
+		cat:     cat,
+		params:  paramHeaders(cat),
 		inv:     newInvoker(Version, o.CallTimeout, o.RestartWait, o.MaxCallsInFlight),
 		notify:  newNotifyHub(o.Logger),
 		log:     o.Logger,
@@ -314,7 +152,7 @@ func New(opts *Options) (*Host, error) {
 		h.inv.setBase(o.WorkerURL)
 		h.state.Store(StateRunning)
 	}
-	for _, e := range reg.failures {
+	for _, e := range cat.Failures() {
 		h.logLoadFailure(e)
 	}
 	if h.handler, err = h.routes(); err != nil {
@@ -386,12 +224,12 @@ func (h *Host) Status() *Status {
 	st := &Status{
 		State:       h.state.Load().(State),
 		Reason:      h.unhealthyReason(),
-		ToolsServed: len(h.reg.tools),
-		ToolsFailed: len(h.reg.failures),
-		Functions:   append([]FunctionStatus{}, h.reg.funcs...),
+		ToolsServed: len(h.cat.Tools()),
+		ToolsFailed: len(h.cat.Failures()),
+		Functions:   h.cat.Functions(),
 		Errors:      []string{},
 	}
-	for _, e := range h.reg.failures {
+	for _, e := range h.cat.Failures() {
 		st.Errors = append(st.Errors, oneLine(e.Error()))
 	}
 	h.mu.Lock()
@@ -439,7 +277,8 @@ func (h *Host) Endpoint() string {
 func (h *Host) printFunctions() {
 	var sb strings.Builder
 	sb.WriteString("Functions:\n\n")
-	for _, f := range h.reg.funcs {
+	funcs := h.cat.Functions()
+	for _, f := range funcs {
 		switch {
 		case f.Served:
 			fmt.Fprintf(&sb, "  %s: %s (tool %s)\n", f.Name, f.Trigger, f.Tool)
@@ -457,14 +296,14 @@ func (h *Host) printFunctions() {
 			fmt.Fprintf(&sb, "  %s: %s (not served: only mcpToolTrigger functions are)\n", f.Name, trigger)
 		}
 	}
-	if len(h.reg.funcs) == 0 {
+	if len(funcs) == 0 {
 		sb.WriteString("  (none)\n")
 	}
 	sb.WriteString("\n")
-	for _, e := range h.reg.failures {
+	for _, e := range h.cat.Failures() {
 		fmt.Fprintf(&sb, "Error: %s\n", oneLine(e.Error()))
 	}
-	if len(h.reg.failures) > 0 {
+	if len(h.cat.Failures()) > 0 {
 		sb.WriteString("\n")
 	}
 	h.console.printf("%s", sb.String())

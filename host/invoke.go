@@ -19,6 +19,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/catalog"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -120,7 +121,7 @@ func (e *invokeError) Unwrap() error { return e.Err }
 // invoke POSTs body to /{function} and decodes the reply once. A call that
 // never reached the worker (its connection was refused: the worker is being
 // restarted) is sent again to the new worker, within restartWait.
-func (inv *invoker) invoke(ctx context.Context, t *servedTool, id string, body []byte) (*workerReply, error) {
+func (inv *invoker) invoke(ctx context.Context, t *catalog.Tool, id string, body []byte) (*workerReply, error) {
 	ctx = context.WithValue(ctx, invocationIDKey{}, id)
 	if inv.timeout > 0 {
 		var cancel context.CancelFunc
@@ -195,8 +196,8 @@ func (inv *invoker) waitNewBase(ctx context.Context, old string, until time.Time
 }
 
 // post sends one invocation to the worker at base.
-func (inv *invoker) post(ctx context.Context, base string, t *servedTool, body []byte) (*workerReply, error) {
-	req, err := runtime.NewRequest(ctx, http.MethodPost, base+t.path)
+func (inv *invoker) post(ctx context.Context, base string, t *catalog.Tool, body []byte) (*workerReply, error) {
+	req, err := runtime.NewRequest(ctx, http.MethodPost, base+"/"+t.Function)
 	if err != nil {
 		return nil, &invokeError{Err: fmt.Errorf("building the request: %w", err)}
 	}
@@ -207,27 +208,27 @@ func (inv *invoker) post(ctx context.Context, base string, t *servedTool, body [
 	resp, err := inv.pl.Do(req)
 	if err != nil {
 		if errors.Is(context.Cause(ctx), errCallTimeout) {
-			return nil, &invokeError{Err: fmt.Errorf("POST %s: the worker did not answer within %v", t.path, inv.timeout)}
+			return nil, &invokeError{Err: fmt.Errorf("POST %s: the worker did not answer within %v", "/"+t.Function, inv.timeout)}
 		}
-		return nil, &invokeError{Err: fmt.Errorf("POST %s: %w", t.path, err)}
+		return nil, &invokeError{Err: fmt.Errorf("POST %s: %w", "/"+t.Function, err)}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 	if err != nil {
 		if errors.Is(context.Cause(ctx), errCallTimeout) {
-			return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the worker did not finish its answer within %v", t.path, inv.timeout)}
+			return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the worker did not finish its answer within %v", "/"+t.Function, inv.timeout)}
 		}
-		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: reading the answer: %w", t.path, err)}
+		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: reading the answer: %w", "/"+t.Function, err)}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the worker answered %s%s", t.path, resp.Status, snippet(data))}
+		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the worker answered %s%s", "/"+t.Function, resp.Status, snippet(data))}
 	}
 	if len(data) > maxResponseBytes {
-		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the answer is larger than %d bytes", t.path, maxResponseBytes)}
+		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the answer is larger than %d bytes", "/"+t.Function, maxResponseBytes)}
 	}
 	out, err := decodeReply(resp.Header.Get("Content-Type"), data)
 	if err != nil {
-		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: %w", t.path, err)}
+		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: %w", "/"+t.Function, err)}
 	}
 	return out, nil
 }
@@ -263,13 +264,13 @@ type requestInput struct {
 // The context is sent as a JSON object. The Functions host sends it
 // string-encoded (the trigger parameter of an out-of-process worker is a
 // string); the worker SDK accepts both.
-func invocationBody(t *servedTool, in *requestInput, now time.Time) ([]byte, error) {
+func invocationBody(t *catalog.Tool, in *requestInput, now time.Time) ([]byte, error) {
 	transport := in.Transport
 	if transport == "" {
 		transport = metadata.TransportStreamableHTTP
 	}
 	tc := metadata.ToolInvocationContext{
-		Name:       t.name,
+		Name:       t.Name,
 		Arguments:  in.Arguments,
 		SessionID:  in.SessionID,
 		ClientInfo: in.ClientInfo,
@@ -287,7 +288,7 @@ func invocationBody(t *servedTool, in *requestInput, now time.Time) ([]byte, err
 	}
 	buf := make([]byte, 0, 1024)
 	buf = append(buf, `{"Data":{`...)
-	buf = metadata.AppendJSONString(buf, t.dataKey)
+	buf = metadata.AppendJSONString(buf, t.DataKey)
 	buf = append(buf, ':')
 	buf, err := tc.AppendJSON(buf)
 	if err != nil {
@@ -310,7 +311,7 @@ func invocationBody(t *servedTool, in *requestInput, now time.Time) ([]byte, err
 		buf = metadata.AppendJSONString(buf, in.SessionID)
 	}
 	buf = append(buf, `,"sys":{"MethodName":`...)
-	buf = metadata.AppendJSONString(buf, t.function)
+	buf = metadata.AppendJSONString(buf, t.Function)
 	buf = append(buf, `,"UtcNow":"`...)
 	buf = now.UTC().AppendFormat(buf, time.RFC3339Nano)
 	buf = append(buf, `","RandGuid":"`...)

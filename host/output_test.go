@@ -94,7 +94,7 @@ func TestOutputRulesOfFunctionJSON(t *testing.T) {
 		Name string          `json:"name"`
 		Meta json.RawMessage `json:"_meta"`
 	}
-	require.NoError(t, json.Unmarshal(h.reg.list, &list))
+	require.NoError(t, json.Unmarshal(h.cat.ToolsList("2025-06-18"), &list))
 	metas := map[string]string{}
 	for _, tool := range list {
 		metas[tool.Name] = string(tool.Meta)

@@ -7,13 +7,6 @@ import (
 	"time"
 )
 
-// Defaults of the liveness probe.
-const (
-	DefaultProbeInterval = 10 * time.Second
-	DefaultProbeTimeout  = 5 * time.Second
-	DefaultProbeFailures = 3
-)
-
 // prober checks that a running worker still answers GET / and kills it
 // when it missed failures probes in a row; the supervisor then restarts it.
 type prober struct {

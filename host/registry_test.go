@@ -63,14 +63,14 @@ func TestLoadServesGoodToolsBesideBrokenOnes(t *testing.T) {
 
 	// Typed errors stay reachable.
 	var te *binding.ToolError
-	require.True(t, errors.As(h.reg.failures[0], &te))
+	require.True(t, errors.As(h.cat.Failures()[0], &te))
 	assert.Equal(t, "broken_tool", te.Tool)
 	var se *binding.SyntaxError
-	assert.True(t, errors.As(h.reg.failures[0], &se))
+	assert.True(t, errors.As(h.cat.Failures()[0], &se))
 
 	// tools/list holds the good tools only, sorted by name.
 	var list []struct{ Name string }
-	require.NoError(t, json.Unmarshal(h.reg.list, &list))
+	require.NoError(t, json.Unmarshal(h.cat.ToolsList("2025-06-18"), &list))
 	assert.Equal(t, []struct{ Name string }{{"Alpha"}, {"zeta"}}, list)
 
 	// The functions in the status.
@@ -127,19 +127,8 @@ func TestToolsListJSON(t *testing.T) {
 	h, _ := newTestHost(t, root, "http://127.0.0.1:1", nil)
 
 	var pretty bytes.Buffer
-	require.NoError(t, json.Indent(&pretty, h.reg.list, "", "  "))
+	require.NoError(t, json.Indent(&pretty, toolSet{h}.ToolsList(), "", "  "))
 	goldenCompare(t, "tools_list.golden", append(pretty.Bytes(), '\n'))
 	// The same bytes every time: encoded once.
-	assert.Same(t, &h.reg.list[0], &toolSet{h}.ToolsList()[0])
-}
-
-func TestLookupIsExact(t *testing.T) {
-	root := weatherApp(t, `{"version":"2.0"}`)
-	h, _ := newTestHost(t, root, "http://127.0.0.1:1", nil)
-	tool := h.reg.lookup("get_weather")
-	require.NotNil(t, tool)
-	assert.Equal(t, "get_weather", tool.name)
-	for _, name := range []string{"GET_WEATHER", "Get_Weather", "get_weathe", "get_weather ", ""} {
-		assert.Nil(t, h.reg.lookup(name), name)
-	}
+	assert.Same(t, &toolSet{h}.ToolsList()[0], &toolSet{h}.ToolsList()[0])
 }

@@ -2,8 +2,10 @@ package mcp
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -29,6 +31,33 @@ type ParamHeaderTools interface {
 	// ParamHeaders returns the declared headers of the tool called name (nil
 	// for none or an unknown tool); the slice must not be modified.
 	ParamHeaders(name string) []ParamHeader
+}
+
+// ParamHeadersOf finds the properties of a tool's input schema marked
+// "x-mcp-header": "<Name>" (SEP-2243) that are statically reachable from
+// the root through "properties" alone, in path order: what a
+// [ParamHeaderTools] returns for the tool.
+func ParamHeadersOf(inputSchema json.RawMessage) []ParamHeader {
+	var out []ParamHeader
+	var walk func(schema json.RawMessage, path []string)
+	walk = func(schema json.RawMessage, path []string) {
+		var node struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+			Header     *string                    `json:"x-mcp-header"`
+		}
+		if json.Unmarshal(schema, &node) != nil {
+			return
+		}
+		if node.Header != nil && *node.Header != "" && len(path) > 0 {
+			out = append(out, ParamHeader{Name: *node.Header, Path: path})
+		}
+		for name, prop := range node.Properties {
+			walk(prop, append(path[:len(path):len(path)], name))
+		}
+	}
+	walk(inputSchema, nil)
+	sort.Slice(out, func(i, j int) bool { return strings.Join(out[i].Path, "\x00") < strings.Join(out[j].Path, "\x00") })
+	return out
 }
 
 const headerParamPrefix = "Mcp-Param-"

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -96,4 +97,20 @@ func TestParamHeaders(t *testing.T) {
 		r := s.post(t, rpc(3, methodToolsCall, map[string]any{"name": "add", "arguments": map[string]any{"region": "a"}, "_meta": modernMeta(ModernVersion)}), modernHeaders(methodToolsCall, "add"))
 		require.Equal(t, http.StatusOK, r.status, r.body)
 	})
+}
+
+func TestParamHeadersFromSchema(t *testing.T) {
+	schema := `{"type":"object","properties":{
+		"region":{"type":"string","x-mcp-header":"Region"},
+		"query":{"type":"string"},
+		"where":{"type":"object","properties":{"zone":{"type":"string","x-mcp-header":"Zone"}}},
+		"list":{"type":"array","items":{"type":"object","properties":{"no":{"type":"string","x-mcp-header":"No"}}}},
+		"empty":{"type":"string","x-mcp-header":""}},
+		"allOf":[{"properties":{"hidden":{"type":"string","x-mcp-header":"Hidden"}}}],
+		"x-mcp-header":"Root"}`
+	assert.Equal(t, []ParamHeader{
+		{Name: "Region", Path: []string{"region"}},
+		{Name: "Zone", Path: []string{"where", "zone"}},
+	}, ParamHeadersOf(json.RawMessage(schema)), "only properties reachable through properties alone")
+	assert.Nil(t, ParamHeadersOf(json.RawMessage(`{"type":"object"}`)))
 }

@@ -1,85 +1,13 @@
-package host
+package catalog
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/funcmcp/funcmcp/binding"
-	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
-	"github.com/funcmcp/funcmcp/metadata"
 )
-
-// Defaults of the app folder bounds in [Options].
-const (
-	DefaultMaxFunctionFileBytes = metadata.DefaultMaxFunctionFileBytes
-	DefaultMaxSchemaBytes       = 256 << 10
-	DefaultMaxSchemaDepth       = 64
-	DefaultSchemaCompileTime    = 5 * time.Second
-)
-
-// appLimits bound what loading an app folder may cost.
-type appLimits struct {
-	fileBytes   int64
-	schemaBytes int
-	schemaDepth int
-	compileTime time.Duration
-}
-
-// toolNameRule is the MCP specification's rule for tool names.
-var toolNameRule = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
-
-// schemaKeys are the trigger keys holding schema text.
-var schemaKeys = []string{metadata.KeyInputSchema, metadata.KeyOutputSchema, metadata.KeyNaturalOutputSchema}
-
-// checkTrigger applies the host's rules to a tool trigger before its
-// schemas are compiled: the tool name rule, and per schema a size and depth
-// bound and local $ref checks (each must resolve; no cycle of references
-// that never moves into the instance).
-func checkTrigger(fn *metadata.Function, b *metadata.Binding, file string, lim *appLimits) error {
-	toolName, _ := b.LookupString(metadata.KeyToolName)
-	var errs []error
-	fail := func(err error) {
-		errs = append(errs, &binding.ToolError{Function: fn.Name, Tool: toolName, File: file, Err: err})
-	}
-	if toolName != "" && !toolNameRule.MatchString(toolName) {
-		fail(fmt.Errorf("tool name %s must be 1 to 128 characters of A-Z, a-z, 0-9, '_', '.' and '-'", quoteSafe(toolName)))
-	}
-	for _, key := range schemaKeys {
-		text, ok := b.LookupString(key)
-		if !ok || strings.TrimSpace(text) == "" {
-			continue
-		}
-		if len(text) > lim.schemaBytes {
-			fail(fmt.Errorf("%s is %d bytes, more than the limit of %d", key, len(text), lim.schemaBytes))
-			continue
-		}
-		if depth, _ := measureJSON([]byte(text)); depth > lim.schemaDepth {
-			fail(fmt.Errorf("%s nests %d levels, more than the limit of %d", key, depth, lim.schemaDepth))
-			continue
-		}
-		var doc any
-		if json.Unmarshal([]byte(text), &doc) != nil {
-			continue // binding reports invalid JSON
-		}
-		if err := checkRefs(doc); err != nil {
-			fail(fmt.Errorf("%s: %w", key, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// quoteSafe quotes s for a message (see safeText).
-func quoteSafe(s string) string { return strconv.Quote(safeText(s)) }
-
-// safeText is s fit to echo in a message (see jsonrpc.SafeText).
-func safeText(s string) string { return jsonrpc.SafeText(s) }
 
 // inPlaceKeys are applicators that apply a subschema to the same instance:
 // a cycle through them (and $ref) never ends.
@@ -256,27 +184,4 @@ func resolvePointer(doc any, ptr string) (any, bool) {
 		}
 	}
 	return cur, true
-}
-
-// loadToolBounded runs compile within the compile-time budget; past it the
-// tool is refused (the compilation is left to finish in the background).
-func loadToolBounded(fn *metadata.Function, file, toolName string, budget time.Duration, compile func() (*binding.Tool, error)) (*binding.Tool, error) {
-	type result struct {
-		tool *binding.Tool
-		err  error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		t, err := compile()
-		ch <- result{t, err}
-	}()
-	timer := time.NewTimer(budget)
-	defer timer.Stop()
-	select {
-	case r := <-ch:
-		return r.tool, r.err
-	case <-timer.C:
-		return nil, &binding.ToolError{Function: fn.Name, Tool: toolName, File: file,
-			Err: fmt.Errorf("compiling the schemas took longer than the budget of %v", budget)}
-	}
 }

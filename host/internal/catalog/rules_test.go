@@ -1,7 +1,8 @@
-package host
+package catalog
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,19 +78,21 @@ func TestBrokenAppFolders(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
-			writeFile(t, root, HostFile, `{"version":"2.0"}`)
 			writeFile(t, root, "good/function.json", triggerJSON("good_tool", `{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#"}}}}`))
 			dir := filepath.Join(root, "broken")
 			require.NoError(t, os.MkdirAll(dir, 0o755))
 			tt.write(t, dir)
+			// Loading must end even for a folder built to stall it (a named
+			// pipe, a $ref cycle): bounded, and the result comes back on a
+			// channel.
 			type loaded struct {
-				h    *Host
-				logs *syncBuffer
+				c   *Catalog
+				err error
 			}
 			ch := make(chan loaded, 1)
 			go func() {
-				h, logs := newTestHost(t, root, "http://127.0.0.1:1", &Options{MaxFunctionFileBytes: 4096, MaxSchemaBytes: 2048})
-				ch <- loaded{h, logs}
+				c, err := Load(root, testLimits(&Limits{FileBytes: 4096, SchemaBytes: 2048}))
+				ch <- loaded{c, err}
 			}()
 			var l loaded
 			select {
@@ -97,26 +100,34 @@ func TestBrokenAppFolders(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("loading the app stalled")
 			}
-			st := l.h.Status()
-			assert.Equal(t, 1, st.ToolsServed, "the good tool (a legitimate recursive schema) is served")
-			require.Equal(t, 1, st.ToolsFailed)
+			require.NoError(t, l.err)
+			assert.Len(t, l.c.Tools(), 1, "the good tool (a legitimate recursive schema) is served")
+			require.Len(t, l.c.Failures(), 1, "one refusal")
+			err := l.c.Failures()[0]
 			file := filepath.Join(dir, "function.json")
-			var lines []string
-			for _, line := range strings.Split(l.logs.String(), "\n") {
-				if strings.Contains(line, "level=ERROR") {
-					lines = append(lines, line)
-				}
+			assert.Contains(t, err.Error(), tt.message)
+			assert.Contains(t, err.Error(), file)
+			// The error names the function, the file and (when read) the tool.
+			var te *binding.ToolError
+			var fe *metadata.FunctionError
+			switch {
+			case errors.As(err, &te):
+				assert.Equal(t, "broken", te.Function)
+				assert.Equal(t, file, te.File)
+				assert.Equal(t, tt.tool, te.Tool)
+				assert.Contains(t, err.Error(), `tool "`+tt.tool+`"`)
+			case errors.As(err, &fe):
+				assert.Empty(t, tt.tool, "a function not read names no tool")
+				assert.Equal(t, "broken", fe.Function)
+				assert.Equal(t, file, fe.File)
+			default:
+				t.Fatalf("untyped failure %T: %v", err, err)
 			}
-			require.Len(t, lines, 1, "one line per refusal")
-			require.Len(t, st.Errors, 1)
-			assert.Contains(t, st.Errors[0], tt.message)
-			assert.Contains(t, st.Errors[0], file)
-			assert.Contains(t, lines[0], "function=broken")
-			assert.Contains(t, lines[0], "file="+file)
-			if tt.tool != "" {
-				assert.Contains(t, lines[0], `tool=`)
-				assert.Contains(t, st.Errors[0], `tool "`+tt.tool+`"`)
-			}
+			fns := l.c.Functions()
+			require.Len(t, fns, 2)
+			assert.Equal(t, "broken", fns[0].Name)
+			assert.False(t, fns[0].Served)
+			assert.Equal(t, err.Error(), fns[0].Error)
 		})
 	}
 }
@@ -143,4 +154,25 @@ func TestSchemaCompileBudget(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.NotNil(t, tool)
+}
+
+// FuzzCheckRefs runs the catalog's $ref checks on arbitrary schema documents:
+// they must end (no cycle is followed forever) and never panic.
+func FuzzCheckRefs(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"object","$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}}}`,
+		`{"type":"object","properties":{"c":{"type":"array","items":{"$ref":"#"}}}}`,
+		`{"$defs":{"a":{"allOf":[{"$ref":"#/$defs/a"}]}}}`,
+		`{"$ref":"#a","$defs":{"x":{"$anchor":"a","not":{"$ref":"#/$defs/x"}}}}`,
+		`{"$ref":"#/$defs/~1~0%25"}`, `{"$ref":"#%zz"}`, `[]`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		var doc any
+		if json.Unmarshal([]byte(text), &doc) != nil {
+			return
+		}
+		_ = checkRefs(doc)
+	})
 }

@@ -1,0 +1,123 @@
+package catalog
+
+import (
+	"errors"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// Limits bound what loading an app and calling its tools may cost. Each
+// must be set (the host fills in its defaults).
+type Limits struct {
+	// FileBytes bounds a function.json (only regular files are read).
+	FileBytes int64
+	// SchemaBytes and SchemaDepth bound each schema of a tool trigger.
+	SchemaBytes, SchemaDepth int
+	// CompileTime bounds compiling one tool's schemas.
+	CompileTime time.Duration
+	// ArgumentBytes, ArgumentDepth and ArgumentKeys bound a call's
+	// arguments: total JSON size, nesting, object keys.
+	ArgumentBytes, ArgumentDepth, ArgumentKeys int
+}
+
+// FunctionStatus is one function of the app as GET /admin/host/status reports it.
+type FunctionStatus struct {
+	Name    string `json:"name"`
+	Trigger string `json:"trigger,omitempty"`
+	Tool    string `json:"tool,omitempty"`
+	Served  bool   `json:"served"`
+	Error   string `json:"error,omitempty"`
+}
+
+// Catalog is the loaded app. It is read-only once Load returns, and safe
+// for concurrent use.
+type Catalog struct {
+	lim      Limits
+	tools    tools
+	funcs    []FunctionStatus // by function name
+	failures []error          // one per function or tool not served, by function name
+}
+
+// Load reads every function of the app under root and loads what it
+// serves. It fails only when the script root cannot be read or the lists
+// cannot be encoded; a function or tool that fails is recorded instead.
+func Load(root string, lim *Limits) (*Catalog, error) {
+	fns, fnErrs, err := metadata.ReadApp(root, &metadata.ReadOptions{MaxFileBytes: lim.FileBytes})
+	if err != nil {
+		return nil, err
+	}
+	c := &Catalog{lim: *lim}
+	for _, e := range fnErrs {
+		st := FunctionStatus{Error: e.Error()}
+		var fe *metadata.FunctionError
+		if errors.As(e, &fe) {
+			st.Name = fe.Function
+		}
+		c.funcs = append(c.funcs, st)
+		c.failures = append(c.failures, e)
+	}
+	var rest []*metadata.Function // functions of no MCP kind
+	for _, fn := range fns {
+		if len(fn.ToolTriggers()) == 0 {
+			rest = append(rest, fn)
+		}
+	}
+	if err := c.loadTools(root, fns); err != nil {
+		return nil, err
+	}
+	for _, fn := range rest {
+		c.funcs = append(c.funcs, FunctionStatus{Name: fn.Name, Trigger: triggerType(fn)})
+	}
+	sort.SliceStable(c.funcs, func(i, j int) bool { return c.funcs[i].Name < c.funcs[j].Name })
+	sort.SliceStable(c.failures, func(i, j int) bool {
+		return failedFunction(c.failures[i]) < failedFunction(c.failures[j])
+	})
+	return c, nil
+}
+
+// Functions returns every function of the app, in name order, served or
+// not; the caller may modify the copy.
+func (c *Catalog) Functions() []FunctionStatus { return append([]FunctionStatus{}, c.funcs...) }
+
+// Failures returns one error per function or tool not served, in function
+// order: a *binding.ToolError or a *metadata.FunctionError. The slice must
+// not be modified.
+func (c *Catalog) Failures() []error { return c.failures }
+
+// record notes a function whose MCP function loaded (err nil) or not.
+func (c *Catalog) record(st FunctionStatus, err error) {
+	if err != nil {
+		st.Error = err.Error()
+		c.failures = append(c.failures, err)
+	} else {
+		st.Served = true
+	}
+	c.funcs = append(c.funcs, st)
+}
+
+// triggerType is the type of fn's first trigger binding, "" when it has none.
+func triggerType(fn *metadata.Function) string {
+	for _, b := range fn.Bindings {
+		if strings.HasSuffix(strings.ToLower(b.Type()), "trigger") {
+			return b.Type()
+		}
+	}
+	return ""
+}
+
+// failedFunction is the function a load failure is about.
+func failedFunction(err error) string {
+	var te *binding.ToolError
+	if errors.As(err, &te) {
+		return te.Function
+	}
+	var fe *metadata.FunctionError
+	if errors.As(err, &fe) {
+		return fe.Function
+	}
+	return ""
+}

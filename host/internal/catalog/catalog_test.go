@@ -1,0 +1,187 @@
+package catalog
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// testLimits returns the host's default limits, with the non-zero fields
+// of over.
+func testLimits(over *Limits) *Limits {
+	l := &Limits{FileBytes: metadata.DefaultMaxFunctionFileBytes, SchemaBytes: 256 << 10, SchemaDepth: 64, CompileTime: 5 * time.Second,
+		ArgumentBytes: 1 << 20, ArgumentDepth: 64, ArgumentKeys: 10000}
+	if over != nil {
+		if over.FileBytes != 0 {
+			l.FileBytes = over.FileBytes
+		}
+		if over.SchemaBytes != 0 {
+			l.SchemaBytes = over.SchemaBytes
+		}
+	}
+	return l
+}
+
+// writeFile writes root/name, creating folders.
+func writeFile(t testing.TB, root, name, text string) {
+	t.Helper()
+	p := filepath.Join(root, name)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+}
+
+// writeTool writes a function folder for one tool with the worker SDK's layout.
+func writeTool(t testing.TB, root, function string, opts *metadata.ToolOptions) {
+	t.Helper()
+	fn, err := metadata.NewToolFunction(function, opts)
+	require.NoError(t, err)
+	require.NoError(t, metadata.WriteFunction(root, fn))
+}
+
+func load(t *testing.T, root string) *Catalog {
+	t.Helper()
+	c, err := Load(root, testLimits(nil))
+	require.NoError(t, err)
+	return c
+}
+
+const weatherSchema = `{"type":"object","properties":{"city":{"type":"string"},"temp":{"type":"number"}},"required":["city","temp"]}`
+
+func TestLoadRecordsEveryFunction(t *testing.T) {
+	root := t.TempDir()
+	writeTool(t, root, "b_good", &metadata.ToolOptions{ToolName: "zeta", Description: "Last by name.", OutputSchema: weatherSchema})
+	writeTool(t, root, "c_good", &metadata.ToolOptions{ToolName: "Alpha", Description: "First by name."})
+	writeTool(t, root, "d_dup", &metadata.ToolOptions{ToolName: "ALPHA", Description: "Duplicate."})
+	writeFile(t, root, "a_two/function.json", `{"bindings":[`+
+		`{"type":"mcpToolTrigger","direction":"in","name":"context","toolName":"one"},`+
+		`{"type":"mcpToolTrigger","direction":"in","name":"other","toolName":"two"}]}`)
+	writeFile(t, root, "e_notjson/function.json", `{"bindings":`)
+	writeFile(t, root, "f_http/function.json", `{"bindings":[{"type":"httpTrigger","direction":"in","name":"req"},{"type":"http","direction":"out","name":"res"}]}`)
+	writeFile(t, root, "g_none/function.json", `{"bindings":[{"type":"blob","direction":"in","name":"b"}]}`)
+	c := load(t, root)
+
+	var names []string
+	for _, tool := range c.Tools() {
+		names = append(names, tool.Name)
+	}
+	assert.Equal(t, []string{"Alpha", "zeta"}, names, "served tools, by name")
+	fns := c.Functions()
+	require.Len(t, fns, 7)
+	assert.Equal(t, FunctionStatus{Name: "b_good", Trigger: "mcpToolTrigger", Tool: "zeta", Served: true}, fns[1])
+	assert.Equal(t, FunctionStatus{Name: "f_http", Trigger: "httpTrigger"}, fns[5])
+	assert.Equal(t, FunctionStatus{Name: "g_none"}, fns[6])
+	require.Len(t, c.Failures(), 3)
+	for i, want := range []string{
+		"the function has 2 mcpToolTrigger bindings",
+		`tool name "ALPHA" is already registered by function "c_good" (tool names are case-insensitive)`,
+		"parsing: unexpected end of JSON input",
+	} {
+		assert.Contains(t, c.Failures()[i].Error(), want)
+	}
+	var te *binding.ToolError
+	require.True(t, errors.As(c.Failures()[1], &te))
+	assert.Equal(t, "d_dup", te.Function)
+	fns[0].Name = "changed"
+	assert.Equal(t, "a_two", c.Functions()[0].Name, "Functions returns a copy")
+}
+
+func TestLookupIsExact(t *testing.T) {
+	root := t.TempDir()
+	writeTool(t, root, "get_weather", &metadata.ToolOptions{ToolName: "get_weather", Description: "Weather."})
+	c := load(t, root)
+	tool := c.Lookup("get_weather")
+	require.NotNil(t, tool)
+	assert.Equal(t, "get_weather", tool.Name)
+	assert.Equal(t, "get_weather", tool.Function)
+	assert.Equal(t, metadata.TriggerBindingName, tool.DataKey)
+	assert.JSONEq(t, string(metadata.TextContent("An error occurred invoking 'get_weather'.")), string(tool.FailureText))
+	for _, name := range []string{"GET_WEATHER", "Get_Weather", "get_weathe", "get_weather ", ""} {
+		assert.Nil(t, c.Lookup(name), name)
+	}
+}
+
+// TestToolsListPerRevisionFamily: one array for the revisions before
+// 2026-07-28, one for later ones; the same bytes every time.
+func TestToolsListPerRevisionFamily(t *testing.T) {
+	root := t.TempDir()
+	writeTool(t, root, "primes", &metadata.ToolOptions{ToolName: "primes", Description: "Primes.",
+		OutputSchema:        `{"type":"object","properties":{"result":{"type":"array","items":{"type":"integer"}}},"required":["result"]}`,
+		NaturalOutputSchema: `{"type":"array","items":{"type":"integer"}}`})
+	writeFile(t, root, "null_desc/function.json", `{"bindings":[{"type":"mcpToolTrigger","direction":"in","name":"context","toolName":"null_desc","description":null}]}`)
+	c := load(t, root)
+	outputOf := func(list json.RawMessage) map[string]string {
+		var tools []struct {
+			Name         string          `json:"name"`
+			Description  *string         `json:"description"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
+		}
+		require.NoError(t, json.Unmarshal(list, &tools))
+		out := map[string]string{}
+		for _, tool := range tools {
+			out[tool.Name] = string(tool.OutputSchema)
+			if tool.Name == "null_desc" {
+				assert.Nil(t, tool.Description, "a null description is not advertised")
+			}
+		}
+		return out
+	}
+	for _, v := range []string{"2024-11-05", "2025-06-18", "2025-11-25"} {
+		assert.Same(t, &c.ToolsList(v)[0], &c.ToolsList("2025-03-26")[0], v)
+	}
+	assert.Same(t, &c.ToolsList("2026-07-28")[0], &c.ToolsList(binding.ProjectedRevision)[0])
+	assert.Contains(t, outputOf(c.ToolsList("2025-06-18"))["primes"], `"type":"object"`)
+	assert.Contains(t, outputOf(c.ToolsList("2026-07-28"))["primes"], `"type":"array"`)
+	assert.Empty(t, outputOf(c.ToolsList("2025-06-18"))["null_desc"], "no output schema: no key")
+}
+
+func manyKeys(n int) string {
+	var sb strings.Builder
+	for i := range n {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`"k` + strconv.Itoa(i) + `":0`)
+	}
+	return sb.String()
+}
+
+func TestCheckArguments(t *testing.T) {
+	c := &Catalog{lim: *testLimits(nil)}
+	tests := []struct {
+		name, args, message string
+	}{
+		{"within the bounds", `{"city":"Oslo","deep":` + strings.Repeat("[", 60) + strings.Repeat("]", 60) + `}`, ""},
+		{"2 MiB string", `{"city":"` + strings.Repeat("x", 2<<20) + `"}`, "Invalid params: the arguments exceed 1048576 bytes."},
+		{"deep nesting", `{"deep":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`, "Invalid params: the arguments nest deeper than 64 levels."},
+		{"deep objects", `{"deep":` + strings.Repeat(`{"a":`, 100) + `1` + strings.Repeat("}", 100) + `}`, "Invalid params: the arguments nest deeper than 64 levels."},
+		{"brackets in strings do not count", `{"s":"` + strings.Repeat(`[{\"`, 100) + `"}`, ""},
+		{"many keys", `{"many":{` + manyKeys(20000) + `}}`, "Invalid params: the arguments hold more than 10000 object keys."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var args map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal([]byte(tt.args), &args))
+			err := c.CheckArguments(args)
+			if tt.message == "" {
+				assert.NoError(t, err)
+				return
+			}
+			var je *jsonrpc.Error
+			require.True(t, errors.As(err, &je), "a *jsonrpc.Error: %v", err)
+			assert.Equal(t, jsonrpc.CodeInvalidParams, je.Code)
+			assert.Equal(t, tt.message, je.Message)
+		})
+	}
+}

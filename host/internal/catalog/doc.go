@@ -1,0 +1,32 @@
+// Package catalog is the loaded function app: the MCP functions the host
+// serves, and what it could not load.
+//
+// [Load] reads every <function>/function.json under the script root
+// (metadata.ReadApp) and loads each mcpToolTrigger into a [Tool]: the
+// host's own rules (tool name, schema size and depth, local $ref) and then
+// binding's, schemas compiled once (a schema text shared by several tools
+// is compiled once), within a compile budget, on all CPUs. A function or
+// tool that fails is recorded (its error names the function, the tool, the
+// file and the reason) and is not served; the others are. Tool names
+// compare case-insensitively for duplicates, and [Catalog.Lookup] finds a
+// tool by its exact name.
+//
+// The tools/list arrays are encoded once, sorted by tool name, one per
+// family of MCP revisions that see the same tool objects: revisions before
+// 2026-07-28 (object output schemas) and later ones (natural output
+// schemas, SEP-2106); [Catalog.ToolsList] returns the same bytes every time.
+//
+// [Catalog.CheckArguments] bounds what a call's arguments may cost (size,
+// nesting, object keys) before anything else is done with them: the same
+// JSON measure bounds the schemas at load, and the arguments' validation
+// against a tool's input schema will sit beside it.
+//
+// # Room for the other MCP functions
+//
+// The catalog is of MCP functions, not of tools only: [FunctionStatus] and
+// the failures are shared by every kind, tools.go holds what is specific
+// to tools (loading, lookup, the list arrays). Resources, resource
+// templates and prompts are added the same way, each kind in a file of its
+// own with its loader (called from [Load] for its trigger type), its
+// lookup and its encoded list arrays.
+package catalog

@@ -1,0 +1,200 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	goruntime "runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// Tool is one tool the host serves, with everything a call needs prepared
+// at load. Its fields are read-only.
+type Tool struct {
+	// Name is the advertised tool name.
+	Name string
+	// Function is the function (folder) name: the worker serves it at
+	// POST /{Function}.
+	Function string
+	// Binding is the compiled trigger: schemas, output settings.
+	Binding *binding.Tool
+	// DataKey is the trigger binding's name: the invocation's Data key.
+	DataKey string
+	// FailureText is the text block of the isError result of a failed
+	// invocation: "An error occurred invoking '<tool>'.".
+	FailureText json.RawMessage
+
+	// description is the binding's description; hasDescription is false
+	// when it is null, and the advertised tool then has none.
+	description    string
+	hasDescription bool
+}
+
+// tools are the served tools and their list arrays.
+type tools struct {
+	all    []*Tool          // sorted by tool name
+	byName map[string]*Tool // lower-case tool name
+	// projected is the tools/list array for clients before
+	// binding.ProjectedRevision (object output schemas), natural the one
+	// for later clients (natural output schemas, SEP-2106); both encoded once.
+	projected, natural json.RawMessage
+}
+
+// projectedFamily is a revision of the family that sees object output
+// schemas: any revision before binding.ProjectedRevision.
+const projectedFamily = "2025-11-25"
+
+// Tools returns the served tools, sorted by name; the slice must not be
+// modified.
+func (c *Catalog) Tools() []*Tool { return c.tools.all }
+
+// Lookup finds a tool by its exact name; nil when none is served.
+func (c *Catalog) Lookup(name string) *Tool {
+	if t, ok := c.tools.byName[strings.ToLower(name)]; ok && t.Name == name {
+		return t
+	}
+	return nil
+}
+
+// ToolsList returns the tools/list "tools" array a client speaking the MCP
+// revision version sees: the same bytes for every revision of a family, to
+// be spliced into replies as they are and never modified.
+func (c *Catalog) ToolsList(version string) json.RawMessage {
+	if binding.NeedsProjection(version) {
+		return c.tools.projected
+	}
+	return c.tools.natural
+}
+
+// loadedTool is the outcome of loadTool for one function.
+type loadedTool struct {
+	tool *binding.Tool
+	err  error
+}
+
+// loadTools loads the tools of fns (the functions with tool triggers),
+// records them and encodes the list arrays.
+func (c *Catalog) loadTools(root string, fns []*metadata.Function) error {
+	c.tools.byName = make(map[string]*Tool, len(fns))
+	loaded := c.compileTools(root, fns)
+	for i, fn := range fns {
+		if len(fn.ToolTriggers()) > 0 {
+			c.addTool(root, fn, loaded[i])
+		}
+	}
+	sort.Slice(c.tools.all, func(i, j int) bool {
+		a, b := strings.ToLower(c.tools.all[i].Name), strings.ToLower(c.tools.all[j].Name)
+		if a != b {
+			return a < b
+		}
+		return c.tools.all[i].Name < c.tools.all[j].Name
+	})
+	var err error
+	if c.tools.projected, err = c.encodeToolList(projectedFamily); err != nil {
+		return err
+	}
+	c.tools.natural, err = c.encodeToolList(binding.ProjectedRevision)
+	return err
+}
+
+// compileTools loads the tool of every function with exactly one tool
+// trigger, on all CPUs, compiling each distinct schema text once. The
+// result is indexed like fns.
+func (c *Catalog) compileTools(root string, fns []*metadata.Function) []loadedTool {
+	out := make([]loadedTool, len(fns))
+	var compiler binding.Compiler
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(goruntime.GOMAXPROCS(0), len(fns)) {
+		wg.Go(func() {
+			for i := range next {
+				fn := fns[i]
+				if triggers := fn.ToolTriggers(); len(triggers) == 1 {
+					file := filepath.Join(root, fn.Name, metadata.FunctionFile)
+					out[i].tool, out[i].err = loadTool(&compiler, fn, triggers[0], file, &c.lim)
+				}
+			}
+		})
+	}
+	for i := range fns {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// addTool records fn's tool, loaded by compileTools.
+func (c *Catalog) addTool(root string, fn *metadata.Function, loaded loadedTool) {
+	file := filepath.Join(root, fn.Name, metadata.FunctionFile)
+	triggers := fn.ToolTriggers()
+	toolName, _ := triggers[0].LookupString(metadata.KeyToolName)
+	st := FunctionStatus{Name: fn.Name, Trigger: triggers[0].Type(), Tool: toolName}
+	if len(triggers) > 1 {
+		c.record(st, &binding.ToolError{Function: fn.Name, Tool: toolName, File: file,
+			Err: fmt.Errorf("the function has %d mcpToolTrigger bindings; a function has exactly one trigger", len(triggers))})
+		return
+	}
+	tool, err := loaded.tool, loaded.err
+	if err != nil {
+		c.record(st, err)
+		return
+	}
+	name := tool.Trigger.ToolName
+	key := strings.ToLower(name)
+	if prev, dup := c.tools.byName[key]; dup {
+		c.record(st, &binding.ToolError{Function: fn.Name, Tool: name, File: file,
+			Err: fmt.Errorf("tool name %q is already registered by function %q (tool names are case-insensitive)", name, prev.Function)})
+		return
+	}
+	dataKey := tool.Trigger.Name
+	if dataKey == "" {
+		dataKey = metadata.TriggerBindingName
+	}
+	t := &Tool{
+		Name:        name,
+		Function:    fn.Name,
+		Binding:     tool,
+		DataKey:     dataKey,
+		FailureText: metadata.TextContent(fmt.Sprintf("An error occurred invoking '%s'.", name)),
+	}
+	t.description, t.hasDescription = triggers[0].LookupString(metadata.KeyDescription)
+	c.tools.all = append(c.tools.all, t)
+	c.tools.byName[key] = t
+	c.record(st, nil)
+}
+
+// toolJSON is the MCP Tool object advertised in tools/list.
+type toolJSON struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  *string         `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Meta         json.RawMessage `json:"_meta,omitempty"`
+}
+
+// encodeToolList encodes the tools/list array clients speaking version see.
+func (c *Catalog) encodeToolList(version string) (json.RawMessage, error) {
+	items := make([]toolJSON, len(c.tools.all))
+	for i, t := range c.tools.all {
+		tr := t.Binding.Trigger
+		item := toolJSON{Name: t.Name, Title: tr.Title, Meta: tr.AdvertisedMeta()}
+		if t.hasDescription {
+			item.Description = &t.description
+		}
+		item.InputSchema = t.Binding.Input.JSON()
+		item.OutputSchema = t.Binding.AdvertisedOutputSchema(version)
+		items[i] = item
+	}
+	data, err := metadata.Marshal(items)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the tool list: %w", err)
+	}
+	return data, nil
+}

@@ -1,0 +1,209 @@
+package host
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// Defaults of [Options].
+const (
+	DefaultAddr           = "127.0.0.1:7071"
+	DefaultStartupTimeout = 30 * time.Second
+	// DefaultCallTimeout is the Functions host's default functionTimeout
+	// outside the Consumption plan.
+	DefaultCallTimeout = 30 * time.Minute
+	DefaultStopTimeout = 5 * time.Second
+
+	DefaultDrainTimeout      = 10 * time.Second
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultIdleTimeout       = 120 * time.Second
+	DefaultRestartWait       = 30 * time.Second
+)
+
+// Defaults of the bounds in [Options].
+const (
+	DefaultMaxCallsInFlight = 256
+	DefaultMaxConnections   = 1024
+	DefaultMaxArgumentBytes = 1 << 20
+	DefaultMaxArgumentDepth = 64
+	DefaultMaxArgumentKeys  = 10000
+)
+
+// Defaults of the app folder bounds in [Options].
+const (
+	DefaultMaxFunctionFileBytes = metadata.DefaultMaxFunctionFileBytes
+	DefaultMaxSchemaBytes       = 256 << 10
+	DefaultMaxSchemaDepth       = 64
+	DefaultSchemaCompileTime    = 5 * time.Second
+)
+
+// Defaults of the liveness probe.
+const (
+	DefaultProbeInterval = 10 * time.Second
+	DefaultProbeTimeout  = 5 * time.Second
+	DefaultProbeFailures = 3
+)
+
+// Options configures a [Host]. A nil *Options means defaults.
+type Options struct {
+	// ScriptRoot is the function app folder: host.json, local.settings.json
+	// and one folder per function. "" means the current directory.
+	ScriptRoot string
+	// Addr is the listen address of Run; default 127.0.0.1:7071. Port 0
+	// picks a free port.
+	Addr string
+	// Logger receives the host log; nil means slog.Default().
+	Logger *slog.Logger
+	// Output receives the console lines (the function list, load errors,
+	// the worker's output and the endpoint line); nil means os.Stdout.
+	Output io.Writer
+	// WorkerURL, when set, is the base URL of a running worker: the host
+	// starts no process and host.json needs no customHandler section.
+	WorkerURL string
+
+	// StartupTimeout bounds the wait for the worker to answer GET /;
+	// default 30s.
+	StartupTimeout time.Duration
+	// CallTimeout bounds one tool invocation; 0 means host.json
+	// functionTimeout, else DefaultCallTimeout (30m, the Functions host's
+	// default). functionTimeout "-1" means no bound.
+	CallTimeout time.Duration
+	// StopTimeout is how long the worker has to exit after SIGTERM before it
+	// is killed; default 5s.
+	StopTimeout time.Duration
+	// Environ is the base environment of the worker process; nil means
+	// os.Environ().
+	Environ []string
+
+	// MasterKey and SystemKey are the function keys the MCP endpoints accept
+	// unless host.json says webhookAuthorizationLevel Anonymous. "" means
+	// FUNCHOST_MASTER_KEY / FUNCHOST_MCP_EXTENSION_KEY from the environment or
+	// local.settings.json Values; when none is set, keys are generated once
+	// and kept in <script root>/.funchost/keys.json.
+	MasterKey string
+	SystemKey string
+	// SessionKey is the 32-byte AES-256-GCM key sealing session tokens;
+	// hosts with the same key accept each other's sessions. nil means
+	// WEBSITE_AUTH_ENCRYPTION_KEY (else CONTAINER_ENCRYPTION_KEY) from the
+	// environment or local.settings.json, else a random key per process.
+	SessionKey []byte
+	// SessionLifetime is how long a session token is accepted; default 24h.
+	SessionLifetime time.Duration
+
+	// MaxCallsInFlight bounds the tool calls running at once; a call over it
+	// gets a JSON-RPC "busy" error (-32000). Default 256.
+	MaxCallsInFlight int
+	// MaxConnections bounds the open client connections; one over it is
+	// answered 503 and closed. Default 1024.
+	MaxConnections int
+	// MaxArgumentBytes, MaxArgumentDepth and MaxArgumentKeys bound a call's
+	// arguments (total JSON size, nesting, object keys); over them: -32602.
+	// Defaults 1 MiB, 64, 10000.
+	MaxArgumentBytes int
+	MaxArgumentDepth int
+	MaxArgumentKeys  int
+	// DrainTimeout is how long a stopping host lets running calls finish;
+	// those still running then get a JSON-RPC error. Default 10s.
+	DrainTimeout time.Duration
+	// ReadHeaderTimeout, ReadTimeout and IdleTimeout bound reading a
+	// request's header, reading its whole body, and an idle keep-alive
+	// connection. Defaults 10s, 30s, 120s. A response must be written
+	// within the call timeout plus one minute; long SSE streams of a call
+	// are therefore allowed.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	IdleTimeout       time.Duration
+	// ProbeInterval is how often the worker's liveness is probed (GET /);
+	// ProbeTimeout bounds one probe; after ProbeFailures missed probes in a
+	// row the worker (its process group) is killed and restarted. Defaults
+	// 10s, 5s, 3; a negative ProbeInterval turns the probe off.
+	ProbeInterval time.Duration
+	ProbeTimeout  time.Duration
+	ProbeFailures int
+	// RestartWait bounds how long a call that finds no worker (it is being
+	// restarted) waits for the new one before it fails. Default 30s.
+	RestartWait time.Duration
+
+	// MaxFunctionFileBytes bounds a function.json (only regular files are
+	// read); MaxSchemaBytes and MaxSchemaDepth bound each schema of a tool
+	// trigger, and SchemaCompileTime the compilation of one tool's schemas.
+	// A function or tool over them is refused at load. Defaults 1 MiB,
+	// 256 KiB, 64, 5s.
+	MaxFunctionFileBytes int
+	MaxSchemaBytes       int
+	MaxSchemaDepth       int
+	SchemaCompileTime    time.Duration
+
+	// AllowedHosts are host names that requests may name in their Host
+	// header (and Origin) besides 127.0.0.1, localhost and [::1]; any other
+	// gets 403 (DNS rebinding).
+	AllowedHosts []string
+	// AllowedOrigins are further origins (scheme://host[:port]) browsers
+	// may call from; an Origin on an allowed host name is always allowed.
+	AllowedOrigins []string
+}
+
+// withDefaults returns a copy of opts (nil: the zero Options) with every
+// unset field given its default. CallTimeout is left for New: its default
+// comes from host.json.
+func withDefaults(opts *Options) Options {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.ScriptRoot == "" {
+		o.ScriptRoot = "."
+	}
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Output == nil {
+		o.Output = os.Stdout
+	}
+	if o.StartupTimeout <= 0 {
+		o.StartupTimeout = DefaultStartupTimeout
+	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = DefaultStopTimeout
+	}
+	defaultInt(&o.MaxCallsInFlight, DefaultMaxCallsInFlight)
+	defaultInt(&o.MaxConnections, DefaultMaxConnections)
+	defaultInt(&o.MaxArgumentBytes, DefaultMaxArgumentBytes)
+	defaultInt(&o.MaxArgumentDepth, DefaultMaxArgumentDepth)
+	defaultInt(&o.MaxArgumentKeys, DefaultMaxArgumentKeys)
+	defaultDuration(&o.DrainTimeout, DefaultDrainTimeout)
+	defaultDuration(&o.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	defaultDuration(&o.ReadTimeout, DefaultReadTimeout)
+	defaultDuration(&o.IdleTimeout, DefaultIdleTimeout)
+	defaultDuration(&o.RestartWait, DefaultRestartWait)
+	defaultInt(&o.MaxFunctionFileBytes, DefaultMaxFunctionFileBytes)
+	defaultInt(&o.MaxSchemaBytes, DefaultMaxSchemaBytes)
+	defaultInt(&o.MaxSchemaDepth, DefaultMaxSchemaDepth)
+	defaultDuration(&o.SchemaCompileTime, DefaultSchemaCompileTime)
+	if o.ProbeInterval == 0 {
+		o.ProbeInterval = DefaultProbeInterval
+	}
+	defaultDuration(&o.ProbeTimeout, DefaultProbeTimeout)
+	defaultInt(&o.ProbeFailures, DefaultProbeFailures)
+	return o
+}
+
+func defaultInt(v *int, d int) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
+func defaultDuration(v *time.Duration, d time.Duration) {
+	if *v <= 0 {
+		*v = d
+	}
+}
