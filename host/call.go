@@ -12,6 +12,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/catalog"
 	"github.com/funcmcp/funcmcp/host/internal/guard"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -113,7 +114,7 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 
 // invokeTool runs one invocation of t on the worker and shapes its result.
 func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, id string, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
-	body, err := invocationBody(t, &requestInput{
+	body, err := invoke.Body(&invoke.Function{Name: t.Function, DataKey: t.DataKey, Tool: t.Name}, &invoke.Call{
 		Arguments:  req.Arguments,
 		SessionID:  req.SessionID,
 		ClientInfo: req.ClientInfo,
@@ -123,16 +124,16 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, id string, req *
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil
 	}
-	offer, closeChannel := h.notify.open(id, req.Notify)
+	offer, closeChannel := h.notify.Open(id, req.Notify)
 	defer closeChannel()
-	resp, err := h.inv.invoke(withNotifyOffer(ctx, offer), t, id, body)
+	resp, err := h.inv.Invoke(invoke.WithOffer(ctx, offer), &invoke.Function{Name: t.Function, DataKey: t.DataKey, Tool: t.Name}, id, body)
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil
 	}
 	for _, line := range resp.Logs {
 		h.log.LogAttrs(ctx, slog.LevelInfo, line, slog.String("function", t.Function), slog.String("invocationId", id))
 	}
-	d, err := resp.result(t.Binding.Trigger.UseResultSchema)
+	d, err := resp.Result(t.Binding.Trigger.UseResultSchema)
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil
 	}
@@ -166,3 +167,7 @@ func (h *Host) failed(ctx context.Context, t *catalog.Tool, id string, err error
 		slog.String("function", t.Function), slog.String("invocationId", id))
 	return &metadata.CallToolResult{Content: []json.RawMessage{t.FailureText}, IsError: true}
 }
+
+// MaxNotificationsPerCall bounds how many notifications one invocation may
+// send; past it the host answers 429 and forwards nothing more.
+const MaxNotificationsPerCall = invoke.MaxNotificationsPerCall

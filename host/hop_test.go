@@ -190,7 +190,7 @@ func TestCallsWaitForARestartedWorker(t *testing.T) {
 	require.True(t, callResult(t, body).IsError)
 	// Once the exit is noticed, while the new worker starts: the call waits
 	// for it.
-	require.Eventually(t, func() bool { b := h.inv.base.Load(); return b != nil && *b == "" }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, h.inv.Restarting, 5*time.Second, time.Millisecond)
 	pid2 := envPid(t, base)
 	assert.NotZero(t, pid2, "a call during a restart reaches the new worker\n%s", logs)
 	assert.NotEqual(t, pid1, pid2)

@@ -21,6 +21,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/catalog"
 	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/guard"
+	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -70,8 +71,8 @@ type Host struct {
 	cat  *catalog.Catalog
 	// params are the x-mcp-header arguments of each tool, by exact name.
 	params  map[string][]mcp.ParamHeader
-	inv     *invoker
-	notify  *notifyHub
+	inv     *invoke.Client
+	notify  *invoke.Hub
 	log     *slog.Logger
 	console *console
 	handler http.Handler
@@ -140,16 +141,16 @@ func New(opts *Options) (*Host, error) {
 		cfg:     cfg,
 		cat:     cat,
 		params:  paramHeaders(cat),
-		inv:     newInvoker(Version, o.CallTimeout, o.RestartWait, o.MaxCallsInFlight),
-		notify:  newNotifyHub(o.Logger),
+		notify:  invoke.NewHub(o.Logger, MaxNotificationsPerCall),
 		log:     o.Logger,
 		console: &console{w: o.Output},
 		ready:   make(chan struct{}),
 	}
-	h.inv.unhealthy = h.unhealthyReason
+	h.inv = invoke.NewClient(&invoke.Options{HostVersion: Version, Timeout: o.CallTimeout, RestartWait: o.RestartWait,
+		MaxCalls: o.MaxCallsInFlight, Unhealthy: h.unhealthyReason})
 	h.state.Store(StateStarting)
 	if o.WorkerURL != "" {
-		h.inv.setBase(o.WorkerURL)
+		h.inv.SetWorker(o.WorkerURL)
 		h.state.Store(StateRunning)
 	}
 	for _, e := range cat.Failures() {
@@ -336,8 +337,8 @@ func (h *Host) Run(ctx context.Context) error {
 		return errors.New("running the host: it already ran")
 	}
 	defer h.state.Store(StateStopped)
-	defer h.inv.close()
-	defer h.notify.close()
+	defer h.inv.Close()
+	defer h.notify.Close()
 	h.printFunctions()
 
 	ln, err := net.Listen("tcp", h.opts.Addr)
@@ -390,14 +391,14 @@ func (h *Host) Run(ctx context.Context) error {
 	var supervised chan supervisedWorker
 	if h.opts.WorkerURL == "" {
 		spec := &workerSpec{Root: h.root, Desc: h.cfg.Worker, Values: h.cfg.Values, Environ: h.opts.Environ, Console: h.console,
-			OnExit: func(p *workerProcess) { h.inv.markDown(p.url) }}
+			OnExit: func(p *workerProcess) { h.inv.WorkerDown(p.url) }}
 		proc, err := startWorker(spec)
 		if err != nil {
 			shutdown()
 			return fmt.Errorf("starting the worker: %w", err)
 		}
 		h.log.Info("worker process started", "pid", proc.pid(), "path", proc.cmd.Path, "port", proc.port)
-		h.inv.setBase(proc.url)
+		h.inv.SetWorker(proc.url)
 		if err := proc.waitReady(ctx, h.opts.StartupTimeout); err != nil {
 			_ = proc.stop(h.opts.StopTimeout)
 			shutdown()

@@ -135,17 +135,3 @@ func TestWorkerNotStarted(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Contains(t, logs.String(), "the worker is not started")
 }
-
-func TestArgumentText(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{`"Oslo"`, "Oslo"},
-		{`"a \"q\""`, `a "q"`},
-		{`3.50`, `3.50`},
-		{`true`, `true`},
-		{`null`, `null`},
-		{`{"a":[1, 2]}`, `{"a":[1, 2]}`},
-	}
-	for _, tc := range tests {
-		assert.Equal(t, tc.want, argumentText(json.RawMessage(tc.in)), tc.in)
-	}
-}

@@ -106,7 +106,7 @@ func TestLoad(t *testing.T) {
 	// counting.
 	settle := func() {
 		transport.CloseIdleConnections()
-		h.inv.close()
+		h.inv.Close()
 		runtime.GC()
 	}
 	settle()

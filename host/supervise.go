@@ -151,7 +151,7 @@ func (s *supervisor) restart(ctx context.Context) (*workerProcess, error) {
 		_ = proc.stop(s.h.opts.StopTimeout)
 		return nil, err
 	}
-	s.h.inv.setBase(proc.url)
+	s.h.inv.SetWorker(proc.url)
 	s.h.setHealthy()
 	return proc, nil
 }

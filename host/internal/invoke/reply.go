@@ -1,4 +1,4 @@
-package host
+package invoke
 
 import (
 	"encoding/json"
@@ -13,8 +13,8 @@ import (
 // answers today's custom-handler reply.
 var acceptReply = metadata.MediaTypeDirectResult + ", application/json"
 
-// workerReply is a worker's answer to an invocation, in either form.
-type workerReply struct {
+// Reply is a worker's answer to an invocation, in either form.
+type Reply struct {
 	Logs []string
 	// returnValue is today's ReturnValue (direct is nil).
 	returnValue json.RawMessage
@@ -23,21 +23,21 @@ type workerReply struct {
 }
 
 // decodeReply decodes a 2xx reply body by its content type.
-func decodeReply(contentType string, data []byte) (*workerReply, error) {
+func decodeReply(contentType string, data []byte) (*Reply, error) {
 	if metadata.IsDirectResult(contentType) {
 		d, logs, err := binding.DecodeDirectReply(data)
-		return &workerReply{Logs: logs, direct: d}, err
+		return &Reply{Logs: logs, direct: d}, err
 	}
 	var out metadata.InvocationResponse
 	if err := json.Unmarshal(data, &out); err != nil {
 		return nil, fmt.Errorf("the answer is not a JSON invocation response: %w%s", err, snippet(data))
 	}
-	return &workerReply{Logs: out.Logs, returnValue: out.ReturnValue}, nil
+	return &Reply{Logs: out.Logs, returnValue: out.ReturnValue}, nil
 }
 
-// result turns the reply into a tool result, decoding today's ReturnValue
+// Result turns the reply into a tool result, decoding today's ReturnValue
 // with useResultSchema as binding.DecodeReturnValue says.
-func (r *workerReply) result(useResultSchema bool) (*binding.Decoded, error) {
+func (r *Reply) Result(useResultSchema bool) (*binding.Decoded, error) {
 	if r.direct != nil {
 		return r.direct, nil
 	}

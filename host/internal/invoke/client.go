@@ -1,4 +1,4 @@
-package host
+package invoke
 
 import (
 	"bytes"
@@ -19,7 +19,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
-	"github.com/funcmcp/funcmcp/host/internal/catalog"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -27,9 +26,35 @@ import (
 // maxResponseBytes bounds a worker's invocation response.
 const maxResponseBytes = 64 << 20
 
-// invoker sends invocations to the worker through an azcore pipeline with no
-// retries: a tool call is never run twice.
-type invoker struct {
+// Function is what an invocation calls: the function (POST /{Name}), the
+// name of its trigger binding (the invocation's Data key) and the tool it
+// serves.
+type Function struct {
+	Name    string
+	DataKey string
+	Tool    string
+}
+
+// Options configures [NewClient].
+type Options struct {
+	// HostVersion is sent in X-Azure-Functions-HostVersion and User-Agent
+	// Azure-Functions-Host/<version>.
+	HostVersion string
+	// Timeout bounds one call, reply included; 0 means none.
+	Timeout time.Duration
+	// RestartWait bounds how long a call that finds no worker (it is being
+	// restarted) waits for the new one; 0 means no wait.
+	RestartWait time.Duration
+	// MaxCalls is the number of calls that may run at once: as many idle
+	// connections to the worker are kept.
+	MaxCalls int
+	// Unhealthy, when set and it returns a reason, makes calls fail at once.
+	Unhealthy func() string
+}
+
+// Client sends invocations to the worker through an azcore pipeline with no
+// retries: a tool call is never run twice. It is safe for concurrent use.
+type Client struct {
 	pl      runtime.Pipeline
 	base    atomic.Pointer[string] // the worker's base URL: nil until started, "" while it restarts
 	timeout time.Duration          // of one call; 0 means none
@@ -62,10 +87,12 @@ func (p *hostHeadersPolicy) Do(req *policy.Request) (*http.Response, error) {
 	return req.Next()
 }
 
-// newInvoker makes the worker client. It keeps up to maxCalls connections
+// NewClient makes the worker client. It keeps up to o.MaxCalls connections
 // to the worker alive between calls, one per call that may run at once, so
-// that no call under full load pays for a new connection.
-func newInvoker(hostVersion string, timeout, restartWait time.Duration, maxCalls int) *invoker {
+// that no call under full load pays for a new connection. It calls no
+// worker until [Client.SetWorker] names one.
+func NewClient(o *Options) *Client {
+	hostVersion, maxCalls := o.HostVersion, o.MaxCalls
 	transport := &http.Transport{
 		Proxy:               nil, // the worker is local: never go through a proxy
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -81,25 +108,35 @@ func newInvoker(hostVersion string, timeout, restartWait time.Duration, maxCalls
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	pl := runtime.NewPipeline("funchost", hostVersion, runtime.PipelineOptions{
-		PerCall: []policy.Policy{&hostHeadersPolicy{version: hostVersion, userAgent: "Azure-Functions-Host/" + hostVersion}, notifyHeadersPolicy{}},
+		PerCall: []policy.Policy{&hostHeadersPolicy{version: hostVersion, userAgent: "Azure-Functions-Host/" + hostVersion}, offerHeadersPolicy{}},
 	}, &policy.ClientOptions{
 		Retry:     policy.RetryOptions{MaxRetries: -1}, // one try: tools are not idempotent
 		Telemetry: policy.TelemetryOptions{Disabled: true},
 		Transport: client,
 	})
-	return &invoker{pl: pl, timeout: timeout, client: client, restartWait: restartWait}
+	return &Client{pl: pl, timeout: o.Timeout, client: client, restartWait: o.RestartWait, unhealthy: o.Unhealthy}
 }
 
-func (inv *invoker) setBase(url string) {
+// SetWorker sends the calls from now on to the worker at the base URL url.
+func (inv *Client) SetWorker(url string) {
 	url = strings.TrimRight(url, "/")
 	inv.base.Store(&url)
 }
 
-func (inv *invoker) close() { inv.client.CloseIdleConnections() }
+// Restarting reports whether the worker is gone and its successor not yet
+// named: calls made now wait for it.
+func (inv *Client) Restarting() bool {
+	b := inv.base.Load()
+	return b != nil && *b == ""
+}
 
-// markDown forgets a worker that exited: calls wait for the next one rather
+// Close closes the idle connections to the worker. The client stays
+// usable: a later call opens a new one.
+func (inv *Client) Close() { inv.client.CloseIdleConnections() }
+
+// WorkerDown forgets a worker that exited: calls wait for the next one rather
 // than reuse connections to the dead one.
-func (inv *invoker) markDown(url string) {
+func (inv *Client) WorkerDown(url string) {
 	url = strings.TrimRight(url, "/")
 	if cur := inv.base.Load(); cur != nil && *cur == url {
 		empty := ""
@@ -108,20 +145,20 @@ func (inv *invoker) markDown(url string) {
 	inv.client.CloseIdleConnections()
 }
 
-// invokeError is why an invocation failed; the reason goes to the host log,
-// the client sees only that the call failed.
-type invokeError struct {
+// Error is why an invocation failed; the reason goes to the host log,
+// the client sees only that the call failed. Reach it with errors.As.
+type Error struct {
 	Status int // the HTTP status, 0 when there was none
 	Err    error
 }
 
-func (e *invokeError) Error() string { return e.Err.Error() }
-func (e *invokeError) Unwrap() error { return e.Err }
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
 
-// invoke POSTs body to /{function} and decodes the reply once. A call that
+// Invoke POSTs body to /{function} and decodes the reply once. A call that
 // never reached the worker (its connection was refused: the worker is being
 // restarted) is sent again to the new worker, within restartWait.
-func (inv *invoker) invoke(ctx context.Context, t *catalog.Tool, id string, body []byte) (*workerReply, error) {
+func (inv *Client) Invoke(ctx context.Context, f *Function, id string, body []byte) (*Reply, error) {
 	ctx = context.WithValue(ctx, invocationIDKey{}, id)
 	if inv.timeout > 0 {
 		var cancel context.CancelFunc
@@ -132,27 +169,27 @@ func (inv *invoker) invoke(ctx context.Context, t *catalog.Tool, id string, body
 	for {
 		if inv.unhealthy != nil {
 			if reason := inv.unhealthy(); reason != "" {
-				return nil, &invokeError{Err: fmt.Errorf("the worker is unhealthy: %s", reason)}
+				return nil, &Error{Err: fmt.Errorf("the worker is unhealthy: %s", reason)}
 			}
 		}
 		base := inv.base.Load()
 		if base == nil {
-			return nil, &invokeError{Err: errors.New("the worker is not started")}
+			return nil, &Error{Err: errors.New("the worker is not started")}
 		}
 		if *base == "" {
 			// Between an exit and the restart: wait for the new worker.
 			if inv.restartWait <= 0 {
-				return nil, &invokeError{Err: errors.New("the worker is restarting")}
+				return nil, &Error{Err: errors.New("the worker is restarting")}
 			}
 			if waitUntil.IsZero() {
 				waitUntil = time.Now().Add(inv.restartWait)
 			}
 			if !inv.waitNewBase(ctx, "", waitUntil) {
-				return nil, &invokeError{Err: fmt.Errorf("no worker was ready within %v", inv.restartWait)}
+				return nil, &Error{Err: fmt.Errorf("no worker was ready within %v", inv.restartWait)}
 			}
 			continue
 		}
-		reply, err := inv.post(ctx, *base, t, body)
+		reply, err := inv.post(ctx, *base, f, body)
 		if err == nil || !neverSent(err) || inv.restartWait <= 0 {
 			return reply, err
 		}
@@ -177,7 +214,7 @@ func neverSent(err error) bool {
 
 // waitNewBase waits until the worker's URL is no longer old; false when ctx
 // ends or until passes first.
-func (inv *invoker) waitNewBase(ctx context.Context, old string, until time.Time) bool {
+func (inv *Client) waitNewBase(ctx context.Context, old string, until time.Time) bool {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -196,39 +233,40 @@ func (inv *invoker) waitNewBase(ctx context.Context, old string, until time.Time
 }
 
 // post sends one invocation to the worker at base.
-func (inv *invoker) post(ctx context.Context, base string, t *catalog.Tool, body []byte) (*workerReply, error) {
-	req, err := runtime.NewRequest(ctx, http.MethodPost, base+"/"+t.Function)
+func (inv *Client) post(ctx context.Context, base string, f *Function, body []byte) (*Reply, error) {
+	path := "/" + f.Name // function names are [A-Za-z0-9_-]: nothing to escape
+	req, err := runtime.NewRequest(ctx, http.MethodPost, base+path)
 	if err != nil {
-		return nil, &invokeError{Err: fmt.Errorf("building the request: %w", err)}
+		return nil, &Error{Err: fmt.Errorf("building the request: %w", err)}
 	}
 	if err := req.SetBody(streaming.NopCloser(bytes.NewReader(body)), "application/json; charset=utf-8"); err != nil {
-		return nil, &invokeError{Err: fmt.Errorf("building the request: %w", err)}
+		return nil, &Error{Err: fmt.Errorf("building the request: %w", err)}
 	}
 	runtime.SkipBodyDownload(req)
 	resp, err := inv.pl.Do(req)
 	if err != nil {
 		if errors.Is(context.Cause(ctx), errCallTimeout) {
-			return nil, &invokeError{Err: fmt.Errorf("POST %s: the worker did not answer within %v", "/"+t.Function, inv.timeout)}
+			return nil, &Error{Err: fmt.Errorf("POST %s: the worker did not answer within %v", path, inv.timeout)}
 		}
-		return nil, &invokeError{Err: fmt.Errorf("POST %s: %w", "/"+t.Function, err)}
+		return nil, &Error{Err: fmt.Errorf("POST %s: %w", path, err)}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 	if err != nil {
 		if errors.Is(context.Cause(ctx), errCallTimeout) {
-			return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the worker did not finish its answer within %v", "/"+t.Function, inv.timeout)}
+			return nil, &Error{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the worker did not finish its answer within %v", path, inv.timeout)}
 		}
-		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: reading the answer: %w", "/"+t.Function, err)}
+		return nil, &Error{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: reading the answer: %w", path, err)}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the worker answered %s%s", "/"+t.Function, resp.Status, snippet(data))}
+		return nil, &Error{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the worker answered %s%s", path, resp.Status, snippet(data))}
 	}
 	if len(data) > maxResponseBytes {
-		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the answer is larger than %d bytes", "/"+t.Function, maxResponseBytes)}
+		return nil, &Error{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the answer is larger than %d bytes", path, maxResponseBytes)}
 	}
 	out, err := decodeReply(resp.Header.Get("Content-Type"), data)
 	if err != nil {
-		return nil, &invokeError{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: %w", "/"+t.Function, err)}
+		return nil, &Error{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: %w", path, err)}
 	}
 	return out, nil
 }
@@ -248,29 +286,29 @@ func snippet(data []byte) string {
 	return fmt.Sprintf(" (body: %q)", data)
 }
 
-// requestInput is what the host knows of a tools/call.
-type requestInput struct {
+// Call is what the host knows of a tools/call and passes on to the worker.
+type Call struct {
 	Arguments  map[string]json.RawMessage
-	SessionID  string
-	ClientInfo *metadata.ClientInfo
-	Headers    http.Header
-	Transport  string
+	SessionID  string               // the client's Mcp-Session-Id, "" for none
+	ClientInfo *metadata.ClientInfo // nil when unknown
+	Headers    http.Header          // the client's request headers; the function key is left out
+	Transport  string               // metadata.TransportStreamableHTTP ("" too) or metadata.TransportSSE
 }
 
-// invocationBody builds the custom-handler request:
+// Body builds the custom-handler request:
 //
 //	{"Data":{"<trigger name>":<context>},"Metadata":{"mcptoolargs":{…},"mcpsessionid":…,"sys":{…}}}
 //
 // The context is sent as a JSON object. The Functions host sends it
 // string-encoded (the trigger parameter of an out-of-process worker is a
 // string); the worker SDK accepts both.
-func invocationBody(t *catalog.Tool, in *requestInput, now time.Time) ([]byte, error) {
+func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
 	transport := in.Transport
 	if transport == "" {
 		transport = metadata.TransportStreamableHTTP
 	}
 	tc := metadata.ToolInvocationContext{
-		Name:       t.Name,
+		Name:       f.Tool,
 		Arguments:  in.Arguments,
 		SessionID:  in.SessionID,
 		ClientInfo: in.ClientInfo,
@@ -288,7 +326,7 @@ func invocationBody(t *catalog.Tool, in *requestInput, now time.Time) ([]byte, e
 	}
 	buf := make([]byte, 0, 1024)
 	buf = append(buf, `{"Data":{`...)
-	buf = metadata.AppendJSONString(buf, t.DataKey)
+	buf = metadata.AppendJSONString(buf, f.DataKey)
 	buf = append(buf, ':')
 	buf, err := tc.AppendJSON(buf)
 	if err != nil {
@@ -311,7 +349,7 @@ func invocationBody(t *catalog.Tool, in *requestInput, now time.Time) ([]byte, e
 		buf = metadata.AppendJSONString(buf, in.SessionID)
 	}
 	buf = append(buf, `,"sys":{"MethodName":`...)
-	buf = metadata.AppendJSONString(buf, t.Function)
+	buf = metadata.AppendJSONString(buf, f.Name)
 	buf = append(buf, `,"UtcNow":"`...)
 	buf = now.UTC().AppendFormat(buf, time.RFC3339Nano)
 	buf = append(buf, `","RandGuid":"`...)

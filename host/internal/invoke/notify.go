@@ -1,4 +1,4 @@
-package host
+package invoke
 
 import (
 	"context"
@@ -24,18 +24,29 @@ import (
 )
 
 // MaxNotificationsPerCall bounds how many notifications one invocation may
-// send; past it the host answers 429 and forwards nothing more.
+// send; past it the hub answers 429 and forwards nothing more.
 const MaxNotificationsPerCall = 10000
 
-// notifyPathPrefix is where the notification channel serves
+// notifyPathPrefix is where the hub serves
 // POST /invocations/{id}/notifications.
 const notifyPathPrefix = "/invocations/"
 
-// notifyHub is the host end of the worker's notification channel: a small
-// HTTP server on a loopback port of its own, started on first use, where a
-// running invocation POSTs its progress and log messages. Each invocation
-// gets its own URL and a random bearer token, valid only while it runs.
-type notifyHub struct {
+// Notifier is the client's end of one call: where the notifications of its
+// invocation go. *mcp.Notifier is one (a nil one wants nothing); its errors
+// (mcp.ErrNotRequested, …) say what the hub answers the worker.
+type Notifier interface {
+	WantsProgress() bool
+	LogLevel() (level string, ok bool)
+	Progress(progress, total float64, message string) error
+	Log(level, logger string, data json.RawMessage) error
+}
+
+// Hub is the host end of the per-invocation call channel back from the
+// worker: a small HTTP server on a loopback port of its own, started on
+// first use, where a running invocation POSTs its progress and log
+// messages. Each invocation gets its own URL and a random bearer token,
+// valid only while it runs. It is safe for concurrent use.
+type Hub struct {
 	log        *slog.Logger
 	maxPerCall int64
 
@@ -45,29 +56,35 @@ type notifyHub struct {
 	closed   bool
 	srv      *http.Server
 	base     string // http://127.0.0.1:<port>
-	calls    map[string]*notifyCall
+	calls    map[string]*channel
 }
 
-// notifyCall is one open channel.
-type notifyCall struct {
+// channel is one open call channel.
+type channel struct {
 	token []byte
-	n     *mcp.Notifier
+	n     Notifier
 	sent  atomic.Int64
 }
 
-// notifyOffer is what an invocation request carries of the channel: the
-// headers the worker reads.
-type notifyOffer struct{ header http.Header }
+// Offer is what an invocation request carries of its channel: the headers
+// the worker reads. Attach it with [WithOffer].
+type Offer struct{ header http.Header }
 
-type notifyOfferKey struct{}
+type offerKey struct{}
 
-func newNotifyHub(log *slog.Logger) *notifyHub {
-	return &notifyHub{log: log, maxPerCall: MaxNotificationsPerCall, calls: map[string]*notifyCall{}}
+// NewHub returns a hub forwarding at most maxPerCall notifications per
+// invocation (0: MaxNotificationsPerCall). Nothing listens before the
+// first channel is opened.
+func NewHub(log *slog.Logger, maxPerCall int) *Hub {
+	if maxPerCall <= 0 {
+		maxPerCall = MaxNotificationsPerCall
+	}
+	return &Hub{log: log, maxPerCall: int64(maxPerCall), calls: map[string]*channel{}}
 }
 
 // start listens on 127.0.0.1:0 once; later calls return the first result.
 // hub.mu is held.
-func (hub *notifyHub) start() error {
+func (hub *Hub) start() error {
 	if hub.started {
 		return hub.startErr
 	}
@@ -82,22 +99,23 @@ func (hub *notifyHub) start() error {
 		return hub.startErr
 	}
 	hub.base = "http://" + ln.Addr().String()
-	hub.srv = &http.Server{
+	srv := &http.Server{
 		Handler:           http.HandlerFunc(hub.serve),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		MaxHeaderBytes:    16 << 10,
 		ErrorLog:          slog.NewLogLogger(hub.log.Handler(), slog.LevelWarn),
 	}
-	go func() { _ = hub.srv.Serve(ln) }()
+	hub.srv = srv
+	go func() { _ = srv.Serve(ln) }()
 	return nil
 }
 
-// open registers invocation id and returns the offer for its request and
-// the function that closes the channel. It returns nil (no channel, nothing
-// to close) when n wants nothing or the channel cannot be started; the
-// start failure is logged once.
-func (hub *notifyHub) open(id string, n *mcp.Notifier) (*notifyOffer, func()) {
+// Open registers invocation id and returns the offer for its request and
+// the function that closes the channel. It returns a nil offer (and a
+// close that does nothing) when n wants nothing or the channel cannot be
+// started; the start failure is logged once.
+func (hub *Hub) Open(id string, n Notifier) (*Offer, func()) {
 	level, logs := n.LogLevel()
 	if !n.WantsProgress() && !logs {
 		return nil, func() {}
@@ -112,7 +130,7 @@ func (hub *notifyHub) open(id string, n *mcp.Notifier) (*notifyOffer, func()) {
 	first := !hub.started
 	err := hub.start()
 	if err == nil {
-		hub.calls[id] = &notifyCall{token: []byte(token), n: n}
+		hub.calls[id] = &channel{token: []byte(token), n: n}
 	}
 	base := hub.base
 	hub.mu.Unlock()
@@ -131,18 +149,20 @@ func (hub *notifyHub) open(id string, n *mcp.Notifier) (*notifyOffer, func()) {
 	if logs {
 		hdr.Set(metadata.HeaderNotifyLogLevel, level)
 	}
-	return &notifyOffer{header: hdr}, func() {
+	return &Offer{header: hdr}, func() {
 		hub.mu.Lock()
 		delete(hub.calls, id)
 		hub.mu.Unlock()
 	}
 }
 
-// close stops the server; channels opened later are refused.
-func (hub *notifyHub) close() {
+// Close stops the listener, if it started, and refuses channels opened
+// later (their calls run without one). It is safe to call more than once.
+func (hub *Hub) Close() {
 	hub.mu.Lock()
 	hub.closed = true
 	srv := hub.srv
+	hub.srv = nil
 	hub.mu.Unlock()
 	if srv != nil {
 		_ = srv.Close()
@@ -150,7 +170,7 @@ func (hub *notifyHub) close() {
 }
 
 // serve handles POST /invocations/{id}/notifications.
-func (hub *notifyHub) serve(w http.ResponseWriter, r *http.Request) {
+func (hub *Hub) serve(w http.ResponseWriter, r *http.Request) {
 	id, ok := strings.CutPrefix(r.URL.Path, notifyPathPrefix)
 	id, ok2 := strings.CutSuffix(id, "/notifications")
 	if !ok || !ok2 || id == "" || strings.Contains(id, "/") {
@@ -207,7 +227,7 @@ func (hub *notifyHub) serve(w http.ResponseWriter, r *http.Request) {
 var errBadNotification = errors.New("bad notification")
 
 // deliver forwards one notification to the client.
-func deliver(n *mcp.Notifier, nt *metadata.Notification) error {
+func deliver(n Notifier, nt *metadata.Notification) error {
 	switch nt.Type {
 	case metadata.NotificationProgress:
 		if nt.Progress == nil {
@@ -224,21 +244,21 @@ func deliver(n *mcp.Notifier, nt *metadata.Notification) error {
 	}
 }
 
-// withNotifyOffer attaches the offer to an invocation's context; the
-// notifyHeadersPolicy adds its headers to the request.
-func withNotifyOffer(ctx context.Context, o *notifyOffer) context.Context {
+// WithOffer attaches the offer to an invocation's context; the client adds
+// its headers to the request. A nil offer leaves ctx as it is.
+func WithOffer(ctx context.Context, o *Offer) context.Context {
 	if o == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, notifyOfferKey{}, o)
+	return context.WithValue(ctx, offerKey{}, o)
 }
 
-// notifyHeadersPolicy adds the notification channel headers of the
-// invocation, when it has a channel.
-type notifyHeadersPolicy struct{}
+// offerHeadersPolicy adds the call channel headers of the invocation, when
+// it has a channel.
+type offerHeadersPolicy struct{}
 
-func (notifyHeadersPolicy) Do(req *policy.Request) (*http.Response, error) {
-	if o, ok := req.Raw().Context().Value(notifyOfferKey{}).(*notifyOffer); ok {
+func (offerHeadersPolicy) Do(req *policy.Request) (*http.Response, error) {
+	if o, ok := req.Raw().Context().Value(offerKey{}).(*Offer); ok {
 		for k, v := range o.header {
 			req.Raw().Header[k] = v
 		}

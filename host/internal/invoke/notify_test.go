@@ -1,0 +1,199 @@
+package invoke
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// fakeNotifier records what reaches the client; err, when set, is what
+// the client's end answers.
+type fakeNotifier struct {
+	progress bool
+	level    string
+
+	mu  sync.Mutex
+	got []string
+	err error
+}
+
+func (f *fakeNotifier) WantsProgress() bool               { return f.progress }
+func (f *fakeNotifier) LogLevel() (level string, ok bool) { return f.level, f.level != "" }
+
+func (f *fakeNotifier) Progress(progress, total float64, message string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.got = append(f.got, "progress "+message)
+	return f.err
+}
+
+func (f *fakeNotifier) Log(level, logger string, data json.RawMessage) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.got = append(f.got, "log "+level+" "+string(data))
+	return f.err
+}
+
+func (f *fakeNotifier) received() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.got...)
+}
+
+func (f *fakeNotifier) answer(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.err = err
+}
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// post sends one notification as the worker SDK does and returns the status.
+func post(t *testing.T, target, token, body string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestHubOffersAChannelOnlyWhenWanted(t *testing.T) {
+	hub := NewHub(discard(), 0)
+	t.Cleanup(hub.Close)
+	offer, closeChannel := hub.Open("inv-1", &fakeNotifier{})
+	closeChannel()
+	assert.Nil(t, offer, "a client that wants nothing gets no channel")
+	var none *mcp.Notifier // what a call gets when its client can receive nothing
+	offer, closeChannel = hub.Open("inv-2", none)
+	closeChannel()
+	assert.Nil(t, offer)
+
+	offer, closeChannel = hub.Open("inv-3", &fakeNotifier{progress: true, level: "info"})
+	defer closeChannel()
+	require.NotNil(t, offer)
+	u, err := url.Parse(offer.header.Get(metadata.HeaderNotifyURL))
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1", u.Hostname(), "the channel listens on loopback only")
+	assert.Equal(t, "/invocations/inv-3/notifications", u.Path)
+	assert.Len(t, offer.header.Get(metadata.HeaderNotifyToken), 43, "32 random bytes, base64url")
+	assert.Equal(t, "true", offer.header.Get(metadata.HeaderNotifyProgress))
+	assert.Equal(t, "info", offer.header.Get(metadata.HeaderNotifyLogLevel))
+}
+
+// TestHubRefusesBadRequests is the table of what a worker may send wrong,
+// each with the status it gets; nothing reaches the client.
+func TestHubRefusesBadRequests(t *testing.T) {
+	hub := NewHub(discard(), 3) // the three malformed notifications count, the limit check comes after
+	t.Cleanup(hub.Close)
+	client := &fakeNotifier{progress: true}
+	offer, closeChannel := hub.Open("inv-1", client)
+	require.NotNil(t, offer)
+	target, token := offer.header.Get(metadata.HeaderNotifyURL), offer.header.Get(metadata.HeaderNotifyToken)
+	same := func(s string) string { return s }
+	tests := []struct {
+		name   string
+		target func(string) string
+		token  func(string) string
+		method string
+		body   string
+		want   int
+	}{
+		{"wrong token", same, func(string) string { return "guess" }, "", `{"type":"progress","progress":1}`, http.StatusUnauthorized},
+		{"no such invocation", func(s string) string { return strings.Replace(s, "/invocations/", "/invocations/x", 1) }, same, "", `{"type":"progress","progress":1}`, http.StatusNotFound},
+		{"not the notifications path", func(s string) string { return strings.TrimSuffix(s, "/notifications") }, same, "", `{}`, http.StatusNotFound},
+		{"GET", same, same, http.MethodGet, ``, http.StatusMethodNotAllowed},
+		{"not JSON", same, same, "", `progress`, http.StatusBadRequest},
+		{"unknown type", same, same, "", `{"type":"tasks"}`, http.StatusBadRequest},
+		{"progress without progress", same, same, "", `{"type":"progress"}`, http.StatusBadRequest},
+		{"too large", same, same, "", `{"type":"log","level":"info","data":"` + strings.Repeat("x", metadata.MaxNotificationBytes) + `"}`, http.StatusRequestEntityTooLarge},
+		{"over the per-call limit", same, same, "", `{"type":"progress","progress":1}`, http.StatusTooManyRequests},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.method == http.MethodGet {
+				req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, target, nil)
+				require.NoError(t, err)
+				resp, err := http.DefaultClient.Do(req)
+				require.NoError(t, err)
+				resp.Body.Close()
+				assert.Equal(t, tt.want, resp.StatusCode)
+				return
+			}
+			assert.Equal(t, tt.want, post(t, tt.target(target), tt.token(token), tt.body))
+		})
+	}
+	assert.Empty(t, client.received(), "nothing reached the client")
+	closeChannel()
+	assert.Equal(t, http.StatusNotFound, post(t, target, token, `{"type":"progress","progress":9}`), "the channel closes with the call")
+}
+
+// TestHubForwards: each notification reaches the client, and what the
+// client's end answers decides the status the worker gets.
+func TestHubForwards(t *testing.T) {
+	hub := NewHub(discard(), 0)
+	t.Cleanup(hub.Close)
+	client := &fakeNotifier{progress: true, level: "debug"}
+	offer, closeChannel := hub.Open("inv-1", client)
+	defer closeChannel()
+	target, token := offer.header.Get(metadata.HeaderNotifyURL), offer.header.Get(metadata.HeaderNotifyToken)
+	tests := []struct {
+		answer error
+		want   int
+	}{
+		{nil, http.StatusNoContent},
+		{mcp.ErrNotRequested, http.StatusNoContent},
+		{mcp.ErrCallEnded, http.StatusNotFound},
+		{mcp.ErrBadLogLevel, http.StatusBadRequest},
+		{mcp.ErrProgressNotIncreasing, http.StatusBadRequest},
+		{errors.New("broken pipe"), http.StatusBadGateway},
+	}
+	for _, tt := range tests {
+		client.answer(tt.answer)
+		assert.Equal(t, tt.want, post(t, target, token, `{"type":"log","level":"info","data":{"n":1}}`), "%v", tt.answer)
+	}
+	client.answer(nil)
+	assert.Equal(t, http.StatusNoContent, post(t, target, token, `{"type":"progress","progress":1,"total":2,"message":"half"}`))
+	got := client.received()
+	assert.Len(t, got, len(tests)+1)
+	assert.Equal(t, `log info {"n":1}`, got[0])
+	assert.Equal(t, "progress half", got[len(got)-1])
+}
+
+func TestHubClose(t *testing.T) {
+	hub := NewHub(discard(), 0)
+	hub.Close() // before it ever listened
+	offer, closeChannel := hub.Open("inv-1", &fakeNotifier{progress: true})
+	closeChannel()
+	assert.Nil(t, offer, "a closed hub offers no channel")
+
+	hub = NewHub(discard(), 0)
+	offer, closeChannel = hub.Open("inv-2", &fakeNotifier{progress: true})
+	defer closeChannel()
+	require.NotNil(t, offer)
+	target := offer.header.Get(metadata.HeaderNotifyURL)
+	hub.Close()
+	hub.Close() // twice is fine
+	_, err := http.Post(target, "application/json", strings.NewReader(`{}`))
+	assert.Error(t, err, "the listener is closed")
+}
