@@ -23,6 +23,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/guard"
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/host/internal/supervise"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -387,20 +388,12 @@ func (h *Host) Run(ctx context.Context) error {
 		}
 	}
 
+	var sup *supervise.Supervisor
 	var superviseCancel context.CancelFunc = func() {}
-	var supervised chan supervisedWorker
+	var supervised chan error
 	if h.opts.WorkerURL == "" {
-		spec := &workerSpec{Root: h.root, Desc: h.cfg.Worker, Values: h.cfg.Values, Environ: h.opts.Environ, Console: h.console,
-			OnExit: func(p *workerProcess) { h.inv.WorkerDown(p.url) }}
-		proc, err := startWorker(spec)
-		if err != nil {
-			shutdown()
-			return fmt.Errorf("starting the worker: %w", err)
-		}
-		h.log.Info("worker process started", "pid", proc.pid(), "path", proc.cmd.Path, "port", proc.port)
-		h.inv.SetWorker(proc.url)
-		if err := proc.waitReady(ctx, h.opts.StartupTimeout); err != nil {
-			_ = proc.stop(h.opts.StopTimeout)
+		sup = h.newSupervisor()
+		if err := sup.Start(ctx); err != nil {
 			shutdown()
 			if ctx.Err() != nil {
 				return nil
@@ -409,13 +402,8 @@ func (h *Host) Run(ctx context.Context) error {
 		}
 		var sctx context.Context
 		sctx, superviseCancel = context.WithCancel(ctx)
-		supervised = make(chan supervisedWorker, 1)
-		sup := &supervisor{h: h, spec: spec, now: time.Now, delay: h.restartDelay,
-			probe: &prober{interval: h.opts.ProbeInterval, timeout: h.opts.ProbeTimeout, failures: h.opts.ProbeFailures}}
-		go func() {
-			p, err := sup.supervise(sctx, proc)
-			supervised <- supervisedWorker{p, err}
-		}()
+		supervised = make(chan error, 1)
+		go func() { supervised <- sup.Run(sctx) }()
 	}
 
 	addr := endpointAddr(ln.Addr())
@@ -428,35 +416,25 @@ func (h *Host) Run(ctx context.Context) error {
 	h.log.Info("legacy SSE backplane started", "backplane", h.legacy.kind, "instance", h.legacy.instanceID)
 	close(h.ready)
 
-	var last supervisedWorker
 	select {
 	case <-ctx.Done():
 		err = nil
 	case err = <-serveErr:
 		err = fmt.Errorf("serving: %w", err)
-	case last = <-supervised: // only when the supervisor itself failed
+	case err = <-supervised: // only when the supervisor itself failed
 		supervised = nil
-		err = last.err
 	}
 	superviseCancel()
 	shutdown()
 	if supervised != nil {
-		last = <-supervised
+		<-supervised
 	}
-	if proc := last.proc; proc != nil {
-		if serr := proc.stop(h.opts.StopTimeout); serr != nil {
+	if sup != nil {
+		if serr := sup.Stop(); serr != nil {
 			err = errors.Join(err, fmt.Errorf("stopping the worker: %w", serr))
 		}
-		h.log.Info("worker process stopped", "pid", proc.pid())
 	}
 	return err
-}
-
-// supervisedWorker is what the supervisor hands back: the worker still running
-// (nil when none is) and why it stopped early, if it did.
-type supervisedWorker struct {
-	proc *workerProcess
-	err  error
 }
 
 // endpointAddr is the host:port clients should use: loopback for a wildcard

@@ -1,4 +1,4 @@
-package host
+package supervise
 
 import (
 	"bytes"
@@ -25,31 +25,58 @@ import (
 // as the Functions host does.
 const readinessInterval = 25 * time.Millisecond
 
-// workerProcess is the custom-handler process the host started.
-type workerProcess struct {
+// Spec is everything needed to start the worker.
+type Spec struct {
+	// Root is the script root, the worker's FUNCTIONS_APP_ROOT_PATH.
+	Root string
+	// Worker is host.json's customHandler description.
+	Worker *config.Worker
+	// Values are the local.settings.json Values, added to the environment.
+	Values []config.Setting
+	// Environ is the base environment; nil means os.Environ().
+	Environ []string
+}
+
+// worker is a started worker process, as the supervisor sees it (a
+// *process, or a fake in tests).
+type worker interface {
+	// pid, url and describe (path and port) name it in messages.
+	pid() int
+	url() string
+	describe() []any
+	// exited is closed once it has exited and been reaped.
+	exited() <-chan struct{}
+	// exitCode and exitError say how it ended, once exited is closed.
+	exitCode() int
+	exitError() error
+	// waitReady waits until it answers GET / (see waitReady).
+	waitReady(ctx context.Context, timeout time.Duration) error
+	// stop ends its process group: SIGTERM, then a kill after grace.
+	stop(grace time.Duration) error
+	// killByProbe kills its group at once (it stopped answering);
+	// killedByProbe reports whether that happened.
+	killByProbe()
+	killedByProbe() bool
+}
+
+// process is the custom-handler process the host started.
+type process struct {
 	cmd    *exec.Cmd
 	port   int
-	url    string // http://127.0.0.1:port
-	exited chan struct{}
-	err    error // the Wait error, set before exited is closed
+	base   string // http://127.0.0.1:port
+	done   chan struct{}
+	err    error // the Wait error, set before done is closed
 	stdout *lineWriter
 	stderr *lineWriter
-	// killedByProbe is set when the liveness probe killed the worker.
-	killedByProbe atomic.Bool
+	// byProbe is set when the liveness probe killed the worker.
+	byProbe atomic.Bool
 }
 
-// workerSpec is everything needed to start the worker.
-type workerSpec struct {
-	Root    string
-	Desc    *config.Worker
-	Values  []config.Setting
-	Environ []string // the base environment; nil → os.Environ()
-	Console *console
-	// OnExit, when set, is called as soon as the worker process has exited.
-	OnExit func(*workerProcess)
-}
-
-// freePort asks the kernel for a free loopback port.
+// freePort asks the kernel for a free loopback port. The custom-handler
+// protocol tells the worker its port (FUNCTIONS_CUSTOMHANDLER_PORT) and the
+// worker listens itself, so the port is released here and taken by the
+// worker: another process could take it between the two, and the worker
+// then fails to start (and is started again on another port).
 func freePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -60,7 +87,7 @@ func freePort() (int, error) {
 }
 
 // command builds the worker's command line and environment for port.
-func (s *workerSpec) command(port int) (*exec.Cmd, error) {
+func (s *Spec) command(port int) (*exec.Cmd, error) {
 	portText := strconv.Itoa(port)
 	workerID := ids.GUID()
 	added := []config.Setting{
@@ -83,17 +110,17 @@ func (s *workerSpec) command(port int) (*exec.Cmd, error) {
 		}
 		return os.LookupEnv(name)
 	}
-	base := config.ResolveDir(s.Root, config.ExpandVars(s.Desc.WorkerDirectory, lookup))
-	exe := config.ResolveExecutable(base, config.ExpandVars(s.Desc.ExecutablePath, lookup))
-	args := make([]string, len(s.Desc.Arguments))
-	for i, a := range s.Desc.Arguments {
+	base := config.ResolveDir(s.Root, config.ExpandVars(s.Worker.WorkerDirectory, lookup))
+	exe := config.ResolveExecutable(base, config.ExpandVars(s.Worker.ExecutablePath, lookup))
+	args := make([]string, len(s.Worker.Arguments))
+	for i, a := range s.Worker.Arguments {
 		args[i] = config.ExpandVars(a, lookup)
 	}
 	cmd := exec.Command(exe, args...)
 	if cmd.Err != nil {
-		return nil, fmt.Errorf("finding the worker executable %q: %w", s.Desc.ExecutablePath, cmd.Err)
+		return nil, fmt.Errorf("finding the worker executable %q: %w", s.Worker.ExecutablePath, cmd.Err)
 	}
-	cmd.Dir = config.ResolveDir(s.Root, config.ExpandVars(s.Desc.WorkingDirectory, lookup))
+	cmd.Dir = config.ResolveDir(s.Root, config.ExpandVars(s.Worker.WorkingDirectory, lookup))
 	env := s.Environ
 	if env == nil {
 		env = os.Environ()
@@ -109,9 +136,10 @@ func (s *workerSpec) command(port int) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-// startWorker starts the worker process on a free port. Its output is copied
-// line by line to the console with the prefix "[handler] ".
-func startWorker(spec *workerSpec) (*workerProcess, error) {
+// startProcess starts the worker process on a free port. Its output is
+// copied line by line to out with the prefix "[handler] ". onExit, when
+// set, is called as soon as the process has exited.
+func startProcess(spec *Spec, out io.Writer, onExit func(*process)) (*process, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, fmt.Errorf("finding a free port for the worker: %w", err)
@@ -120,13 +148,13 @@ func startWorker(spec *workerSpec) (*workerProcess, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &workerProcess{
+	w := &process{
 		cmd:    cmd,
 		port:   port,
-		url:    "http://127.0.0.1:" + strconv.Itoa(port),
-		exited: make(chan struct{}),
-		stdout: &lineWriter{console: spec.Console, prefix: "[handler] "},
-		stderr: &lineWriter{console: spec.Console, prefix: "[handler] "},
+		base:   "http://127.0.0.1:" + strconv.Itoa(port),
+		done:   make(chan struct{}),
+		stdout: &lineWriter{out: out, prefix: "[handler] "},
+		stderr: &lineWriter{out: out, prefix: "[handler] "},
 	}
 	cmd.Stdout, cmd.Stderr = w.stdout, w.stderr
 	cmd.SysProcAttr = workerProcAttr()
@@ -137,22 +165,26 @@ func startWorker(spec *workerSpec) (*workerProcess, error) {
 	}
 	go func() {
 		w.err = cmd.Wait()
-		if spec.OnExit != nil {
-			spec.OnExit(w)
+		if onExit != nil {
+			onExit(w)
 		}
 		_ = w.killGroup() // grandchildren the worker left behind
 		w.stdout.flush()
 		w.stderr.flush()
-		close(w.exited)
+		close(w.done)
 	}()
 	return w, nil
 }
 
-// pid returns the process id.
-func (w *workerProcess) pid() int { return w.cmd.Process.Pid }
+func (w *process) pid() int                { return w.cmd.Process.Pid }
+func (w *process) url() string             { return w.base }
+func (w *process) describe() []any         { return []any{"path", w.cmd.Path, "port", w.port} }
+func (w *process) exited() <-chan struct{} { return w.done }
+func (w *process) exitCode() int           { return w.cmd.ProcessState.ExitCode() }
+func (w *process) killedByProbe() bool     { return w.byProbe.Load() }
 
 // exitError describes how the process ended.
-func (w *workerProcess) exitError() error {
+func (w *process) exitError() error {
 	if w.err != nil {
 		return w.err
 	}
@@ -162,16 +194,16 @@ func (w *workerProcess) exitError() error {
 // waitReady polls GET / every 25 ms until the worker answers. Any HTTP answer
 // (even 404) means ready; only a refused connection keeps waiting, as in the
 // Functions host. It fails early when the process exits.
-func (w *workerProcess) waitReady(ctx context.Context, timeout time.Duration) error {
-	return waitReady(ctx, w.url+"/", timeout, w.exited, w.exitError)
+func (w *process) waitReady(ctx context.Context, timeout time.Duration) error {
+	transport := &http.Transport{DisableKeepAlives: true}
+	defer transport.CloseIdleConnections()
+	return waitReady(ctx, transport, w.base+"/", timeout, w.done, w.exitError)
 }
 
-func waitReady(ctx context.Context, url string, timeout time.Duration, exited <-chan struct{}, exitErr func() error) error {
-	client := &http.Client{
-		Timeout:   2 * time.Second,
-		Transport: &http.Transport{DisableKeepAlives: true},
-	}
-	defer client.CloseIdleConnections()
+// waitReady polls GET url through transport until it gets an HTTP answer;
+// see process.waitReady.
+func waitReady(ctx context.Context, transport http.RoundTripper, url string, timeout time.Duration, exited <-chan struct{}, exitErr func() error) error {
+	client := &http.Client{Timeout: 2 * time.Second, Transport: transport}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(readinessInterval)
@@ -212,9 +244,9 @@ func waitReady(ctx context.Context, url string, timeout time.Duration, exited <-
 
 // stop asks the worker's process group to end (SIGTERM, or a kill where
 // signals are not supported), waits up to grace, then kills the group.
-func (w *workerProcess) stop(grace time.Duration) error {
+func (w *process) stop(grace time.Duration) error {
 	select {
-	case <-w.exited:
+	case <-w.done:
 		return nil
 	default:
 	}
@@ -224,47 +256,33 @@ func (w *workerProcess) stop(grace time.Duration) error {
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
-	case <-w.exited:
+	case <-w.done:
 		return nil
 	case <-t.C:
 	}
 	if err := w.killGroup(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return fmt.Errorf("killing the worker (pid %d): %w", w.pid(), err)
 	}
-	<-w.exited
+	<-w.done
 	return nil
 }
 
-// kill ends the worker's group at once (a hung worker).
-func (w *workerProcess) kill() { _ = w.killGroup() }
-
-// console serializes writes of whole lines to the host's output.
-type console struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (c *console) printf(format string, args ...any) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	fmt.Fprintf(c.w, format, args...)
-}
-
-func (c *console) write(p []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, _ = c.w.Write(p)
+// killByProbe ends the worker's group at once (a hung worker).
+func (w *process) killByProbe() {
+	w.byProbe.Store(true)
+	_ = w.killGroup()
 }
 
 // maxLine bounds a buffered worker output line; longer lines are split.
 const maxLine = 64 << 10
 
-// lineWriter copies whole lines, each with a prefix, to the console.
+// lineWriter copies whole lines, each with a prefix, to out: one Write per
+// line, so that lines from several writers do not interleave.
 type lineWriter struct {
-	console *console
-	prefix  string
-	mu      sync.Mutex
-	buf     []byte
+	out    io.Writer
+	prefix string
+	mu     sync.Mutex
+	buf    []byte
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
@@ -296,7 +314,7 @@ func (l *lineWriter) emit() {
 	out = append(out, l.prefix...)
 	out = append(out, line...)
 	out = append(out, '\n')
-	l.console.write(out)
+	_, _ = l.out.Write(out)
 	l.buf = l.buf[:0]
 }
 

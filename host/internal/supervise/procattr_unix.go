@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package host
+package supervise
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build unix
 
-package host
+package supervise
 
 import (
 	"os"
@@ -8,15 +8,15 @@ import (
 )
 
 // signalGroup sends sig to the worker's whole process group.
-func (w *workerProcess) signalGroup(sig syscall.Signal) error {
+func (w *process) signalGroup(sig syscall.Signal) error {
 	return syscall.Kill(-w.pid(), sig)
 }
 
 // terminate asks the worker's group to stop.
-func (w *workerProcess) terminate() error { return w.signalGroup(syscall.SIGTERM) }
+func (w *process) terminate() error { return w.signalGroup(syscall.SIGTERM) }
 
 // killGroup kills what is left of the worker's group.
-func (w *workerProcess) killGroup() error {
+func (w *process) killGroup() error {
 	err := w.signalGroup(syscall.SIGKILL)
 	if err == syscall.ESRCH {
 		return os.ErrProcessDone

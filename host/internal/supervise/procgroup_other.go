@@ -1,13 +1,13 @@
 //go:build !unix
 
-package host
+package supervise
 
 import "syscall"
 
 func workerProcAttr() *syscall.SysProcAttr { return nil }
 
 // terminate stops the worker (no signals here: it is killed).
-func (w *workerProcess) terminate() error { return w.cmd.Process.Kill() }
+func (w *process) terminate() error { return w.cmd.Process.Kill() }
 
 // killGroup kills the worker.
-func (w *workerProcess) killGroup() error { return w.cmd.Process.Kill() }
+func (w *process) killGroup() error { return w.cmd.Process.Kill() }

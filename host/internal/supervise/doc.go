@@ -1,0 +1,24 @@
+// Package supervise runs the custom-handler process: it starts it, waits
+// until it is ready, keeps it running and stops it. It knows nothing of the
+// host: it tells a [Reporter] what happens (the URL calls should go to, a
+// worker that exited, unhealthy with a reason, healthy again, a problem for
+// the status page).
+//
+// The worker is started with defaultExecutablePath and its arguments (%VAR%
+// expanded), the host's environment plus the local.settings.json Values and
+// FUNCTIONS_CUSTOMHANDLER_PORT, FUNCTIONS_HTTPWORKER_PORT (a free loopback
+// port), FUNCTIONS_CUSTOMHANDLER_WORKER_ID, FUNCTIONS_HTTPWORKER_ID and
+// FUNCTIONS_APP_ROOT_PATH, in its own process group (on Linux killed by the
+// kernel when the host dies). Its stdout and stderr are copied line by line,
+// prefixed "[handler] ". It is ready once GET / gets any HTTP answer (polled
+// every 25 ms; only a refused connection keeps waiting), within the startup
+// timeout, or as soon as it exits.
+//
+// A worker that exits is started again on a new port. Exit code 200 asks
+// for a restart and is not counted as a failure (such restarts are at least
+// the restart delay apart); a liveness probe kills and restarts a worker
+// that stops answering. After the third failure within 30 minutes the
+// worker is reported Unhealthy and restarts go on with back-off doubling up
+// to a minute. Stopping sends SIGTERM to the process group and kills it
+// after the stop timeout.
+package supervise

@@ -1,0 +1,167 @@
+package supervise
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/host/internal/config"
+	"github.com/funcmcp/funcmcp/internal/testutil"
+)
+
+func TestWorkerCommand(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "bin"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "bin", "handler"), nil, 0o755))
+	spec := &Spec{
+		Root: root,
+		Worker: &config.Worker{ExecutablePath: "handler", WorkerDirectory: "bin",
+			Arguments: []string{"--port", "%FUNCTIONS_CUSTOMHANDLER_PORT%", "%GREETING%", "%NOPE%"}, WorkingDirectory: "wd"},
+		Values:  []config.Setting{{Key: "GREETING", Value: "hello"}, {Key: "PATH_OVERRIDE", Value: "1"}},
+		Environ: []string{"GREETING=from-os", "KEEP=1"},
+	}
+	cmd, err := spec.command(4242)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(root, "bin", "handler"), cmd.Path)
+	assert.Equal(t, []string{filepath.Join(root, "bin", "handler"), "--port", "4242", "hello", "%NOPE%"}, cmd.Args)
+	assert.Equal(t, filepath.Join(root, "wd"), cmd.Dir)
+	env := map[string]string{}
+	for _, kv := range cmd.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	assert.Equal(t, "hello", env["GREETING"], "local.settings.json wins over the OS environment")
+	assert.Equal(t, "1", env["KEEP"])
+	assert.Equal(t, "4242", env["FUNCTIONS_CUSTOMHANDLER_PORT"])
+	assert.Equal(t, "4242", env["FUNCTIONS_HTTPWORKER_PORT"])
+	assert.Equal(t, root, env["FUNCTIONS_APP_ROOT_PATH"])
+	assert.Len(t, env["FUNCTIONS_CUSTOMHANDLER_WORKER_ID"], 36)
+	assert.Equal(t, env["FUNCTIONS_CUSTOMHANDLER_WORKER_ID"], env["FUNCTIONS_HTTPWORKER_ID"])
+
+	_, err = (&Spec{Root: root, Worker: &config.Worker{ExecutablePath: "no-such-handler-for-funchost"}}).command(1)
+	assert.ErrorContains(t, err, `finding the worker executable "no-such-handler-for-funchost"`)
+}
+
+func TestLineWriter(t *testing.T) {
+	out := &testutil.SyncBuffer{}
+	lw := &lineWriter{out: out, prefix: "[handler] "}
+	for _, chunk := range []string{"one\ntw", "o\r\n", "", "three\n\nfour"} {
+		n, err := lw.Write([]byte(chunk))
+		require.NoError(t, err)
+		assert.Equal(t, len(chunk), n)
+	}
+	lw.flush()
+	assert.Equal(t, "[handler] one\n[handler] two\n[handler] three\n[handler] \n[handler] four\n", out.String())
+
+	out2 := &testutil.SyncBuffer{}
+	long := &lineWriter{out: out2, prefix: "> "}
+	_, _ = long.Write([]byte(strings.Repeat("x", maxLine+10)))
+	assert.Len(t, out2.String(), 2+maxLine+10+1, "an over-long partial line is written out")
+	_, _ = long.Write([]byte("tail\n"))
+	assert.True(t, strings.HasSuffix(out2.String(), "\n> tail\n"))
+}
+
+// attempts is a transport that reports the outcome of every poll.
+type attempts struct {
+	rt   http.RoundTripper
+	seen chan error
+}
+
+func (a attempts) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := a.rt.RoundTrip(req)
+	select {
+	case a.seen <- err:
+	default:
+	}
+	return resp, err
+}
+
+func TestWaitReady(t *testing.T) {
+	never := make(chan struct{})
+	noErr := func() error { return nil }
+	transport := func(t *testing.T) *http.Transport {
+		tr := &http.Transport{DisableKeepAlives: true}
+		t.Cleanup(tr.CloseIdleConnections)
+		return tr
+	}
+	t.Run("404 means ready", func(t *testing.T) {
+		srv := http.Server{Handler: http.NotFoundHandler()}
+		port := testutil.ReservePort(t)
+		go func() { _ = srv.Serve(port.Listen(t)) }()
+		t.Cleanup(func() { _ = srv.Close() })
+		require.NoError(t, waitReady(context.Background(), transport(t), port.URL()+"/missing", 5*time.Second, never, noErr))
+	})
+	t.Run("refused until the worker listens", func(t *testing.T) {
+		port := testutil.ReservePort(t)
+		seen := make(chan error, 1)
+		done := make(chan error, 1)
+		go func() {
+			done <- waitReady(context.Background(), attempts{transport(t), seen}, port.URL()+"/", 10*time.Second, never, noErr)
+		}()
+		select {
+		case err := <-seen:
+			require.ErrorContains(t, err, "connection refused", "the first poll is refused")
+		case err := <-done:
+			t.Fatalf("ready before anything listened: %v", err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no poll within 10s")
+		}
+		srv := http.Server{Handler: http.NotFoundHandler()}
+		go func() { _ = srv.Serve(port.Listen(t)) }()
+		t.Cleanup(func() { _ = srv.Close() })
+		select {
+		case err := <-done:
+			assert.NoError(t, err, "ready once the worker listens")
+		case <-time.After(10 * time.Second):
+			t.Fatal("not ready within 10s of listening")
+		}
+	})
+	t.Run("timeout", func(t *testing.T) {
+		err := waitReady(context.Background(), transport(t), testutil.ReservePort(t).URL()+"/", 100*time.Millisecond, never, noErr)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "the worker was not ready within 100ms")
+	})
+	t.Run("process exit", func(t *testing.T) {
+		exited := make(chan struct{})
+		close(exited)
+		err := waitReady(context.Background(), transport(t), testutil.ReservePort(t).URL()+"/", 5*time.Second, exited, func() error { return errors.New("exit status 7") })
+		assert.EqualError(t, err, "the worker process exited before it was ready: exit status 7")
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := waitReady(ctx, transport(t), testutil.ReservePort(t).URL()+"/", 5*time.Second, never, noErr)
+		assert.ErrorIs(t, err, context.Canceled)
+	})
+}
+
+// TestStartAndStopARealProcess starts sh as the worker: its output is
+// copied line by line, it is never ready (nothing listens), and the
+// readiness wait ends as soon as it exits.
+func TestStartAndStopARealProcess(t *testing.T) {
+	out := &testutil.SyncBuffer{}
+	var exitedURL atomic.Pointer[string]
+	rep := &events{}
+	s := New(&Options{
+		Spec:   Spec{Root: t.TempDir(), Worker: &config.Worker{ExecutablePath: "sh", Arguments: []string{"-c", "echo out; echo err >&2; exit 3"}}},
+		Output: out, Logger: discard(), StartupTimeout: 10 * time.Second, StopTimeout: time.Second,
+	}, rep)
+	s.r = reporterFunc{events: rep, exited: func(url string) { exitedURL.Store(&url) }}
+	err := s.Start(context.Background())
+	require.EqualError(t, err, "the worker process exited before it was ready: exit status 3")
+	assert.Contains(t, out.String(), "[handler] out\n")
+	assert.Contains(t, out.String(), "[handler] err\n")
+	require.NotNil(t, exitedURL.Load())
+	assert.Regexp(t, `^http://127\.0\.0\.1:\d+$`, *exitedURL.Load())
+	assert.Equal(t, []string{"url " + *exitedURL.Load()}, rep.list(), "the URL is told at start")
+	assert.NoError(t, s.Stop(), "nothing left to stop")
+}

@@ -1,0 +1,54 @@
+package host
+
+import (
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/funcmcp/funcmcp/host/internal/supervise"
+)
+
+// newSupervisor makes the supervisor of the worker host.json describes,
+// reporting to the host.
+func (h *Host) newSupervisor() *supervise.Supervisor {
+	return supervise.New(&supervise.Options{
+		Spec:           supervise.Spec{Root: h.root, Worker: h.cfg.Worker, Values: h.cfg.Values, Environ: h.opts.Environ},
+		Output:         h.console,
+		Logger:         h.log,
+		StartupTimeout: h.opts.StartupTimeout,
+		StopTimeout:    h.opts.StopTimeout,
+		RestartDelay:   h.restartDelay,
+		Probe:          supervise.Probe{Interval: h.opts.ProbeInterval, Timeout: h.opts.ProbeTimeout, Failures: h.opts.ProbeFailures},
+	}, workerEvents{h})
+}
+
+// workerEvents is what the supervisor's reports do to the host: calls go
+// to the new worker, wait while it restarts, fail at once while it is
+// unhealthy; problems go to the status page.
+type workerEvents struct{ h *Host }
+
+func (e workerEvents) WorkerURL(url string)    { e.h.inv.SetWorker(url) }
+func (e workerEvents) WorkerExited(url string) { e.h.inv.WorkerDown(url) }
+func (e workerEvents) Unhealthy(reason string) { e.h.setUnhealthy(reason) }
+func (e workerEvents) Healthy()                { e.h.setHealthy() }
+func (e workerEvents) Problem(msg string)      { e.h.addLiveError(msg) }
+
+// console serializes writes of whole lines to the host's output: the
+// host's own lines and the worker's.
+type console struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (c *console) printf(format string, args ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fmt.Fprintf(c.w, format, args...)
+}
+
+// Write writes p (one whole line) at once.
+func (c *console) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.w.Write(p)
+}
