@@ -99,8 +99,9 @@
 // text/event-stream and sent a progressToken or chose a log level), the
 // invocation request also carries X-Funcmcp-Notify-Url, -Token, -Progress
 // and -Log-Level (see package metadata). The URL is on a loopback listener
-// of the host's own, started on first use and stopped when Run returns (a
-// Host used only through [Host.Handler] keeps it until the process exits);
+// of the host's own, started on first use and stopped when Run returns or
+// [Host.Close] is called (a Host used only through [Host.Handler] is closed
+// by its user);
 // it names the invocation and works only while the call runs, with the
 // random bearer token of that call. Each POSTed metadata.Notification (at
 // most metadata.MaxNotificationBytes, at most [MaxNotificationsPerCall] per
@@ -127,4 +128,29 @@
 // AzureWebJobsStorage connection, queue mcp-backplane-<instance id>,
 // created by Run before it serves and deleted when it stops). Instances
 // that share work need the same session key (WEBSITE_AUTH_ENCRYPTION_KEY).
+//
+// # Packages
+//
+// Package host is the public face and the glue: [Options] and their
+// defaults, [New], [Host.Run], [Host.Handler], [Host.Status], [Host.Close],
+// the routes, the tools/call flow between the MCP front and the worker, the
+// status endpoint and the legacy SSE and backplane wiring. The work is done
+// under host/internal, one job per package. Each imports only packages
+// listed below it (tests/deps_test.go enforces it); none imports host:
+//
+//	host                                     public face and glue
+//	  │  may import every package below
+//	  ▼
+//	invoke    ─► mcp, auth, ids              worker client, call channel back
+//	mcp       ─► auth, jsonrpc, dedup, ids   MCP protocol front (Streamable HTTP, legacy SSE)
+//	supervise ─► config, backoff, ids        the worker process: start, ready, restart, probe, stop
+//	catalog   ─► jsonrpc                     served MCP functions, lists, argument bounds
+//	guard     ─► jsonrpc                     Host/Origin, content type, connections, deadlines, admission, drain
+//	backplane ─► backoff, dedup              legacy SSE messages across instances
+//	auth      ─► config                      function keys, session key, sealed tokens
+//	config                                   host.json, local.settings.json, app settings
+//	jsonrpc, ids, backoff, dedup             wire errors, random ids, back-off, duplicate window
+//
+// Outside the module's own packages they use metadata and binding (below
+// all of these), azcore (invoke, backplane) and chi (host).
 package host

@@ -186,6 +186,7 @@ func newTestHost(t testing.TB, root, workerURL string, opts *Options) (*Host, *s
 		// friends pass keys and get them checked.
 		h.secrets.Keys = nil
 	}
+	t.Cleanup(func() { _ = h.Close() })
 	return h, logs
 }
 

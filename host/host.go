@@ -86,8 +86,11 @@ type Host struct {
 
 	state   atomic.Value // State
 	running atomic.Bool
-	ready   chan struct{}
-	addr    atomic.Pointer[string]
+	closed  atomic.Bool
+	// closeOnce makes Close idempotent.
+	closeOnce sync.Once
+	ready     chan struct{}
+	addr      atomic.Pointer[string]
 
 	mu         sync.Mutex
 	liveErrors []string // the latest problems met while running (worker exits)
@@ -218,8 +221,26 @@ func (h *Host) routes() (http.Handler, error) {
 }
 
 // Handler returns the host's HTTP handler: the MCP endpoint at
-// /runtime/webhooks/mcp and GET /admin/host/status.
+// /runtime/webhooks/mcp, the legacy SSE endpoints and GET
+// /admin/host/status. A Host used only through Handler is closed with
+// [Host.Close].
 func (h *Host) Handler() http.Handler { return h.handler }
+
+// Close stops what New and the handler started: the listener of the
+// worker notification channel (started on first use), the idle
+// connections to the worker and the open legacy SSE streams. Run closes
+// the Host when it returns; a Host used only through [Host.Handler] must be
+// closed by its user. Close is safe to call more than once, concurrently,
+// and after Run; a closed Host does not run. It returns nil.
+func (h *Host) Close() error {
+	h.closeOnce.Do(func() {
+		h.closed.Store(true)
+		h.notify.Close()
+		h.inv.Close()
+		h.legacy.sse.Close()
+	})
+	return nil
+}
 
 // Status reports the host's state and what it serves.
 func (h *Host) Status() *Status {
@@ -337,9 +358,11 @@ func (h *Host) Run(ctx context.Context) error {
 	if !h.running.CompareAndSwap(false, true) {
 		return errors.New("running the host: it already ran")
 	}
+	if h.closed.Load() {
+		return errors.New("running the host: it is closed")
+	}
 	defer h.state.Store(StateStopped)
-	defer h.inv.Close()
-	defer h.notify.Close()
+	defer h.Close()
 	h.printFunctions()
 
 	ln, err := net.Listen("tcp", h.opts.Addr)

@@ -65,7 +65,6 @@ func notifyHost(t testing.TB) (*Host, *httptest.Server, *notifyWorker) {
 	writeTool(t, root, "work", &metadata.ToolOptions{ToolName: "work", Description: "Works a while.", Properties: []metadata.ToolProperty{}})
 	nw := newNotifyWorker(t)
 	h, _ := newTestHost(t, root, nw.srv.URL, nil)
-	t.Cleanup(h.notify.Close)
 	srv := httptest.NewServer(h.Handler())
 	t.Cleanup(srv.Close)
 	return h, srv, nw
