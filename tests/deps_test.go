@@ -152,6 +152,116 @@ func TestDependencyDirection(t *testing.T) {
 	})
 }
 
+// hostInternalImports lists, for every package under host/internal, the
+// other host/internal packages it may import directly. The packages form
+// layers that read top-down (see host/doc.go): a package imports only
+// packages of lower layers, so an upward import (mcp importing catalog,
+// catalog importing invoke, …) fails TestHostInternalLayers. A new package
+// under host/internal must be added here with what it may import.
+var hostInternalImports = map[string][]string{
+	"invoke":    {"mcp", "auth", "ids"},
+	"mcp":       {"auth", "jsonrpc", "dedup", "ids"},
+	"supervise": {"config", "backoff", "ids"},
+	"catalog":   {"jsonrpc"},
+	"guard":     {"jsonrpc"},
+	"backplane": {"backoff", "dedup"},
+	"auth":      {"config"},
+	"config":    nil,
+	"jsonrpc":   nil,
+	"ids":       nil,
+	"backoff":   nil,
+	"dedup":     nil,
+}
+
+// hostImportViolations checks the direct imports of the packages of ours
+// (import path → imports) against allowed: no package under host/internal
+// imports host, each imports only the host/internal packages allowed, and
+// every host/internal package is listed.
+func hostImportViolations(imports map[string][]string, allowed map[string][]string) []string {
+	const internal = modulePath + "/host/internal/"
+	var out []string
+	for path, imps := range imports {
+		name, ok := strings.CutPrefix(path, internal)
+		if !ok {
+			continue
+		}
+		name, _, _ = strings.Cut(name, "/")
+		may, listed := allowed[name]
+		if !listed {
+			out = append(out, fmt.Sprintf("%s is not listed in hostInternalImports", path))
+			continue
+		}
+		for _, imp := range imps {
+			switch dep, isInternal := strings.CutPrefix(imp, internal); {
+			case imp == modulePath+"/host":
+				out = append(out, fmt.Sprintf("%s imports %s", path, imp))
+			case isInternal:
+				dep, _, _ = strings.Cut(dep, "/")
+				if dep != name && !slices.Contains(may, dep) {
+					out = append(out, fmt.Sprintf("%s imports %s, which it may not", path, imp))
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestHostInternalLayers checks the imports between the packages of
+// host/internal against hostInternalImports.
+func TestHostInternalLayers(t *testing.T) {
+	pkgs := listPackages(t)
+	imports := map[string][]string{}
+	var checked int
+	for path, p := range pkgs {
+		if under(path, "host/internal") {
+			checked++
+		}
+		imports[path] = p.Imports
+	}
+	require.Len(t, hostInternalImports, checked, "every package under host/internal is listed, and no more")
+	for _, v := range hostImportViolations(imports, hostInternalImports) {
+		t.Error(v)
+	}
+	// The rules are a DAG by construction: each package's allowed imports
+	// are all listed, and none leads back to it.
+	var visit func(name string, path []string)
+	visit = func(name string, path []string) {
+		if slices.Contains(path, name) {
+			t.Errorf("hostInternalImports has a cycle: %s", strings.Join(append(path, name), " → "))
+			return
+		}
+		for _, dep := range hostInternalImports[name] {
+			_, ok := hostInternalImports[dep]
+			assert.True(t, ok, "%s may import %s, which is not listed", name, dep)
+			visit(dep, append(path, name))
+		}
+	}
+	for name := range hostInternalImports {
+		visit(name, nil)
+	}
+}
+
+// TestHostImportCheckFindsViolations shows the check above can fail.
+func TestHostImportCheckFindsViolations(t *testing.T) {
+	in := func(name string) string { return modulePath + "/host/internal/" + name }
+	imports := map[string][]string{
+		in("mcp"):            {in("catalog"), in("jsonrpc"), "net/http"}, // upward
+		in("catalog"):        {in("invoke")},                             // upward
+		in("guard"):          {modulePath + "/host"},                     // back to host
+		in("jsonrpc"):        {modulePath + "/metadata"},                 // fine
+		in("invoke/inner"):   {in("mcp"), in("invoke")},                  // a sub-package counts as its package
+		in("newpkg"):         nil,                                        // not listed
+		modulePath + "/host": {in("catalog"), in("invoke")},              // host may import anything
+	}
+	assert.Equal(t, []string{
+		in("catalog") + " imports " + in("invoke") + ", which it may not",
+		in("guard") + " imports " + modulePath + "/host",
+		in("mcp") + " imports " + in("catalog") + ", which it may not",
+		in("newpkg") + " is not listed in hostInternalImports",
+	}, hostImportViolations(imports, hostInternalImports))
+}
+
 // TestHostDoesNotImportWorker: the host meets a worker only through
 // function.json and the custom-handler protocol, so that any worker, in any
 // language, is served the same way.
