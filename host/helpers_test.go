@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"io"
@@ -191,23 +192,76 @@ func newTestHost(t testing.TB, root, workerURL string, opts *Options) (*Host, *s
 }
 
 // rpc posts one JSON-RPC message to the MCP endpoint and returns the HTTP
-// status and the body.
+// status and the body. It must run on the test's goroutine; elsewhere use
+// tryRPC.
 func rpc(t testing.TB, url, version, body string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url+MCPPath, strings.NewReader(body))
+	status, data, err := tryRPC(url, version, "", body)
 	require.NoError(t, err)
+	return status, data
+}
+
+// rpcTimeout bounds one request of tryRPC.
+const rpcTimeout = time.Minute
+
+// tryRPC is rpc for any goroutine: it reports failures instead of ending
+// the test. session, when not "", is sent as Mcp-Session-Id.
+func tryRPC(url, version, session, body string) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+MCPPath, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("X-Functions-Key", testKey)
 	if version != "" {
 		req.Header.Set("MCP-Protocol-Version", version)
 	}
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
 	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		return 0, nil, err
+	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, sseData(data)
+	if err != nil {
+		return 0, nil, err
+	}
+	return resp.StatusCode, sseData(data), nil
+}
+
+// reply is what tryRPC returned, sent back from another goroutine.
+type reply struct {
+	status int
+	body   []byte
+	err    error
+}
+
+// goRPC runs tryRPC on its own goroutine; the reply arrives on the channel.
+func goRPC(url, version, session, body string) <-chan reply {
+	ch := make(chan reply, 1)
+	go func() {
+		status, data, err := tryRPC(url, version, session, body)
+		ch <- reply{status, data, err}
+	}()
+	return ch
+}
+
+// await receives a reply within d, failing the test otherwise.
+func await(t *testing.T, ch <-chan reply, d time.Duration, what string) reply {
+	t.Helper()
+	select {
+	case r := <-ch:
+		require.NoError(t, r.err, what)
+		return r
+	case <-time.After(d):
+		t.Fatalf("%s: no reply within %v", what, d)
+		return reply{}
+	}
 }
 
 // getWithKey GETs url with the function key key.

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -41,14 +42,29 @@ const workerHostJSON = `{"version":"2.0","customHandler":{"description":{"defaul
 // envPid calls env once and returns the worker's pid, 0 when the call failed.
 func envPid(t *testing.T, base string) int {
 	t.Helper()
-	_, body := rpc(t, base, "2025-06-18", callBody(1, "env", ""))
-	res := callResult(t, body)
-	if res.IsError {
-		return 0
+	pid, err := tryEnvPid(base)
+	require.NoError(t, err)
+	return pid
+}
+
+// tryEnvPid is envPid for any goroutine (an Eventually condition).
+func tryEnvPid(base string) (int, error) {
+	_, body, err := tryRPC(base, "2025-06-18", "", callBody(1, "env", ""))
+	if err != nil {
+		return 0, err
+	}
+	var reply struct{ Result *metadata.CallToolResult }
+	if err := json.Unmarshal(body, &reply); err != nil || reply.Result == nil {
+		return 0, fmt.Errorf("not a tools/call result: %s", body)
+	}
+	if reply.Result.IsError {
+		return 0, nil
 	}
 	var env struct{ Pid int }
-	require.NoError(t, json.Unmarshal(res.StructuredContent, &env))
-	return env.Pid
+	if err := json.Unmarshal(reply.Result.StructuredContent, &env); err != nil {
+		return 0, err
+	}
+	return env.Pid, nil
 }
 
 func TestWorkerRedirectIsAFailedCall(t *testing.T) {
@@ -93,15 +109,17 @@ func TestFunctionTimeoutFromHostJSON(t *testing.T) {
 }
 
 // cancelWorker is a custom handler whose every call waits until cancelled
-// (or 10 s), telling the test when it started and how it ended.
+// or released (or 10 s), telling the test when it started and how it
+// ended. A released call answers a valid get_weather result.
 type cancelWorker struct {
 	srv       *httptest.Server
 	started   chan struct{}
 	cancelled chan struct{}
+	release   chan struct{}
 }
 
 func newCancelWorker(t *testing.T) *cancelWorker {
-	cw := &cancelWorker{started: make(chan struct{}, 8), cancelled: make(chan struct{}, 8)}
+	cw := &cancelWorker{started: make(chan struct{}, 8), cancelled: make(chan struct{}, 8), release: make(chan struct{}, 8)}
 	cw.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			return
@@ -111,6 +129,10 @@ func newCancelWorker(t *testing.T) *cancelWorker {
 		select {
 		case <-r.Context().Done():
 			cw.cancelled <- struct{}{}
+		case <-cw.release:
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(metadata.InvocationResponse{Outputs: map[string]json.RawMessage{}, Logs: []string{},
+				ReturnValue: envelopeReturn(`{"city":"Oslo","temp":21.5}`)})
 		case <-time.After(10 * time.Second):
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = io.WriteString(w, `{"Outputs":{},"Logs":[],"ReturnValue":"late"}`)
@@ -136,29 +158,29 @@ func TestCancelledNotificationCancelsTheCall(t *testing.T) {
 	srv := httptest.NewServer(h.Handler())
 	defer srv.Close()
 	session := initSession(t, srv.URL, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"0.1"}}}`)
-	done := make(chan []byte, 1)
-	go func() {
-		_, body := rpcSession(t, srv.URL, session, callBody(42, "get_weather", `{"city":"Oslo"}`))
-		done <- body
-	}()
-	cw.wait(t, cw.started, "started")
-	// Another session's cancel of the same id changes nothing.
 	other := initSession(t, srv.URL, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
+
+	// Another session's cancel of the same id changes nothing. The host
+	// handles a cancel before it answers 202: had this one reached the
+	// call, the call would be cancelled by now, and the worker's answer
+	// below would not be delivered.
+	call := goRPC(srv.URL, "", session, callBody(42, "get_weather", `{"city":"Oslo"}`))
+	cw.wait(t, cw.started, "started")
 	status, _ := rpcSession(t, srv.URL, other, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":42,"reason":"not mine"}}`)
 	require.Equal(t, http.StatusAccepted, status)
-	select {
-	case <-cw.cancelled:
-		t.Fatal("a cancel from another session stopped the call")
-	case <-time.After(200 * time.Millisecond):
-	}
-	status, _ = rpcSession(t, srv.URL, session, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":42,"reason":"user gave up"}}`)
+	cw.release <- struct{}{}
+	r := await(t, call, 10*time.Second, "the call")
+	res := callResult(t, r.body)
+	assert.False(t, res.IsError, "a cancel from another session stopped the call: %s", r.body)
+	assert.NotContains(t, logs.String(), "(Cancelled)")
+
+	// The call's own session cancels it.
+	call = goRPC(srv.URL, "", session, callBody(43, "get_weather", `{"city":"Oslo"}`))
+	cw.wait(t, cw.started, "started")
+	status, _ = rpcSession(t, srv.URL, session, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":43,"reason":"user gave up"}}`)
 	require.Equal(t, http.StatusAccepted, status)
 	cw.wait(t, cw.cancelled, "cancelled")
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the cancelled call did not end")
-	}
+	await(t, call, 10*time.Second, "the cancelled call")
 	assert.Contains(t, logs.String(), "Executed 'Functions.get_weather' (Cancelled)")
 	assert.NotContains(t, logs.String(), "level=ERROR", "a cancelled call is not a failure")
 }
@@ -216,7 +238,12 @@ func TestLivenessProbeRestartsAHungWorker(t *testing.T) {
 	_, body := rpc(t, base, "2025-06-18", callBody(2, "freeze", `{}`))
 	assert.True(t, callResult(t, body).IsError, "the call the worker hung in fails once the worker is killed: %s\n%s", body, logs)
 	var pid2 int
-	require.Eventually(t, func() bool { pid2 = envPid(t, base); return pid2 != 0 }, 20*time.Second, 50*time.Millisecond, "%s", logs)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		pid, err := tryEnvPid(base)
+		assert.NoError(c, err)
+		assert.NotZero(c, pid, "a worker answers")
+		pid2 = pid
+	}, 20*time.Second, 50*time.Millisecond, "%s", logs)
 	assert.NotEqual(t, pid1, pid2)
 	assert.Contains(t, logs.String(), "did not answer its liveness probe")
 	assert.Contains(t, logs.String(), "stopped answering its liveness probe and was killed")

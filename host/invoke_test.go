@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -13,17 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/internal/testutil"
 	"github.com/funcmcp/funcmcp/metadata"
 )
-
-// closedURL returns the URL of a loopback port nothing listens on.
-func closedURL(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	url := "http://" + ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return url
-}
 
 func TestWorkerFailures(t *testing.T) {
 	fw := newFakeWorker(t)
@@ -39,7 +30,7 @@ func TestWorkerFailures(t *testing.T) {
 		{"timeout", "slow", "", `invoking tool 'slow' failed: POST /slow: the worker did not answer within 200ms`},
 		{"connection closed mid-call", "crash", "", `invoking tool 'crash' failed: POST /crash: `},
 		{"bad result envelope", "badenvelope", "", `invoking tool 'badenvelope' failed: decoding the tool result: `},
-		{"connection refused", "get_weather", closedURL(t), `connect: connection refused`},
+		{"connection refused", "get_weather", testutil.ReservePort(t).URL(), `connect: connection refused`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -208,44 +208,63 @@ func BenchmarkLegacySSEPing_CrossInstance(b *testing.B) {
 func benchPings(b *testing.B, hostA, hostB string, parallel bool) {
 	var mu sync.Mutex
 	var lat []time.Duration
-	one := func(st *testutil.SSEStream, msgURL string, id int) {
+	// one sends a ping on msgURL and reads its reply from st. It reports
+	// problems as errors: with RunParallel it runs off the benchmark's
+	// goroutine.
+	one := func(st *testutil.SSEStream, msgURL string, id int) error {
 		start := time.Now()
-		code, body := postMessage(b, msgURL, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id))
-		if code != http.StatusAccepted {
-			b.Fatalf("POST: %d %s", code, body)
+		resp, err := http.Post(msgURL, "application/json", strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id)))
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			return fmt.Errorf("POST: %d %s", resp.StatusCode, body)
 		}
 		ev, err := st.Next(30 * time.Second)
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 		d := time.Since(start)
 		if want := fmt.Sprintf(`"id":%d,`, id); !strings.Contains(ev.Data, want) {
-			b.Fatalf("reply %s, want id %d", ev.Data, id)
+			return fmt.Errorf("reply %s, want id %d", ev.Data, id)
 		}
 		mu.Lock()
 		lat = append(lat, d)
 		mu.Unlock()
+		return nil
 	}
-	open := func() (*testutil.SSEStream, string) {
+	open := func() (*testutil.SSEStream, string, error) {
 		st, err := testutil.OpenSSE(context.Background(), hostA+SSEPath, nil)
-		require.NoError(b, err)
-		return st, testutil.OnHost(st.Endpoint, hostB)
+		if err != nil {
+			return nil, "", err
+		}
+		return st, testutil.OnHost(st.Endpoint, hostB), nil
 	}
 	start := time.Now()
 	if parallel {
 		b.SetParallelism(4)
 		b.RunParallel(func(pb *testing.PB) {
-			st, msgURL := open()
+			st, msgURL, err := open()
+			if err != nil {
+				b.Error(err)
+				return
+			}
 			defer st.Close()
 			for i := 0; pb.Next(); i++ {
-				one(st, msgURL, i)
+				if err := one(st, msgURL, i); err != nil {
+					b.Error(err)
+					return
+				}
 			}
 		})
 	} else {
-		st, msgURL := open()
+		st, msgURL, err := open()
+		require.NoError(b, err)
 		defer st.Close()
 		for i := 0; b.Loop(); i++ {
-			one(st, msgURL, i)
+			require.NoError(b, one(st, msgURL, i))
 		}
 	}
 	elapsed := time.Since(start)

@@ -20,7 +20,8 @@ import (
 
 // notifyWorker is a custom handler whose one function, "work", runs a
 // scripted use of the notification channel the host offers it, then answers
-// "done".
+// "done". The script runs on the worker's goroutine: it reports problems
+// with t.Errorf (assert), never by ending the test.
 type notifyWorker struct {
 	srv    *httptest.Server
 	mu     sync.Mutex
@@ -71,17 +72,22 @@ func notifyHost(t testing.TB) (*Host, *httptest.Server, *notifyWorker) {
 }
 
 // postNotification sends one notification the way the worker SDK does and
-// returns the status.
+// returns the status (0 when the request failed, reported with t.Errorf:
+// it runs on the worker's goroutine).
 func postNotification(t testing.TB, target, token, body string) int {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(body))
-	require.NoError(t, err)
+	if !assert.NoError(t, err) {
+		return 0
+	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	if !assert.NoError(t, err, "posting a notification") {
+		return 0
+	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
 	return resp.StatusCode
@@ -116,20 +122,20 @@ func callStream(t testing.TB, srv *httptest.Server, meta string, headers map[str
 
 func TestWorkerProgressReachesTheClientBeforeTheResult(t *testing.T) {
 	_, srv, nw := notifyHost(t)
-	var statuses []int
+	statuses := make(chan []int, 1)
 	nw.script = func(t testing.TB, offer http.Header) {
 		target, token := offer.Get(metadata.HeaderNotifyURL), offer.Get(metadata.HeaderNotifyToken)
-		statuses = append(statuses,
+		statuses <- []int{
 			postNotification(t, target, token, `{"type":"progress","progress":1,"total":2,"message":"half"}`),
 			postNotification(t, target, token, `{"type":"log","level":"info","data":"not asked for"}`),
-			postNotification(t, target, token, `{"type":"progress","progress":2,"total":2}`))
+			postNotification(t, target, token, `{"type":"progress","progress":2,"total":2}`)}
 	}
 	events := callStream(t, srv, `,"_meta":{"progressToken":"p-9"}`, nil)
 	require.Len(t, events, 3)
 	assert.JSONEq(t, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p-9","progress":1,"total":2,"message":"half"}}`, events[0])
 	assert.JSONEq(t, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p-9","progress":2,"total":2}}`, events[1])
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"done"}]}}`, events[2])
-	assert.Equal(t, []int{http.StatusNoContent, http.StatusNoContent, http.StatusNoContent}, statuses, "a filtered log is accepted and dropped")
+	assert.Equal(t, []int{http.StatusNoContent, http.StatusNoContent, http.StatusNoContent}, <-statuses, "a filtered log is accepted and dropped")
 
 	offer := nw.lastHeader()
 	u, err := url.Parse(offer.Get(metadata.HeaderNotifyURL))

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -22,17 +21,6 @@ import (
 
 	"github.com/funcmcp/funcmcp/metadata"
 )
-
-// buildWorker builds testdata/worker into dir/name.
-func buildWorker(t *testing.T, dir, name string) string {
-	t.Helper()
-	out := filepath.Join(dir, name)
-	cmd := exec.Command("go", "build", "-o", out, "./testdata/worker")
-	cmd.Env = os.Environ()
-	data, err := cmd.CombinedOutput()
-	require.NoError(t, err, "building the test worker: %s", data)
-	return out
-}
 
 func requireUnix(t *testing.T) {
 	if runtime.GOOS == "windows" {
@@ -231,18 +219,14 @@ func TestWorkerRestart(t *testing.T) {
 	// workerPid calls env until a worker answers (bounded) and returns its pid.
 	workerPid := func() int {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for time.Now().Before(deadline) {
-			_, body := rpc(t, base, "2025-06-18", callBody(1, "env", ""))
-			if res := callResult(t, body); !res.IsError {
-				var env struct{ Pid int }
-				require.NoError(t, json.Unmarshal(res.StructuredContent, &env))
-				return env.Pid
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatalf("no worker answered\n%s\n%s", out, logs)
-		return 0
+		var pid int
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			p, err := tryEnvPid(base)
+			assert.NoError(c, err)
+			assert.NotZero(c, p, "a worker answers")
+			pid = p
+		}, 20*time.Second, 50*time.Millisecond, "no worker answered\n%s\n%s", out, logs)
+		return pid
 	}
 	crash := func(code int) {
 		t.Helper()

@@ -43,7 +43,10 @@ func runWorkerHostReady(t *testing.T, root string) (*Host, *syncBuffer, context.
 func runWorkerHostAt(t *testing.T, root string, opts Options) (*Host, *syncBuffer, context.CancelFunc, <-chan error) {
 	t.Helper()
 	logs := &syncBuffer{}
-	opts.ScriptRoot, opts.Addr, opts.Output, opts.Logger, opts.SystemKey = root, "127.0.0.1:0", io.Discard, newLogger(logs), testKey
+	opts.ScriptRoot, opts.Addr, opts.Logger, opts.SystemKey = root, "127.0.0.1:0", newLogger(logs), testKey
+	if opts.Output == nil {
+		opts.Output = io.Discard
+	}
 	h, err := New(&opts)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -69,39 +72,26 @@ func runWorkerHostAt(t *testing.T, root string, opts Options) (*Host, *syncBuffe
 }
 
 func TestGracefulStop(t *testing.T) {
-	h, logs, stop, done := runWorkerHost(t, Options{DrainTimeout: time.Second})
+	out := &syncBuffer{}
+	h, logs, stop, done := runWorkerHost(t, Options{DrainTimeout: time.Second, Output: out})
 	base := strings.TrimSuffix(h.Endpoint(), MCPPath)
-	type reply struct {
-		status int
-		body   []byte
-	}
-	call := func(id int, ms string) <-chan reply {
-		ch := make(chan reply, 1)
-		go func() {
-			status, body := rpc(t, base, "2025-06-18", callBody(id, "sleep", `{"ms":`+ms+`}`))
-			ch <- reply{status, body}
-		}()
-		return ch
-	}
-	short := call(1, "300")  // finishes within the drain bound
-	long := call(2, "20000") // does not
-	time.Sleep(100 * time.Millisecond)
+	short := goRPC(base, "2025-06-18", "", callBody(1, "sleep", `{"ms":300}`))  // finishes within the drain bound
+	long := goRPC(base, "2025-06-18", "", callBody(2, "sleep", `{"ms":20000}`)) // does not
+	// Both calls are running in the worker (it prints each invocation)
+	// before the host is told to stop.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, 2, strings.Count(out.String(), "[handler] invoked sleep"))
+	}, 10*time.Second, 5*time.Millisecond, "the calls did not reach the worker\n%s", logs)
 	stop()
-	start := time.Now()
 
-	r := <-short
+	r := await(t, short, 10*time.Second, "the short call")
 	assert.Equal(t, http.StatusOK, r.status)
 	res := callResult(t, r.body)
 	assert.False(t, res.IsError, "a call that finishes within the drain bound gets its result: %s", r.body)
 
-	select {
-	case r = <-long:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("the long call got no reply\n%s", logs)
-	}
+	r = await(t, long, 10*time.Second, "the long call")
 	assert.Equal(t, http.StatusOK, r.status)
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"`+guard.ShuttingDownMessage+`"}}`, string(r.body))
-	assert.Less(t, time.Since(start), 5*time.Second)
 	select {
 	case err := <-done:
 		assert.NoError(t, err)
@@ -157,21 +147,30 @@ func TestConnectionDeadlines(t *testing.T) {
 	})
 }
 
+// TestConnectionLimit: Run serves through the connection-limit listener
+// (its behaviour is guard's TestLimitListener).
 func TestConnectionLimit(t *testing.T) {
-	h, _, _, _ := runWorkerHost(t, Options{MaxConnections: 2})
-	addr := strings.TrimPrefix(strings.TrimSuffix(h.Endpoint(), MCPPath), "http://")
+	root := weatherApp(t, `{"version":"2.0"}`)
+	_, base := serveTestHost(t, root, newFakeWorker(t).srv.URL, &Options{MaxConnections: 2})
+	addr := strings.TrimPrefix(base, "http://")
+	statusRequest := "GET " + StatusPath + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Functions-Key: " + testKey + "\r\n\r\n"
+	// Two connections, each shown to be accepted by a request answered on
+	// it, and kept open.
 	var held []net.Conn
 	for range 2 {
 		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
+		_, err = io.WriteString(c, statusRequest)
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
 		held = append(held, c)
 	}
-	defer func() {
-		for _, c := range held {
-			c.Close()
-		}
-	}()
-	time.Sleep(50 * time.Millisecond) // let the server accept both
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer c.Close()
@@ -182,18 +181,16 @@ func TestConnectionLimit(t *testing.T) {
 	resp.Body.Close()
 	// Freed slots are reused.
 	held[0].Close()
-	held = held[1:]
-	base := strings.TrimSuffix(h.Endpoint(), MCPPath)
-	require.Eventually(t, func() bool {
+	assert.EventuallyWithT(t, func(c *assert.CollectT) {
 		req, _ := http.NewRequest(http.MethodGet, base+StatusPath, nil)
 		req.Header.Set("X-Functions-Key", testKey)
 		req.Close = true
 		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false
+		if !assert.NoError(c, err) {
+			return
 		}
 		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
+		assert.Equal(c, http.StatusOK, resp.StatusCode)
 	}, 5*time.Second, 20*time.Millisecond)
 }
 

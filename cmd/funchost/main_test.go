@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -110,11 +111,38 @@ func TestStartupFailures(t *testing.T) {
 	}
 }
 
-// buildWorker builds the host's test worker into dir/handler.
+// testWorker is the host's test worker, built once per test binary on
+// first use and removed by TestMain.
+var testWorker struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if testWorker.dir != "" {
+		_ = os.RemoveAll(testWorker.dir)
+	}
+	os.Exit(code)
+}
+
+// buildWorker puts the host's test worker at dir/handler.
 func buildWorker(t *testing.T, dir string) {
 	t.Helper()
-	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "handler"), "../../host/testdata/worker").CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	testWorker.once.Do(func() {
+		if testWorker.dir, testWorker.err = os.MkdirTemp("", "funchost-cmd-worker-"); testWorker.err != nil {
+			return
+		}
+		out, err := exec.Command("go", "build", "-o", filepath.Join(testWorker.dir, "handler"), "../../host/testdata/worker").CombinedOutput()
+		if err != nil {
+			testWorker.err = fmt.Errorf("building the test worker: %w: %s", err, out)
+		}
+	})
+	require.NoError(t, testWorker.err)
+	data, err := os.ReadFile(filepath.Join(testWorker.dir, "handler"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "handler"), data, 0o755))
 }
 
 // lineBuffer collects output and reports the endpoint line.

@@ -170,10 +170,11 @@ func TestQueueDropsAnUndecodableMessage(t *testing.T) {
 }
 
 func TestQueueStartFailsNamingTheConnection(t *testing.T) {
-	// A port nothing listens on: Azurite is started and stopped to free it.
-	az := testutil.StartAzurite(t, repoRoot(t))
-	az.Stop()
-	q := newTestQueue(t, "instancea", az.ConnectionString(), nil)
+	// Storage on a port that refuses connections (held, not listening).
+	port := testutil.ReservePort(t)
+	conn := fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=%s;QueueEndpoint=http://%s/devstoreaccount1",
+		testutil.AzuriteAccountKey, port.Addr())
+	q := newTestQueue(t, "instancea", conn, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	err := q.Start(ctx, func(context.Context, Message) {})
@@ -197,7 +198,10 @@ func TestQueueRecoversWhenStorageReturns(t *testing.T) {
 	got.waitFor(t, 1, 10*time.Second)
 
 	az.Stop()
-	time.Sleep(time.Second)
+	// The receive loop notices before storage comes back.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Contains(c, logs.String(), "receiving from storage failed; retrying")
+	}, 20*time.Second, 20*time.Millisecond)
 	az.Start() // in memory: an empty account, the queue is gone
 
 	// The loop recreates its queue; until it has, a send finds none.

@@ -303,7 +303,18 @@ func TestLegacySSEOutlivesTheRequestDeadline(t *testing.T) {
 	defer sse.Close()
 
 	st := openStream(t, srv.URL, "", nil)
-	time.Sleep(600 * time.Millisecond)
+	// Keep-alive comments keep coming well after the 200 ms deadline the
+	// server set: each is written within a window of its own.
+	opened := time.Now()
+	for time.Since(opened) < 3*200*time.Millisecond {
+		select {
+		case ev, ok := <-st.Events:
+			require.True(t, ok, "the stream ended after %v", time.Since(opened))
+			require.Equal(t, ":", ev.Name)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no keep-alive within 5s, %v after the stream opened", time.Since(opened))
+		}
+	}
 	code, _ := post(t, st.Endpoint, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	require.Equal(t, http.StatusAccepted, code)
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"result":{}}`, next(t, st).Data)

@@ -96,7 +96,8 @@ func TestWaitReady(t *testing.T) {
 	t.Run("404 means ready", func(t *testing.T) {
 		srv := http.Server{Handler: http.NotFoundHandler()}
 		port := testutil.ReservePort(t)
-		go func() { _ = srv.Serve(port.Listen(t)) }()
+		ln := port.Listen(t)
+		go func() { _ = srv.Serve(ln) }()
 		t.Cleanup(func() { _ = srv.Close() })
 		require.NoError(t, waitReady(context.Background(), transport(t), port.URL()+"/missing", 5*time.Second, never, noErr))
 	})
@@ -116,7 +117,8 @@ func TestWaitReady(t *testing.T) {
 			t.Fatal("no poll within 10s")
 		}
 		srv := http.Server{Handler: http.NotFoundHandler()}
-		go func() { _ = srv.Serve(port.Listen(t)) }()
+		ln := port.Listen(t)
+		go func() { _ = srv.Serve(ln) }()
 		t.Cleanup(func() { _ = srv.Close() })
 		select {
 		case err := <-done:
