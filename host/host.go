@@ -1,30 +1,23 @@
 package host
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/catalog"
 	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/guard"
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
-	"github.com/funcmcp/funcmcp/host/internal/supervise"
-	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // Version is the host version sent to the worker in the
@@ -166,37 +159,6 @@ func New(opts *Options) (*Host, error) {
 	return h, nil
 }
 
-// logLoadFailure writes one log line naming the function, tool, file and reason.
-func (h *Host) logLoadFailure(err error) {
-	var te *binding.ToolError
-	var fe *metadata.FunctionError
-	switch {
-	case errors.As(err, &te):
-		h.log.Error("tool not served: "+oneLine(err.Error()),
-			"function", te.Function, "tool", te.Tool, "file", te.File, "reason", oneLine(errString(te.Err)))
-	case errors.As(err, &fe):
-		h.log.Error("function not loaded: "+oneLine(err.Error()),
-			"function", fe.Function, "file", fe.File, "reason", oneLine(errString(fe.Err)))
-	default:
-		h.log.Error("function not loaded: " + oneLine(err.Error()))
-	}
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-// oneLine joins the lines of a (joined) error message with "; ".
-func oneLine(s string) string {
-	if !strings.Contains(s, "\n") {
-		return s
-	}
-	return strings.Join(strings.Split(s, "\n"), "; ")
-}
-
 func (h *Host) routes() (http.Handler, error) {
 	r := chi.NewRouter()
 	opts := &mcp.Options{
@@ -242,49 +204,6 @@ func (h *Host) Close() error {
 	return nil
 }
 
-// Status reports the host's state and what it serves.
-func (h *Host) Status() *Status {
-	st := &Status{
-		State:       h.state.Load().(State),
-		Reason:      h.unhealthyReason(),
-		ToolsServed: len(h.cat.Tools()),
-		ToolsFailed: len(h.cat.Failures()),
-		Functions:   h.cat.Functions(),
-		Errors:      []string{},
-	}
-	for _, e := range h.cat.Failures() {
-		st.Errors = append(st.Errors, oneLine(e.Error()))
-	}
-	h.mu.Lock()
-	st.Errors = append(st.Errors, h.liveErrors...)
-	h.mu.Unlock()
-	return st
-}
-
-func (h *Host) serveStatus(w http.ResponseWriter, _ *http.Request) {
-	// The status names files relative to the script root: the machine's
-	// folders are nobody's business over HTTP.
-	st := h.Status()
-	for i := range st.Errors {
-		st.Errors[i] = h.relative(st.Errors[i])
-	}
-	for i := range st.Functions {
-		st.Functions[i].Error = h.relative(st.Functions[i].Error)
-	}
-	data, err := metadata.Marshal(st)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(data)
-}
-
-// relative removes the script root from the paths in a message.
-func (h *Host) relative(msg string) string {
-	return strings.ReplaceAll(msg, h.root+string(filepath.Separator), "")
-}
-
 // Ready is closed once Run serves and the worker is ready.
 func (h *Host) Ready() <-chan struct{} { return h.ready }
 
@@ -294,192 +213,4 @@ func (h *Host) Endpoint() string {
 		return "http://" + *a + MCPPath
 	}
 	return ""
-}
-
-// printFunctions writes the function list and one line per load failure.
-func (h *Host) printFunctions() {
-	var sb strings.Builder
-	sb.WriteString("Functions:\n\n")
-	funcs := h.cat.Functions()
-	for _, f := range funcs {
-		switch {
-		case f.Served:
-			fmt.Fprintf(&sb, "  %s: %s (tool %s)\n", f.Name, f.Trigger, f.Tool)
-		case f.Error != "":
-			if f.Tool != "" {
-				fmt.Fprintf(&sb, "  %s: %s (tool %s) (not served: see the error below)\n", f.Name, f.Trigger, f.Tool)
-			} else {
-				fmt.Fprintf(&sb, "  %s: (not loaded: see the error below)\n", f.Name)
-			}
-		default:
-			trigger := f.Trigger
-			if trigger == "" {
-				trigger = "no trigger"
-			}
-			fmt.Fprintf(&sb, "  %s: %s (not served: only mcpToolTrigger functions are)\n", f.Name, trigger)
-		}
-	}
-	if len(funcs) == 0 {
-		sb.WriteString("  (none)\n")
-	}
-	sb.WriteString("\n")
-	for _, e := range h.cat.Failures() {
-		fmt.Fprintf(&sb, "Error: %s\n", oneLine(e.Error()))
-	}
-	if len(h.cat.Failures()) > 0 {
-		sb.WriteString("\n")
-	}
-	h.console.printf("%s", sb.String())
-}
-
-// maxLiveErrors bounds the problems kept for /admin/host/status: a worker
-// that keeps crashing adds one each time, for as long as the host runs.
-const maxLiveErrors = 50
-
-// addLiveError records msg, forgetting the oldest beyond maxLiveErrors.
-func (h *Host) addLiveError(msg string) {
-	h.mu.Lock()
-	if len(h.liveErrors) >= maxLiveErrors {
-		n := copy(h.liveErrors, h.liveErrors[len(h.liveErrors)-maxLiveErrors+1:])
-		h.liveErrors = h.liveErrors[:n]
-	}
-	h.liveErrors = append(h.liveErrors, msg)
-	h.mu.Unlock()
-}
-
-// Run prints the function list, listens on opts.Addr, starts the worker (unless
-// opts.WorkerURL is set), waits until it is ready, prints
-//
-//	MCP server endpoint: http://127.0.0.1:<port>/runtime/webhooks/mcp
-//
-// and serves until ctx is done. Then it stops the server and the worker and
-// returns nil. A Host runs once.
-func (h *Host) Run(ctx context.Context) error {
-	if !h.running.CompareAndSwap(false, true) {
-		return errors.New("running the host: it already ran")
-	}
-	if h.closed.Load() {
-		return errors.New("running the host: it is closed")
-	}
-	defer h.state.Store(StateStopped)
-	defer h.Close()
-	h.printFunctions()
-
-	ln, err := net.Listen("tcp", h.opts.Addr)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", h.opts.Addr, err)
-	}
-	ln = guard.LimitListener(ln, h.opts.MaxConnections)
-	if err := h.legacy.start(ctx); err != nil {
-		_ = ln.Close()
-		return err
-	}
-	defer func() {
-		if err := h.legacy.stop(ctx); err != nil {
-			h.log.Warn("stopping the backplane failed", "error", err)
-		}
-	}()
-	srv := &http.Server{
-		Handler:           guard.Deadlines(h.handler, h.opts.ReadTimeout, h.writeWithin()),
-		ReadHeaderTimeout: h.opts.ReadHeaderTimeout,
-		IdleTimeout:       h.opts.IdleTimeout,
-		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
-	}
-	srv.RegisterOnShutdown(h.legacy.sse.Close) // SSE streams never end by themselves
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-	// shutdown stops accepting, lets running calls finish within
-	// DrainTimeout, then stops those left (each is answered with a JSON-RPC
-	// error) and waits up to StopTimeout more for their replies.
-	shutdown := func() {
-		h.state.Store(StateStopping)
-		done := make(chan error, 1)
-		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.DrainTimeout+h.opts.StopTimeout)
-		defer cancel()
-		go func() { done <- srv.Shutdown(bctx) }()
-		t := time.NewTimer(h.opts.DrainTimeout)
-		defer t.Stop()
-		select {
-		case <-done:
-			return
-		case <-t.C:
-		}
-		h.log.Warn("stopping the tool calls still running after the drain timeout", "drainTimeout", h.opts.DrainTimeout)
-		h.calls.StopWaiting()
-		if err := <-done; err != nil {
-			_ = srv.Close()
-		}
-	}
-
-	var sup *supervise.Supervisor
-	var superviseCancel context.CancelFunc = func() {}
-	var supervised chan error
-	if h.opts.WorkerURL == "" {
-		sup = h.newSupervisor()
-		if err := sup.Start(ctx); err != nil {
-			shutdown()
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("starting the worker: %w", err)
-		}
-		var sctx context.Context
-		sctx, superviseCancel = context.WithCancel(ctx)
-		supervised = make(chan error, 1)
-		go func() { supervised <- sup.Run(sctx) }()
-	}
-
-	addr := endpointAddr(ln.Addr())
-	h.addr.Store(&addr)
-	h.state.Store(StateRunning)
-	h.console.printf("MCP server endpoint: %s\n", h.Endpoint())
-	h.console.printf("MCP server legacy SSE endpoint: %s/sse\n", h.Endpoint())
-	h.console.printf("Function keys: %s\n", h.secrets.Where)
-	h.log.Info("session tokens are sealed with " + h.secrets.SessionWhere)
-	h.log.Info("legacy SSE backplane started", "backplane", h.legacy.kind, "instance", h.legacy.instanceID)
-	close(h.ready)
-
-	select {
-	case <-ctx.Done():
-		err = nil
-	case err = <-serveErr:
-		err = fmt.Errorf("serving: %w", err)
-	case err = <-supervised: // only when the supervisor itself failed
-		supervised = nil
-	}
-	superviseCancel()
-	shutdown()
-	if supervised != nil {
-		<-supervised
-	}
-	if sup != nil {
-		if serr := sup.Stop(); serr != nil {
-			err = errors.Join(err, fmt.Errorf("stopping the worker: %w", serr))
-		}
-	}
-	return err
-}
-
-// endpointAddr is the host:port clients should use: loopback for a wildcard
-// listen address.
-func endpointAddr(a net.Addr) string {
-	tcp, ok := a.(*net.TCPAddr)
-	if !ok {
-		return a.String()
-	}
-	ip := "127.0.0.1"
-	if !tcp.IP.IsUnspecified() && tcp.IP != nil {
-		ip = tcp.IP.String()
-	}
-	return net.JoinHostPort(ip, strconv.Itoa(tcp.Port))
-}
-
-// writeWithin bounds writing a response: the call timeout plus a minute,
-// which leaves a call's SSE stream all the time the call may take; 0 (no
-// bound) when calls are unbounded.
-func (h *Host) writeWithin() time.Duration {
-	if h.opts.CallTimeout > 0 {
-		return h.opts.CallTimeout + time.Minute
-	}
-	return 0
 }

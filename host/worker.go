@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/funcmcp/funcmcp/host/internal/supervise"
 )
@@ -32,6 +33,30 @@ func (e workerEvents) WorkerExited(url string) { e.h.inv.WorkerDown(url) }
 func (e workerEvents) Unhealthy(reason string) { e.h.setUnhealthy(reason) }
 func (e workerEvents) Healthy()                { e.h.setHealthy() }
 func (e workerEvents) Problem(msg string)      { e.h.addLiveError(msg) }
+
+// health is the worker's state as calls and /admin/host/status see it.
+type health struct {
+	reason atomic.Pointer[string] // non-empty while unhealthy
+}
+
+// unhealthyReason returns why the worker is unhealthy, "" when it is not.
+func (h *Host) unhealthyReason() string {
+	if r := h.health.reason.Load(); r != nil {
+		return *r
+	}
+	return ""
+}
+
+func (h *Host) setUnhealthy(reason string) {
+	h.health.reason.Store(&reason)
+	h.state.Store(StateUnhealthy)
+}
+
+func (h *Host) setHealthy() {
+	if h.health.reason.Swap(nil) != nil {
+		h.state.CompareAndSwap(StateUnhealthy, StateRunning)
+	}
+}
 
 // console serializes writes of whole lines to the host's output: the
 // host's own lines and the worker's.

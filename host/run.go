@@ -1,0 +1,152 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/funcmcp/funcmcp/host/internal/guard"
+	"github.com/funcmcp/funcmcp/host/internal/supervise"
+)
+
+// Run prints the function list, listens on opts.Addr, starts the worker (unless
+// opts.WorkerURL is set), waits until it is ready, prints
+//
+//	MCP server endpoint: http://127.0.0.1:<port>/runtime/webhooks/mcp
+//
+// and serves until ctx is done. Then it stops the server and the worker and
+// returns nil. A Host runs once.
+func (h *Host) Run(ctx context.Context) error {
+	if !h.running.CompareAndSwap(false, true) {
+		return errors.New("running the host: it already ran")
+	}
+	if h.closed.Load() {
+		return errors.New("running the host: it is closed")
+	}
+	defer h.state.Store(StateStopped)
+	defer h.Close()
+	h.printFunctions()
+
+	ln, err := net.Listen("tcp", h.opts.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", h.opts.Addr, err)
+	}
+	ln = guard.LimitListener(ln, h.opts.MaxConnections)
+	if err := h.legacy.start(ctx); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer func() {
+		if err := h.legacy.stop(ctx); err != nil {
+			h.log.Warn("stopping the backplane failed", "error", err)
+		}
+	}()
+	srv := &http.Server{
+		Handler:           guard.Deadlines(h.handler, h.opts.ReadTimeout, h.writeWithin()),
+		ReadHeaderTimeout: h.opts.ReadHeaderTimeout,
+		IdleTimeout:       h.opts.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
+	}
+	srv.RegisterOnShutdown(h.legacy.sse.Close) // SSE streams never end by themselves
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	// shutdown stops accepting, lets running calls finish within
+	// DrainTimeout, then stops those left (each is answered with a JSON-RPC
+	// error) and waits up to StopTimeout more for their replies.
+	shutdown := func() {
+		h.state.Store(StateStopping)
+		done := make(chan error, 1)
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.DrainTimeout+h.opts.StopTimeout)
+		defer cancel()
+		go func() { done <- srv.Shutdown(bctx) }()
+		t := time.NewTimer(h.opts.DrainTimeout)
+		defer t.Stop()
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		h.log.Warn("stopping the tool calls still running after the drain timeout", "drainTimeout", h.opts.DrainTimeout)
+		h.calls.StopWaiting()
+		if err := <-done; err != nil {
+			_ = srv.Close()
+		}
+	}
+
+	var sup *supervise.Supervisor
+	var superviseCancel context.CancelFunc = func() {}
+	var supervised chan error
+	if h.opts.WorkerURL == "" {
+		sup = h.newSupervisor()
+		if err := sup.Start(ctx); err != nil {
+			shutdown()
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("starting the worker: %w", err)
+		}
+		var sctx context.Context
+		sctx, superviseCancel = context.WithCancel(ctx)
+		supervised = make(chan error, 1)
+		go func() { supervised <- sup.Run(sctx) }()
+	}
+
+	addr := endpointAddr(ln.Addr())
+	h.addr.Store(&addr)
+	h.state.Store(StateRunning)
+	h.console.printf("MCP server endpoint: %s\n", h.Endpoint())
+	h.console.printf("MCP server legacy SSE endpoint: %s/sse\n", h.Endpoint())
+	h.console.printf("Function keys: %s\n", h.secrets.Where)
+	h.log.Info("session tokens are sealed with " + h.secrets.SessionWhere)
+	h.log.Info("legacy SSE backplane started", "backplane", h.legacy.kind, "instance", h.legacy.instanceID)
+	close(h.ready)
+
+	select {
+	case <-ctx.Done():
+		err = nil
+	case err = <-serveErr:
+		err = fmt.Errorf("serving: %w", err)
+	case err = <-supervised: // only when the supervisor itself failed
+		supervised = nil
+	}
+	superviseCancel()
+	shutdown()
+	if supervised != nil {
+		<-supervised
+	}
+	if sup != nil {
+		if serr := sup.Stop(); serr != nil {
+			err = errors.Join(err, fmt.Errorf("stopping the worker: %w", serr))
+		}
+	}
+	return err
+}
+
+// endpointAddr is the host:port clients should use: loopback for a wildcard
+// listen address.
+func endpointAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	ip := "127.0.0.1"
+	if !tcp.IP.IsUnspecified() && tcp.IP != nil {
+		ip = tcp.IP.String()
+	}
+	return net.JoinHostPort(ip, strconv.Itoa(tcp.Port))
+}
+
+// writeWithin bounds writing a response: the call timeout plus a minute,
+// which leaves a call's SSE stream all the time the call may take; 0 (no
+// bound) when calls are unbounded.
+func (h *Host) writeWithin() time.Duration {
+	if h.opts.CallTimeout > 0 {
+		return h.opts.CallTimeout + time.Minute
+	}
+	return 0
+}

@@ -1,0 +1,137 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+
+	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// logLoadFailure writes one log line naming the function, tool, file and reason.
+func (h *Host) logLoadFailure(err error) {
+	var te *binding.ToolError
+	var fe *metadata.FunctionError
+	switch {
+	case errors.As(err, &te):
+		h.log.Error("tool not served: "+oneLine(err.Error()),
+			"function", te.Function, "tool", te.Tool, "file", te.File, "reason", oneLine(errString(te.Err)))
+	case errors.As(err, &fe):
+		h.log.Error("function not loaded: "+oneLine(err.Error()),
+			"function", fe.Function, "file", fe.File, "reason", oneLine(errString(fe.Err)))
+	default:
+		h.log.Error("function not loaded: " + oneLine(err.Error()))
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// oneLine joins the lines of a (joined) error message with "; ".
+func oneLine(s string) string {
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	return strings.Join(strings.Split(s, "\n"), "; ")
+}
+
+// Status reports the host's state and what it serves.
+func (h *Host) Status() *Status {
+	st := &Status{
+		State:       h.state.Load().(State),
+		Reason:      h.unhealthyReason(),
+		ToolsServed: len(h.cat.Tools()),
+		ToolsFailed: len(h.cat.Failures()),
+		Functions:   h.cat.Functions(),
+		Errors:      []string{},
+	}
+	for _, e := range h.cat.Failures() {
+		st.Errors = append(st.Errors, oneLine(e.Error()))
+	}
+	h.mu.Lock()
+	st.Errors = append(st.Errors, h.liveErrors...)
+	h.mu.Unlock()
+	return st
+}
+
+func (h *Host) serveStatus(w http.ResponseWriter, _ *http.Request) {
+	// The status names files relative to the script root: the machine's
+	// folders are nobody's business over HTTP.
+	st := h.Status()
+	for i := range st.Errors {
+		st.Errors[i] = h.relative(st.Errors[i])
+	}
+	for i := range st.Functions {
+		st.Functions[i].Error = h.relative(st.Functions[i].Error)
+	}
+	data, err := metadata.Marshal(st)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(data)
+}
+
+// relative removes the script root from the paths in a message.
+func (h *Host) relative(msg string) string {
+	return strings.ReplaceAll(msg, h.root+string(filepath.Separator), "")
+}
+
+// printFunctions writes the function list and one line per load failure.
+func (h *Host) printFunctions() {
+	var sb strings.Builder
+	sb.WriteString("Functions:\n\n")
+	funcs := h.cat.Functions()
+	for _, f := range funcs {
+		switch {
+		case f.Served:
+			fmt.Fprintf(&sb, "  %s: %s (tool %s)\n", f.Name, f.Trigger, f.Tool)
+		case f.Error != "":
+			if f.Tool != "" {
+				fmt.Fprintf(&sb, "  %s: %s (tool %s) (not served: see the error below)\n", f.Name, f.Trigger, f.Tool)
+			} else {
+				fmt.Fprintf(&sb, "  %s: (not loaded: see the error below)\n", f.Name)
+			}
+		default:
+			trigger := f.Trigger
+			if trigger == "" {
+				trigger = "no trigger"
+			}
+			fmt.Fprintf(&sb, "  %s: %s (not served: only mcpToolTrigger functions are)\n", f.Name, trigger)
+		}
+	}
+	if len(funcs) == 0 {
+		sb.WriteString("  (none)\n")
+	}
+	sb.WriteString("\n")
+	for _, e := range h.cat.Failures() {
+		fmt.Fprintf(&sb, "Error: %s\n", oneLine(e.Error()))
+	}
+	if len(h.cat.Failures()) > 0 {
+		sb.WriteString("\n")
+	}
+	h.console.printf("%s", sb.String())
+}
+
+// maxLiveErrors bounds the problems kept for /admin/host/status: a worker
+// that keeps crashing adds one each time, for as long as the host runs.
+const maxLiveErrors = 50
+
+// addLiveError records msg, forgetting the oldest beyond maxLiveErrors.
+func (h *Host) addLiveError(msg string) {
+	h.mu.Lock()
+	if len(h.liveErrors) >= maxLiveErrors {
+		n := copy(h.liveErrors, h.liveErrors[len(h.liveErrors)-maxLiveErrors+1:])
+		h.liveErrors = h.liveErrors[:n]
+	}
+	h.liveErrors = append(h.liveErrors, msg)
+	h.mu.Unlock()
+}
