@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -31,19 +32,32 @@ type Tool struct {
 	Required []string
 }
 
-// LoadTool parses the trigger binding b of fn and checks and compiles both of
-// its schemas. Every problem is returned, joined; each is a *ToolError.
+// LoadTool decides whether the trigger binding b of fn is a tool that can be
+// served, and prepares it: the trigger's keys and the tool name rule
+// ([ParseTrigger]), then its schemas checked ([ParseSchema]: bounds of
+// [Limits], here the defaults, shape, $ref checks) and compiled within the
+// compile-time budget. It
+// is the one rule both sides apply: the worker SDK before it emits a
+// function.json, funchost when it loads one. Every problem is returned,
+// joined; each is a *ToolError.
 func LoadTool(fn *metadata.Function, b *metadata.Binding, file string) (*Tool, error) {
 	return (*Compiler)(nil).LoadTool(fn, b, file)
 }
 
-// LoadTool is [LoadTool] with the schemas compiled by c, so tools with the
-// same schema text share one compiled schema.
+// LoadTool is [LoadTool] with c's limits and the schemas compiled by c, so
+// tools with the same schema text share one compiled schema.
 func (c *Compiler) LoadTool(fn *metadata.Function, b *metadata.Binding, file string) (*Tool, error) {
 	trig, err := ParseTrigger(fn, b, file)
 	if err != nil {
 		return nil, err
 	}
+	return withinBudget(trig.Function, file, trig.ToolName, c.limits().CompileTime, func() (*Tool, error) {
+		return c.compileTool(trig)
+	})
+}
+
+// compileTool checks and compiles the schemas of a parsed trigger.
+func (c *Compiler) compileTool(trig *Trigger) (*Tool, error) {
 	in, inErr := trig.inputSchema(c)
 	out, outErr := trig.outputSchema(c)
 	natural, field, natErr := trig.naturalOutputSchema(c, out)
@@ -101,7 +115,7 @@ func requiredNames(s *Schema) []string {
 	var names []string
 	for _, raw := range required {
 		var name string
-		if json.Unmarshal(raw, &name) == nil && !isNull(raw) {
+		if json.Unmarshal(raw, &name) == nil && !jsonx.IsNull(raw) {
 			names = append(names, name)
 		}
 	}
@@ -115,7 +129,7 @@ func (t *Tool) MissingArguments(args map[string]json.RawMessage) []string {
 	var missing []string
 	for _, name := range t.Required {
 		raw, ok := args[name]
-		if !ok || len(raw) == 0 || isNull(raw) {
+		if !ok || jsonx.IsAbsent(raw) {
 			missing = append(missing, name)
 		}
 	}

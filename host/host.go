@@ -288,8 +288,8 @@ func New(opts *Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the host keys: %w", err)
 	}
-	reg, err := loadRegistry(root, &appLimits{fileBytes: int64(o.MaxFunctionFileBytes), schemaBytes: o.MaxSchemaBytes,
-		schemaDepth: o.MaxSchemaDepth, compileTime: o.SchemaCompileTime})
+	reg, err := loadRegistry(root, &appLimits{fileBytes: int64(o.MaxFunctionFileBytes), schema: binding.Limits{
+		SchemaBytes: o.MaxSchemaBytes, SchemaDepth: o.MaxSchemaDepth, CompileTime: o.SchemaCompileTime}})
 	if err != nil {
 		return nil, fmt.Errorf("loading functions: %w", err)
 	}

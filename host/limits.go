@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
 // Defaults of the bounds in [Options].
@@ -56,7 +57,7 @@ func (l *limits) checkArguments(args map[string]json.RawMessage) error {
 		if size > l.argBytes {
 			return invalidArgs(fmt.Sprintf("the arguments exceed %d bytes", l.argBytes))
 		}
-		d, k := measureJSON(raw)
+		d, k := jsonx.Measure(raw)
 		depth = max(depth, d+1)
 		keys += k
 	}
@@ -71,38 +72,6 @@ func (l *limits) checkArguments(args map[string]json.RawMessage) error {
 
 func invalidArgs(reason string) error {
 	return &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: "Invalid params: " + reason + "."}
-}
-
-// measureJSON returns the nesting depth of a valid JSON text and the number
-// of object keys in it, without decoding it.
-func measureJSON(data []byte) (depth, keys int) {
-	cur := 0
-	inString, escaped := false, false
-	for _, c := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			cur++
-			depth = max(depth, cur)
-		case '}', ']':
-			cur--
-		case ':':
-			keys++
-		}
-	}
-	return depth, keys
 }
 
 // admit takes a call slot, or refuses with a busy error when all are taken.

@@ -113,7 +113,7 @@ type loadedTool struct {
 // indexed like fns.
 func loadTools(root string, fns []*metadata.Function, lim *appLimits) []loadedTool {
 	out := make([]loadedTool, len(fns))
-	var compiler binding.Compiler
+	compiler := binding.Compiler{Limits: lim.schema}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(goruntime.GOMAXPROCS(0), len(fns)) {
@@ -124,14 +124,7 @@ func loadTools(root string, fns []*metadata.Function, lim *appLimits) []loadedTo
 				fn := fns[i]
 				if triggers := fn.ToolTriggers(); len(triggers) == 1 {
 					file := filepath.Join(root, fn.Name, metadata.FunctionFile)
-					if err := checkTrigger(fn, triggers[0], file, lim); err != nil {
-						out[i].err = err
-						continue
-					}
-					toolName, _ := triggers[0].LookupString(metadata.KeyToolName)
-					out[i].tool, out[i].err = loadToolBounded(fn, file, toolName, lim.compileTime, func() (*binding.Tool, error) {
-						return compiler.LoadTool(fn, triggers[0], file)
-					})
+					out[i].tool, out[i].err = compiler.LoadTool(fn, triggers[0], file)
 				}
 			}
 		}()

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -198,7 +199,7 @@ func (h *handler) serveModern(req *request, msg *message) bool {
 		if msg.id != nil && hasHeader && slices.Contains(h.modern, headerVersion) {
 			if !isModernMethod(msg.method) {
 				h.refuse(req.w, http.StatusNotFound, validID(req.id), CodeMethodNotFound,
-					"Method not found: '"+SafeText(msg.method)+"' is not available in protocol version "+headerVersion+".", nil)
+					"Method not found: '"+jsonx.SafeText(msg.method)+"' is not available in protocol version "+headerVersion+".", nil)
 				return true
 			}
 			h.refuse(req.w, http.StatusBadRequest, validID(req.id), CodeInvalidParams,
@@ -258,7 +259,7 @@ func (h *handler) serveModern(req *request, msg *message) bool {
 	default:
 		// ping, initialize, logging/setLevel… are not part of 2026-07-28.
 		h.refuse(req.w, http.StatusNotFound, id, CodeMethodNotFound,
-			"Method not found: '"+SafeText(msg.method)+"' is not available in protocol version "+meta.ProtocolVersion+".", nil)
+			"Method not found: '"+jsonx.SafeText(msg.method)+"' is not available in protocol version "+meta.ProtocolVersion+".", nil)
 	}
 	return true
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/funcmcp/funcmcp/metadata"
@@ -182,15 +181,4 @@ func isAbsent(raw json.RawMessage) bool {
 // HTML escaping (see [metadata.AppendJSONString]).
 func appendString(b *bytes.Buffer, s string) {
 	b.Write(metadata.AppendJSONString(b.AvailableBuffer(), s))
-}
-
-// SafeText is s fit to echo in a message: invalid UTF-8 replaced, and cut
-// after 140 bytes. Names a client or an app folder sent (methods, tools)
-// go through it.
-func SafeText(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) > 140 {
-		s = strings.ToValidUTF8(s[:140], "") + "…"
-	}
-	return s
 }
