@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
 // Function is one function of a function app: its folder name and the
@@ -166,7 +168,7 @@ func (f *Function) UnmarshalJSON(data []byte) error {
 			f.SetExtra(fl.Key, fl.Value)
 			continue
 		}
-		if bytes.Equal(fl.Value, []byte("null")) {
+		if jsonx.IsNull(fl.Value) {
 			continue
 		}
 		var raws []json.RawMessage
@@ -275,6 +277,17 @@ func ReadApp(root string, opts *ReadOptions) (fns []*Function, errs []error, err
 	return fns, errs, nil
 }
 
+// CheckFileSize is the size rule for a function.json: at most limit bytes
+// (the host's limit; [DefaultMaxFunctionFileBytes] unless configured). The
+// host applies it before it reads a file, and the worker SDK before it writes
+// one, with the same message.
+func CheckFileSize(size, limit int64) error {
+	if size > limit {
+		return fmt.Errorf("%d bytes, more than the limit of %d", size, limit)
+	}
+	return nil
+}
+
 // readRegular reads file, described by st, if it is a regular file of at most
 // limit bytes; the limit is checked again while reading, as the file may grow.
 func readRegular(file string, st fs.FileInfo, limit int64) ([]byte, error) {
@@ -282,7 +295,7 @@ func readRegular(file string, st fs.FileInfo, limit int64) ([]byte, error) {
 	case !st.Mode().IsRegular():
 		return nil, fmt.Errorf("not a regular file (%s): not read", fileKind(st.Mode()))
 	case st.Size() > limit:
-		return nil, fmt.Errorf("%d bytes, more than the limit of %d: not read", st.Size(), limit)
+		return nil, fmt.Errorf("%w: not read", CheckFileSize(st.Size(), limit))
 	}
 	f, err := os.Open(file)
 	if err != nil {
@@ -311,24 +324,4 @@ func fileKind(m fs.FileMode) string {
 		return "a directory"
 	}
 	return "mode " + m.String()
-}
-
-// WriteFunction validates f and writes root/<f.Name>/function.json.
-func WriteFunction(root string, f *Function) error {
-	dir := filepath.Join(root, f.Name)
-	file := filepath.Join(dir, FunctionFile)
-	if err := f.Validate(); err != nil {
-		return &FunctionError{Function: f.Name, File: file, Err: err}
-	}
-	data, err := f.Encode()
-	if err != nil {
-		return &FunctionError{Function: f.Name, File: file, Err: err}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return &FunctionError{Function: f.Name, File: file, Err: err}
-	}
-	if err := os.WriteFile(file, data, 0o644); err != nil {
-		return &FunctionError{Function: f.Name, File: file, Err: err}
-	}
-	return nil
 }

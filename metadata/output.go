@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
 // OutputValidation says what happens to a tool result whose
@@ -155,7 +157,7 @@ func ParseOutputSettings(hostJSON []byte) (OutputSettings, error) {
 	str := func(key string) string {
 		raw, ok := LookupFoldMap(mcp, key)
 		var s string
-		if ok && json.Unmarshal(raw, &s) != nil && !bytes.Equal(raw, []byte("null")) {
+		if ok && json.Unmarshal(raw, &s) != nil && !jsonx.IsNull(raw) {
 			errs = append(errs, &SettingError{Key: "extensions.mcp." + key, Err: errors.New("must be a string")})
 		}
 		return s

@@ -261,6 +261,6 @@ func (a *App) EmitMetadata(dir string) error {
 	if err != nil {
 		return err
 	}
-	_, err = writeFunctions(dir, fns)
+	_, err = metadata.WriteFunctions(dir, fns)
 	return err
 }

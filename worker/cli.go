@@ -87,7 +87,7 @@ func (a *App) emit(dir string, stdout, stderr io.Writer) int {
 		printProblems(stderr, "emit-metadata: the configuration is invalid, nothing was written", err)
 		return 1
 	}
-	files, err := writeFunctions(dir, fns)
+	files, err := metadata.WriteFunctions(dir, fns)
 	if err != nil {
 		fmt.Fprintf(stderr, "emit-metadata: %v\n", err)
 		return 1
