@@ -145,6 +145,9 @@ func (a *App) build() (*compiled, error) {
 		if b.name == "" {
 			fail(ErrEmptyToolName)
 			bad = true
+		} else if err := binding.CheckToolName(b.name); err != nil {
+			fail(&ruleError{rule: ErrInvalidToolName, msg: err.Error(), err: err})
+			bad = true
 		} else if other, ok := nameOwner[strings.ToLower(b.name)]; ok {
 			fail(ruleErr(ErrDuplicateToolName, "%v: %q", ErrDuplicateToolName, other))
 			bad = true
@@ -201,10 +204,15 @@ func (a *App) build() (*compiled, error) {
 			fail(fmt.Errorf("building function.json: %w", err))
 			continue
 		}
-		// Read the binding back as the host will: the same parser and the
-		// same compiled schema check the results.
+		// Read the binding back as the host will: the same rules decide
+		// whether it can be served, and the same compiled schema checks the
+		// results.
 		rules, err := a.schemas.LoadTool(f, f.ToolTriggers()[0], "")
 		if err != nil {
+			fail(err)
+			continue
+		}
+		if err := checkEncodedSize(f); err != nil {
 			fail(err)
 			continue
 		}
@@ -216,6 +224,18 @@ func (a *App) build() (*compiled, error) {
 	}
 	sort.Slice(c.functions, func(i, j int) bool { return c.functions[i].Name < c.functions[j].Name })
 	return c, nil
+}
+
+// checkEncodedSize applies the host's function.json size rule to f.
+func checkEncodedSize(f *metadata.Function) error {
+	data, err := f.Encode()
+	if err != nil {
+		return fmt.Errorf("encoding function.json: %w", err)
+	}
+	if err := metadata.CheckFileSize(int64(len(data)), metadata.DefaultMaxFunctionFileBytes); err != nil {
+		return fmt.Errorf("function.json would be %w: the host would not read it", err)
+	}
+	return nil
 }
 
 func hasNilHandleErr(errs []error) bool {

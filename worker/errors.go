@@ -32,6 +32,10 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 var (
 	// ErrEmptyToolName: ConfigureMcpTool or AddTool was given "".
 	ErrEmptyToolName = errors.New("the tool name is empty")
+	// ErrInvalidToolName: the tool name breaks the MCP rule (1 to 128
+	// characters of A-Z, a-z, 0-9, '_', '.' and '-'), which funchost
+	// applies too (binding.CheckToolName).
+	ErrInvalidToolName = errors.New("invalid tool name")
 	// ErrInvalidFunctionName: the function folder name breaks the Azure
 	// Functions naming rule; the wrapped error says which part.
 	ErrInvalidFunctionName = errors.New("invalid function name")
