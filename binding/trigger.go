@@ -83,6 +83,9 @@ type Trigger struct {
 	// when not set (the app's apply).
 	OutputValidation metadata.OutputValidation
 	TextCopy         metadata.TextCopy
+	// InputValidation is the tool's own argument validation; "" when not
+	// set (the app's applies).
+	InputValidation metadata.OutputValidation
 }
 
 // toolErr wraps err in a *ToolError naming this trigger.
@@ -188,6 +191,11 @@ func ParseTrigger(fn *metadata.Function, b *metadata.Binding, file string) (*Tri
 		fail("%s %w", metadata.KeyOutputValidation, err)
 	} else if t.OutputValidation, err = metadata.ParseOutputValidation(s); err != nil {
 		fail("%s: %w", metadata.KeyOutputValidation, err)
+	}
+	if s, _, err := optionalString(b, metadata.KeyInputValidation); err != nil {
+		fail("%s %w", metadata.KeyInputValidation, err)
+	} else if t.InputValidation, err = metadata.ParseOutputValidation(s); err != nil {
+		fail("%s: %w", metadata.KeyInputValidation, err)
 	}
 	if s, _, err := optionalString(b, metadata.KeyTextCopy); err != nil {
 		fail("%s %w", metadata.KeyTextCopy, err)

@@ -61,9 +61,10 @@ type ToolOptions struct {
 	// ContentKinds are the declared content kinds (MIME types) of the
 	// tool's results, written as contentKinds; nil declares none.
 	ContentKinds []string
-	// OutputValidation and TextCopy, when set, are written as the tool's
-	// own outputValidation and textCopy.
+	// OutputValidation, InputValidation and TextCopy, when set, are written
+	// as the tool's own outputValidation, inputValidation and textCopy.
 	OutputValidation OutputValidation
+	InputValidation  OutputValidation
 	TextCopy         TextCopy
 }
 
@@ -83,6 +84,7 @@ type parsedTrigger struct {
 	naturalOutputSchema  *string
 	contentKinds         *string
 	outputValidation     OutputValidation
+	inputValidation      OutputValidation
 	textCopy             TextCopy
 	useWorkerInputSchema bool
 	useResultSchema      bool
@@ -202,8 +204,8 @@ func (b *BindingBuilder) ResolveOutputSchema() *BindingBuilder {
 }
 
 // ResolveOutputRules writes what funcmcp alone reads about the tool's
-// results: contentKinds, outputValidation and textCopy (keys the Functions
-// host ignores), each only when set.
+// results and arguments: contentKinds, outputValidation, inputValidation and
+// textCopy (keys the Functions host ignores), each only when set.
 func (b *BindingBuilder) ResolveOutputRules() *BindingBuilder {
 	for _, t := range b.triggers {
 		if t.options == nil {
@@ -219,6 +221,7 @@ func (b *BindingBuilder) ResolveOutputRules() *BindingBuilder {
 			t.contentKinds = &s
 		}
 		t.outputValidation = t.options.OutputValidation
+		t.inputValidation = t.options.InputValidation
 		t.textCopy = t.options.TextCopy
 	}
 	return b
@@ -272,6 +275,9 @@ func (b *BindingBuilder) Build() error {
 		}
 		if t.outputValidation != "" {
 			t.binding.SetString(KeyOutputValidation, string(t.outputValidation))
+		}
+		if t.inputValidation != "" {
+			t.binding.SetString(KeyInputValidation, string(t.inputValidation))
 		}
 		if t.textCopy != "" {
 			t.binding.SetString(KeyTextCopy, string(t.textCopy))
