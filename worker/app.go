@@ -40,6 +40,12 @@ type Options struct {
 	// value of extensions.mcp.textCopy in host.json, else json. A tool
 	// overrides it with [ToolBuilder.WithTextCopy].
 	TextCopy TextCopy
+	// InputValidation is the app's validation of a call's arguments against
+	// the tool's input schema, before the handler runs; "" means the value
+	// of extensions.mcp.inputValidation in host.json, else strict (an
+	// isError result naming the tool and the JSON pointer of each problem).
+	// A tool overrides it with [ToolBuilder.WithInputValidation].
+	InputValidation OutputValidation
 	// ScriptRoot is the folder whose host.json the server reads (the
 	// output settings above); "" means $FUNCTIONS_APP_ROOT_PATH, which the
 	// Functions host sets, else the current directory. A missing host.json
@@ -75,7 +81,8 @@ func New(opts *Options) *App {
 	}
 	a := &App{stdout: o.Stdout, stderr: o.Stderr, logger: o.Logger,
 		shutdownTimeout: o.ShutdownTimeout, maxBody: o.MaxBodyBytes, byName: map[string]*ToolBuilder{},
-		output: metadata.OutputSettings{Validation: o.OutputValidation, TextCopy: o.TextCopy}, scriptRoot: o.ScriptRoot}
+		output:     metadata.OutputSettings{Validation: o.OutputValidation, InputValidation: o.InputValidation, TextCopy: o.TextCopy},
+		scriptRoot: o.ScriptRoot}
 	if a.stdout == nil {
 		a.stdout = os.Stdout
 	}
@@ -194,6 +201,7 @@ func (a *App) build() (*compiled, error) {
 			continue
 		}
 		opts.OutputValidation = cmp.Or(opts.OutputValidation, a.output.Validation)
+		opts.InputValidation = cmp.Or(opts.InputValidation, a.output.InputValidation)
 		opts.TextCopy = cmp.Or(opts.TextCopy, a.output.TextCopy)
 		invoke := b.invoke
 		if wrapped {

@@ -229,6 +229,19 @@ func (b *ToolBuilder) WithOutputValidation(mode OutputValidation) *ToolBuilder {
 	return b
 }
 
+// WithInputValidation sets what the tool does with arguments that break its
+// input schema, over the app's setting (see [Options]): [ValidationStrict]
+// refuses the call before the handler runs, [ValidationWarn] logs the
+// problems and calls the handler, [ValidationOff] checks nothing. It is
+// written to function.json, so funchost does the same.
+func (b *ToolBuilder) WithInputValidation(mode OutputValidation) *ToolBuilder {
+	v, err := metadata.ParseOutputValidation(string(mode))
+	if b.setting(metadata.KeyInputValidation, string(v), err) {
+		b.output.InputValidation = v
+	}
+	return b
+}
+
 // setting reports whether a parsed output setting may be used, recording
 // the problem when not ("" is no setting).
 func (b *ToolBuilder) setting(key, value string, err error) bool {
@@ -301,6 +314,7 @@ func (b *ToolBuilder) options(outputField string) (opts *metadata.ToolOptions, w
 
 		ContentKinds:     slices.Clone(b.contentKinds),
 		OutputValidation: b.output.Validation,
+		InputValidation:  b.output.InputValidation,
 		TextCopy:         b.output.TextCopy,
 	}
 	if wrapped, err = projectOutput(&b.app.schemas, opts, cmp.Or(b.outputSchema, b.inferredOutput), outputField); err != nil {

@@ -153,6 +153,18 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metad
 			res, checked = metadata.ErrorResult(msg), ""
 		}
 	}()
+	if issue := t.rules.CheckInput(tc.rawArgs, s.c.output); issue != nil {
+		msg := issue.LogMessage()
+		tc.Logf("%s", msg)
+		level := slog.LevelError
+		if issue.Mode == ValidationWarn {
+			level = slog.LevelWarn
+		}
+		s.app.logger.LogAttrs(ctx, level, msg, slog.String("function", t.function), slog.String("invocationId", tc.InvocationID))
+		if issue.Mode == ValidationStrict {
+			return metadata.ErrorResult(issue.Error()), ""
+		}
+	}
 	out, err := t.invoke(ctx, tc, t)
 	if err != nil {
 		tc.Logf("tool %s failed: %v", t.name, err)
