@@ -250,7 +250,9 @@ func ReadFunction(dir string, opts *ReadOptions) (*Function, error) {
 }
 
 // ReadApp reads every direct sub-folder of root that holds a function.json,
-// sorted by name, as the Functions host does, with [ReadFunction]'s guards.
+// sorted by name, as the Functions host does, with [ReadFunction]'s guards;
+// a function.json (or function folder) that is a link to something outside
+// root is not read.
 // Folders without one are skipped. A function that fails to load is left out
 // and its *FunctionError is returned in errs; the others still load.
 func ReadApp(root string, opts *ReadOptions) (fns []*Function, errs []error, err error) {
@@ -258,13 +260,22 @@ func ReadApp(root string, opts *ReadOptions) (fns []*Function, errs []error, err
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading script root: %w", err)
 	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading script root: %w", err)
+	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	for _, e := range entries {
-		if !e.IsDir() {
+		dir := filepath.Join(root, e.Name())
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			continue
 		}
-		dir := filepath.Join(root, e.Name())
-		if _, statErr := os.Stat(filepath.Join(dir, FunctionFile)); errors.Is(statErr, fs.ErrNotExist) {
+		file := filepath.Join(dir, FunctionFile)
+		if _, statErr := os.Stat(file); errors.Is(statErr, fs.ErrNotExist) {
+			continue
+		}
+		if err := within(realRoot, file); err != nil {
+			errs = append(errs, &FunctionError{Function: e.Name(), File: file, Err: err})
 			continue
 		}
 		fn, ferr := ReadFunction(dir, opts)
@@ -284,6 +295,21 @@ func ReadApp(root string, opts *ReadOptions) (fns []*Function, errs []error, err
 func CheckFileSize(size, limit int64) error {
 	if size > limit {
 		return fmt.Errorf("%d bytes, more than the limit of %d", size, limit)
+	}
+	return nil
+}
+
+// within checks that file, its links followed, is inside the folder realRoot
+// (itself with links followed): a link to a file elsewhere on the machine
+// is not part of the app.
+func within(realRoot, file string) error {
+	real, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(realRoot, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return errors.New("a link to a file outside the app folder: not read")
 	}
 	return nil
 }
