@@ -244,28 +244,36 @@ var plainPath = regexp.MustCompile(`^[A-Za-z0-9_./\\:+~@-]+$`)
 // renderApp renders every template. Go files are formatted with go/format.
 func renderApp(data appData) ([]appFile, error) {
 	var files []appFile
-	for name := range appFiles {
-		text, err := newAppFS.ReadFile("newapp/" + name)
+	for name, file := range appFiles {
+		out, err := renderTemplate(name, data)
 		if err != nil {
-			return nil, fmt.Errorf("reading template %s: %w", name, err)
+			return nil, err
 		}
-		tmpl, err := template.New(name).Funcs(templateFuncs).Option("missingkey=error").Parse(string(text))
-		if err != nil {
-			return nil, fmt.Errorf("parsing template %s: %w", name, err)
-		}
-		var buf bytes.Buffer
-		if err := tmpl.Execute(&buf, data); err != nil {
-			return nil, fmt.Errorf("rendering template %s: %w", name, err)
-		}
-		out := buf.Bytes()
-		if strings.HasSuffix(appFiles[name], ".go") {
+		if strings.HasSuffix(file, ".go") {
 			if out, err = format.Source(out); err != nil {
-				return nil, fmt.Errorf("formatting %s: %w", appFiles[name], err)
+				return nil, fmt.Errorf("formatting %s: %w", file, err)
 			}
 		}
-		files = append(files, appFile{name: appFiles[name], data: out})
+		files = append(files, appFile{name: file, data: out})
 	}
 	return files, nil
+}
+
+// renderTemplate renders one template of newapp/.
+func renderTemplate(name string, data appData) ([]byte, error) {
+	text, err := newAppFS.ReadFile("newapp/" + name)
+	if err != nil {
+		return nil, fmt.Errorf("reading template %s: %w", name, err)
+	}
+	tmpl, err := template.New(name).Funcs(templateFuncs).Option("missingkey=error").Parse(string(text))
+	if err != nil {
+		return nil, fmt.Errorf("parsing template %s: %w", name, err)
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, data); err != nil {
+		return nil, fmt.Errorf("rendering template %s: %w", name, err)
+	}
+	return buf.Bytes(), nil
 }
 
 // write writes the files, listing each on w.
@@ -294,8 +302,8 @@ var newAppPackages = []string{funcmcpModule + "/worker", funcmcpModule + "/cmd/f
 
 // goGet is the command that completes go.mod and go.sum. Unlike go mod
 // tidy, go get loads only what the app and funchost build, not the tests of
-// every dependency, so it needs nothing that is not in the module cache
-// after funcmcp's own go mod download.
+// every dependency, so with a checkout it needs nothing that funcmcp's own
+// go mod download did not put in the module cache.
 func (p *appPlan) goGet() []string {
 	cmd := []string{"go", "get"}
 	for _, pkg := range newAppPackages {
@@ -305,32 +313,44 @@ func (p *appPlan) goGet() []string {
 }
 
 // addRequirements runs goGet in the app folder, its output shown on stdout
-// and stderr.
+// and stderr. With a checkout it runs offline (GOPROXY=off): funcmcp comes
+// from the checkout and its dependencies from the module cache, with the
+// checkout's go.sum, so nothing is looked up.
 func (p *appPlan) addRequirements(ctx context.Context, stdout, stderr io.Writer) error {
 	args := p.goGet()
+	env := append(os.Environ(), "GOWORK=off")
 	fmt.Fprintf(stdout, "Adding the requirements to go.mod and go.sum:\n  %s\n", strings.Join(args, " "))
+	if p.source.Replace != "" {
+		env = append(env, "GOPROXY=off")
+		fmt.Fprintf(stdout, "  (offline: funcmcp's dependencies come from the module cache)\n")
+	}
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		return fmt.Errorf("finding the go command: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, goCmd, args[1:]...)
 	cmd.Dir = p.abs
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("running %s in %s: %w", strings.Join(args, " "), p.dir, err)
+		err = fmt.Errorf("running %s in %s: %w", strings.Join(args, " "), p.dir, err)
+		if p.source.Replace != "" {
+			err = fmt.Errorf("%w (is the module cache complete? run go mod download in %s)", err, p.source.Replace)
+		}
+		return err
 	}
 	return nil
 }
 
 // moduleFromDir makes a module path of a folder's name: lower case, any run
-// of characters outside [a-z0-9._~-] a dash, no dot, dash or underscore at
+// of dashes and characters outside [a-z0-9._~] a dash, no dot, dash or underscore at
 // either end; "app" when nothing is left.
 func moduleFromDir(abs string) string {
 	name := strings.ToLower(filepath.Base(abs))
 	var b strings.Builder
 	dash := false
 	for _, r := range name {
-		if r < 0x80 && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("._~-", r)) {
+		if r < 0x80 && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("._~", r)) {
 			b.WriteRune(r)
 			dash = false
 			continue
