@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"debug/elf"
 	"fmt"
 	"io"
 	"os"
@@ -91,6 +92,19 @@ func TestScaffoldedApp(t *testing.T) {
 			assert.JSONEq(t, string(got), text.Text, "the text block holds the same JSON")
 		})
 	}
+	app.stop(t)
+
+	// The app's own tests, as its Makefile runs them.
+	t.Logf("make test:\n%s", makeIn(t, dir, env, "test"))
+
+	// The build for Azure Functions on Linux: an x86-64 ELF handler beside
+	// the same function folders.
+	makeIn(t, dir, append(env, "GOOS=linux", "GOARCH=amd64"), "build")
+	f, err := elf.Open(filepath.Join(dist, "handler"))
+	require.NoError(t, err)
+	assert.Equal(t, elf.EM_X86_64, f.Machine)
+	require.NoError(t, f.Close())
+	assert.Equal(t, declared, readOutputSchemas(t, dist))
 }
 
 // compileSchema compiles a JSON Schema with an independent validator.
@@ -113,16 +127,17 @@ func compileSchema(t *testing.T, schema string) func(value []byte) error {
 
 // makeRun is a running `make -C DIR run PORT=0`.
 type makeRun struct {
+	pgid     int
 	endpoint string
 	console  *syncBuffer
 	exited   chan struct{}
+	stopped  bool
 }
 
 // startMakeRun runs `make -C dir run PORT=0` in a process group of its own
 // and waits for funchost's endpoint line; make builds first, so the wait is
-// bounded by buildTimeout. When the test ends the group (make, go tool,
-// funchost; funchost stops the handler) gets SIGTERM and must be gone
-// within stopTimeout.
+// bounded by buildTimeout. The group is stopped when the test ends, if the
+// test has not stopped it.
 func startMakeRun(t *testing.T, dir string, env []string) *makeRun {
 	t.Helper()
 	cmd := exec.Command("make", "-C", dir, "run", "PORT=0")
@@ -133,7 +148,7 @@ func startMakeRun(t *testing.T, dir string, env []string) *makeRun {
 	require.NoError(t, err)
 	cmd.Stderr = m.console
 	require.NoError(t, cmd.Start())
-	pgid := cmd.Process.Pid
+	m.pgid = cmd.Process.Pid
 	started := time.Now()
 
 	found := make(chan string, 1)
@@ -156,26 +171,7 @@ func startMakeRun(t *testing.T, dir string, env []string) *makeRun {
 		waitErr = cmd.Wait()
 		close(m.exited)
 	}()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case <-m.exited:
-		case <-time.After(stopTimeout):
-			t.Errorf("make run did not exit within %s of SIGTERM; killing its group\nconsole:\n%s", stopTimeout, m.console.String())
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			<-m.exited
-		}
-		for deadline := time.Now().Add(stopTimeout); syscall.Kill(-pgid, 0) == nil; time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Errorf("a process of make run is still running %s after SIGTERM; killing its group", stopTimeout)
-				_ = syscall.Kill(-pgid, syscall.SIGKILL)
-				break
-			}
-		}
-		if t.Failed() {
-			t.Logf("make run console:\n%s", m.console.String())
-		}
-	})
+	t.Cleanup(func() { m.stop(t) })
 
 	select {
 	case m.endpoint = <-found:
@@ -186,4 +182,47 @@ func startMakeRun(t *testing.T, dir string, env []string) *makeRun {
 		t.Fatalf("make run printed no %q line within %s\nconsole:\n%s", endpointPrefix, buildTimeout, m.console.String())
 	}
 	return m
+}
+
+// stop sends SIGTERM to the group started (make, go tool, funchost;
+// funchost stops the handler), which must be gone within stopTimeout, and
+// checks that funchost said it stopped its worker.
+func (m *makeRun) stop(t *testing.T) {
+	if m.stopped {
+		return
+	}
+	m.stopped = true
+	_ = syscall.Kill(-m.pgid, syscall.SIGTERM)
+	select {
+	case <-m.exited:
+	case <-time.After(stopTimeout):
+		t.Errorf("make run did not exit within %s of SIGTERM; killing its group\nconsole:\n%s", stopTimeout, m.console.String())
+		_ = syscall.Kill(-m.pgid, syscall.SIGKILL)
+		<-m.exited
+	}
+	for deadline := time.Now().Add(stopTimeout); syscall.Kill(-m.pgid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("a process of make run is still running %s after SIGTERM; killing its group", stopTimeout)
+			_ = syscall.Kill(-m.pgid, syscall.SIGKILL)
+			break
+		}
+	}
+	assert.Contains(t, m.console.String(), `msg="worker process stopped"`, "funchost stopped the handler")
+	if t.Failed() {
+		t.Logf("make run console:\n%s", m.console.String())
+	}
+}
+
+// makeIn runs make in dir with the environment env, bounded, and returns
+// its output.
+func makeIn(t *testing.T, dir string, env []string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), buildTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "make", append([]string{"-C", dir}, args...)...)
+	cmd.Env = env
+	cmd.WaitDelay = stopTimeout
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "make %s:\n%s", strings.Join(args, " "), out)
+	return string(out)
 }
