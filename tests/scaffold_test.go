@@ -21,16 +21,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestScaffoldedApp is docs/own-app.md's two commands, run as a user would
+// TestScaffoldedApp runs the commands of docs/own-app.md as a user would,
 // from a funcmcp checkout and offline (GOPROXY=off): `go run ./cmd/funchost
 // new DIR`, then `make -C DIR run`, the app's own Makefile target, which
 // builds DIR/dist and serves it with funchost from go.mod's tool directive.
 // The official Go SDK client then finds the scaffolded tool with its output
-// schema and calls it.
+// schema and calls it. Then the app's make test and its build for Linux
+// x86-64.
 func TestScaffoldedApp(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a new module and runs make")
-	}
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Fatalf("make is needed to run the scaffolded app's Makefile: %v", err)
 	}
@@ -38,20 +36,43 @@ func TestScaffoldedApp(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "hello-tools")
 	env := append(os.Environ(), "GOPROXY=off", "GOWORK=off")
 
+	doc := readOwnAppDoc(t)
+	require.Equal(t, []string{
+		"go run ./cmd/funchost new ../hello-tools",
+		"make -C ../hello-tools run",
+		"make -C ../hello-tools test",
+		"go get github.com/funcmcp/funcmcp@latest", // not run: funcmcp is on no proxy reachable here
+		"GOOS=linux GOARCH=amd64 make -C ../hello-tools build",
+	}, doc.commands, "the commands of docs/own-app.md are the ones this test runs")
+	command := func(line string) *exec.Cmd {
+		cmdEnv, args := docCommand(line, dir)
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = repoRoot(t)
+		cmd.Env = append(env, cmdEnv...)
+		return cmd
+	}
+
 	// Command 1, from the checkout.
 	ctx, cancel := context.WithTimeout(t.Context(), buildTimeout)
 	defer cancel()
-	newCmd := exec.CommandContext(ctx, "go", "run", "./cmd/funchost", "new", dir)
-	newCmd.Dir = repoRoot(t)
-	newCmd.Env = env
-	out, err := newCmd.CombinedOutput()
-	require.NoError(t, err, "go run ./cmd/funchost new:\n%s", out)
-	t.Logf("go run ./cmd/funchost new %s:\n%s", dir, out)
+	newCmd := command(doc.commands[0])
+	out, err := runBounded(ctx, newCmd)
+	require.NoError(t, err, "%s:\n%s", doc.commands[0], out)
+	t.Logf("%s:\n%s", newCmd, out)
 	next := "make -C " + dir + " run"
-	require.True(t, strings.HasSuffix(string(out), "\n  "+next+"\n"), "the last line is the next command:\n%s", out)
+	require.True(t, strings.HasSuffix(out, "\n  "+next+"\n"), "the last line is the next command:\n%s", out)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var written []string
+	for _, e := range entries {
+		written = append(written, e.Name())
+	}
+	assert.ElementsMatch(t, doc.files, written, "docs/own-app.md lists the files new writes")
 
 	// Command 2, the one that line names (on a free port).
-	app := startMakeRun(t, dir, env)
+	runCmd := command(doc.commands[1])
+	runCmd.Args = append(runCmd.Args, "PORT=0")
+	app := startMakeRun(t, runCmd)
 
 	// The app folder a Functions host loads.
 	dist := filepath.Join(dir, "dist")
@@ -94,12 +115,19 @@ func TestScaffoldedApp(t *testing.T) {
 	}
 	app.stop(t)
 
-	// The app's own tests, as its Makefile runs them.
-	t.Logf("make test:\n%s", makeIn(t, dir, env, "test"))
-
-	// The build for Azure Functions on Linux: an x86-64 ELF handler beside
-	// the same function folders.
-	makeIn(t, dir, append(env, "GOOS=linux", "GOARCH=amd64"), "build")
+	// The app's own tests, as its Makefile runs them, then the build for
+	// Azure Functions on Linux: an x86-64 ELF handler beside the same
+	// function folders.
+	for _, line := range doc.commands[2:] {
+		if strings.HasPrefix(line, "go get") {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), buildTimeout)
+		out, err := runBounded(ctx, command(line))
+		cancel()
+		require.NoError(t, err, "%s:\n%s", line, out)
+		t.Logf("%s:\n%s", line, out)
+	}
 	f, err := elf.Open(filepath.Join(dist, "handler"))
 	require.NoError(t, err)
 	assert.Equal(t, elf.EM_X86_64, f.Machine)
@@ -134,14 +162,12 @@ type makeRun struct {
 	stopped  bool
 }
 
-// startMakeRun runs `make -C dir run PORT=0` in a process group of its own
-// and waits for funchost's endpoint line; make builds first, so the wait is
-// bounded by buildTimeout. The group is stopped when the test ends, if the
-// test has not stopped it.
-func startMakeRun(t *testing.T, dir string, env []string) *makeRun {
+// startMakeRun starts cmd (make -C DIR run PORT=0) in a process group of
+// its own and waits for funchost's endpoint line; make builds first, so the
+// wait is bounded by buildTimeout. The group is stopped when the test ends,
+// if the test has not stopped it.
+func startMakeRun(t *testing.T, cmd *exec.Cmd) *makeRun {
 	t.Helper()
-	cmd := exec.Command("make", "-C", dir, "run", "PORT=0")
-	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	m := &makeRun{console: &syncBuffer{}, exited: make(chan struct{})}
 	stdout, err := cmd.StdoutPipe()
@@ -213,16 +239,71 @@ func (m *makeRun) stop(t *testing.T) {
 	}
 }
 
-// makeIn runs make in dir with the environment env, bounded, and returns
-// its output.
-func makeIn(t *testing.T, dir string, env []string, args ...string) string {
+// runBounded runs cmd until it exits or ctx is done, in a process group of
+// its own, which is killed (by the pid started) when ctx is done. It
+// returns the combined output.
+func runBounded(ctx context.Context, cmd *exec.Cmd) (string, error) {
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return out.String(), err
+	case <-ctx.Done():
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		return out.String(), fmt.Errorf("%s did not finish: %w", cmd, ctx.Err())
+	}
+}
+
+// ownAppDoc is what the test reads of docs/own-app.md.
+type ownAppDoc struct {
+	commands []string // the lines of its sh blocks
+	files    []string // the first column of the table of files new writes
+}
+
+func readOwnAppDoc(t *testing.T) ownAppDoc {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), buildTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "make", append([]string{"-C", dir}, args...)...)
-	cmd.Env = env
-	cmd.WaitDelay = stopTimeout
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "make %s:\n%s", strings.Join(args, " "), out)
-	return string(out)
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "own-app.md"))
+	require.NoError(t, err)
+	var doc ownAppDoc
+	inSh, inFiles := false, false
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case line == "```sh":
+			inSh = true
+		case strings.HasPrefix(line, "```"):
+			inSh = false
+		case inSh && strings.TrimSpace(line) != "":
+			doc.commands = append(doc.commands, strings.TrimSpace(line))
+		case strings.HasPrefix(line, "## "):
+			inFiles = line == "## What `new` writes"
+		case inFiles && strings.HasPrefix(line, "| `"):
+			name, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "`")
+			doc.files = append(doc.files, name)
+		}
+	}
+	return doc
+}
+
+// docCommand turns a command line of the docs into environment settings
+// (its leading NAME=value words) and arguments, with the app folder
+// ../hello-tools replaced by dir.
+func docCommand(line, dir string) (env, args []string) {
+	for _, word := range strings.Fields(line) {
+		if len(args) == 0 && strings.Contains(word, "=") {
+			env = append(env, word)
+			continue
+		}
+		if word == "../hello-tools" {
+			word = dir
+		}
+		args = append(args, word)
+	}
+	return env, args
 }

@@ -331,9 +331,6 @@ func keyPaths(prefix string, m map[string]any) []string {
 // build of the handler and of funchost (the tool directive), and that none
 // of them wants go.mod or go.sum changed.
 func TestNewWritesAnAppThatBuilds(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a module with the go command")
-	}
 	dir := filepath.Join(t.TempDir(), "Weather Tools")
 	var stdout, stderr bytes.Buffer
 	code := run(t.Context(), []string{"new", dir}, &stdout, &stderr)
