@@ -94,7 +94,7 @@ func runNew(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err := plan.addRequirements(ctx, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "funchost new: %v\n", err)
-		fmt.Fprintf(stderr, "funchost new: the files are written; once the problem is solved, run in %s:\n  %s\n", o.dir, strings.Join(plan.goGet(), " "))
+		fmt.Fprintf(stderr, "funchost new: the files are written; once the problem is solved, run in %s:\n  %s\n", o.dir, plan.goGetLine())
 		return 1
 	}
 	fmt.Fprintf(stdout, "\nDone. Build the app and serve it on http://127.0.0.1:7071/runtime/webhooks/mcp with:\n\n  make -C %s run\n", shellQuote(o.dir))
@@ -312,6 +312,15 @@ func (p *appPlan) goGet() []string {
 	return cmd
 }
 
+// goGetLine is goGet as a shell command line.
+func (p *appPlan) goGetLine() string {
+	line := strings.Join(p.goGet(), " ")
+	if p.source.Replace != "" {
+		line = "GOPROXY=off " + line
+	}
+	return line
+}
+
 // addRequirements runs goGet in the app folder, its output shown on stdout
 // and stderr. With a checkout it runs offline (GOPROXY=off): funcmcp comes
 // from the checkout and its dependencies from the module cache, with the
@@ -319,7 +328,7 @@ func (p *appPlan) goGet() []string {
 func (p *appPlan) addRequirements(ctx context.Context, stdout, stderr io.Writer) error {
 	args := p.goGet()
 	env := append(os.Environ(), "GOWORK=off")
-	fmt.Fprintf(stdout, "Adding the requirements to go.mod and go.sum:\n  %s\n", strings.Join(args, " "))
+	fmt.Fprintf(stdout, "Adding the requirements to go.mod and go.sum:\n  %s\n", p.goGetLine())
 	if p.source.Replace != "" {
 		env = append(env, "GOPROXY=off")
 		fmt.Fprintf(stdout, "  (offline: funcmcp's dependencies come from the module cache)\n")
@@ -335,7 +344,7 @@ func (p *appPlan) addRequirements(ctx context.Context, stdout, stderr io.Writer)
 	if err := cmd.Run(); err != nil {
 		err = fmt.Errorf("running %s in %s: %w", strings.Join(args, " "), p.dir, err)
 		if p.source.Replace != "" {
-			err = fmt.Errorf("%w (is the module cache complete? run go mod download in %s)", err, p.source.Replace)
+			err = fmt.Errorf("%w (offline: a module missing from the module cache is fetched by go mod download in %s)", err, p.source.Replace)
 		}
 		return err
 	}

@@ -343,7 +343,7 @@ func TestNewWritesAnAppThatBuilds(t *testing.T) {
 		assert.Contains(t, out, "  "+filepath.Join(dir, f)+"\n")
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
-	assert.Contains(t, out, "go get github.com/funcmcp/funcmcp/worker@"+replacedVersion+" github.com/funcmcp/funcmcp/cmd/funchost@"+replacedVersion)
+	assert.Contains(t, out, "GOPROXY=off go get github.com/funcmcp/funcmcp/worker@"+replacedVersion+" github.com/funcmcp/funcmcp/cmd/funchost@"+replacedVersion)
 	assert.True(t, strings.HasSuffix(out, "\n  make -C '"+dir+"' run\n"), out)
 
 	// go.mod, as the go command reads it.
@@ -400,6 +400,26 @@ func TestNewWritesAnAppThatBuilds(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join(dir, "main.go"))
 	require.NoError(t, err)
 	assert.Contains(t, string(src), "worker.AddTool(app, \"text_stats\"")
+}
+
+// TestNewReportsGoGetFailure points --funcmcp at a module that is called
+// funcmcp but has none of its packages: the files are written, go get's
+// own output is shown, and the message says what to run once fixed.
+func TestNewReportsGoGetFailure(t *testing.T) {
+	fake := t.TempDir()
+	writeFile(t, fake, "go.mod", "module github.com/funcmcp/funcmcp\n\ngo 1.26.0\n")
+	dir := filepath.Join(t.TempDir(), "app")
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"new", "--funcmcp", fake, dir}, &stdout, &stderr)
+	assert.Equal(t, 1, code)
+	assert.FileExists(t, filepath.Join(dir, "main.go"))
+	assert.NoFileExists(t, filepath.Join(dir, "go.sum"), "the fake checkout has no go.sum to start from")
+	assert.Contains(t, stdout.String(), "with github.com/funcmcp/funcmcp from "+fake+" (replace directive)")
+	assert.Contains(t, stderr.String(), "github.com/funcmcp/funcmcp/worker", "go get's own output")
+	assert.Contains(t, stderr.String(), "funchost new: running go get github.com/funcmcp/funcmcp/worker@"+replacedVersion)
+	assert.Contains(t, stderr.String(), ": exit status 1 (offline: a module missing from the module cache is fetched by go mod download in "+fake+")\n")
+	assert.Contains(t, stderr.String(), "funchost new: the files are written; once the problem is solved, run in "+dir+":\n  GOPROXY=off go get ")
+	assert.NotContains(t, stdout.String(), "Done.")
 }
 
 // goIn runs the go command in dir, offline, and returns its output.
