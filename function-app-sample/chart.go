@@ -32,8 +32,10 @@ func registerBarChart(app *worker.App) {
 	// An image result: a PNG drawn with the standard library, plus a caption.
 	// The declared content kinds are checked on every result, by this worker
 	// and again by funchost.
+	//docs:begin kinds
 	app.ConfigureMcpTool("bar_chart").
 		WithContentKinds("image/png", "text/plain").
+		//docs:end kinds
 		WithTitle("Bar chart").
 		WithDescription("Draw a bar chart of up to 24 non-negative numbers as a PNG image. "+
 			"Bars are scaled so that the largest value fills the chart height.").
