@@ -66,6 +66,10 @@ type ToolOptions struct {
 	OutputValidation OutputValidation
 	InputValidation  OutputValidation
 	TextCopy         TextCopy
+	// Annotations, when not nil and not zero, are written as annotations,
+	// and Icons, when not empty, as icons (funcmcp keys on tools).
+	Annotations *ToolAnnotations
+	Icons       []Icon
 }
 
 // parsedTrigger is one tool trigger of the function being built, with the
@@ -86,6 +90,7 @@ type parsedTrigger struct {
 	outputValidation     OutputValidation
 	inputValidation      OutputValidation
 	textCopy             TextCopy
+	annotations, icons   *string
 	useWorkerInputSchema bool
 	useResultSchema      bool
 }
@@ -205,7 +210,8 @@ func (b *BindingBuilder) ResolveOutputSchema() *BindingBuilder {
 
 // ResolveOutputRules writes what funcmcp alone reads about the tool's
 // results and arguments: contentKinds, outputValidation, inputValidation and
-// textCopy (keys the Functions host ignores), each only when set.
+// textCopy (keys the Functions host ignores), each only when set; and its
+// annotations and icons.
 func (b *BindingBuilder) ResolveOutputRules() *BindingBuilder {
 	for _, t := range b.triggers {
 		if t.options == nil {
@@ -223,6 +229,9 @@ func (b *BindingBuilder) ResolveOutputRules() *BindingBuilder {
 		t.outputValidation = t.options.OutputValidation
 		t.inputValidation = t.options.InputValidation
 		t.textCopy = t.options.TextCopy
+		if err := t.resolveExtras(); err != nil {
+			b.errs = append(b.errs, b.toolErr(t, err))
+		}
 	}
 	return b
 }
@@ -249,8 +258,9 @@ func (b *BindingBuilder) ResolveResultSchema() *BindingBuilder {
 // Build writes the resolved values into the bindings. Existing keys keep their
 // position; new keys are appended in this order: toolProperties, metadata,
 // inputSchema, outputSchema, naturalOutputSchema, contentKinds,
-// outputValidation, textCopy, useWorkerInputSchema, useResultSchema. It
-// returns every problem the pipeline met, joined.
+// outputValidation, inputValidation, textCopy, annotations, icons,
+// useWorkerInputSchema, useResultSchema. It returns every problem the
+// pipeline met, joined.
 func (b *BindingBuilder) Build() error {
 	for _, t := range b.triggers {
 		if t.toolProperties != nil {
@@ -281,6 +291,12 @@ func (b *BindingBuilder) Build() error {
 		}
 		if t.textCopy != "" {
 			t.binding.SetString(KeyTextCopy, string(t.textCopy))
+		}
+		if t.annotations != nil {
+			t.binding.SetString(KeyAnnotations, *t.annotations)
+		}
+		if t.icons != nil {
+			t.binding.SetString(KeyIcons, *t.icons)
 		}
 		if t.useWorkerInputSchema {
 			t.binding.SetBool(KeyUseWorkerInputSchema, true)
