@@ -86,6 +86,12 @@ type Trigger struct {
 	// InputValidation is the tool's own argument validation; "" when not
 	// set (the app's applies).
 	InputValidation metadata.OutputValidation
+
+	// Annotations is the compact annotations object and Icons the icons
+	// (funcmcp keys, see [ParseToolAnnotations] and [ParseIcons]); nil when
+	// there are none.
+	Annotations json.RawMessage
+	Icons       []metadata.Icon
 }
 
 // toolErr wraps err in a *ToolError naming this trigger.
@@ -202,6 +208,8 @@ func ParseTrigger(fn *metadata.Function, b *metadata.Binding, file string) (*Tri
 	} else if t.TextCopy, err = metadata.ParseTextCopy(s); err != nil {
 		fail("%s: %w", metadata.KeyTextCopy, err)
 	}
+
+	errs = append(errs, t.parseExtras(b)...)
 
 	for _, key := range []string{metadata.KeyUseWorkerInputSchema, metadata.KeyUseResultSchema} {
 		v, err := optionalBool(b, key)
