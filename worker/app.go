@@ -68,9 +68,11 @@ type App struct {
 	// checks, the projections and the rules read back from function.json.
 	schemas binding.Compiler
 
-	mu     sync.Mutex
-	tools  []*ToolBuilder
-	byName map[string]*ToolBuilder
+	mu        sync.Mutex
+	tools     []*ToolBuilder
+	byName    map[string]*ToolBuilder
+	resources []*ResourceBuilder
+	prompts   []*PromptBuilder
 }
 
 // New returns an empty app.
@@ -132,6 +134,11 @@ type compiled struct {
 	functions []*metadata.Function // sorted by name
 	byFunc    map[string]*tool     // lower-case function name → tool
 	output    metadata.OutputSettings
+	// kinds are the resources, templates, MCP App views and prompts
+	// (kinds.go), by lower-case function name, and registry checks them as
+	// the host registers them.
+	kinds    map[string]*served
+	registry binding.Registry
 }
 
 // build checks every tool and emits every function; all problems are
@@ -227,6 +234,7 @@ func (a *App) build() (*compiled, error) {
 		c.functions = append(c.functions, f)
 		c.byFunc[strings.ToLower(fn)] = &tool{name: b.name, function: fn, outputField: field, invoke: invoke, rules: rules}
 	}
+	errs = append(errs, a.buildKinds(c, builders, funcOwner)...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

@@ -101,6 +101,10 @@ type ToolBuilder struct {
 	invoke         invoker
 	handlers       int
 	errs           []error
+	// annotations, icons and the MCP App (toolextras.go, mcpapp.go)
+	annotations *metadata.ToolAnnotations
+	icons       []metadata.Icon
+	mcpApp      *appConfig
 }
 
 // Name returns the tool name.
@@ -329,6 +333,7 @@ func (b *ToolBuilder) options(outputField string) (opts *metadata.ToolOptions, w
 	if opts.Properties == nil {
 		opts.Properties = []metadata.ToolProperty{}
 	}
+	b.applyExtras(opts)
 	return opts, wrapped, nil
 }
 
