@@ -94,4 +94,8 @@ var (
 	// ErrApp: the MCP App configuration of a tool is incomplete or wrong
 	// (no view, an empty title, domain, CSP origin or assets folder).
 	ErrApp = errors.New("invalid MCP App configuration")
+	// ErrEmptyResourceURI: ConfigureMcpResource was given "".
+	ErrEmptyResourceURI = errors.New("the resource URI is empty")
+	// ErrEmptyPromptName: ConfigureMcpPrompt or AddPrompt was given "".
+	ErrEmptyPromptName = errors.New("the prompt name is empty")
 )

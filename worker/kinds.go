@@ -124,6 +124,9 @@ func (kb *kindBuild) resource(b *ResourceBuilder) {
 	}
 	mk := func(err error) *ConfigError { return &ConfigError{Resource: b.uri, Function: fn, Err: err, kind: kind} }
 	problems := append(handlerProblems(b.handlers, b.errs, kind, "call Handle"), b.errs...)
+	if b.uri == "" {
+		problems = append([]error{ErrEmptyResourceURI}, problems...)
+	}
 	ok := kb.claim(fn, fmt.Sprintf("%s %q", kind, b.uri), b.functionName != "", mk)
 	for _, err := range problems {
 		kb.errs = append(kb.errs, mk(err))
@@ -180,6 +183,9 @@ func (kb *kindBuild) prompt(b *PromptBuilder) {
 		return &ConfigError{Prompt: b.name, Function: fn, Err: err, kind: binding.KindPrompt}
 	}
 	problems := append(handlerProblems(b.handlers, b.errs, "prompt", "call Handle or use AddPrompt"), b.errs...)
+	if b.name == "" {
+		problems = append([]error{ErrEmptyPromptName}, problems...)
+	}
 	ok := kb.claim(fn, fmt.Sprintf("prompt %q", b.name), b.functionName != "", mk)
 	for _, err := range problems {
 		kb.errs = append(kb.errs, mk(err))
