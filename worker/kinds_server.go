@@ -61,8 +61,6 @@ func (s *server) serveKind(w http.ResponseWriter, r *http.Request, fn string) bo
 	}
 	if fail != nil {
 		fail.Logs = logs.Logs()
-		s.app.logger.LogAttrs(r.Context(), slog.LevelError, fail.Error,
-			slog.String("function", k.function), slog.String("invocationId", invocationID))
 		data, _ := metadata.Marshal(fail)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusInternalServerError)
