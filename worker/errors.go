@@ -27,12 +27,13 @@ type ConfigError struct {
 
 func (e *ConfigError) Error() string {
 	kind, name := "tool", e.Tool
-	switch e.kind {
-	case "":
-	case binding.KindPrompt:
-		kind, name = e.kind, e.Prompt
-	default:
+	switch {
+	case e.kind == binding.KindPrompt || e.kind == "" && e.Prompt != "":
+		kind, name = binding.KindPrompt, e.Prompt
+	case e.kind != "":
 		kind, name = e.kind, e.Resource
+	case e.Resource != "":
+		kind, name = binding.KindResource, e.Resource
 	}
 	switch {
 	case e.Function != "" && e.Function != name:

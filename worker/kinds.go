@@ -70,7 +70,11 @@ func (kb *kindBuild) claim(fn, who string, explicit bool, mk func(error) *Config
 		return false
 	}
 	if other, ok := kb.owners[strings.ToLower(fn)]; ok {
-		kb.errs = append(kb.errs, mk(ruleErr(ErrDuplicateFunction, "function %q is already used by %s", fn, other)))
+		hint := ""
+		if !explicit {
+			hint = " (set another with WithFunctionName)"
+		}
+		kb.errs = append(kb.errs, mk(ruleErr(ErrDuplicateFunction, "function %q is already used by %s%s", fn, other, hint)))
 		return false
 	}
 	kb.owners[strings.ToLower(fn)] = who

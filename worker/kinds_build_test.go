@@ -237,3 +237,21 @@ func TestViewFileIsCheckedWhenServing(t *testing.T) {
 	r := postKind(t, base, "functions--mcpapp-t", `{"uri":"ui://t/view"}`, 1, nil)
 	assert.Equal(t, `{"content":"{\"uri\":\"ui://t/view\",\"mimeType\":\"text/html;profile=mcp-app\",\"text\":\"<p>from a file</p>\"}"}`, returnValueText(t, r))
 }
+
+func TestConfigErrorNamesTheKind(t *testing.T) {
+	for _, tc := range []struct {
+		err  *worker.ConfigError
+		want string
+	}{
+		{&worker.ConfigError{Tool: "t", Err: worker.ErrNoHandler}, `tool "t": `},
+		{&worker.ConfigError{Tool: "t", Function: "f", Err: worker.ErrNoHandler}, `tool "t" (function "f"): `},
+		{&worker.ConfigError{Resource: "test://a", Function: "test_a", Err: worker.ErrNoHandler}, `resource "test://a" (function "test_a"): `},
+		{&worker.ConfigError{Prompt: "p", Function: "p", Err: worker.ErrNoHandler}, `prompt "p": `},
+	} {
+		assert.Equal(t, tc.want+worker.ErrNoHandler.Error(), tc.err.Error())
+	}
+	a := worker.New(nil)
+	a.ConfigureMcpTool("review").Handle(toolText)
+	a.ConfigureMcpPrompt("review").Handle(promptText)
+	assert.ErrorContains(t, a.Build(), `prompt "review": function "review" is already used by tool "review" (set another with WithFunctionName)`)
+}
