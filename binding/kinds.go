@@ -36,7 +36,7 @@ func (e *LoadError) Error() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "function %q", e.Function)
 	if e.Name != "" {
-		fmt.Fprintf(&sb, ", %s %q", e.Kind, e.Name)
+		fmt.Fprintf(&sb, ", %s %s", e.Kind, jsonx.QuoteSafe(e.Name))
 	}
 	if e.File != "" {
 		fmt.Fprintf(&sb, " (%s)", e.File)

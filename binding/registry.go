@@ -3,6 +3,8 @@ package binding
 import (
 	"fmt"
 	"strings"
+
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
 // Registry holds the resources, resource templates and prompts an app
@@ -34,13 +36,14 @@ type DuplicateError struct {
 }
 
 func (e *DuplicateError) Error() string {
+	q := jsonx.QuoteSafe
 	switch e.Kind {
 	case KindTemplate:
-		return fmt.Sprintf("a resource template with an equivalent URI pattern is already registered by function %q: existing %q, new %q", e.Function, e.Existing, e.Name)
+		return fmt.Sprintf("a resource template with an equivalent URI pattern is already registered by function %s: existing %s, new %s", q(e.Function), q(e.Existing), q(e.Name))
 	case KindPrompt:
-		return fmt.Sprintf("prompt %q is already registered by function %q (prompt names are case-insensitive)", e.Name, e.Function)
+		return fmt.Sprintf("prompt %s is already registered by function %s (prompt names are case-insensitive)", q(e.Name), q(e.Function))
 	}
-	return fmt.Sprintf("resource %q is already registered by function %q (resource URIs are compared case-insensitively)", e.Name, e.Function)
+	return fmt.Sprintf("resource %s is already registered by function %s (resource URIs are compared case-insensitively)", q(e.Name), q(e.Function))
 }
 
 // AddResource registers a loaded resource or template. A second static

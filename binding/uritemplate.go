@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
 // The resource URI rules are those of the Azure Functions MCP extension's
@@ -35,7 +37,9 @@ type URIError struct {
 	Reason string
 }
 
-func (e *URIError) Error() string { return fmt.Sprintf("resource URI %q: %s", e.URI, e.Reason) }
+func (e *URIError) Error() string {
+	return fmt.Sprintf("resource URI %s: %s", jsonx.QuoteSafe(e.URI), e.Reason)
+}
 
 func uriErr(uri, format string, args ...any) error {
 	return &URIError{URI: uri, Reason: fmt.Sprintf(format, args...)}

@@ -1,6 +1,7 @@
 package binding
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -165,4 +166,12 @@ func mustResource(t *testing.T, function, uri string) *Resource {
 	r, err := LoadResource(fn, b, "")
 	require.NoError(t, err)
 	return r
+}
+
+func TestURIErrorEchoesSafely(t *testing.T) {
+	long := "no-scheme-" + strings.Repeat("x", 300) + "\xff"
+	err := ValidateResourceURI(long)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "…", "a long URI is cut")
+	assert.NotContains(t, err.Error(), "\xff")
 }
