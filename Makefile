@@ -41,7 +41,7 @@ FUZZ_TARGETS := \
 	./binding:FuzzDirectReply \
 	./host/internal/mcp:FuzzDecodeMessage \
 	./host/internal/auth:FuzzOpen \
-	./host/internal/catalog:FuzzCheckRefs
+	./binding:FuzzCheckRefs
 BENCH_TIME   ?= 2s
 BENCH_COUNT  ?= 1
 BENCH        ?= .

@@ -9,7 +9,12 @@ import "sync"
 // time without remembering.
 //
 // Sharing is safe because a [Schema] is never modified after it is compiled.
+//
+// Limits bound what [Compiler.LoadTool] accepts; the zero value (and a nil
+// *Compiler) means the defaults. Set it before the first use.
 type Compiler struct {
+	Limits Limits
+
 	mu      sync.Mutex
 	entries map[compilerKey]*compileEntry
 }
@@ -32,7 +37,7 @@ func (c *Compiler) ParseSchema(kind SchemaKind, text string) (*Schema, error) {
 	if c == nil {
 		return ParseSchema(kind, text)
 	}
-	return c.parse(compilerKey{kind: kind, text: text}, func() (*Schema, error) { return ParseSchema(kind, text) })
+	return c.parse(compilerKey{kind: kind, text: text}, func() (*Schema, error) { return parseSchema(kind, text, c.limits()) })
 }
 
 // ParseNaturalSchema is [ParseNaturalSchema], remembered by text.
@@ -40,7 +45,7 @@ func (c *Compiler) ParseNaturalSchema(text string) (*Schema, error) {
 	if c == nil {
 		return ParseNaturalSchema(text)
 	}
-	return c.parse(compilerKey{kind: OutputSchema, natural: true, text: text}, func() (*Schema, error) { return ParseNaturalSchema(text) })
+	return c.parse(compilerKey{kind: OutputSchema, natural: true, text: text}, func() (*Schema, error) { return parseNaturalSchema(text, c.limits()) })
 }
 
 func (c *Compiler) parse(key compilerKey, parse func() (*Schema, error)) (*Schema, error) {
@@ -56,6 +61,14 @@ func (c *Compiler) parse(key compilerKey, parse func() (*Schema, error)) (*Schem
 	c.mu.Unlock()
 	e.once.Do(func() { e.schema, e.err = parse() })
 	return e.schema, e.err
+}
+
+// limits returns c's limits with the defaults filled in.
+func (c *Compiler) limits() Limits {
+	if c == nil {
+		return Limits{}.withDefaults()
+	}
+	return c.Limits.withDefaults()
 }
 
 // Len reports how many distinct schema texts c has seen.

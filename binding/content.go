@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -34,7 +35,7 @@ func checkContentBlockFully(block json.RawMessage) error {
 		return fmt.Errorf("not valid JSON: %w", err)
 	}
 	var typ string
-	if raw, ok := m["type"]; !ok || json.Unmarshal(raw, &typ) != nil || isNull(raw) {
+	if raw, ok := m["type"]; !ok || json.Unmarshal(raw, &typ) != nil || jsonx.IsNull(raw) {
 		return fmt.Errorf(`a content block needs a string "type"`)
 	}
 	var need []string

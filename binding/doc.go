@@ -59,4 +59,22 @@
 // with JSON pointers into the value and the schema) or a
 // [ContentKindError]. [CheckContentBlock] is the one content-block check of
 // both sides.
+//
+// # Resources, templates and prompts
+//
+// [LoadResource] and [LoadPrompt] decide whether an mcpResourceTrigger or
+// mcpPromptTrigger binding can be served (every problem a [LoadError]); the
+// worker SDK runs them on what it emits and the host at load. A [Registry]
+// adds the extension's registration rules: unique static URIs and prompt
+// names (case-insensitively), and no two templates of the same structure.
+// [ParseURITemplate] builds a template's matcher exactly as the extension's
+// ResourceUriHelper does, and [ValidateResourceURI] is its URI check. At
+// serve time, [Resource.ListEntry] and [Prompt.ListEntry] are the list
+// entries, [Resource.Match] and [Registry.LookupResource] find what serves
+// a URI, [Prompt.MissingArguments] the required arguments a request lacks,
+// and [Resource.DecodeReturnValue] and [Prompt.DecodeReturnValue] turn the
+// worker's return value into the MCP result as the extension's binders do.
+// [CompleteValues] answers a completion from a fixed list;
+// [DecodeCompletionReturnValue] reads a worker's answer (see
+// metadata.KeyCompletions for the contract).
 package binding

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -84,7 +85,7 @@ func ProjectSchema(natural json.RawMessage, field string) (projected json.RawMes
 		members, _ := objectMembers(compact) // checked above
 		if !hasMember(members, "$id") {
 			schemaURI = takeMember(&members, "$schema")
-			members, err = rewriteRefs(members, "/properties/"+escapePointerToken(field))
+			members, err = rewriteRefs(members, "/properties/"+jsonx.EscapePointerToken(field))
 			if err != nil {
 				return nil, false, fmt.Errorf("projecting the output schema: %w", err)
 			}
@@ -193,7 +194,7 @@ func plainJSONString(s string) bool {
 // there was none, as SEP-2106 requires for non-object values). Error results
 // and results without structuredContent are left alone.
 func UnprojectResult(res *metadata.CallToolResult, field string) error {
-	if res == nil || res.IsError || len(res.StructuredContent) == 0 || isNull(res.StructuredContent) {
+	if res == nil || res.IsError || jsonx.IsAbsent(res.StructuredContent) {
 		return nil
 	}
 	wrapped := res.StructuredContent
@@ -446,11 +447,6 @@ func rewriteSchema(schema json.RawMessage, prefix string) (json.RawMessage, erro
 		return nil, err
 	}
 	return encodeMembers(members), nil
-}
-
-// escapePointerToken escapes a JSON pointer reference token (RFC 6901).
-func escapePointerToken(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 // fragmentEscape percent-encodes the characters a URI fragment cannot hold

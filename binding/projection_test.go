@@ -37,11 +37,11 @@ func TestProjectSchema(t *testing.T) {
 			want: `{"type":"object","properties":{"result":{"type":["object","array","null"]}},"required":["result"]}`},
 		{
 			name: "oneOf root with refs rewritten in subschemas only",
-			natural: `{"$schema":"https://json-schema.org/draft/2020-12/schema","oneOf":[{"$ref":"#/$defs/point"},{"type":"array","items":{"$ref":"#/$defs/point"}},{"$ref":"#"}],` +
+			natural: `{"$schema":"https://json-schema.org/draft/2020-12/schema","oneOf":[{"$ref":"#/$defs/point"},{"type":"array","items":{"$ref":"#/$defs/point"}},{"type":"array","items":{"$ref":"#"}}],` +
 				`"$defs":{"point":{"type":"object","properties":{"x":{"type":"number"},"next":{"$dynamicRef":"#/$defs/point"},"default":{"$ref":"#/$defs/point"}},"default":{"$ref":"#/$defs/point"},"enum":[{"$ref":"#/x"}]},` +
 				`"ext":{"$id":"https://example.com/ext","$ref":"#/$defs/inner","$defs":{"inner":{"type":"string"}}}},"x-note":{"$ref":"#/not/a/schema"}}`,
 			wantWrapped: true,
-			want: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"result":{"oneOf":[{"$ref":"#/properties/result/$defs/point"},{"type":"array","items":{"$ref":"#/properties/result/$defs/point"}},{"$ref":"#/properties/result"}],` +
+			want: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"result":{"oneOf":[{"$ref":"#/properties/result/$defs/point"},{"type":"array","items":{"$ref":"#/properties/result/$defs/point"}},{"type":"array","items":{"$ref":"#/properties/result"}}],` +
 				`"$defs":{"point":{"type":"object","properties":{"x":{"type":"number"},"next":{"$dynamicRef":"#/properties/result/$defs/point"},"default":{"$ref":"#/properties/result/$defs/point"}},"default":{"$ref":"#/$defs/point"},"enum":[{"$ref":"#/x"}]},` +
 				`"ext":{"$id":"https://example.com/ext","$ref":"#/$defs/inner","$defs":{"inner":{"type":"string"}}}},"x-note":{"$ref":"#/not/a/schema"}}},"required":["result"]}`,
 		},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -57,7 +58,7 @@ type Decoded struct {
 // Errors are *ResultError.
 func DecodeReturnValue(raw json.RawMessage, useResultSchema bool) (*Decoded, error) {
 	v := bytes.TrimSpace(raw)
-	if len(v) == 0 || bytes.Equal(v, []byte("null")) {
+	if jsonx.IsAbsent(v) {
 		return &Decoded{Result: &metadata.CallToolResult{Content: []json.RawMessage{}}}, nil
 	}
 	var (
@@ -138,7 +139,7 @@ func asEnvelope(obj json.RawMessage) (*envelope, bool, error) {
 		return nil, false, nil
 	}
 	var typ string
-	if json.Unmarshal(typRaw, &typ) != nil || isNull(typRaw) {
+	if json.Unmarshal(typRaw, &typ) != nil || jsonx.IsNull(typRaw) {
 		return nil, false, nil
 	}
 	content, hasContent := metadata.LookupFoldMap(m, "content")
@@ -157,7 +158,7 @@ func asEnvelope(obj json.RawMessage) (*envelope, bool, error) {
 // string, or the raw JSON of an object or array given directly. ok is false
 // for absent or null fields.
 func jsonText(raw json.RawMessage) (text []byte, ok bool, err error) {
-	if len(raw) == 0 || isNull(raw) {
+	if jsonx.IsAbsent(raw) {
 		return nil, false, nil
 	}
 	switch raw[0] {
@@ -182,7 +183,7 @@ func (e *envelope) decode() (*metadata.CallToolResult, error) {
 		return nil, resultErr("the envelope of type %q has no content", e.typ)
 	case len(text) == 0:
 		return nil, resultErr("the content of type %q is empty", e.typ)
-	case bytes.Equal(text, []byte("null")):
+	case jsonx.IsNull(text):
 		return nil, resultErr("the content of type %q is null", e.typ)
 	}
 	var compact bytes.Buffer
@@ -230,7 +231,7 @@ func (e *envelope) decode() (*metadata.CallToolResult, error) {
 // structuredText parses the envelope's structuredContent (a string holding
 // any JSON; empty means none).
 func structuredText(raw json.RawMessage) (json.RawMessage, error) {
-	if len(raw) == 0 || isNull(raw) {
+	if jsonx.IsAbsent(raw) {
 		return nil, nil
 	}
 	text := []byte(raw)
@@ -283,10 +284,10 @@ func checkCallToolResult(res *metadata.CallToolResult, where string) error {
 			return resultErr("content block %d%s: %v", i, where, err)
 		}
 	}
-	if isNull(res.StructuredContent) {
+	if jsonx.IsNull(res.StructuredContent) {
 		res.StructuredContent = nil
 	}
-	if isNull(res.Meta) {
+	if jsonx.IsNull(res.Meta) {
 		res.Meta = nil
 	}
 	return nil
@@ -358,7 +359,7 @@ func (t *Tool) ShapeResult(d *Decoded, app metadata.OutputSettings) *OutputIssue
 	}
 	set := t.OutputSettings(app)
 	res := d.Result
-	if isNull(res.StructuredContent) {
+	if jsonx.IsNull(res.StructuredContent) {
 		res.StructuredContent = nil
 	}
 	var issue *OutputIssue

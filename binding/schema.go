@@ -13,8 +13,11 @@ import (
 	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
 // SchemaKind says which of a tool's schemas a check is about.
@@ -103,6 +106,37 @@ func compileReason(err error) string {
 
 func (e *CompileError) Unwrap() error { return e.Err }
 
+// LimitError is a schema larger or deeper than the bounds of [Limits].
+type LimitError struct {
+	Kind   SchemaKind
+	Reason string // e.g. "is 300000 bytes, more than the limit of 262144"
+}
+
+func (e *LimitError) Error() string { return fmt.Sprintf("%s %s", e.Kind, e.Reason) }
+
+// RefError is a schema with a local $ref that does not resolve, or a cycle of
+// references that never moves into the instance (validation would never end).
+type RefError struct {
+	Kind SchemaKind
+	Err  error // every problem, joined
+}
+
+func (e *RefError) Error() string { return fmt.Sprintf("%s: %s", e.Kind, oneLine(e.Err.Error())) }
+
+func (e *RefError) Unwrap() error { return e.Err }
+
+// checkLimits applies the size and nesting bounds to schema text, before it
+// is decoded.
+func checkLimits(kind SchemaKind, text string, lim Limits) error {
+	if len(text) > lim.SchemaBytes {
+		return &LimitError{Kind: kind, Reason: fmt.Sprintf("is %d bytes, more than the limit of %d", len(text), lim.SchemaBytes)}
+	}
+	if depth, _ := jsonx.Measure([]byte(text)); depth > lim.SchemaDepth {
+		return &LimitError{Kind: kind, Reason: fmt.Sprintf("nests %d levels, more than the limit of %d", depth, lim.SchemaDepth)}
+	}
+	return nil
+}
+
 // Schema is a checked and compiled tool schema.
 type Schema struct {
 	kind     SchemaKind
@@ -180,13 +214,25 @@ func compactSchema(kind SchemaKind, text string) (json.RawMessage, error) {
 	return buf.Bytes(), nil
 }
 
-// ParseSchema checks schema text (see [CheckShape]) and compiles it as a JSON
-// Schema 2020-12 document (the default dialect when it has no "$schema").
+// ParseSchema checks schema text and compiles it as a JSON Schema 2020-12
+// document (the default dialect when it has no "$schema"). In order: the size
+// and nesting bounds of [Limits] (the defaults; see [Compiler] for others),
+// the shape rules of [CheckShape], the local $ref checks (each must resolve,
+// as a JSON pointer or an $anchor, and no cycle of references and in-place
+// applicators may never move into the instance), then compilation.
 // Compilation is offline: no remote or file $ref is ever loaded. As in the MCP
 // extension, non-string entries of the root "required" are accepted (they are
-// left out of the compiled validator). The error is one of *SyntaxError,
-// *ShapeError, *CompileError, or wraps ErrEmptySchema.
+// left out of the compiled validator). The error is one of *LimitError,
+// *SyntaxError, *ShapeError, *RefError, *CompileError, or wraps
+// ErrEmptySchema.
 func ParseSchema(kind SchemaKind, text string) (*Schema, error) {
+	return parseSchema(kind, text, Limits{}.withDefaults())
+}
+
+func parseSchema(kind SchemaKind, text string, lim Limits) (*Schema, error) {
+	if err := checkLimits(kind, text, lim); err != nil {
+		return nil, err
+	}
 	compact, err := CheckShape(kind, text)
 	if err != nil {
 		return nil, err
@@ -205,11 +251,18 @@ const RuleSchemaRoot = "must be a JSON object or boolean"
 // ParseNaturalSchema checks and compiles a natural output schema: any JSON
 // Schema 2020-12 document (SEP-2106, MCP 2026-07-28), so the root may be any
 // object or a boolean — array, scalar, typeless and oneOf roots included.
-// Compilation is offline, as in [ParseSchema]. The error is one of
-// *SyntaxError, *ShapeError (a root that is not an object or boolean),
-// *CompileError, or wraps ErrEmptySchema.
+// Bounds, $ref checks and compilation are as in [ParseSchema]. The error is
+// one of *LimitError, *SyntaxError, *ShapeError (a root that is not an
+// object or boolean), *RefError, *CompileError, or wraps ErrEmptySchema.
 func ParseNaturalSchema(text string) (*Schema, error) {
+	return parseNaturalSchema(text, Limits{}.withDefaults())
+}
+
+func parseNaturalSchema(text string, lim Limits) (*Schema, error) {
 	const kind = OutputSchema
+	if err := checkLimits(kind, text, lim); err != nil {
+		return nil, err
+	}
 	compact, err := compactSchema(kind, text)
 	if err != nil {
 		return nil, err
@@ -231,6 +284,9 @@ func compileDoc(kind SchemaKind, compact json.RawMessage, doc any) (*Schema, err
 	c.DefaultDraft(jsonschema.Draft2020)
 	// An empty scheme table refuses every URL that is not an embedded metaschema.
 	c.UseLoader(jsonschema.SchemeURLLoader{})
+	if err := checkRefs(doc); err != nil {
+		return nil, &RefError{Kind: kind, Err: err}
+	}
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, &CompileError{Kind: kind, Err: err}
 	}

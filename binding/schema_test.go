@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -23,6 +24,8 @@ const (
 	syntax
 	shape
 	compile
+	refs
+	limit
 )
 
 func classify(t *testing.T, err error) errClass {
@@ -31,6 +34,8 @@ func classify(t *testing.T, err error) errClass {
 		se *SyntaxError
 		sh *ShapeError
 		ce *CompileError
+		re *RefError
+		le *LimitError
 	)
 	switch {
 	case err == nil:
@@ -43,6 +48,10 @@ func classify(t *testing.T, err error) errClass {
 		return shape
 	case errors.As(err, &ce):
 		return compile
+	case errors.As(err, &re):
+		return refs
+	case errors.As(err, &le):
+		return limit
 	}
 	t.Fatalf("untyped schema error: %v", err)
 	return ok
@@ -123,7 +132,12 @@ func TestParseSchema(t *testing.T) {
 		{name: "file ref", text: `{"type":"object","properties":{"x":{"$ref":"file:///etc/passwd"}}}`, want: compile,
 			message: `"file:///etc/passwd" cannot be loaded`},
 		{name: "relative ref", text: `{"type":"object","properties":{"x":{"$ref":"other.json"}}}`, want: compile, message: "cannot be loaded"},
-		{name: "dangling pointer", text: `{"type":"object","properties":{"x":{"$ref":"#/$defs/none"}}}`, want: compile, message: "not a valid JSON Schema 2020-12 document"},
+		{name: "dangling pointer", text: `{"type":"object","properties":{"x":{"$ref":"#/$defs/none"}}}`, want: refs, message: `output schema: $ref "#/$defs/none" at #/properties/x does not resolve`},
+		{name: "ref cycle", text: `{"type":"object","$defs":{"a":{"$ref":"#/$defs/a"}},"properties":{"x":{"$ref":"#/$defs/a"}}}`, want: refs, message: "$ref cycle that never moves into the instance"},
+
+		// Bounds.
+		{name: "too large", text: `{"type":"object","description":"` + strings.Repeat("x", DefaultMaxSchemaBytes) + `"}`, want: limit, message: "output schema is 262178 bytes, more than the limit of 262144"},
+		{name: "too deep", text: strings.Repeat(`{"not":`, 65) + `{}` + strings.Repeat("}", 65), want: limit, message: "output schema nests 66 levels, more than the limit of 64"},
 		{name: "unknown metaschema", text: `{"$schema":"https://example.com/meta","type":"object"}`, want: compile, message: `"https://example.com/meta" cannot be loaded`},
 	}
 	for _, tt := range tests {

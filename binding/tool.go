@@ -4,7 +4,10 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -31,19 +34,32 @@ type Tool struct {
 	Required []string
 }
 
-// LoadTool parses the trigger binding b of fn and checks and compiles both of
-// its schemas. Every problem is returned, joined; each is a *ToolError.
+// LoadTool decides whether the trigger binding b of fn is a tool that can be
+// served, and prepares it: the trigger's keys and the tool name rule
+// ([ParseTrigger]), then its schemas checked ([ParseSchema]: bounds of
+// [Limits], here the defaults, shape, $ref checks) and compiled within the
+// compile-time budget. It
+// is the one rule both sides apply: the worker SDK before it emits a
+// function.json, funchost when it loads one. Every problem is returned,
+// joined; each is a *ToolError.
 func LoadTool(fn *metadata.Function, b *metadata.Binding, file string) (*Tool, error) {
 	return (*Compiler)(nil).LoadTool(fn, b, file)
 }
 
-// LoadTool is [LoadTool] with the schemas compiled by c, so tools with the
-// same schema text share one compiled schema.
+// LoadTool is [LoadTool] with c's limits and the schemas compiled by c, so
+// tools with the same schema text share one compiled schema.
 func (c *Compiler) LoadTool(fn *metadata.Function, b *metadata.Binding, file string) (*Tool, error) {
 	trig, err := ParseTrigger(fn, b, file)
 	if err != nil {
 		return nil, err
 	}
+	return withinBudget(trig.Function, file, trig.ToolName, c.limits().CompileTime, func() (*Tool, error) {
+		return c.compileTool(trig)
+	})
+}
+
+// compileTool checks and compiles the schemas of a parsed trigger.
+func (c *Compiler) compileTool(trig *Trigger) (*Tool, error) {
 	in, inErr := trig.inputSchema(c)
 	out, outErr := trig.outputSchema(c)
 	natural, field, natErr := trig.naturalOutputSchema(c, out)
@@ -77,13 +93,15 @@ func (t *Tool) ResultFor(version string, res *metadata.CallToolResult) error {
 	return UnprojectResult(res, t.OutputField)
 }
 
-// OutputSettings returns the tool's effective output settings: its own
-// (function.json outputValidation and textCopy) over app's (host.json, or
-// the worker's options), then the defaults strict and json.
+// OutputSettings returns the tool's effective settings: its own
+// (function.json outputValidation, inputValidation and textCopy) over app's
+// (host.json, or the worker's options), then the defaults strict, strict and
+// json.
 func (t *Tool) OutputSettings(app metadata.OutputSettings) metadata.OutputSettings {
 	return metadata.OutputSettings{
-		Validation: cmp.Or(t.Trigger.OutputValidation, app.Validation, metadata.ValidationStrict),
-		TextCopy:   cmp.Or(t.Trigger.TextCopy, app.TextCopy, metadata.TextCopyJSON),
+		Validation:      cmp.Or(t.Trigger.OutputValidation, app.Validation, metadata.ValidationStrict),
+		InputValidation: cmp.Or(t.Trigger.InputValidation, app.InputValidation, metadata.ValidationStrict),
+		TextCopy:        cmp.Or(t.Trigger.TextCopy, app.TextCopy, metadata.TextCopyJSON),
 	}
 }
 
@@ -101,7 +119,7 @@ func requiredNames(s *Schema) []string {
 	var names []string
 	for _, raw := range required {
 		var name string
-		if json.Unmarshal(raw, &name) == nil && !isNull(raw) {
+		if json.Unmarshal(raw, &name) == nil && !jsonx.IsNull(raw) {
 			names = append(names, name)
 		}
 	}
@@ -115,9 +133,67 @@ func (t *Tool) MissingArguments(args map[string]json.RawMessage) []string {
 	var missing []string
 	for _, name := range t.Required {
 		raw, ok := args[name]
-		if !ok || len(raw) == 0 || isNull(raw) {
+		if !ok || jsonx.IsAbsent(raw) {
 			missing = append(missing, name)
 		}
 	}
 	return missing
 }
+
+// InputIssue is a call whose arguments break the tool's input schema (Err is
+// a *ValidationError).
+type InputIssue struct {
+	Tool string
+	// Mode is what was done: under [metadata.ValidationStrict] the call was
+	// refused with this message; under [metadata.ValidationWarn] it went on.
+	Mode metadata.OutputValidation
+	Err  error
+}
+
+// Error is the message the call is refused with, naming the tool and giving
+// the JSON pointer of each problem in the arguments.
+func (i *InputIssue) Error() string {
+	var ve *ValidationError
+	if errors.As(i.Err, &ve) {
+		parts := make([]string, len(ve.Problems))
+		for j, p := range ve.Problems {
+			parts[j] = p.String()
+		}
+		return fmt.Sprintf("Input of tool '%s' does not match its input schema: %s", i.Tool, strings.Join(parts, "; "))
+	}
+	return fmt.Sprintf("Input of tool '%s' %v", i.Tool, i.Err)
+}
+
+func (i *InputIssue) Unwrap() error { return i.Err }
+
+// LogMessage is the line both sides log for the issue: the message, and
+// under warn that the call went on.
+func (i *InputIssue) LogMessage() string {
+	if i.Mode == metadata.ValidationWarn {
+		return i.Error() + " (called anyway: inputValidation is warn)"
+	}
+	return i.Error()
+}
+
+// CheckInput validates a call's arguments (a JSON object; empty or null
+// means none, {}) against the compiled input schema, unless the tool's
+// inputValidation (over app's, see [Tool.OutputSettings]) is off. The
+// worker runs it before the handler, the host before forwarding the call.
+// It returns nil when the arguments match; under strict the caller refuses
+// the call with the issue's message, under warn it logs it and goes on.
+// Nothing is compiled: the input schema was at load.
+func (t *Tool) CheckInput(args json.RawMessage, app metadata.OutputSettings) *InputIssue {
+	mode := t.OutputSettings(app).InputValidation
+	if mode == metadata.ValidationOff || t.Input == nil {
+		return nil
+	}
+	if jsonx.IsAbsent(args) {
+		args = emptyObject
+	}
+	if err := t.Input.ValidateText(args); err != nil {
+		return &InputIssue{Tool: t.Trigger.ToolName, Mode: mode, Err: err}
+	}
+	return nil
+}
+
+var emptyObject = json.RawMessage(`{}`)

@@ -3,6 +3,7 @@ package binding
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -170,4 +171,56 @@ func TestLoadToolNaturalOutputSchema(t *testing.T) {
 		assert.Nil(t, tool)
 		assert.ErrorContains(t, err, "naturalOutputSchema must be a string")
 	})
+}
+
+func TestCheckInput(t *testing.T) {
+	fn, err := metadata.NewToolFunction("weather", &metadata.ToolOptions{
+		ToolName: "weather",
+		InputSchema: `{"type":"object","properties":{"city":{"type":"string"},"units":{"enum":["metric","imperial"]},` +
+			`"days":{"type":"integer","minimum":1}},"required":["city"],"additionalProperties":false}`,
+		Properties: []metadata.ToolProperty{},
+	})
+	require.NoError(t, err)
+	fn.Bindings[0].SetBool(metadata.KeyUseWorkerInputSchema, true)
+	tool, err := LoadTool(fn, fn.Bindings[0], "")
+	require.NoError(t, err)
+
+	strict := metadata.OutputSettings{}
+	for _, tc := range []struct{ args, message string }{
+		{`{"city":"Oslo"}`, ""},
+		{`{"city":"Oslo","units":"metric","days":3}`, ""},
+		{`{"city":"Oslo","units":"kelvin"}`, "Input of tool 'weather' does not match its input schema: at '/units' (/properties/units/enum): value must be one of 'metric', 'imperial'"},
+		{`{"city":"Oslo","days":0}`, "at '/days' (/properties/days/minimum): minimum: got 0, want 1"},
+		{`{"city":"Oslo","bogus":1}`, "at '' (/additionalProperties): additional properties 'bogus' not allowed"},
+		{``, "at '' (/required): missing property 'city'"},
+		{`null`, "at '' (/required): missing property 'city'"},
+		{`[1]`, "got array, want object"},
+	} {
+		issue := tool.CheckInput(json.RawMessage(tc.args), strict)
+		if tc.message == "" {
+			assert.Nil(t, issue, tc.args)
+			continue
+		}
+		require.NotNil(t, issue, tc.args)
+		assert.Equal(t, metadata.ValidationStrict, issue.Mode)
+		assert.Contains(t, issue.Error(), tc.message)
+		var ve *ValidationError
+		assert.ErrorAs(t, issue, &ve)
+	}
+
+	bad := json.RawMessage(`{"city":1}`)
+	warn := tool.CheckInput(bad, metadata.OutputSettings{InputValidation: metadata.ValidationWarn})
+	require.NotNil(t, warn)
+	assert.True(t, strings.HasSuffix(warn.LogMessage(), "(called anyway: inputValidation is warn)"))
+	assert.Nil(t, tool.CheckInput(bad, metadata.OutputSettings{InputValidation: metadata.ValidationOff}))
+
+	// The tool's own setting wins over the app's.
+	fn.Bindings[0].SetString(metadata.KeyInputValidation, "off")
+	own, err := LoadTool(fn, fn.Bindings[0], "")
+	require.NoError(t, err)
+	assert.Equal(t, metadata.ValidationOff, own.Trigger.InputValidation)
+	assert.Nil(t, own.CheckInput(bad, strict))
+	fn.Bindings[0].SetString(metadata.KeyInputValidation, "sometimes")
+	_, err = LoadTool(fn, fn.Bindings[0], "")
+	assert.ErrorContains(t, err, `inputValidation: "sometimes" is not one of strict, warn, off`)
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -82,6 +83,15 @@ type Trigger struct {
 	// when not set (the app's apply).
 	OutputValidation metadata.OutputValidation
 	TextCopy         metadata.TextCopy
+	// InputValidation is the tool's own argument validation; "" when not
+	// set (the app's applies).
+	InputValidation metadata.OutputValidation
+
+	// Annotations is the compact annotations object and Icons the icons
+	// (funcmcp keys, see [ParseToolAnnotations] and [ParseIcons]); nil when
+	// there are none.
+	Annotations json.RawMessage
+	Icons       []metadata.Icon
 }
 
 // toolErr wraps err in a *ToolError naming this trigger.
@@ -130,6 +140,9 @@ func ParseTrigger(fn *metadata.Function, b *metadata.Binding, file string) (*Tri
 		fail("%s is empty", metadata.KeyToolName)
 	default:
 		t.ToolName = name
+		if err := CheckToolName(name); err != nil {
+			errs = append(errs, err)
+		}
 	}
 
 	switch desc, present, err := optionalString(b, metadata.KeyDescription); {
@@ -185,11 +198,18 @@ func ParseTrigger(fn *metadata.Function, b *metadata.Binding, file string) (*Tri
 	} else if t.OutputValidation, err = metadata.ParseOutputValidation(s); err != nil {
 		fail("%s: %w", metadata.KeyOutputValidation, err)
 	}
+	if s, _, err := optionalString(b, metadata.KeyInputValidation); err != nil {
+		fail("%s %w", metadata.KeyInputValidation, err)
+	} else if t.InputValidation, err = metadata.ParseOutputValidation(s); err != nil {
+		fail("%s: %w", metadata.KeyInputValidation, err)
+	}
 	if s, _, err := optionalString(b, metadata.KeyTextCopy); err != nil {
 		fail("%s %w", metadata.KeyTextCopy, err)
 	} else if t.TextCopy, err = metadata.ParseTextCopy(s); err != nil {
 		fail("%s: %w", metadata.KeyTextCopy, err)
 	}
+
+	errs = append(errs, t.parseExtras(b)...)
 
 	for _, key := range []string{metadata.KeyUseWorkerInputSchema, metadata.KeyUseResultSchema} {
 		v, err := optionalBool(b, key)
@@ -227,7 +247,7 @@ func optionalString(b *metadata.Binding, key string) (s string, present bool, er
 	if !ok {
 		return "", false, nil
 	}
-	if isNull(raw) {
+	if jsonx.IsNull(raw) {
 		return "", true, nil
 	}
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -239,7 +259,7 @@ func optionalString(b *metadata.Binding, key string) (s string, present bool, er
 // optionalBool returns the boolean value of key; absent or null is false.
 func optionalBool(b *metadata.Binding, key string) (bool, error) {
 	raw, ok := b.Lookup(key)
-	if !ok || isNull(raw) {
+	if !ok || jsonx.IsNull(raw) {
 		return false, nil
 	}
 	var v bool
@@ -249,15 +269,11 @@ func optionalBool(b *metadata.Binding, key string) (bool, error) {
 	return v, nil
 }
 
-func isNull(raw json.RawMessage) bool {
-	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
-}
-
 // parseToolProperties decodes toolProperties: a string holding a JSON array of
 // tool properties, item keys matched case-insensitively.
 func parseToolProperties(b *metadata.Binding) ([]metadata.ToolProperty, error) {
 	raw, ok := b.Lookup(metadata.KeyToolProperties)
-	if !ok || isNull(raw) {
+	if !ok || jsonx.IsNull(raw) {
 		return nil, nil
 	}
 	var text string
@@ -318,7 +334,7 @@ func parseContentKinds(b *metadata.Binding) ([]string, error) {
 // object itself. An empty string or an empty object means none.
 func parseMetadata(b *metadata.Binding) (json.RawMessage, error) {
 	raw, ok := b.Lookup(metadata.KeyMetadata)
-	if !ok || isNull(raw) {
+	if !ok || jsonx.IsNull(raw) {
 		return nil, nil
 	}
 	data := bytes.TrimSpace(raw)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"embed"
 	"fmt"
 	"image"
 	"image/color"
@@ -28,17 +29,31 @@ var chartColors = map[string]color.RGBA{
 	"purple": {R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
 }
 
+// views holds the bar_chart MCP App view, served from the binary itself.
+//
+//go:embed view/bar_chart.html
+var views embed.FS
+
 func registerBarChart(app *worker.App) {
 	// An image result: a PNG drawn with the standard library, plus a caption.
 	// The declared content kinds are checked on every result, by this worker
 	// and again by funchost.
+	//docs:begin kinds
 	app.ConfigureMcpTool("bar_chart").
 		WithContentKinds("image/png", "text/plain").
+		//docs:end kinds
 		WithTitle("Bar chart").
 		WithDescription("Draw a bar chart of up to 24 non-negative numbers as a PNG image. "+
 			"Bars are scaled so that the largest value fills the chart height.").
 		WithProperty("values", worker.Number.Array(), "The bar heights, left to right (1 to 24 non-negative numbers).", worker.Required).
 		WithProperty("color", worker.String.Enum("blue", "green", "orange", "purple"), "Bar colour; blue when omitted.", worker.Optional).
+		// An MCP App: clients that show UI views draw the result in the
+		// view, served at ui://bar_chart/view by a function of its own.
+		AsMcpApp(func(a *worker.AppBuilder) {
+			a.WithView(worker.ViewFromFS(views, "view/bar_chart.html")).
+				WithTitle("Bar chart").
+				WithBorder(true)
+		}).
 		Handle(func(_ context.Context, tc *worker.ToolContext) (*worker.Result, error) {
 			var args struct {
 				Values []float64 `json:"values"`

@@ -23,9 +23,24 @@
 //     served the same two ways (the $ref is rewritten in the projection);
 //   - to_roman: no output schema, plain text;
 //   - bar_chart: an image (a PNG drawn in code) and a caption, declared with
-//     WithContentKinds("image/png", "text/plain");
+//     WithContentKinds("image/png", "text/plain"); it is also an MCP App,
+//     whose view (view/bar_chart.html, embedded in the binary) is served at
+//     ui://bar_chart/view by the function functions--mcpapp-bar_chart;
 //   - estimate_pi: a long-running typed tool that reports progress and sends
 //     log messages to the client.
+//
+// Beside the tools, it serves MCP resources and a prompt:
+//
+//   - holidays://countries: a static resource, the JSON list of the
+//     countries list_holidays knows;
+//   - holidays://{country}/{year}: a resource template, the year's holidays
+//     as JSON; unknown countries are "not found" (-32002);
+//   - plan_days_off: a typed prompt with a required country and an optional
+//     year, which embeds the year's holidays as a resource.
+//
+// The template and the prompt offer completions of the country (a fixed
+// list) and the year (a function), a funcmcp feature that the Azure
+// Functions MCP extension does not offer.
 //
 // All data is computed from the arguments, with no network; estimate_pi's
 // random points come from a fixed seed, so the same arguments give the same

@@ -33,11 +33,13 @@ func registerFibonacci(app *worker.App) {
 	// its object projection, {"type":"object","properties":{"result":…}},
 	// with the $ref rewritten to #/properties/result/$defs/term, and get
 	// {"result": [...]}.
+	//docs:begin register
 	worker.AddTool(app, "fibonacci", func(_ context.Context, _ *worker.ToolContext, in FibonacciInput) (*worker.Result, []int64, error) {
 		terms, err := fibonacci(in.Count)
 		return nil, terms, err
 	}).
 		WithOutputSchema(fibonacciSchema).
+		//docs:end register
 		WithTitle("Fibonacci numbers").
 		WithDescription("List the first count Fibonacci numbers (F(0) = 0, F(1) = 1, …), at most 70.")
 }

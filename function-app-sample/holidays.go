@@ -30,10 +30,12 @@ var holidayCountries = []string{"GB", "NO", "US"}
 func registerHolidays(app *worker.App) {
 	// A slice result: the output schema and structuredContent are wrapped in
 	// an object under the default field, {"result": [...]}.
+	//docs:begin register
 	worker.AddTool(app, "list_holidays", func(_ context.Context, _ *worker.ToolContext, in HolidaysInput) (*worker.Result, []Holiday, error) {
 		list, err := holidays(in.Country, in.Year)
 		return nil, list, err
 	}).
+		//docs:end register
 		WithTitle("Public holidays").
 		WithDescription("List the statutory public holidays of a country for a year, in date order. " +
 			"Supported countries: US (federal holidays), GB (England and Wales bank holidays) and NO. " +

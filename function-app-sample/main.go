@@ -8,7 +8,7 @@ func main() {
 	newApp().Main()
 }
 
-// newApp configures every tool of the sample.
+// newApp configures every tool, resource and prompt of the sample.
 func newApp() *worker.App {
 	app := worker.New(nil)
 	registerWeather(app)
@@ -19,5 +19,7 @@ func newApp() *worker.App {
 	registerRoman(app)
 	registerBarChart(app)
 	registerPi(app)
+	registerHolidayResources(app)
+	registerPrompts(app)
 	return app
 }

@@ -11,6 +11,8 @@ import (
 
 // MortgageInput is mortgage_payment's arguments; its JSON Schema is inferred
 // from the struct.
+//
+//docs:begin types
 type MortgageInput struct {
 	Principal           float64 `json:"principal" jsonschema:"Amount borrowed, in currency units (e.g. 350000)."`
 	AnnualRatePercent   float64 `json:"annual_rate_percent" jsonschema:"Nominal yearly interest rate in percent (e.g. 4.5)."`
@@ -28,6 +30,8 @@ type MortgagePayment struct {
 	Schedule       []YearSummary `json:"schedule" jsonschema:"Amortization summary per loan year."`
 }
 
+//docs:end types
+
 // YearSummary is one loan year of the amortization schedule.
 type YearSummary struct {
 	Year          int     `json:"year" jsonschema:"Loan year, starting at 1."`
@@ -37,6 +41,7 @@ type YearSummary struct {
 }
 
 func registerMortgage(app *worker.App) {
+	//docs:begin register
 	worker.AddTool(app, "mortgage_payment", func(_ context.Context, _ *worker.ToolContext, in MortgageInput) (*worker.Result, MortgagePayment, error) {
 		p, err := mortgage(in)
 		return nil, p, err
@@ -45,6 +50,7 @@ func registerMortgage(app *worker.App) {
 		WithDescription("Compute the monthly payment of a fixed-rate, monthly-amortizing loan, " +
 			"the total interest, and a year-by-year amortization schedule. An optional extra " +
 			"monthly payment shortens the loan.")
+	//docs:end register
 }
 
 // mortgage amortizes a fixed-rate loan month by month.

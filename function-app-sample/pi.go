@@ -72,8 +72,10 @@ func estimatePi(ctx context.Context, tc *worker.ToolContext, in PiInput) (*worke
 		}
 		done += n
 		estimate := 4 * float64(inside) / float64(done)
+		//docs:begin progress
 		tc.Progress(float64(b), float64(batches), fmt.Sprintf("batch %d of %d: π ≈ %.6f after %d samples", b, batches, estimate, done))
 		tc.ClientLogf(worker.LevelDebug, "batch %d: %d of %d points inside", b, inside, done)
+		//docs:end progress
 	}
 	estimate := 4 * float64(inside) / float64(samples)
 	return nil, PiEstimate{Estimate: estimate, Error: estimate - math.Pi, Samples: samples, Inside: inside, Batches: batches}, nil

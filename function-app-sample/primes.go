@@ -18,11 +18,13 @@ const maxPrimesRange = 1_000_000
 
 func registerPrimes(app *worker.App) {
 	// A slice result wrapped under a field of our choice: {"primes": [...]}.
+	//docs:begin register
 	worker.AddTool(app, "primes", func(_ context.Context, _ *worker.ToolContext, in PrimesInput) (*worker.Result, []int, error) {
 		primes, err := primesBetween(in.From, in.To)
 		return nil, primes, err
 	}).
 		WithOutputField("primes").
+		//docs:end register
 		WithDescription("List the prime numbers between two bounds (inclusive), using a sieve of Eratosthenes. " +
 			"The upper bound may be at most 1000000.")
 }

@@ -27,6 +27,7 @@ var (
 )
 
 func registerWeather(app *worker.App) {
+	//docs:begin register
 	app.ConfigureMcpTool("get_weather").
 		WithTitle("Weather forecast").
 		WithDescription("Get the current weather and a daily forecast (1 to 7 days) for a city. "+
@@ -38,6 +39,7 @@ func registerWeather(app *worker.App) {
 		WithOutputSchema(weatherSchema).
 		WithMetadata("category", "weather").
 		Handle(handleWeather)
+	//docs:end register
 }
 
 func handleWeather(_ context.Context, tc *worker.ToolContext) (*worker.Result, error) {

@@ -13,8 +13,8 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/guard"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
-	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -54,7 +54,7 @@ func (s toolSet) CallTool(ctx context.Context, req *mcp.CallRequest) (*metadata.
 // host does not serve.
 // The name is quoted safely: invalid UTF-8 is replaced, and it is cut.
 func unknownToolMessage(name string) string {
-	return fmt.Sprintf("Unknown tool: '%s'", jsonrpc.SafeText(name))
+	return fmt.Sprintf("Unknown tool: '%s'", jsonx.SafeText(name))
 }
 
 // missingArgumentsMessage is the message for required arguments that are

@@ -151,6 +151,6 @@
 //	config                                   host.json, local.settings.json, app settings
 //	jsonrpc, ids, backoff, dedup             wire errors, random ids, back-off, duplicate window
 //
-// Outside the module's own packages they use metadata and binding (below
-// all of these), azcore (invoke, backplane) and chi (host).
+// Below all of these they use the module's metadata, binding and
+// internal/jsonx; outside it, azcore (invoke, backplane) and chi (host).
 package host

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/catalog"
 	"github.com/funcmcp/funcmcp/host/internal/config"
@@ -124,7 +125,8 @@ func New(opts *Options) (*Host, error) {
 		return nil, fmt.Errorf("loading the host keys: %w", err)
 	}
 	cat, err := catalog.Load(root, &catalog.Limits{
-		FileBytes: int64(o.MaxFunctionFileBytes), SchemaBytes: o.MaxSchemaBytes, SchemaDepth: o.MaxSchemaDepth, CompileTime: o.SchemaCompileTime,
+		FileBytes:     int64(o.MaxFunctionFileBytes),
+		Schema:        binding.Limits{SchemaBytes: o.MaxSchemaBytes, SchemaDepth: o.MaxSchemaDepth, CompileTime: o.SchemaCompileTime},
 		ArgumentBytes: o.MaxArgumentBytes, ArgumentDepth: o.MaxArgumentDepth, ArgumentKeys: o.MaxArgumentKeys,
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -37,9 +38,9 @@ const (
 // Defaults of the app folder bounds in [Options].
 const (
 	DefaultMaxFunctionFileBytes = metadata.DefaultMaxFunctionFileBytes
-	DefaultMaxSchemaBytes       = 256 << 10
-	DefaultMaxSchemaDepth       = 64
-	DefaultSchemaCompileTime    = 5 * time.Second
+	DefaultMaxSchemaBytes       = binding.DefaultMaxSchemaBytes
+	DefaultMaxSchemaDepth       = binding.DefaultMaxSchemaDepth
+	DefaultSchemaCompileTime    = binding.DefaultSchemaCompileTime
 )
 
 // Defaults of the liveness probe.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
 // Field is one key of a [Binding] with its raw JSON value.
@@ -61,7 +63,7 @@ func (b *Binding) LookupString(key string) (s string, ok bool) {
 	if !found {
 		return "", false
 	}
-	if err := json.Unmarshal(raw, &s); err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+	if err := json.Unmarshal(raw, &s); err != nil || jsonx.IsNull(raw) {
 		return "", false
 	}
 	return s, true

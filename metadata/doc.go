@@ -31,4 +31,22 @@
 // schema, build) over a function, taking each tool's [ToolOptions]. The output
 // is deterministic: keys keep their position, new keys are appended in step
 // order and schema text is compact.
+//
+// # Resources, prompts and MCP Apps
+//
+// [TypeMcpResourceTrigger] (a static resource, or a resource template when
+// its uri holds {variable} expressions) and [TypeMcpPromptTrigger] carry the
+// keys the extension's attribute binders read (see kinds.go for the source
+// they were checked against). [NewResourceFunction], [NewPromptFunction]
+// and [NewAppViewFunction] write one function each; [EmitResources] and
+// [EmitPrompts] complete existing bindings. The invocation contexts are
+// [ResourceInvocationContext] and [PromptInvocationContext]; the return
+// envelopes [ResourceResult] ({"content"}) and [PromptResult]
+// ({"content","type"}); a failed invocation is answered with a
+// [FailureReply].
+//
+// funcmcp adds, in keys the Azure Functions host ignores: completions
+// ([KeyCompletions], with the worker asked through [HeaderMethod], see
+// completion.go), tool annotations ([KeyAnnotations]) and icons on tools and
+// resources ([KeyIcons], which the extension reads on prompts only).
 package metadata

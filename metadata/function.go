@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
 // Function is one function of a function app: its folder name and the
@@ -166,7 +168,7 @@ func (f *Function) UnmarshalJSON(data []byte) error {
 			f.SetExtra(fl.Key, fl.Value)
 			continue
 		}
-		if bytes.Equal(fl.Value, []byte("null")) {
+		if jsonx.IsNull(fl.Value) {
 			continue
 		}
 		var raws []json.RawMessage
@@ -248,7 +250,9 @@ func ReadFunction(dir string, opts *ReadOptions) (*Function, error) {
 }
 
 // ReadApp reads every direct sub-folder of root that holds a function.json,
-// sorted by name, as the Functions host does, with [ReadFunction]'s guards.
+// sorted by name, as the Functions host does, with [ReadFunction]'s guards;
+// a function.json (or function folder) that is a link to something outside
+// root is not read.
 // Folders without one are skipped. A function that fails to load is left out
 // and its *FunctionError is returned in errs; the others still load.
 func ReadApp(root string, opts *ReadOptions) (fns []*Function, errs []error, err error) {
@@ -256,13 +260,22 @@ func ReadApp(root string, opts *ReadOptions) (fns []*Function, errs []error, err
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading script root: %w", err)
 	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading script root: %w", err)
+	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	for _, e := range entries {
-		if !e.IsDir() {
+		dir := filepath.Join(root, e.Name())
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			continue
 		}
-		dir := filepath.Join(root, e.Name())
-		if _, statErr := os.Stat(filepath.Join(dir, FunctionFile)); errors.Is(statErr, fs.ErrNotExist) {
+		file := filepath.Join(dir, FunctionFile)
+		if _, statErr := os.Stat(file); errors.Is(statErr, fs.ErrNotExist) {
+			continue
+		}
+		if err := within(realRoot, file); err != nil {
+			errs = append(errs, &FunctionError{Function: e.Name(), File: file, Err: err})
 			continue
 		}
 		fn, ferr := ReadFunction(dir, opts)
@@ -275,6 +288,32 @@ func ReadApp(root string, opts *ReadOptions) (fns []*Function, errs []error, err
 	return fns, errs, nil
 }
 
+// CheckFileSize is the size rule for a function.json: at most limit bytes
+// (the host's limit; [DefaultMaxFunctionFileBytes] unless configured). The
+// host applies it before it reads a file, and the worker SDK before it writes
+// one, with the same message.
+func CheckFileSize(size, limit int64) error {
+	if size > limit {
+		return fmt.Errorf("%d bytes, more than the limit of %d", size, limit)
+	}
+	return nil
+}
+
+// within checks that file, its links followed, is inside the folder realRoot
+// (itself with links followed): a link to a file elsewhere on the machine
+// is not part of the app.
+func within(realRoot, file string) error {
+	real, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(realRoot, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return errors.New("a link to a file outside the app folder: not read")
+	}
+	return nil
+}
+
 // readRegular reads file, described by st, if it is a regular file of at most
 // limit bytes; the limit is checked again while reading, as the file may grow.
 func readRegular(file string, st fs.FileInfo, limit int64) ([]byte, error) {
@@ -282,7 +321,7 @@ func readRegular(file string, st fs.FileInfo, limit int64) ([]byte, error) {
 	case !st.Mode().IsRegular():
 		return nil, fmt.Errorf("not a regular file (%s): not read", fileKind(st.Mode()))
 	case st.Size() > limit:
-		return nil, fmt.Errorf("%d bytes, more than the limit of %d: not read", st.Size(), limit)
+		return nil, fmt.Errorf("%w: not read", CheckFileSize(st.Size(), limit))
 	}
 	f, err := os.Open(file)
 	if err != nil {
@@ -311,24 +350,4 @@ func fileKind(m fs.FileMode) string {
 		return "a directory"
 	}
 	return "mode " + m.String()
-}
-
-// WriteFunction validates f and writes root/<f.Name>/function.json.
-func WriteFunction(root string, f *Function) error {
-	dir := filepath.Join(root, f.Name)
-	file := filepath.Join(dir, FunctionFile)
-	if err := f.Validate(); err != nil {
-		return &FunctionError{Function: f.Name, File: file, Err: err}
-	}
-	data, err := f.Encode()
-	if err != nil {
-		return &FunctionError{Function: f.Name, File: file, Err: err}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return &FunctionError{Function: f.Name, File: file, Err: err}
-	}
-	if err := os.WriteFile(file, data, 0o644); err != nil {
-		return &FunctionError{Function: f.Name, File: file, Err: err}
-	}
-	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
 // Custom-handler HTTP protocol headers sent by the host with each invocation.
@@ -137,7 +139,7 @@ func DecodeToolInvocationContext(raw []byte) (*ToolInvocationContext, error) {
 		return nil, fmt.Errorf("decoding tool invocation context: %w", err)
 	}
 	c := ToolInvocationContext(wire.plain)
-	if len(wire.Arguments) > 0 && !bytes.Equal(wire.Arguments, []byte("null")) {
+	if !jsonx.IsAbsent(wire.Arguments) {
 		if err := json.Unmarshal(wire.Arguments, &c.Arguments); err != nil {
 			return nil, fmt.Errorf("decoding tool invocation context: arguments: %w", err)
 		}

@@ -80,6 +80,9 @@ const (
 	// KeyOutputValidation ([OutputValidation]) overrides the app's output
 	// validation for this tool.
 	KeyOutputValidation = "outputValidation"
+	// KeyInputValidation ([OutputValidation] modes) overrides the app's
+	// validation of the arguments against the input schema for this tool.
+	KeyInputValidation = "inputValidation"
 	// KeyTextCopy ([TextCopy]) overrides the app's text copy of
 	// structuredContent for this tool.
 	KeyTextCopy = "textCopy"
@@ -93,6 +96,7 @@ const MetaKeyContentKinds = "funcmcp/contentKinds"
 // read, so that one setting governs both sides.
 const (
 	HostKeyOutputValidation = "outputValidation"
+	HostKeyInputValidation  = "inputValidation"
 	HostKeyTextCopy         = "textCopy"
 )
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
 // OutputValidation says what happens to a tool result whose
@@ -115,11 +117,16 @@ func isTextCopy(block, structured, copied json.RawMessage) bool {
 	return json.Unmarshal(block, &b) == nil && b.Text == string(structured)
 }
 
-// OutputSettings are the app-wide output settings of host.json
-// extensions.mcp; "" fields are not set.
+// OutputSettings are the app-wide settings of host.json extensions.mcp that
+// say how a tool's results and arguments are checked; "" fields are not set.
 type OutputSettings struct {
+	// Validation is what happens to a result that breaks the tool's output
+	// rules (outputValidation).
 	Validation OutputValidation
-	TextCopy   TextCopy
+	// InputValidation is what happens to arguments that break the tool's
+	// input schema (inputValidation), with the same modes.
+	InputValidation OutputValidation
+	TextCopy        TextCopy
 }
 
 // SettingError is a bad value in host.json; Key is its path, e.g.
@@ -132,8 +139,9 @@ type SettingError struct {
 func (e *SettingError) Error() string { return fmt.Sprintf("%s: %v", e.Key, e.Err) }
 func (e *SettingError) Unwrap() error { return e.Err }
 
-// ParseOutputSettings reads extensions.mcp.outputValidation and
-// extensions.mcp.textCopy from host.json text, with keys matched
+// ParseOutputSettings reads extensions.mcp.outputValidation,
+// extensions.mcp.inputValidation and extensions.mcp.textCopy from host.json
+// text, with keys matched
 // case-insensitively as the Functions host's configuration does. Absent
 // sections and keys are not set. Every bad value is returned, each a
 // *SettingError.
@@ -155,7 +163,7 @@ func ParseOutputSettings(hostJSON []byte) (OutputSettings, error) {
 	str := func(key string) string {
 		raw, ok := LookupFoldMap(mcp, key)
 		var s string
-		if ok && json.Unmarshal(raw, &s) != nil && !bytes.Equal(raw, []byte("null")) {
+		if ok && json.Unmarshal(raw, &s) != nil && !jsonx.IsNull(raw) {
 			errs = append(errs, &SettingError{Key: "extensions.mcp." + key, Err: errors.New("must be a string")})
 		}
 		return s
@@ -163,6 +171,9 @@ func ParseOutputSettings(hostJSON []byte) (OutputSettings, error) {
 	var err error
 	if out.Validation, err = ParseOutputValidation(str(HostKeyOutputValidation)); err != nil {
 		errs = append(errs, &SettingError{Key: "extensions.mcp." + HostKeyOutputValidation, Err: err})
+	}
+	if out.InputValidation, err = ParseOutputValidation(str(HostKeyInputValidation)); err != nil {
+		errs = append(errs, &SettingError{Key: "extensions.mcp." + HostKeyInputValidation, Err: err})
 	}
 	if out.TextCopy, err = ParseTextCopy(str(HostKeyTextCopy)); err != nil {
 		errs = append(errs, &SettingError{Key: "extensions.mcp." + HostKeyTextCopy, Err: err})

@@ -134,6 +134,8 @@ func TestParseOutputSettings(t *testing.T) {
 		{`{"extensions":{"mcp":{"outputValidation":"warn","textCopy":"summary"}}}`, OutputSettings{Validation: ValidationWarn, TextCopy: TextCopySummary}, nil},
 		{`{"Extensions":{"MCP":{"OutputValidation":" OFF ","TEXTCOPY":"None"}}}`, OutputSettings{Validation: ValidationOff, TextCopy: TextCopyNone}, nil},
 		{`{"extensions":{"mcp":{"outputValidation":null}}}`, OutputSettings{}, nil},
+		{`{"extensions":{"mcp":{"inputValidation":"warn"}}}`, OutputSettings{InputValidation: ValidationWarn}, nil},
+		{`{"extensions":{"mcp":{"InputValidation":"loose"}}}`, OutputSettings{}, []string{`extensions.mcp.inputValidation: "loose" is not one of strict, warn, off`}},
 		{`{"extensions":"not an object"}`, OutputSettings{}, nil},
 		{`{"extensions":{"mcp":{"outputValidation":"sometimes","textCopy":2}}}`, OutputSettings{}, []string{
 			`extensions.mcp.outputValidation: "sometimes" is not one of strict, warn, off`,

@@ -61,10 +61,15 @@ type ToolOptions struct {
 	// ContentKinds are the declared content kinds (MIME types) of the
 	// tool's results, written as contentKinds; nil declares none.
 	ContentKinds []string
-	// OutputValidation and TextCopy, when set, are written as the tool's
-	// own outputValidation and textCopy.
+	// OutputValidation, InputValidation and TextCopy, when set, are written
+	// as the tool's own outputValidation, inputValidation and textCopy.
 	OutputValidation OutputValidation
+	InputValidation  OutputValidation
 	TextCopy         TextCopy
+	// Annotations, when not nil and not zero, are written as annotations,
+	// and Icons, when not empty, as icons (funcmcp keys on tools).
+	Annotations *ToolAnnotations
+	Icons       []Icon
 }
 
 // parsedTrigger is one tool trigger of the function being built, with the
@@ -83,7 +88,9 @@ type parsedTrigger struct {
 	naturalOutputSchema  *string
 	contentKinds         *string
 	outputValidation     OutputValidation
+	inputValidation      OutputValidation
 	textCopy             TextCopy
+	annotations, icons   *string
 	useWorkerInputSchema bool
 	useResultSchema      bool
 }
@@ -202,8 +209,9 @@ func (b *BindingBuilder) ResolveOutputSchema() *BindingBuilder {
 }
 
 // ResolveOutputRules writes what funcmcp alone reads about the tool's
-// results: contentKinds, outputValidation and textCopy (keys the Functions
-// host ignores), each only when set.
+// results and arguments: contentKinds, outputValidation, inputValidation and
+// textCopy (keys the Functions host ignores), each only when set; and its
+// annotations and icons.
 func (b *BindingBuilder) ResolveOutputRules() *BindingBuilder {
 	for _, t := range b.triggers {
 		if t.options == nil {
@@ -219,7 +227,11 @@ func (b *BindingBuilder) ResolveOutputRules() *BindingBuilder {
 			t.contentKinds = &s
 		}
 		t.outputValidation = t.options.OutputValidation
+		t.inputValidation = t.options.InputValidation
 		t.textCopy = t.options.TextCopy
+		if err := t.resolveExtras(); err != nil {
+			b.errs = append(b.errs, b.toolErr(t, err))
+		}
 	}
 	return b
 }
@@ -246,8 +258,9 @@ func (b *BindingBuilder) ResolveResultSchema() *BindingBuilder {
 // Build writes the resolved values into the bindings. Existing keys keep their
 // position; new keys are appended in this order: toolProperties, metadata,
 // inputSchema, outputSchema, naturalOutputSchema, contentKinds,
-// outputValidation, textCopy, useWorkerInputSchema, useResultSchema. It
-// returns every problem the pipeline met, joined.
+// outputValidation, inputValidation, textCopy, annotations, icons,
+// useWorkerInputSchema, useResultSchema. It returns every problem the
+// pipeline met, joined.
 func (b *BindingBuilder) Build() error {
 	for _, t := range b.triggers {
 		if t.toolProperties != nil {
@@ -273,8 +286,17 @@ func (b *BindingBuilder) Build() error {
 		if t.outputValidation != "" {
 			t.binding.SetString(KeyOutputValidation, string(t.outputValidation))
 		}
+		if t.inputValidation != "" {
+			t.binding.SetString(KeyInputValidation, string(t.inputValidation))
+		}
 		if t.textCopy != "" {
 			t.binding.SetString(KeyTextCopy, string(t.textCopy))
+		}
+		if t.annotations != nil {
+			t.binding.SetString(KeyAnnotations, *t.annotations)
+		}
+		if t.icons != nil {
+			t.binding.SetString(KeyIcons, *t.icons)
 		}
 		if t.useWorkerInputSchema {
 			t.binding.SetBool(KeyUseWorkerInputSchema, true)

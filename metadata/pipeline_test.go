@@ -332,14 +332,33 @@ func TestReadAppGuards(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, "folder", FunctionFile), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Links: a function.json linking outside the app, a function folder
+	// linking outside it, and a link inside the app (allowed).
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, FunctionFile), good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "linkout"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, link := range [][2]string{
+		{filepath.Join(outside, FunctionFile), filepath.Join(root, "linkout", FunctionFile)},
+		{outside, filepath.Join(root, "dirout")},
+		{filepath.Join(root, "good"), filepath.Join(root, "samegood")},
+	} {
+		if err := os.Symlink(link[0], link[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
 	fns, errs, err := ReadApp(root, &ReadOptions{MaxFileBytes: int64(len(good))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fns) != 1 || fns[0].Name != "good" {
+	if len(fns) != 2 || fns[0].Name != "good" || fns[1].Name != "samegood" {
 		t.Errorf("functions = %v", fns)
 	}
-	want := map[string]string{"folder": "not a regular file (a directory)", "large": "more than the limit of"}
+	want := map[string]string{"folder": "not a regular file (a directory)", "large": "more than the limit of",
+		"linkout": "a link to a file outside the app folder: not read", "dirout": "a link to a file outside the app folder: not read"}
 	if len(errs) != len(want) {
 		t.Fatalf("errs = %v", errs)
 	}

@@ -76,8 +76,9 @@ func under(path, dir string) bool {
 	return path == p || strings.HasPrefix(path, p+"/")
 }
 
-// TestDependencyDirection checks the package rules of the design: metadata
-// imports nothing of ours and only the standard library; binding only
+// TestDependencyDirection checks the package rules of the design:
+// internal/jsonx (the shared JSON rules) and metadata import only the
+// standard library and, for metadata, internal/jsonx; binding only
 // metadata (and jsonschema/v6); worker not host (nor azcore); nothing but
 // cmd/ and tests/ imports host; the sample imports the worker only.
 func TestDependencyDirection(t *testing.T) {
@@ -93,9 +94,13 @@ func TestDependencyDirection(t *testing.T) {
 		allowed func(dep string) bool
 		thirdOK func(dep string) bool // nil: any third-party module
 	}{
-		{dir: "metadata", allowed: func(dep string) bool { return under(dep, "metadata") },
+		{dir: "internal/jsonx", allowed: func(dep string) bool { return under(dep, "internal/jsonx") },
 			thirdOK: func(string) bool { return false }},
-		{dir: "binding", allowed: func(dep string) bool { return under(dep, "binding") || under(dep, "metadata") },
+		{dir: "metadata", allowed: func(dep string) bool { return under(dep, "metadata") || under(dep, "internal/jsonx") },
+			thirdOK: func(string) bool { return false }},
+		{dir: "binding", allowed: func(dep string) bool {
+			return under(dep, "binding") || under(dep, "metadata") || under(dep, "internal/jsonx")
+		},
 			thirdOK: func(dep string) bool {
 				return strings.HasPrefix(dep, "github.com/santhosh-tekuri/jsonschema/v6") || strings.HasPrefix(dep, "golang.org/x/text/")
 			}},

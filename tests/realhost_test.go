@@ -110,3 +110,34 @@ func TestBrokenAppUnderTheFunctionsHostProtocol(t *testing.T) {
 		assert.Contains(t, strings.Join(logs, "\n"), "(delivered as is: outputValidation is warn)")
 	})
 }
+
+// TestSampleRefusesBadArgumentsUnderTheFunctionsHostProtocol calls the
+// sample's real handler as the Azure Functions host does: arguments that
+// break a tool's input schema never reach its handler (inputValidation is
+// strict by default), and the isError result names the tool and the JSON
+// pointer of each problem. The Functions host itself checks only that
+// required arguments are present.
+func TestSampleRefusesBadArgumentsUnderTheFunctionsHostProtocol(t *testing.T) {
+	t.Parallel()
+	base := startHandler(t, sample(t))
+	for _, tc := range []struct {
+		function, arguments, message string
+	}{
+		{"get_weather", `{"city":"Oslo","units":"kelvin"}`,
+			"Input of tool 'get_weather' does not match its input schema: at '/units' (/properties/units/enum): value must be one of 'metric', 'imperial'"},
+		{"get_weather", `{"city":7}`,
+			"Input of tool 'get_weather' does not match its input schema: at '/city' (/properties/city/type): got number, want string"},
+		{"primes", `{"to":10,"bogus":1}`,
+			"Input of tool 'primes' does not match its input schema: at '' (/additionalProperties): additional properties 'bogus' not allowed"},
+		{"mortgage_payment", `{"principal":1000,"annual_rate_percent":"5","years":10}`,
+			"Input of tool 'mortgage_payment' does not match its input schema: at '/annual_rate_percent' (/properties/annual_rate_percent/type): got string, want number"},
+	} {
+		res, logs := invokeAsFunctionsHost(t, base, tc.function, tc.arguments)
+		assert.True(t, res.IsError, "%s %s: %s", tc.function, tc.arguments, resultText(res))
+		assert.Equal(t, tc.message, resultText(res))
+		assert.Nil(t, res.StructuredContent)
+		assert.Contains(t, strings.Join(logs, "\n"), tc.message)
+	}
+	res, _ := invokeAsFunctionsHost(t, base, "get_weather", `{"city":"Oslo","units":"imperial","days":2}`)
+	assert.False(t, res.IsError, "good arguments still work: %s", resultText(res))
+}

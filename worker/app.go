@@ -40,6 +40,12 @@ type Options struct {
 	// value of extensions.mcp.textCopy in host.json, else json. A tool
 	// overrides it with [ToolBuilder.WithTextCopy].
 	TextCopy TextCopy
+	// InputValidation is the app's validation of a call's arguments against
+	// the tool's input schema, before the handler runs; "" means the value
+	// of extensions.mcp.inputValidation in host.json, else strict (an
+	// isError result naming the tool and the JSON pointer of each problem).
+	// A tool overrides it with [ToolBuilder.WithInputValidation].
+	InputValidation OutputValidation
 	// ScriptRoot is the folder whose host.json the server reads (the
 	// output settings above); "" means $FUNCTIONS_APP_ROOT_PATH, which the
 	// Functions host sets, else the current directory. A missing host.json
@@ -62,9 +68,11 @@ type App struct {
 	// checks, the projections and the rules read back from function.json.
 	schemas binding.Compiler
 
-	mu     sync.Mutex
-	tools  []*ToolBuilder
-	byName map[string]*ToolBuilder
+	mu        sync.Mutex
+	tools     []*ToolBuilder
+	byName    map[string]*ToolBuilder
+	resources []*ResourceBuilder
+	prompts   []*PromptBuilder
 }
 
 // New returns an empty app.
@@ -75,7 +83,8 @@ func New(opts *Options) *App {
 	}
 	a := &App{stdout: o.Stdout, stderr: o.Stderr, logger: o.Logger,
 		shutdownTimeout: o.ShutdownTimeout, maxBody: o.MaxBodyBytes, byName: map[string]*ToolBuilder{},
-		output: metadata.OutputSettings{Validation: o.OutputValidation, TextCopy: o.TextCopy}, scriptRoot: o.ScriptRoot}
+		output:     metadata.OutputSettings{Validation: o.OutputValidation, InputValidation: o.InputValidation, TextCopy: o.TextCopy},
+		scriptRoot: o.ScriptRoot}
 	if a.stdout == nil {
 		a.stdout = os.Stdout
 	}
@@ -125,6 +134,11 @@ type compiled struct {
 	functions []*metadata.Function // sorted by name
 	byFunc    map[string]*tool     // lower-case function name → tool
 	output    metadata.OutputSettings
+	// kinds are the resources, templates, MCP App views and prompts
+	// (kinds.go), by lower-case function name, and registry checks them as
+	// the host registers them.
+	kinds    map[string]*served
+	registry binding.Registry
 }
 
 // build checks every tool and emits every function; all problems are
@@ -144,6 +158,9 @@ func (a *App) build() (*compiled, error) {
 		bad := false
 		if b.name == "" {
 			fail(ErrEmptyToolName)
+			bad = true
+		} else if err := binding.CheckToolName(b.name); err != nil {
+			fail(&ruleError{rule: ErrInvalidToolName, msg: err.Error(), err: err})
 			bad = true
 		} else if other, ok := nameOwner[strings.ToLower(b.name)]; ok {
 			fail(ruleErr(ErrDuplicateToolName, "%v: %q", ErrDuplicateToolName, other))
@@ -191,6 +208,7 @@ func (a *App) build() (*compiled, error) {
 			continue
 		}
 		opts.OutputValidation = cmp.Or(opts.OutputValidation, a.output.Validation)
+		opts.InputValidation = cmp.Or(opts.InputValidation, a.output.InputValidation)
 		opts.TextCopy = cmp.Or(opts.TextCopy, a.output.TextCopy)
 		invoke := b.invoke
 		if wrapped {
@@ -201,21 +219,39 @@ func (a *App) build() (*compiled, error) {
 			fail(fmt.Errorf("building function.json: %w", err))
 			continue
 		}
-		// Read the binding back as the host will: the same parser and the
-		// same compiled schema check the results.
+		// Read the binding back as the host will: the same rules decide
+		// whether it can be served, and the same compiled schema checks the
+		// results.
 		rules, err := a.schemas.LoadTool(f, f.ToolTriggers()[0], "")
 		if err != nil {
+			fail(err)
+			continue
+		}
+		if err := checkEncodedSize(f); err != nil {
 			fail(err)
 			continue
 		}
 		c.functions = append(c.functions, f)
 		c.byFunc[strings.ToLower(fn)] = &tool{name: b.name, function: fn, outputField: field, invoke: invoke, rules: rules}
 	}
+	errs = append(errs, a.buildKinds(c, builders, funcOwner)...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	sort.Slice(c.functions, func(i, j int) bool { return c.functions[i].Name < c.functions[j].Name })
 	return c, nil
+}
+
+// checkEncodedSize applies the host's function.json size rule to f.
+func checkEncodedSize(f *metadata.Function) error {
+	data, err := f.Encode()
+	if err != nil {
+		return fmt.Errorf("encoding function.json: %w", err)
+	}
+	if err := metadata.CheckFileSize(int64(len(data)), metadata.DefaultMaxFunctionFileBytes); err != nil {
+		return fmt.Errorf("function.json would be %w: the host would not read it", err)
+	}
+	return nil
 }
 
 func hasNilHandleErr(errs []error) bool {
@@ -261,6 +297,6 @@ func (a *App) EmitMetadata(dir string) error {
 	if err != nil {
 		return err
 	}
-	_, err = writeFunctions(dir, fns)
+	_, err = metadata.WriteFunctions(dir, fns)
 	return err
 }

@@ -101,6 +101,10 @@ type ToolBuilder struct {
 	invoke         invoker
 	handlers       int
 	errs           []error
+	// annotations, icons and the MCP App (toolextras.go, mcpapp.go)
+	annotations *metadata.ToolAnnotations
+	icons       []metadata.Icon
+	mcpApp      *appConfig
 }
 
 // Name returns the tool name.
@@ -229,6 +233,19 @@ func (b *ToolBuilder) WithOutputValidation(mode OutputValidation) *ToolBuilder {
 	return b
 }
 
+// WithInputValidation sets what the tool does with arguments that break its
+// input schema, over the app's setting (see [Options]): [ValidationStrict]
+// refuses the call before the handler runs, [ValidationWarn] logs the
+// problems and calls the handler, [ValidationOff] checks nothing. It is
+// written to function.json, so funchost does the same.
+func (b *ToolBuilder) WithInputValidation(mode OutputValidation) *ToolBuilder {
+	v, err := metadata.ParseOutputValidation(string(mode))
+	if b.setting(metadata.KeyInputValidation, string(v), err) {
+		b.output.InputValidation = v
+	}
+	return b
+}
+
 // setting reports whether a parsed output setting may be used, recording
 // the problem when not ("" is no setting).
 func (b *ToolBuilder) setting(key, value string, err error) bool {
@@ -301,6 +318,7 @@ func (b *ToolBuilder) options(outputField string) (opts *metadata.ToolOptions, w
 
 		ContentKinds:     slices.Clone(b.contentKinds),
 		OutputValidation: b.output.Validation,
+		InputValidation:  b.output.InputValidation,
 		TextCopy:         b.output.TextCopy,
 	}
 	if wrapped, err = projectOutput(&b.app.schemas, opts, cmp.Or(b.outputSchema, b.inferredOutput), outputField); err != nil {
@@ -315,6 +333,7 @@ func (b *ToolBuilder) options(outputField string) (opts *metadata.ToolOptions, w
 	if opts.Properties == nil {
 		opts.Properties = []metadata.ToolProperty{}
 	}
+	b.applyExtras(opts)
 	return opts, wrapped, nil
 }
 

@@ -212,6 +212,8 @@ func TestBuildRules(t *testing.T) {
 	}{
 		{"empty tool name", func(a *App) { a.ConfigureMcpTool("").Handle(noop) }, ErrEmptyToolName, "", "tool name is empty"},
 		{"tool name not a folder name", func(a *App) { a.ConfigureMcpTool("get.weather").Handle(noop) }, ErrInvalidFunctionName, "get.weather", "WithFunctionName"},
+		{"tool name breaks the MCP rule", func(a *App) { a.ConfigureMcpTool("get weather!").WithFunctionName("w").Handle(noop) }, ErrInvalidToolName, "get weather!", "must be 1 to 128 characters"},
+		{"tool name too long", func(a *App) { a.ConfigureMcpTool(strings.Repeat("t", 129)).WithFunctionName("w").Handle(noop) }, ErrInvalidToolName, strings.Repeat("t", 129), "must be 1 to 128 characters"},
 		{"function name starts with digit", func(a *App) { a.ConfigureMcpTool("t").WithFunctionName("1abc").Handle(noop) }, ErrInvalidFunctionName, "t", "must start with a letter"},
 		{"function name reserved", func(a *App) { a.ConfigureMcpTool("t").WithFunctionName("Host").Handle(noop) }, ErrInvalidFunctionName, "t", "reserved"},
 		{"function name too long", func(a *App) { a.ConfigureMcpTool("t").WithFunctionName("a" + strings.Repeat("b", 128)).Handle(noop) }, ErrInvalidFunctionName, "t", "at most 128"},

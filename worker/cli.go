@@ -87,7 +87,7 @@ func (a *App) emit(dir string, stdout, stderr io.Writer) int {
 		printProblems(stderr, "emit-metadata: the configuration is invalid, nothing was written", err)
 		return 1
 	}
-	files, err := writeFunctions(dir, fns)
+	files, err := metadata.WriteFunctions(dir, fns)
 	if err != nil {
 		fmt.Fprintf(stderr, "emit-metadata: %v\n", err)
 		return 1
@@ -146,7 +146,7 @@ func (a *App) serveFromEnv(ctx context.Context, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "serve: listening on %s: %v\n", addr, err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "serving %d tool(s) on %s\n", len(c.byFunc), addr)
+	fmt.Fprintf(stdout, "serving %d tool(s)%s on %s\n", len(c.byFunc), c.kindsSummary(), addr)
 	if err := a.serve(ctx, l, a.handler(c, nil)); err != nil {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return 1

@@ -1,6 +1,7 @@
 // Package worker is the funcmcp SDK for function apps: a Go program that is
 // an Azure Functions custom handler whose functions are MCP tools, with
-// output schemas and structured results.
+// output schemas and structured results, and MCP resources, resource
+// templates, prompts and MCP Apps.
 //
 // # Quick start
 //
@@ -124,6 +125,40 @@
 // malformed body 400 and a body over Options.MaxBodyBytes 413, each with
 // {"error":"…"}; a broken configuration answers every request with 500
 // (see [App.Handler]).
+//
+// # Resources, prompts and MCP Apps
+//
+// [App.ConfigureMcpResource] serves a resource at a static URI, or a
+// resource template when the URI holds {variable} expressions
+// ("test://items/{id}"): the handler gets the requested URI and the
+// variables' values ([ResourceContext.Variable]) and returns text
+// ([TextResource]) or binary contents ([BlobResource]).
+// [App.ConfigureMcpPrompt] (or the typed [AddPrompt], whose arguments are
+// the string fields of a struct) serves a prompt: the handler gets the
+// arguments and returns messages ([UserMessage], [AssistantMessage] with
+// [Text], [Image], [EmbeddedResource], …). [ToolBuilder.AsMcpApp] gives a
+// tool a UI view (SEP-1865): the tool is advertised with _meta.ui and a
+// function named "functions--mcpapp-<tool>" serves the view at
+// ui://<tool>/view, as the Azure Functions MCP extension's worker does.
+// Their function.json keys are the ones the extension reads
+// (mcpResourceTrigger, mcpPromptTrigger); Build checks each with
+// binding.LoadResource / binding.LoadPrompt and a binding.Registry, the
+// checks a host applies at load (URI and template rules, structurally
+// equal templates, names unique case-insensitively, MIME types, icons).
+//
+// Beyond the extension, in keys the Functions host ignores (so it does not
+// advertise them): completions of prompt arguments and template variables
+// ([PromptBuilder.WithCompletion], [PromptBuilder.WithCompletionFunc]; the
+// contract with the host is in package metadata, completion.go), tool
+// annotations ([ToolBuilder.WithAnnotations]) and icons on tools and
+// resources.
+//
+// A read or get is answered with the envelope the extension's binders read
+// ({"content"} for resources, {"content","type":"get_prompt_result"} for
+// prompts), checked by decoding it back with package binding before it is
+// sent. A handler error, a panic or a prompts/get without a required
+// argument fails the invocation: HTTP 500 with a metadata.FailureReply
+// whose code is the JSON-RPC error the host should answer with.
 //
 // # Progress and log messages
 //

@@ -3,26 +3,43 @@ package worker
 import (
 	"errors"
 	"fmt"
+
+	"github.com/funcmcp/funcmcp/binding"
 )
 
-// ConfigError is one configuration problem of one tool, reported by
-// [App.Build], [App.Functions], [App.EmitMetadata] and the serve and
-// emit-metadata modes. Reach it with errors.As; Err says which rule was
-// broken and is one of the sentinel errors below, a *binding.SyntaxError,
-// *binding.ShapeError or *binding.CompileError (schema checks), or a
-// metadata error.
+// ConfigError is one configuration problem of one tool, resource (or
+// resource template) or prompt, reported by [App.Build], [App.Functions],
+// [App.EmitMetadata] and the serve and emit-metadata modes. Reach it with
+// errors.As; Err says which rule was broken and is one of the sentinel
+// errors below, a *binding.SyntaxError, *binding.ShapeError or
+// *binding.CompileError (schema checks), a *binding.LoadError (the checks
+// of resources and prompts the host applies too, wrapping for instance a
+// *binding.URIError or a *binding.DuplicateError), or a metadata error.
 type ConfigError struct {
-	Tool     string // the tool name as configured
+	Tool     string // the tool name as configured ("" for a resource or prompt)
+	Resource string // the resource URI or URI template ("" for a tool or prompt)
+	Prompt   string // the prompt name ("" for a tool or resource)
 	Function string // the function folder name ("" when unknown)
 	Err      error
+
+	kind string // "resource", "resource template" or "prompt"; "" for a tool
 }
 
 func (e *ConfigError) Error() string {
+	kind, name := "tool", e.Tool
 	switch {
-	case e.Function != "" && e.Function != e.Tool:
-		return fmt.Sprintf("tool %q (function %q): %v", e.Tool, e.Function, e.Err)
+	case e.kind == binding.KindPrompt || e.kind == "" && e.Prompt != "":
+		kind, name = binding.KindPrompt, e.Prompt
+	case e.kind != "":
+		kind, name = e.kind, e.Resource
+	case e.Resource != "":
+		kind, name = binding.KindResource, e.Resource
+	}
+	switch {
+	case e.Function != "" && e.Function != name:
+		return fmt.Sprintf("%s %q (function %q): %v", kind, name, e.Function, e.Err)
 	default:
-		return fmt.Sprintf("tool %q: %v", e.Tool, e.Err)
+		return fmt.Sprintf("%s %q: %v", kind, name, e.Err)
 	}
 }
 
@@ -32,6 +49,10 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 var (
 	// ErrEmptyToolName: ConfigureMcpTool or AddTool was given "".
 	ErrEmptyToolName = errors.New("the tool name is empty")
+	// ErrInvalidToolName: the tool name breaks the MCP rule (1 to 128
+	// characters of A-Z, a-z, 0-9, '_', '.' and '-'), which funchost
+	// applies too (binding.CheckToolName).
+	ErrInvalidToolName = errors.New("invalid tool name")
 	// ErrInvalidFunctionName: the function folder name breaks the Azure
 	// Functions naming rule; the wrapped error says which part.
 	ErrInvalidFunctionName = errors.New("invalid function name")
@@ -66,4 +87,16 @@ var (
 	// ErrContentKind: WithContentKinds was given something that is not a
 	// MIME type.
 	ErrContentKind = errors.New("invalid content kind")
+	// ErrPromptInputType: AddPrompt's In type is not a struct of string
+	// fields.
+	ErrPromptInputType = errors.New("the input type cannot be used for prompt arguments")
+	// ErrNoCompletionFunc: WithCompletionFunc was given a nil function.
+	ErrNoCompletionFunc = errors.New("the completion function is nil")
+	// ErrApp: the MCP App configuration of a tool is incomplete or wrong
+	// (no view, an empty title, domain, CSP origin or assets folder).
+	ErrApp = errors.New("invalid MCP App configuration")
+	// ErrEmptyResourceURI: ConfigureMcpResource was given "".
+	ErrEmptyResourceURI = errors.New("the resource URI is empty")
+	// ErrEmptyPromptName: ConfigureMcpPrompt or AddPrompt was given "".
+	ErrEmptyPromptName = errors.New("the prompt name is empty")
 )

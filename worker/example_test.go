@@ -89,3 +89,40 @@ func ExampleAddTool() {
 	//   ]
 	// }
 }
+
+// Example_guarantees sets how arguments and results are checked, for the app
+// and for one tool; the settings are written to function.json, so funchost
+// applies the same.
+func Example_guarantees() {
+	draw := func(ctx context.Context, tc *worker.ToolContext) (*worker.Result, error) {
+		return &worker.Result{Content: []worker.Content{worker.Image([]byte{0x89, 'P', 'N', 'G'}, "image/png"), worker.Text("a chart")}}, nil
+	}
+	//docs:begin options
+	app := worker.New(&worker.Options{
+		InputValidation:  worker.ValidationStrict, // "" = host.json's, else strict
+		OutputValidation: worker.ValidationStrict, // "" = host.json's, else strict
+		TextCopy:         worker.TextCopyJSON,     // "" = host.json's, else json
+	})
+	app.ConfigureMcpTool("chart").
+		WithProperty("values", worker.Number.Array(), "The bar heights.", worker.Required).
+		WithContentKinds("image/png", "text/plain"). // every result holds both, and nothing else
+		WithInputValidation(worker.ValidationWarn).  // this tool only
+		WithOutputValidation(worker.ValidationWarn). // this tool only
+		WithTextCopy(worker.TextCopySummary).        // this tool only
+		Handle(draw)
+	//docs:end options
+	fns, err := app.Functions()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, key := range []string{"contentKinds", "inputValidation", "outputValidation", "textCopy"} {
+		v, _ := fns[0].Bindings[0].LookupString(key)
+		fmt.Printf("%s: %s\n", key, v)
+	}
+	// Output:
+	// contentKinds: ["image/png","text/plain"]
+	// inputValidation: warn
+	// outputValidation: warn
+	// textCopy: summary
+}

@@ -15,7 +15,10 @@ import (
 // output schema or declared content kinds: [ValidationStrict] (the default)
 // replies with an isError result naming the tool and the JSON pointer of
 // each problem, [ValidationWarn] delivers it and logs the problems,
-// [ValidationOff] checks nothing. The same setting governs funchost.
+// [ValidationOff] checks nothing. The same setting governs funchost. The
+// same modes say what happens to arguments that break the input schema
+// (inputValidation): refused before the handler runs, let through with a
+// log line, or not checked.
 type OutputValidation = metadata.OutputValidation
 
 // The output validation modes.
@@ -59,7 +62,8 @@ func (a *App) outputSettings() (metadata.OutputSettings, error) {
 		return a.output, fmt.Errorf("reading the output settings: %s: %w", file, err)
 	}
 	return metadata.OutputSettings{
-		Validation: cmp.Or(a.output.Validation, fromFile.Validation),
-		TextCopy:   cmp.Or(a.output.TextCopy, fromFile.TextCopy),
+		Validation:      cmp.Or(a.output.Validation, fromFile.Validation),
+		InputValidation: cmp.Or(a.output.InputValidation, fromFile.InputValidation),
+		TextCopy:        cmp.Or(a.output.TextCopy, fromFile.TextCopy),
 	}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -86,7 +87,7 @@ func callToolResult(r *Result) (*metadata.CallToolResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encoding structured content: %w", err)
 		}
-		if !bytes.Equal(data, []byte("null")) {
+		if !jsonx.IsNull(data) {
 			res.StructuredContent = data // Marshal output is compact, a json.RawMessage's too
 		}
 	}

@@ -20,7 +20,8 @@ import (
 )
 
 // Handler returns the custom-handler HTTP handler: GET / answers 200 (the
-// host's readiness probe) and POST /{function} runs a tool. It builds the app
+// host's readiness probe) and POST /{function} runs a tool, reads a
+// resource, serves an MCP App view or gets a prompt. It builds the app
 // once; when the configuration is broken, every request gets 500 with the
 // problems (use [App.Build] first to see them).
 func (a *App) Handler() http.Handler {
@@ -35,6 +36,9 @@ func (a *App) prepare() (*compiled, error) {
 		return nil, err
 	}
 	if c.output, err = a.outputSettings(); err != nil {
+		return nil, err
+	}
+	if err := a.checkViewFiles(c); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -83,6 +87,9 @@ func (s *server) lookup(fn string) *tool {
 
 func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 	fn := chi.URLParam(r, "function")
+	if s.serveKind(w, r, fn) { // resources, prompts, MCP App views, completions (kinds_server.go)
+		return
+	}
 	t := s.lookup(fn)
 	if t == nil {
 		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("no function %q", fn))
@@ -153,6 +160,18 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metad
 			res, checked = metadata.ErrorResult(msg), ""
 		}
 	}()
+	if issue := t.rules.CheckInput(tc.rawArgs, s.c.output); issue != nil {
+		msg := issue.LogMessage()
+		tc.Logf("%s", msg)
+		level := slog.LevelError
+		if issue.Mode == ValidationWarn {
+			level = slog.LevelWarn
+		}
+		s.app.logger.LogAttrs(ctx, level, msg, slog.String("function", t.function), slog.String("invocationId", tc.InvocationID))
+		if issue.Mode == ValidationStrict {
+			return metadata.ErrorResult(issue.Error()), ""
+		}
+	}
 	out, err := t.invoke(ctx, tc, t)
 	if err != nil {
 		tc.Logf("tool %s failed: %v", t.name, err)

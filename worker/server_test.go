@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/funcmcp/funcmcp/metadata"
 
 	"github.com/funcmcp/funcmcp/internal/testutil"
@@ -197,19 +200,18 @@ func TestInvokeTypedAtEveryEncodingDepth(t *testing.T) {
 	}
 }
 
+// invokeCase is one invocation and the result it must give.
+type invokeCase struct {
+	name, fn, args string
+	envType        string
+	isError        bool
+	structured     string // "" = none
+	text           string // first block text ("" = don't check)
+	blocks         int
+}
+
 func TestInvokeResults(t *testing.T) {
-	var stderr bytes.Buffer
-	a, _ := testApp(t, &stderr)
-	srv := httptest.NewServer(a.Handler())
-	defer srv.Close()
-	tests := []struct {
-		name, fn, args string
-		envType        string
-		isError        bool
-		structured     string // "" = none
-		text           string // first block text ("" = don't check)
-		blocks         int
-	}{
+	runInvokeCases(t, &Options{}, []invokeCase{
 		{"wrapped slice", "list_items", `{}`, "call_tool_result", false, `{"items":["a","b"]}`, `{"items":["a","b"]}`, 1},
 		{"function name case-insensitive", "LIST_ITEMS", `{}`, "call_tool_result", false, `{"items":["a","b"]}`, "", 1},
 		{"nil map is an empty object", "nilmap", `{}`, "call_tool_result", false, `{}`, `{}`, 1},
@@ -222,12 +224,53 @@ func TestInvokeResults(t *testing.T) {
 		{"nil result", "nothing", `{}`, "call_tool_result", false, "", "", 0},
 		{"invalid block", "badblock", `{}`, "call_tool_result", true, "", `tool badblock returned an invalid result: content block 0: a content block must be a JSON object, not "just a string"`, 1},
 		{"handler error", "greet", `{"name":""}`, "call_tool_result", true, "", "name must not be empty", 1},
+		// Arguments are checked against the input schema before the handler
+		// runs (inputValidation strict, the default).
+		{"argument type", "greet", `{"name":"x","times":"two"}`, "call_tool_result", true, "",
+			"Input of tool 'greet' does not match its input schema: at '/times' (/properties/times/type): got string, want integer", 1},
+		{"argument name case", "greet", `{"Name":"x","TIMES":"two"}`, "call_tool_result", true, "",
+			"Input of tool 'greet' does not match its input schema: at '' (/additionalProperties): additional properties 'Name', 'TIMES' not allowed; at '' (/required): missing property 'name'", 1},
+		{"nested argument", "greet", `{"name":"x","inner":{"level":1.5}}`, "call_tool_result", true, "",
+			"Input of tool 'greet' does not match its input schema: at '/inner/level' (/properties/inner/properties/level/type): got number, want integer", 1},
+		{"array argument", "greet", `{"name":"x","tags":"a"}`, "call_tool_result", true, "",
+			"Input of tool 'greet' does not match its input schema: at '/tags' (/properties/tags/type): got string, want array", 1},
+		{"unknown argument", "greet", `{"name":"x","extra":1}`, "call_tool_result", true, "",
+			"Input of tool 'greet' does not match its input schema: at '' (/additionalProperties): additional properties 'extra' not allowed", 1},
+		{"no arguments at all", "greet", `null`, "call_tool_result", true, "",
+			"Input of tool 'greet' does not match its input schema: at '' (/required): missing property 'name'", 1},
+	})
+}
+
+// TestInvokeResultsWithoutInputValidation: with inputValidation off, the
+// arguments reach the handler as they are; binding them still names the
+// argument that does not fit (names matched case-insensitively, as the .NET
+// worker does; unknown arguments ignored).
+func TestInvokeResultsWithoutInputValidation(t *testing.T) {
+	runInvokeCases(t, &Options{InputValidation: ValidationOff}, []invokeCase{
 		{"argument type", "greet", `{"name":"x","times":"two"}`, "call_tool_result", true, "", `invalid argument "times": got string, want integer`, 1},
 		{"argument name case", "greet", `{"Name":"x","TIMES":"two"}`, "call_tool_result", true, "", `invalid argument "TIMES": got string, want integer`, 1},
 		{"nested argument", "greet", `{"name":"x","inner":{"level":1.5}}`, "call_tool_result", true, "", `invalid argument "inner": at level: got number 1.5, want integer`, 1},
 		{"array argument", "greet", `{"name":"x","tags":"a"}`, "call_tool_result", true, "", `invalid argument "tags": got string, want array`, 1},
 		{"unknown arguments are ignored", "greet", `{"name":"x","extra":1}`, "call_tool_result", false, `{"greeting":"Hello, x <&>","times":0}`, "", 1},
-	}
+	})
+	// warn: the call goes on, and the problem is in the invocation's logs.
+	a, _ := testAppWith(t, &Options{Stderr: io.Discard, Stdout: io.Discard, InputValidation: ValidationWarn})
+	srv := httptest.NewServer(a.Handler())
+	defer srv.Close()
+	r := post(t, srv.URL, "greet", body(t, `{"name":"t","arguments":{"name":"x","extra":1}}`, 1))
+	require.Equal(t, http.StatusOK, r.status)
+	assert.False(t, r.result.IsError, "under warn the handler runs: %s", r.body)
+	require.NotEmpty(t, r.resp.Logs)
+	assert.Equal(t, "Input of tool 'greet' does not match its input schema: at '' (/additionalProperties): additional properties 'extra' not allowed (called anyway: inputValidation is warn)", r.resp.Logs[0])
+}
+
+func runInvokeCases(t *testing.T, opts *Options, tests []invokeCase) {
+	var stderr syncBuffer
+	o := *opts
+	o.Stderr, o.Stdout = &stderr, io.Discard
+	a, _ := testAppWith(t, &o)
+	srv := httptest.NewServer(a.Handler())
+	defer srv.Close()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := fmt.Sprintf(`{"name":"t","arguments":%s}`, tc.args)

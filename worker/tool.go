@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,11 +10,14 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/funcmcp/funcmcp/internal/jsonx"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/metadata"
 	"github.com/funcmcp/funcmcp/worker/internal/nonil"
 	"github.com/funcmcp/funcmcp/worker/internal/schema"
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // ToolHandler is a raw tool handler: it reads the call from tc and returns
@@ -294,7 +296,7 @@ func AddTool[In, Out any](a *App, toolName string, h ToolHandlerFor[In, Out]) *T
 // structuredContent: a nil map or slice becomes {} or []. A non-object value
 // is wrapped later, with every other tool's (see projecting).
 func structuredValue(data []byte, outType reflect.Type) []byte {
-	if bytes.Equal(data, []byte("null")) {
+	if jsonx.IsNull(data) {
 		switch deref(outType).Kind() {
 		case reflect.Map, reflect.Struct:
 			data = []byte("{}")

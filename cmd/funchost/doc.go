@@ -4,6 +4,7 @@
 // Usage:
 //
 //	funchost start [--script-root DIR] [--port 7071] [--startup-timeout 30s] [--call-timeout 5m]
+//	funchost new [--module PATH] [--funcmcp DIR] [--force] DIR
 //	funchost --help
 //
 // start loads DIR (default: the current directory): host.json,
@@ -18,4 +19,15 @@
 // stops the worker and exits 0; a startup failure (no host.json, a worker
 // that never gets ready, a port in use, …) exits 1 with a message on stderr.
 // Usage errors exit 2.
+//
+// new writes a ready function app into DIR, which must be new or empty
+// unless --force is given: go.mod, main.go with one typed tool, its test,
+// host.json, local.settings.json, .gitignore and a Makefile. go.mod takes
+// funcmcp from the checkout funchost runs from (a replace directive; found
+// by walking up from funchost's source folder, then from the working
+// directory; --funcmcp DIR names another), else requires the version
+// funchost was built at; it names funchost in a tool directive. new then
+// completes go.mod and go.sum with go get, starting from funcmcp's go.sum
+// (offline with a checkout). "make -C DIR run" builds the app folder
+// DIR/dist and serves it with go tool funchost on 127.0.0.1:7071.
 package main

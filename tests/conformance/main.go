@@ -3,7 +3,9 @@
 // against by `make conformance`. Its tools are the fixture tools the suite's
 // server scenarios call, with exactly the names, arguments and results the
 // suite's scenario source asks for (src/scenarios/server/tools.ts and
-// json-schema-2020-12.ts of the suite).
+// json-schema-2020-12.ts of the suite); its resources, resource template and
+// prompts are those of resources.ts, prompts.ts and completion.ts, with
+// completions of test_prompt_with_arguments' arguments.
 //
 // Tools the suite calls that this app does not have are for features the
 // project does not offer (a tool sending sampling or elicitation requests to
@@ -19,12 +21,14 @@ func main() {
 	newApp().Main()
 }
 
-// newApp configures every fixture tool.
+// newApp configures every fixture tool, resource and prompt.
 func newApp() *worker.App {
 	app := worker.New(nil)
 	registerContentTools(app)
 	registerNotifyingTools(app)
 	registerSchemaTools(app)
 	registerHeaderTools(app)
+	registerResources(app)
+	registerPrompts(app)
 	return app
 }

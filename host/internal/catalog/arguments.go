@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
 // CheckArguments refuses arguments larger, deeper or with more object keys
@@ -18,7 +19,7 @@ func (c *Catalog) CheckArguments(args map[string]json.RawMessage) error {
 		if size > lim.ArgumentBytes {
 			return invalidArgs(fmt.Sprintf("the arguments exceed %d bytes", lim.ArgumentBytes))
 		}
-		d, k := measureJSON(raw)
+		d, k := jsonx.Measure(raw)
 		depth = max(depth, d+1)
 		keys += k
 	}
@@ -33,36 +34,4 @@ func (c *Catalog) CheckArguments(args map[string]json.RawMessage) error {
 
 func invalidArgs(reason string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + reason + "."}
-}
-
-// measureJSON returns the nesting depth of a valid JSON text and the number
-// of object keys in it, without decoding it.
-func measureJSON(data []byte) (depth, keys int) {
-	cur := 0
-	inString, escaped := false, false
-	for _, c := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			cur++
-			depth = max(depth, cur)
-		case '}', ']':
-			cur--
-		case ':':
-			keys++
-		}
-	}
-	return depth, keys
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -15,10 +14,9 @@ import (
 type Limits struct {
 	// FileBytes bounds a function.json (only regular files are read).
 	FileBytes int64
-	// SchemaBytes and SchemaDepth bound each schema of a tool trigger.
-	SchemaBytes, SchemaDepth int
-	// CompileTime bounds compiling one tool's schemas.
-	CompileTime time.Duration
+	// Schema bounds each schema of a tool trigger and the compile time of
+	// one tool's schemas (binding applies them).
+	Schema binding.Limits
 	// ArgumentBytes, ArgumentDepth and ArgumentKeys bound a call's
 	// arguments: total JSON size, nesting, object keys.
 	ArgumentBytes, ArgumentDepth, ArgumentKeys int

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,15 +20,12 @@ import (
 // testLimits returns the host's default limits, with the non-zero fields
 // of over.
 func testLimits(over *Limits) *Limits {
-	l := &Limits{FileBytes: metadata.DefaultMaxFunctionFileBytes, SchemaBytes: 256 << 10, SchemaDepth: 64, CompileTime: 5 * time.Second,
-		ArgumentBytes: 1 << 20, ArgumentDepth: 64, ArgumentKeys: 10000}
+	l := &Limits{FileBytes: metadata.DefaultMaxFunctionFileBytes, ArgumentBytes: 1 << 20, ArgumentDepth: 64, ArgumentKeys: 10000}
 	if over != nil {
 		if over.FileBytes != 0 {
 			l.FileBytes = over.FileBytes
 		}
-		if over.SchemaBytes != 0 {
-			l.SchemaBytes = over.SchemaBytes
-		}
+		l.Schema = over.Schema
 	}
 	return l
 }

@@ -107,7 +107,7 @@ func (c *Catalog) loadTools(root string, fns []*metadata.Function) error {
 // result is indexed like fns.
 func (c *Catalog) compileTools(root string, fns []*metadata.Function) []loadedTool {
 	out := make([]loadedTool, len(fns))
-	var compiler binding.Compiler
+	compiler := binding.Compiler{Limits: c.lim.Schema}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(goruntime.GOMAXPROCS(0), len(fns)) {
@@ -116,7 +116,7 @@ func (c *Catalog) compileTools(root string, fns []*metadata.Function) []loadedTo
 				fn := fns[i]
 				if triggers := fn.ToolTriggers(); len(triggers) == 1 {
 					file := filepath.Join(root, fn.Name, metadata.FunctionFile)
-					out[i].tool, out[i].err = loadTool(&compiler, fn, triggers[0], file, &c.lim)
+					out[i].tool, out[i].err = loadTool(&compiler, fn, triggers[0], file)
 				}
 			}
 		})

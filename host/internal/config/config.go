@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -68,14 +68,10 @@ func (o object) get(key string) (json.RawMessage, bool) {
 	return metadata.LookupFoldMap(o, key)
 }
 
-func isNull(raw json.RawMessage) bool {
-	return len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
-}
-
 // child returns the object at key: (nil, nil) when absent or null.
 func (o object) child(key string) (object, error) {
 	raw, ok := o.get(key)
-	if !ok || isNull(raw) {
+	if !ok || jsonx.IsAbsent(raw) {
 		return nil, nil
 	}
 	var c object
@@ -88,7 +84,7 @@ func (o object) child(key string) (object, error) {
 // str returns the string at key: ("", false, nil) when absent or null.
 func (o object) str(key string) (string, bool, error) {
 	raw, ok := o.get(key)
-	if !ok || isNull(raw) {
+	if !ok || jsonx.IsAbsent(raw) {
 		return "", false, nil
 	}
 	var s string
@@ -101,7 +97,7 @@ func (o object) str(key string) (string, bool, error) {
 // strings returns the array of strings at key.
 func (o object) strings(key string) ([]string, error) {
 	raw, ok := o.get(key)
-	if !ok || isNull(raw) {
+	if !ok || jsonx.IsAbsent(raw) {
 		return nil, nil
 	}
 	var ss []string
@@ -263,7 +259,7 @@ func loadLocalSettings(file string) ([]Setting, error) {
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
 			s = string(raw)
-			if isNull(raw) {
+			if jsonx.IsAbsent(raw) {
 				s = ""
 			}
 		}

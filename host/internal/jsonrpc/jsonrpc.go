@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -91,14 +90,3 @@ func Refuse(w http.ResponseWriter, status int, id []byte, code int, message stri
 
 // jsonContentType is shared: net/http never writes into header values.
 var jsonContentType = []string{"application/json"}
-
-// SafeText is s fit to echo in a message: invalid UTF-8 replaced, and cut
-// after 140 bytes. Names a client or an app folder sent (methods, tools)
-// go through it.
-func SafeText(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) > 140 {
-		s = strings.ToValidUTF8(s[:140], "") + "…"
-	}
-	return s
-}

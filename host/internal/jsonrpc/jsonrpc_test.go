@@ -5,9 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,13 +58,4 @@ func TestErrorIsReachable(t *testing.T) {
 	var e *Error
 	require.True(t, errors.As(err, &e))
 	assert.Equal(t, "json-rpc error -32602: bad", e.Error())
-}
-
-func TestSafeText(t *testing.T) {
-	assert.Equal(t, "plain", SafeText("plain"))
-	assert.Equal(t, "a\uFFFDb", SafeText("a\xffb"))
-	long := SafeText(strings.Repeat("é", 200))
-	assert.True(t, utf8.ValidString(long))
-	assert.True(t, strings.HasSuffix(long, "…"))
-	assert.LessOrEqual(t, len(long), 140+len("…"))
 }

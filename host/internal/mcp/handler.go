@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
-	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -235,7 +235,7 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	case methodLoggingSetLevel:
 		h.setLevel(&req, msg.params)
 	default:
-		h.rpcError(&req, CodeMethodNotFound, "Method '"+jsonrpc.SafeText(method)+"' is not available.", nil)
+		h.rpcError(&req, CodeMethodNotFound, "Method '"+jsonx.SafeText(method)+"' is not available.", nil)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -129,7 +129,7 @@ func newModernReplies(o *Options, versions []string) *modernReplies {
 // tool's own _meta keys kept, and its own server info key winning).
 func (m *modernReplies) withServerInfo(meta json.RawMessage) json.RawMessage {
 	trimmed := bytes.TrimSpace(meta)
-	if isAbsent(trimmed) {
+	if jsonx.IsAbsent(trimmed) {
 		return m.metaOnly // read-only, shared
 	}
 	if trimmed[0] != '{' || !json.Valid(trimmed) {
@@ -199,7 +199,7 @@ func (h *handler) serveModern(req *request, msg *message) bool {
 		if msg.id != nil && hasHeader && slices.Contains(h.modern, headerVersion) {
 			if !isModernMethod(msg.method) {
 				h.refuse(req.w, http.StatusNotFound, validID(req.id), CodeMethodNotFound,
-					"Method not found: '"+jsonrpc.SafeText(msg.method)+"' is not available in protocol version "+headerVersion+".", nil)
+					"Method not found: '"+jsonx.SafeText(msg.method)+"' is not available in protocol version "+headerVersion+".", nil)
 				return true
 			}
 			h.refuse(req.w, http.StatusBadRequest, validID(req.id), CodeInvalidParams,
@@ -259,7 +259,7 @@ func (h *handler) serveModern(req *request, msg *message) bool {
 	default:
 		// ping, initialize, logging/setLevel… are not part of 2026-07-28.
 		h.refuse(req.w, http.StatusNotFound, id, CodeMethodNotFound,
-			"Method not found: '"+jsonrpc.SafeText(msg.method)+"' is not available in protocol version "+meta.ProtocolVersion+".", nil)
+			"Method not found: '"+jsonx.SafeText(msg.method)+"' is not available in protocol version "+meta.ProtocolVersion+".", nil)
 	}
 	return true
 }

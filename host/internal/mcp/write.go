@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -138,7 +139,7 @@ func appendCallToolResult(b *bytes.Buffer, r *metadata.CallToolResult, head stri
 		}
 	}
 	b.WriteByte(']')
-	if !isAbsent(r.StructuredContent) {
+	if !jsonx.IsAbsent(r.StructuredContent) {
 		b.WriteString(`,"structuredContent":`)
 		if err := json.Compact(b, r.StructuredContent); err != nil {
 			return fmt.Errorf("encoding structuredContent: %w", err)
@@ -147,7 +148,7 @@ func appendCallToolResult(b *bytes.Buffer, r *metadata.CallToolResult, head stri
 	if r.IsError {
 		b.WriteString(`,"isError":true`)
 	}
-	if !isAbsent(r.Meta) {
+	if !jsonx.IsAbsent(r.Meta) {
 		b.WriteString(`,"_meta":`)
 		if err := json.Compact(b, r.Meta); err != nil {
 			return fmt.Errorf("encoding _meta: %w", err)
@@ -155,11 +156,6 @@ func appendCallToolResult(b *bytes.Buffer, r *metadata.CallToolResult, head stri
 	}
 	b.WriteByte('}')
 	return nil
-}
-
-// isAbsent is true for an empty or null raw value.
-func isAbsent(raw json.RawMessage) bool {
-	return len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null"
 }
 
 // appendString writes s as a JSON string the way encoding/json does, minus

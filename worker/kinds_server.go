@@ -1,0 +1,281 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+
+	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// ErrInvalidParams, wrapped in a prompt handler's or completion function's
+// error, says the request's arguments are wrong (JSON-RPC -32602 under
+// funchost).
+var ErrInvalidParams = errors.New("invalid params")
+
+// serveKind answers POST /{function} for a resource, template, MCP App
+// view or prompt, and every funcmcp request that names a method
+// (metadata.HeaderMethod). It reports false when the function is none of
+// these, for the tool path to answer.
+func (s *server) serveKind(w http.ResponseWriter, r *http.Request, fn string) bool {
+	method := r.Header.Get(metadata.HeaderMethod)
+	k := s.c.kinds[strings.ToLower(fn)]
+	switch {
+	case k == nil && method == "":
+		return false
+	case k == nil && s.lookup(fn) != nil:
+		writeJSONError(w, http.StatusBadRequest, fmt.Sprintf("function %q is a tool: %s applies to prompts and resource templates", fn, method))
+		return true
+	case k == nil:
+		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("no function %q", fn))
+		return true
+	case method != "" && method != metadata.MethodComplete:
+		writeJSONError(w, http.StatusBadRequest, fmt.Sprintf("unknown method %q", method))
+		return true
+	}
+	raw, ok := s.triggerValue(w, r, k)
+	if !ok {
+		return true
+	}
+	invocationID := r.Header.Get(metadata.HeaderInvocationID)
+	s.app.logger.LogAttrs(r.Context(), slog.LevelDebug, "invocation",
+		slog.String("function", k.function), slog.String("method", method), slog.String("invocationId", invocationID))
+	var (
+		logs  *logBook
+		value []byte // the ReturnValue's text, nil for null
+		fail  *metadata.FailureReply
+	)
+	switch {
+	case method == metadata.MethodComplete:
+		logs, value, fail = s.complete(r.Context(), k, raw)
+	case k.prompt != nil:
+		logs, value, fail = s.getPrompt(r.Context(), k, raw, invocationID)
+	default:
+		logs, value, fail = s.readResource(r.Context(), k, raw, invocationID)
+	}
+	if fail != nil {
+		fail.Logs = logs.Logs()
+		data, _ := metadata.Marshal(fail)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write(data)
+		return true
+	}
+	resp := []byte(`{"Outputs":{},"Logs":`)
+	resp = appendLogs(resp, logs.Logs())
+	resp = append(resp, `,"ReturnValue":`...)
+	if value == nil {
+		resp = append(resp, "null"...)
+	} else {
+		resp = metadata.AppendJSONString(resp, string(value))
+	}
+	resp = append(resp, '}')
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(resp)
+	return true
+}
+
+// triggerValue reads the invocation body and returns Data's trigger value,
+// answering the request itself when it cannot.
+func (s *server) triggerValue(w http.ResponseWriter, r *http.Request, k *served) (json.RawMessage, bool) {
+	var req struct {
+		Data     map[string]json.RawMessage `json:"Data"`
+		Metadata json.RawMessage            `json:"Metadata"`
+	}
+	body := http.MaxBytesReader(w, r.Body, s.app.maxBody)
+	if err := json.NewDecoder(body).Decode(&req); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", mbe.Limit))
+			return nil, false
+		}
+		writeJSONError(w, http.StatusBadRequest, "decoding the invocation request: "+err.Error())
+		return nil, false
+	}
+	name := metadata.TriggerBindingName
+	if k.resource != nil && k.resource.Binding != "" {
+		name = k.resource.Binding
+	} else if k.prompt != nil && k.prompt.Binding != "" {
+		name = k.prompt.Binding
+	}
+	raw, err := metadata.TriggerValue(&metadata.InvocationRequest{Data: req.Data}, name)
+	if err != nil {
+		writeJSONError(w, http.StatusBadRequest, err.Error())
+		return nil, false
+	}
+	return raw, true
+}
+
+// failure is a failed request's reply: code is the JSON-RPC code the host
+// should answer with.
+func failure(code int, format string, args ...any) *metadata.FailureReply {
+	return &metadata.FailureReply{Error: fmt.Sprintf(format, args...), Code: code}
+}
+
+// handlerFailure is the reply to a handler's error: -32002 for
+// ErrResourceNotFound, -32602 for ErrInvalidParams, else -32603.
+func handlerFailure(err error) *metadata.FailureReply {
+	code := metadata.CodeInternalError
+	switch {
+	case errors.Is(err, ErrResourceNotFound):
+		code = metadata.CodeResourceNotFound
+	case errors.Is(err, ErrInvalidParams):
+		code = metadata.CodeInvalidParams
+	}
+	return &metadata.FailureReply{Error: err.Error(), Code: code}
+}
+
+// guard runs f, turning a panic into an error (its stack goes to Stderr).
+func (s *server) guard(what string, f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s panicked: %v", what, p)
+			fmt.Fprintf(s.app.stderr, "%v\n%s", err, debug.Stack())
+		}
+	}()
+	return f()
+}
+
+func (s *server) readResource(ctx context.Context, k *served, raw json.RawMessage, invocationID string) (*logBook, []byte, *metadata.FailureReply) {
+	rc := &ResourceContext{InvocationID: invocationID, FunctionName: k.function}
+	ic, err := metadata.DecodeResourceInvocationContext(raw)
+	if err != nil {
+		return &rc.logBook, nil, failure(metadata.CodeInvalidParams, "%v", err)
+	}
+	rc.URI, rc.SessionID, rc.ClientInfo, rc.Transport = ic.URI, ic.SessionID, ic.ClientInfo, ic.Transport
+	what := fmt.Sprintf("%s %s", k.resource.Kind(), k.resource.URI)
+	if k.resource.Template != nil {
+		vars, ok := k.resource.Template.Match(ic.URI)
+		if !ok {
+			return &rc.logBook, nil, failure(metadata.CodeResourceNotFound, "resource %q is not served by the template %q", ic.URI, k.resource.URI)
+		}
+		rc.Variables = vars
+	}
+
+	var contents metadata.ResourceContents
+	if k.view != nil {
+		if contents, err = k.view.viewContents(k.toolName, s.app.appRoot()); err != nil {
+			rc.Logf("%v", err)
+			return &rc.logBook, nil, failure(metadata.CodeInternalError, "%v", err)
+		}
+	} else {
+		var res *ResourceResult
+		if err := s.guard(what, func() (err error) { res, err = k.readResource(ctx, rc); return err }); err != nil {
+			rc.Logf("%s failed: %v", what, err)
+			return &rc.logBook, nil, handlerFailure(err)
+		}
+		if res == nil {
+			return &rc.logBook, nil, nil
+		}
+		if contents, err = res.contents(ic.URI, k.resource.MimeType); err == nil && contents.MimeType != "" {
+			err = binding.CheckMimeType(contents.MimeType)
+		}
+		if err != nil {
+			rc.Logf("%s returned an invalid result: %v", what, err)
+			return &rc.logBook, nil, failure(metadata.CodeInternalError, "%s returned an invalid result: %v", what, err)
+		}
+	}
+	env := []byte(`{"content":`)
+	env = metadata.AppendJSONString(env, string(contents.AppendJSON(nil)))
+	env = append(env, '}')
+	// Read it back as the host will: what the worker sends, the host takes.
+	if _, err := k.resource.DecodeReturnValue(metadata.AppendJSONString(nil, string(env)), ic.URI); err != nil {
+		rc.Logf("%s returned an invalid result: %v", what, err)
+		return &rc.logBook, nil, failure(metadata.CodeInternalError, "%s returned an invalid result: %v", what, err)
+	}
+	return &rc.logBook, env, nil
+}
+
+func (s *server) getPrompt(ctx context.Context, k *served, raw json.RawMessage, invocationID string) (*logBook, []byte, *metadata.FailureReply) {
+	pc := &PromptContext{InvocationID: invocationID, FunctionName: k.function}
+	ic, err := metadata.DecodePromptInvocationContext(raw)
+	if err != nil {
+		return &pc.logBook, nil, failure(metadata.CodeInvalidParams, "%v", err)
+	}
+	if missing := k.prompt.MissingArguments(ic.Arguments); len(missing) > 0 {
+		return &pc.logBook, nil, failure(metadata.CodeInvalidParams, "%s", binding.MissingPromptArgumentsMessage(missing))
+	}
+	pc.Name, pc.Arguments, pc.SessionID, pc.ClientInfo, pc.Transport = ic.Name, ic.StringArguments(), ic.SessionID, ic.ClientInfo, ic.Transport
+	what := "prompt " + k.prompt.Name
+	var res *PromptResult
+	if err := s.guard(what, func() (err error) { res, err = k.getPrompt(ctx, pc); return err }); err != nil {
+		pc.Logf("%s failed: %v", what, err)
+		return &pc.logBook, nil, handlerFailure(err)
+	}
+	if res == nil {
+		return &pc.logBook, nil, nil
+	}
+	gpr, err := res.getPromptResult()
+	var env []byte
+	if err == nil {
+		var content []byte
+		if content, err = metadata.Marshal(gpr); err == nil {
+			env, err = metadata.Marshal(metadata.PromptResult{Content: string(content), Type: metadata.PromptResultTypeGetPromptResult})
+		}
+	}
+	if err == nil {
+		// Read it back as the host will: what the worker sends, the host takes.
+		_, err = k.prompt.DecodeReturnValue(metadata.AppendJSONString(nil, string(env)))
+	}
+	if err != nil {
+		pc.Logf("%s returned an invalid result: %v", what, err)
+		return &pc.logBook, nil, failure(metadata.CodeInternalError, "%s returned an invalid result: %v", what, err)
+	}
+	return &pc.logBook, env, nil
+}
+
+func (s *server) complete(ctx context.Context, k *served, raw json.RawMessage) (*logBook, []byte, *metadata.FailureReply) {
+	cc := &CompletionContext{FunctionName: k.function}
+	ic, err := metadata.DecodeCompletionContext(raw)
+	if err != nil {
+		return &cc.logBook, nil, failure(metadata.CodeInvalidParams, "%v", err)
+	}
+	cc.Argument, cc.Value = ic.Argument.Name, ic.Argument.Value
+	cc.SessionID, cc.ClientInfo, cc.Transport = ic.SessionID, ic.ClientInfo, ic.Transport
+	if ic.Context != nil {
+		cc.Arguments = ic.Context.Arguments
+	}
+	var (
+		source metadata.CompletionSource
+		found  bool
+	)
+	switch {
+	case k.prompt != nil && ic.Ref.Type == metadata.RefPrompt && strings.EqualFold(ic.Ref.Name, k.prompt.Name):
+		cc.Prompt = k.prompt.Name
+		source, found = k.prompt.Completion(ic.Argument.Name)
+	case k.resource != nil && k.resource.Template != nil && ic.Ref.Type == metadata.RefResource && strings.EqualFold(ic.Ref.URI, k.resource.URI):
+		cc.URITemplate = k.resource.URI
+		source, found = k.resource.Completion(ic.Argument.Name)
+	default:
+		return &cc.logBook, nil, failure(metadata.CodeInvalidParams, "the completion ref %s %q does not name the prompt or resource template of function %q",
+			ic.Ref.Type, ic.Ref.Name+ic.Ref.URI, k.function)
+	}
+	var res *metadata.CompleteResult
+	switch {
+	case !found:
+		res = &metadata.CompleteResult{}
+	case !source.Dynamic:
+		res = binding.CompleteValues(source.Values, ic.Argument.Value)
+	default:
+		h := k.completions[source.Name]
+		var values []string
+		what := fmt.Sprintf("the completion of %q", source.Name)
+		if err := s.guard(what, func() (err error) { values, err = h(ctx, cc); return err }); err != nil {
+			cc.Logf("%s failed: %v", what, err)
+			return &cc.logBook, nil, handlerFailure(err)
+		}
+		res = binding.CompleteResultOf(values)
+	}
+	data, err := metadata.Marshal(res)
+	if err != nil {
+		return &cc.logBook, nil, failure(metadata.CodeInternalError, "encoding the completion: %v", err)
+	}
+	return &cc.logBook, data, nil
+}
