@@ -2,14 +2,14 @@
 // serves, and what it could not load.
 //
 // [Load] reads every <function>/function.json under the script root
-// (metadata.ReadApp) and loads each mcpToolTrigger into a [Tool]: the
-// host's own rules (tool name, schema size and depth, local $ref) and then
-// binding's, schemas compiled once (a schema text shared by several tools
-// is compiled once), within a compile budget, on all CPUs. A function or
-// tool that fails is recorded (its error names the function, the tool, the
-// file and the reason) and is not served; the others are. Tool names
-// compare case-insensitively for duplicates, and [Catalog.Lookup] finds a
-// tool by its exact name.
+// (metadata.ReadApp) and loads each mcpToolTrigger into a [Tool] with
+// binding's rules, the ones the worker applies when it emits the function
+// (tool name, schema size and depth, local $ref, the schemas, a compile
+// budget): each distinct schema text is compiled once, on all CPUs. A
+// function or tool that fails is recorded (its error names the function,
+// the tool, the file and the reason) and is not served; the others are.
+// Tool names compare case-insensitively for duplicates, and
+// [Catalog.Lookup] finds a tool by its exact name.
 //
 // The tools/list arrays are encoded once, sorted by tool name, one per
 // family of MCP revisions that see the same tool objects: revisions before
@@ -17,9 +17,9 @@
 // schemas, SEP-2106); [Catalog.ToolsList] returns the same bytes every time.
 //
 // [Catalog.CheckArguments] bounds what a call's arguments may cost (size,
-// nesting, object keys) before anything else is done with them: the same
-// JSON measure bounds the schemas at load, and the arguments' validation
-// against a tool's input schema will sit beside it.
+// nesting, object keys) before anything else is done with them, with the
+// JSON measure (jsonx.Measure) that bounds the schemas at load; checks of a
+// call's input against the tool belong beside it.
 //
 // # Room for the other MCP functions
 //
