@@ -114,7 +114,8 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 
 // invokeTool runs one invocation of t on the worker and shapes its result.
 func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, id string, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
-	body, err := invoke.Body(&invoke.Function{Name: t.Function, DataKey: t.DataKey, Tool: t.Name}, &invoke.Call{
+	fn := &invoke.Function{Name: t.Function, DataKey: t.DataKey, Tool: t.Name}
+	body, err := invoke.Body(fn, &invoke.Call{
 		Arguments:  req.Arguments,
 		SessionID:  req.SessionID,
 		ClientInfo: req.ClientInfo,
@@ -126,7 +127,7 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, id string, req *
 	}
 	offer, closeChannel := h.notify.Open(id, req.Notify)
 	defer closeChannel()
-	resp, err := h.inv.Invoke(invoke.WithOffer(ctx, offer), &invoke.Function{Name: t.Function, DataKey: t.DataKey, Tool: t.Name}, id, body)
+	resp, err := h.inv.Invoke(invoke.WithOffer(ctx, offer), fn, id, body)
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil
 	}
