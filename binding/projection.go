@@ -20,13 +20,13 @@ const DefaultOutputField = "result"
 // schema of any shape (SEP-2106). Clients of earlier revisions require a root
 // "type": "object" and an object structuredContent, so they get the object
 // projection made by [ProjectSchema] and [ProjectValue].
-const ProjectedRevision = "2026-07-28"
+const ProjectedRevision = metadata.RevisionStateless
 
 // NeedsProjection reports whether a client speaking the MCP revision
 // version sees the object projection of a natural output schema rather than
 // the schema itself: true for every revision before [ProjectedRevision].
 // Revisions are dates, so they compare as strings.
-func NeedsProjection(version string) bool { return version < ProjectedRevision }
+func NeedsProjection(version string) bool { return !metadata.IsStateless(version) }
 
 // ProjectSchema returns the form of a natural output schema (any JSON Schema
 // 2020-12 document, compact) that clients of revisions before 2026-07-28

@@ -101,7 +101,7 @@ func compileReason(err error) string {
 	if errors.As(err, &le) {
 		return fmt.Sprintf("%q cannot be loaded: only references within the schema and the standard metaschemas resolve; nothing is fetched", le.URL)
 	}
-	return oneLine(err.Error())
+	return jsonx.OneLine(err.Error())
 }
 
 func (e *CompileError) Unwrap() error { return e.Err }
@@ -121,7 +121,7 @@ type RefError struct {
 	Err  error // every problem, joined
 }
 
-func (e *RefError) Error() string { return fmt.Sprintf("%s: %s", e.Kind, oneLine(e.Err.Error())) }
+func (e *RefError) Error() string { return fmt.Sprintf("%s: %s", e.Kind, jsonx.OneLine(e.Err.Error())) }
 
 func (e *RefError) Unwrap() error { return e.Err }
 
@@ -462,12 +462,7 @@ func pointer(tokens []string) string {
 	var sb strings.Builder
 	for _, t := range tokens {
 		sb.WriteByte('/')
-		t = strings.ReplaceAll(t, "~", "~0")
-		sb.WriteString(strings.ReplaceAll(t, "/", "~1"))
+		sb.WriteString(jsonx.EscapePointerToken(t))
 	}
 	return sb.String()
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }

@@ -18,10 +18,6 @@ import (
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
-// missingArgsInResultVersion is the first MCP revision that reports missing
-// arguments as a tool result instead of a JSON-RPC error (SEP-1303).
-const missingArgsInResultVersion = "2025-11-25"
-
 // toolSet adapts a Host to the MCP endpoint.
 type toolSet struct{ h *Host }
 
@@ -70,7 +66,7 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 	}
 	if missing := t.Binding.MissingArguments(req.Arguments); len(missing) > 0 {
 		msg := missingArgumentsMessage(missing)
-		if req.ProtocolVersion >= missingArgsInResultVersion {
+		if metadata.InputErrorsAsResults(req.ProtocolVersion) {
 			return metadata.ErrorResult(msg), nil
 		}
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: msg}

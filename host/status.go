@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -17,13 +18,13 @@ func (h *Host) logLoadFailure(err error) {
 	var fe *metadata.FunctionError
 	switch {
 	case errors.As(err, &te):
-		h.log.Error("tool not served: "+oneLine(err.Error()),
-			"function", te.Function, "tool", te.Tool, "file", te.File, "reason", oneLine(errString(te.Err)))
+		h.log.Error("tool not served: "+jsonx.OneLine(err.Error()),
+			"function", te.Function, "tool", te.Tool, "file", te.File, "reason", jsonx.OneLine(errString(te.Err)))
 	case errors.As(err, &fe):
-		h.log.Error("function not loaded: "+oneLine(err.Error()),
-			"function", fe.Function, "file", fe.File, "reason", oneLine(errString(fe.Err)))
+		h.log.Error("function not loaded: "+jsonx.OneLine(err.Error()),
+			"function", fe.Function, "file", fe.File, "reason", jsonx.OneLine(errString(fe.Err)))
 	default:
-		h.log.Error("function not loaded: " + oneLine(err.Error()))
+		h.log.Error("function not loaded: " + jsonx.OneLine(err.Error()))
 	}
 }
 
@@ -32,14 +33,6 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
-}
-
-// oneLine joins the lines of a (joined) error message with "; ".
-func oneLine(s string) string {
-	if !strings.Contains(s, "\n") {
-		return s
-	}
-	return strings.Join(strings.Split(s, "\n"), "; ")
 }
 
 // Status reports the host's state and what it serves.
@@ -53,7 +46,7 @@ func (h *Host) Status() *Status {
 		Errors:      []string{},
 	}
 	for _, e := range h.cat.Failures() {
-		st.Errors = append(st.Errors, oneLine(e.Error()))
+		st.Errors = append(st.Errors, jsonx.OneLine(e.Error()))
 	}
 	h.mu.Lock()
 	st.Errors = append(st.Errors, h.liveErrors...)
@@ -113,7 +106,7 @@ func (h *Host) printFunctions() {
 	}
 	sb.WriteString("\n")
 	for _, e := range h.cat.Failures() {
-		fmt.Fprintf(&sb, "Error: %s\n", oneLine(e.Error()))
+		fmt.Fprintf(&sb, "Error: %s\n", jsonx.OneLine(e.Error()))
 	}
 	if len(h.cat.Failures()) > 0 {
 		sb.WriteString("\n")

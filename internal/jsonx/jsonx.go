@@ -2,6 +2,7 @@ package jsonx
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -117,3 +118,18 @@ func SafeText(s string) string {
 
 // QuoteSafe is [SafeText] quoted as a Go string literal, for messages.
 func QuoteSafe(s string) string { return strconv.Quote(SafeText(s)) }
+
+// OneLine flattens a message made of several lines (an errors.Join of
+// problems, say) into one, the lines joined with "; ", for a log line or a
+// JSON string.
+func OneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	lines := strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' })
+	for i, l := range lines {
+		lines[i] = strings.TrimSpace(l)
+	}
+	lines = slices.DeleteFunc(lines, func(l string) bool { return l == "" })
+	return strings.Join(lines, "; ")
+}

@@ -79,3 +79,8 @@ func TestSafeText(t *testing.T) {
 	assert.LessOrEqual(t, len(got), maxEcho+len("…"))
 	assert.Equal(t, `"x\"y"`, QuoteSafe(`x"y`))
 }
+
+func TestOneLine(t *testing.T) {
+	assert.Equal(t, "plain", OneLine("plain"))
+	assert.Equal(t, "a; b; c", OneLine("a\nb\r\n\n  c  "))
+}

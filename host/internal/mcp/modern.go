@@ -16,7 +16,7 @@ import (
 // ModernVersion is MCP revision 2026-07-28, the first "modern" revision:
 // stateless, every request carrying its protocol version, client info and
 // capabilities in params._meta, no initialize and no session.
-const ModernVersion = "2026-07-28"
+const ModernVersion = metadata.RevisionStateless
 
 // ModernVersions are the modern revisions the handler speaks, newest first.
 var ModernVersions = []string{ModernVersion}
@@ -78,7 +78,7 @@ type RequestMeta struct {
 
 // IsModern reports whether version is a modern revision: one served
 // statelessly from the request's _meta, with no initialize.
-func IsModern(version string) bool { return version >= ModernVersion }
+func IsModern(version string) bool { return metadata.IsStateless(version) }
 
 // modernReplies are the parts of modern results encoded once at start.
 type modernReplies struct {
