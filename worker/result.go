@@ -116,7 +116,7 @@ func envelope(res *metadata.CallToolResult, checked string) *metadata.ToolResult
 			return &metadata.ToolResult{Type: typ, Content: string(res.Content[0])}
 		}
 	}
-	env := &metadata.ToolResult{Type: metadata.ResultTypeCallToolResult, Content: string(appendResult(nil, res)), Checked: checked}
+	env := &metadata.ToolResult{Type: metadata.ResultTypeCallToolResult, Content: string(res.AppendJSON(nil)), Checked: checked}
 	if len(res.StructuredContent) > 0 {
 		s := string(res.StructuredContent)
 		env.StructuredContent = &s
@@ -139,35 +139,6 @@ func compact(c json.RawMessage) json.RawMessage {
 // result the worker builds is compact JSON already: callToolResult compacts
 // the blocks and encodes structured content and _meta with metadata.Marshal,
 // and the blocks binding adds are metadata.TextContent.
-
-// appendResult appends res as metadata.Marshal encodes a CallToolResult.
-func appendResult(dst []byte, res *metadata.CallToolResult) []byte {
-	dst = append(dst, `{"content":`...)
-	if res.Content == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = append(dst, '[')
-		for i, c := range res.Content {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, c...)
-		}
-		dst = append(dst, ']')
-	}
-	if len(res.StructuredContent) > 0 {
-		dst = append(dst, `,"structuredContent":`...)
-		dst = append(dst, res.StructuredContent...)
-	}
-	if res.IsError {
-		dst = append(dst, `,"isError":true`...)
-	}
-	if len(res.Meta) > 0 {
-		dst = append(dst, `,"_meta":`...)
-		dst = append(dst, res.Meta...)
-	}
-	return append(dst, '}')
-}
 
 // appendLogs appends the Logs array of a reply.
 func appendLogs(dst []byte, logs []string) []byte {
@@ -216,7 +187,7 @@ func appendDirectReply(dst []byte, logs []string, res *metadata.CallToolResult, 
 	dst = append(dst, `{"Logs":`...)
 	dst = appendLogs(dst, logs)
 	dst = append(dst, `,"Result":`...)
-	dst = appendResult(dst, res)
+	dst = res.AppendJSON(dst)
 	if checked != "" {
 		dst = append(dst, `,"Checked":`...)
 		dst = metadata.AppendJSONString(dst, checked)

@@ -404,11 +404,13 @@ func (h *handler) toolsCall(req *request, params json.RawMessage, version string
 	defer putBuffer(buf)
 	beginReply(buf, req.sse, req.id)
 	buf.WriteString(`,"result":`)
-	if err := appendCallToolResult(buf, res, head); err != nil {
+	out, err := res.AppendCheckedJSON(buf.AvailableBuffer(), head)
+	if err != nil {
 		h.log.Error("mcp tools/call failed", "tool", name, "error", err)
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
 		return
 	}
+	buf.Write(out)
 	endReply(buf, req.sse)
 	h.send(req.w, http.StatusOK, req.sse, buf.Bytes())
 }

@@ -133,7 +133,7 @@ func (m *modernReplies) withServerInfo(meta json.RawMessage) json.RawMessage {
 		return m.metaOnly // read-only, shared
 	}
 	if trimmed[0] != '{' || !json.Valid(trimmed) {
-		return meta // appendCallToolResult reports what is wrong with it
+		return meta // AppendCheckedJSON reports what is wrong with it
 	}
 	it := members(trimmed)
 	n := 0

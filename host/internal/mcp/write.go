@@ -2,14 +2,11 @@ package mcp
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
 
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
-	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -120,42 +117,6 @@ func (h *handler) sendParts(w http.ResponseWriter, sse bool, head, body []byte, 
 		return
 	}
 	_, _ = w.Write([]byte(tail))
-}
-
-// appendCallToolResult encodes r the way MCP wants it ("content" always an
-// array, empty optional members left out), checking and compacting every
-// raw member in one pass. head, when not empty, is written first inside the
-// object (members with their trailing comma). On error b is left unusable.
-func appendCallToolResult(b *bytes.Buffer, r *metadata.CallToolResult, head string) error {
-	b.WriteByte('{')
-	b.WriteString(head)
-	b.WriteString(`"content":[`)
-	for i, block := range r.Content {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if err := json.Compact(b, block); err != nil {
-			return fmt.Errorf("encoding content block %d: %w", i, err)
-		}
-	}
-	b.WriteByte(']')
-	if !jsonx.IsAbsent(r.StructuredContent) {
-		b.WriteString(`,"structuredContent":`)
-		if err := json.Compact(b, r.StructuredContent); err != nil {
-			return fmt.Errorf("encoding structuredContent: %w", err)
-		}
-	}
-	if r.IsError {
-		b.WriteString(`,"isError":true`)
-	}
-	if !jsonx.IsAbsent(r.Meta) {
-		b.WriteString(`,"_meta":`)
-		if err := json.Compact(b, r.Meta); err != nil {
-			return fmt.Errorf("encoding _meta: %w", err)
-		}
-	}
-	b.WriteByte('}')
-	return nil
 }
 
 // appendString writes s as a JSON string the way encoding/json does, minus
