@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/guard"
 	"github.com/funcmcp/funcmcp/host/internal/supervise"
 )
@@ -101,7 +102,7 @@ func (h *Host) Run(ctx context.Context) error {
 	h.state.Store(StateRunning)
 	h.console.printf("MCP server endpoint: %s\n", h.Endpoint())
 	h.console.printf("MCP server legacy SSE endpoint: %s/sse\n", h.Endpoint())
-	h.console.printf("Function keys: %s\n", h.secrets.Where)
+	h.console.printf("%s\n", h.keysLine())
 	h.log.Info("session tokens are sealed with " + h.secrets.SessionWhere)
 	h.log.Info("legacy SSE backplane started", "backplane", h.legacy.kind, "instance", h.legacy.instanceID)
 	close(h.ready)
@@ -149,4 +150,16 @@ func (h *Host) writeWithin() time.Duration {
 		return h.opts.CallTimeout + time.Minute
 	}
 	return 0
+}
+
+// keysLine is the start-up line that says whether requests need a function
+// key, which one, and where the keys are kept (never the keys themselves).
+func (h *Host) keysLine() string {
+	switch h.cfg.AuthLevel {
+	case config.AuthAnonymous:
+		return "Function keys: not required (webhookAuthorizationLevel is Anonymous)"
+	case config.AuthAdmin:
+		return "Function keys: required, the master key in the x-functions-key header or ?code=; kept in " + h.secrets.Where
+	}
+	return "Function keys: required, the mcp_extension system key or the master key in the x-functions-key header or ?code=; kept in " + h.secrets.Where
 }

@@ -89,9 +89,9 @@ func (h *Host) printFunctions() {
 			fmt.Fprintf(&sb, "  %s: %s (tool %s)\n", f.Name, f.Trigger, f.Tool)
 		case f.Error != "":
 			if f.Tool != "" {
-				fmt.Fprintf(&sb, "  %s: %s (tool %s) (not served: see the error below)\n", f.Name, f.Trigger, f.Tool)
+				fmt.Fprintf(&sb, "  %s: %s (tool %s) (not served: see its ERROR line)\n", f.Name, f.Trigger, f.Tool)
 			} else {
-				fmt.Fprintf(&sb, "  %s: (not loaded: see the error below)\n", f.Name)
+				fmt.Fprintf(&sb, "  %s: (not loaded: see its ERROR line)\n", f.Name)
 			}
 		default:
 			trigger := f.Trigger
@@ -105,12 +105,7 @@ func (h *Host) printFunctions() {
 		sb.WriteString("  (none)\n")
 	}
 	sb.WriteString("\n")
-	for _, e := range h.cat.Failures() {
-		fmt.Fprintf(&sb, "Error: %s\n", jsonx.OneLine(e.Error()))
-	}
-	if len(h.cat.Failures()) > 0 {
-		sb.WriteString("\n")
-	}
+	// Each failure is said once, by logLoadFailure, as an ERROR log line.
 	h.console.printf("%s", sb.String())
 }
 

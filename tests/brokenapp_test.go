@@ -79,9 +79,11 @@ func TestBrokenApp(t *testing.T) {
 		}
 		assert.ElementsMatch(t, []string{"bad_output", "panics", "echo"}, names)
 
-		console := h.console.String()
+		// Each refusal is one ERROR log line (its message quoted by slog).
+		console := strings.ReplaceAll(h.console.String(), `\"`, `"`)
 		for _, bf := range badFunctions {
-			line := lineWith(console, bf.folder, bf.reason)
+			line := lineWith(console, "level=ERROR", bf.folder, bf.reason)
+			assert.Equal(t, 1, strings.Count(console, "tool not served: function \""+bf.folder+"\""), "one line for %s", bf.folder)
 			if assert.NotEmpty(t, line, "the console names function %s and says %q:\n%s", bf.folder, bf.reason, console) {
 				assert.Contains(t, line, bf.tool, "the line names the tool")
 				assert.Contains(t, line, filepath.Join(bf.folder, "function.json"), "the line names the file")

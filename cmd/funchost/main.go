@@ -24,6 +24,7 @@ functions as MCP tools at /runtime/webhooks/mcp.
 Usage:
   funchost start [flags]
   funchost new [--module PATH] [--funcmcp DIR] [--force] DIR
+  funchost --version
   funchost --help
 
 new writes a ready app into DIR (see funchost new --help); then
@@ -46,7 +47,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	port := fs.Int("port", 7071, "the port to listen on, on 127.0.0.1 (0 picks a free port)")
 	startup := fs.Duration("startup-timeout", host.DefaultStartupTimeout, "how long the worker may take to answer GET /")
 	call := fs.Duration("call-timeout", 0, "how long one tool invocation may take (0: host.json functionTimeout, else 30m)")
-	verbose := fs.Bool("verbose", false, "log at debug level")
+	verbose := fs.Bool("verbose", false, "log at debug level, with one line per MCP request (method, revision, name, duration, outcome)")
+	logFormat := fs.String("log-format", "text", "the log's format on stderr: text or json")
 	maxCalls := fs.Int("max-calls-in-flight", host.DefaultMaxCallsInFlight, "tool calls running at once; more get a JSON-RPC busy error")
 	maxConns := fs.Int("max-connections", host.DefaultMaxConnections, "open client connections; more are answered 503")
 	maxArgs := fs.Int("max-argument-bytes", host.DefaultMaxArgumentBytes, "total JSON size of a call's arguments")
@@ -69,6 +71,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
 		printUsage(stdout)
+		return 0
+	case "-version", "--version", "version":
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	case "start":
 	case "new":
@@ -98,7 +103,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	logOut := newLogBuffer(stderr)
 	defer logOut.Flush()
-	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
+	hopts := &slog.HandlerOptions{Level: level}
+	var logger *slog.Logger
+	switch *logFormat {
+	case "text":
+		logger = slog.New(slog.NewTextHandler(logOut, hopts))
+	case "json":
+		logger = slog.New(slog.NewJSONHandler(logOut, hopts))
+	default:
+		fmt.Fprintf(stderr, "funchost: --log-format %q is not text or json\n", *logFormat)
+		return 2
+	}
 	h, err := host.New(&host.Options{
 		ScriptRoot:       *root,
 		Addr:             net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)),
@@ -116,13 +131,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		StopTimeout:      5 * time.Second,
 	})
 	if err != nil {
-		logOut.Flush()
-		fmt.Fprintf(stderr, "funchost: %v\n", err)
+		logger.Error("funchost: " + err.Error())
 		return 1
 	}
+	defer h.Close()
 	if err := h.Run(ctx); err != nil {
-		logOut.Flush()
-		fmt.Fprintf(stderr, "funchost: %v\n", err)
+		logger.Error("funchost: " + err.Error())
 		return 1
 	}
 	return 0

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host"
 	"github.com/funcmcp/funcmcp/metadata"
 
 	"github.com/funcmcp/funcmcp/internal/testutil"
@@ -46,6 +47,8 @@ func TestUsage(t *testing.T) {
 		{"unknown flag", []string{"start", "--nope"}, 2, "", "flag provided but not defined: -nope"},
 		{"bad port", []string{"start", "--port", "70000"}, 2, "", "funchost: --port 70000 is not a port number"},
 		{"extra arguments", []string{"start", "dir"}, 2, "", "funchost: unexpected arguments: [dir]"},
+		{"version", []string{"--version"}, 0, "funchost " + host.Version + " (module ", ""},
+		{"bad log format", []string{"start", "--log-format", "xml"}, 2, "", `funchost: --log-format "xml" is not text or json`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,8 +110,25 @@ func TestStartupFailures(t *testing.T) {
 			assert.Equal(t, 1, code)
 			assert.Contains(t, stderr.String(), tc.wantStderr)
 			assert.NotContains(t, stdout.String(), "MCP server endpoint:")
+			assert.Contains(t, stderr.String(), "level=ERROR", "a failure is an ERROR log line")
 		})
 	}
+}
+
+// TestJSONLog: with --log-format json every line on stderr is a JSON log
+// record, failures at level ERROR.
+func TestJSONLog(t *testing.T) {
+	root := writeApp(t, `{"customHandler":{"description":{"defaultExecutablePath":"sh","arguments":["-c","exit 4"]}}}`)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"start", "--script-root", root, "--port", "0", "--log-format", "json"}, &stdout, &stderr)
+	assert.Equal(t, 1, code)
+	levels := map[string]int{}
+	for line := range strings.Lines(stderr.String()) {
+		var rec struct{ Level, Msg string }
+		require.NoError(t, json.Unmarshal([]byte(line), &rec), "not a JSON record: %s", line)
+		levels[rec.Level]++
+	}
+	assert.Equal(t, 2, levels["ERROR"], "the refused tool and the failed start:\n%s", stderr.String())
 }
 
 // testWorker is the host's test worker, built once per test binary on
@@ -199,7 +219,7 @@ func TestStartServesAndStops(t *testing.T) {
 	}
 
 	// The console says where the generated function keys are kept.
-	keysLine := regexp.MustCompile(`(?m)^Function keys: (.+)$`)
+	keysLine := regexp.MustCompile(`(?m)^Function keys: required, the mcp_extension system key or the master key in the x-functions-key header or \?code=; kept in (.+)$`)
 	var keysFile string
 	for deadline := time.Now().Add(10 * time.Second); keysFile == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if m := keysLine.FindStringSubmatch(out.text()); m != nil {
@@ -246,9 +266,11 @@ func TestStartServesAndStops(t *testing.T) {
 	text := out.text()
 	assert.True(t, strings.HasPrefix(text, "Functions:\n"), text)
 	assert.Contains(t, text, "  get_weather: mcpToolTrigger (tool get_weather)\n")
-	assert.Contains(t, text, `Error: function "broken", tool "broken" (`+filepath.Join(root, "broken", "function.json")+`): output schema must be a JSON object`)
+	assert.Contains(t, text, "  broken: mcpToolTrigger (tool broken) (not served: see its ERROR line)\n")
+	assert.NotContains(t, text, "output schema must be", "the reason is said once, in the log")
 	assert.Equal(t, 1, strings.Count(text, "MCP server endpoint:"))
-	assert.Contains(t, stderr.String(), "tool not served")
+	refusal := `level=ERROR msg="tool not served: function \"broken\", tool \"broken\" (` + filepath.Join(root, "broken", "function.json") + `): output schema must be a JSON object`
+	assert.Equal(t, 1, strings.Count(stderr.String(), refusal), "one ERROR line per refused function:\n%s", stderr.String())
 	assert.NotContains(t, stderr.String(), key, "the key is never logged")
 }
 
