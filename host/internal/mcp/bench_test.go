@@ -203,3 +203,42 @@ func BenchmarkSDKEndpoint_CannedToolsCall(b *testing.B) {
 		srv.Close()
 	}
 }
+
+// benchLargeCall is a tools/call of about 2 KiB of arguments.
+var benchLargeCall = `{"jsonrpc":"2.0","id":"req-000017","method":"tools/call","params":{"name":"get_weather","arguments":{"city":"Oslo","units":"metric","days":[` +
+	strings.Repeat(`{"date":"2026-03-01","high":1.5,"low":-4.25,"condition":"snow \"heavy\"","precipitationChance":80},`, 20) +
+	`{"date":"2026-03-21"}]},"_meta":{"progressToken":"p1"}}}`
+
+// BenchmarkDecodeMessage measures reading one JSON-RPC message (the
+// envelope, then the tools/call params) without serving it.
+func BenchmarkDecodeMessage(b *testing.B) {
+	for _, bc := range []struct{ name, body string }{{"small", benchCall}, {"2KiB", benchLargeCall}} {
+		b.Run(bc.name, func(b *testing.B) {
+			body := []byte(bc.body)
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var msg message
+				if code, text := decodeMessage(body, &msg); code != 0 {
+					b.Fatal(text)
+				}
+				if _, _, problem := decodeCallParams(msg.params); problem != "" {
+					b.Fatal(problem)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLegacyRoute measures what the legacy SSE router reads of a
+// message before it queues it.
+func BenchmarkLegacyRoute(b *testing.B) {
+	body := []byte(benchLargeCall)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if id, _ := peek(body); id == "" {
+			b.Fatal("no id")
+		}
+	}
+}
