@@ -41,7 +41,8 @@ FUZZ_TARGETS := \
 	./binding:FuzzDirectReply \
 	./host/internal/mcp:FuzzDecodeMessage \
 	./host/internal/auth:FuzzOpen \
-	./binding:FuzzCheckRefs
+	./binding:FuzzCheckRefs \
+	./internal/jsonx:FuzzScanner
 BENCH_TIME   ?= 2s
 BENCH_COUNT  ?= 1
 BENCH        ?= .

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"unicode/utf8"
 
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -38,29 +39,25 @@ func DecodeDirectReply(data []byte) (*Decoded, []string, error) {
 // another case, an unknown key, a repeated Result, a value of the wrong
 // kind, bad JSON): encoding/json then decides.
 func scanDirectReply(data []byte) (r metadata.DirectReply, ok bool) {
-	s := fastScanner{data: data}
-	s.ws()
-	if s.i >= len(data) || data[s.i] != '{' {
+	s := jsonx.NewScanner(data)
+	s.Space()
+	if s.Peek() != '{' {
 		return r, false
 	}
 	sawResult := false
-	_, ok = s.members('}', func() bool {
-		key, ok := s.memberKey()
-		if !ok {
-			return false
-		}
-		switch string(key) {
+	_, ok = s.Object(func(key []byte, escaped bool) bool {
+		switch string(exactKey(key, escaped)) {
 		case "Logs":
 			r.Logs = nil
-			if s.null() {
+			if s.Literal("null") {
 				return true
 			}
-			if s.i >= len(data) || data[s.i] != '[' {
+			if s.Peek() != '[' {
 				return false
 			}
 			r.Logs = []string{}
-			_, ok := s.members(']', func() bool {
-				l, ok := s.stringValue()
+			_, ok := s.Array(func() bool {
+				l, ok := stringValue(&s)
 				r.Logs = append(r.Logs, l)
 				return ok
 			})
@@ -70,68 +67,77 @@ func scanDirectReply(data []byte) (r metadata.DirectReply, ok bool) {
 				return false
 			}
 			sawResult = true
-			if s.null() {
+			if s.Literal("null") {
 				return true
 			}
-			res, ok := s.callToolResult()
+			res, ok := callToolResult(&s)
 			r.Result = res
 			return ok
 		case "Checked":
 			r.Checked = ""
-			if s.null() {
+			if s.Literal("null") {
 				return true
 			}
 			var ok bool
-			r.Checked, ok = s.stringValue()
+			r.Checked, ok = stringValue(&s)
 			return ok
 		}
 		return false
 	})
-	s.ws()
-	return r, ok && s.i == len(data)
+	return r, ok && s.End()
+}
+
+// exactKey is a key with its escapes decoded (nil when it does not
+// decode), for comparing with a name spelled exactly.
+func exactKey(key []byte, escaped bool) []byte {
+	if !escaped {
+		return key
+	}
+	k, ok := jsonx.Unescape(key)
+	if !ok {
+		return nil
+	}
+	return []byte(k)
 }
 
 // callToolResult reads a CallToolResult object spelled as metadata does.
-func (s *fastScanner) callToolResult() (*metadata.CallToolResult, bool) {
-	if s.i >= len(s.data) || s.data[s.i] != '{' {
+func callToolResult(s *jsonx.Scanner) (*metadata.CallToolResult, bool) {
+	if s.Peek() != '{' {
 		return nil, false
 	}
 	res := &metadata.CallToolResult{}
-	_, ok := s.members('}', func() bool {
-		key, ok := s.memberKey()
-		if !ok {
-			return false
-		}
-		switch string(key) {
+	_, ok := s.Object(func(key []byte, escaped bool) bool {
+		var ok bool
+		switch string(exactKey(key, escaped)) {
 		case "content":
 			res.Content = nil
-			if s.null() {
+			if s.Literal("null") {
 				return true
 			}
-			if s.i >= len(s.data) || s.data[s.i] != '[' {
+			if s.Peek() != '[' {
 				return false
 			}
 			res.Content = []json.RawMessage{}
-			_, ok := s.members(']', func() bool {
-				raw, ok := s.raw()
+			_, ok := s.Array(func() bool {
+				raw, ok := s.Value()
 				res.Content = append(res.Content, raw)
 				return ok
 			})
 			return ok
 		case "structuredContent":
-			res.StructuredContent, ok = s.raw()
+			res.StructuredContent, ok = s.Value()
 			return ok
 		case "_meta":
-			res.Meta, ok = s.raw()
+			res.Meta, ok = s.Value()
 			return ok
 		case "isError":
 			switch {
-			case s.null():
+			case s.Literal("null"):
 				return true
-			case s.literal("true"):
+			case s.Literal("true"):
 				res.IsError = true
 				return true
-			case s.literal("false"):
+			case s.Literal("false"):
 				res.IsError = false
 				return true
 			}
@@ -141,54 +147,17 @@ func (s *fastScanner) callToolResult() (*metadata.CallToolResult, bool) {
 	return res, ok
 }
 
-// memberKey reads an object key and the colon after it.
-func (s *fastScanner) memberKey() ([]byte, bool) {
-	key, ok := s.key()
-	if !ok {
-		return nil, false
-	}
-	s.ws()
-	if s.i >= len(s.data) || s.data[s.i] != ':' {
-		return nil, false
-	}
-	s.i++
-	s.ws()
-	return key, true
-}
-
-// raw reads any JSON value and returns its text.
-func (s *fastScanner) raw() (json.RawMessage, bool) {
-	start := s.i
-	if !s.value(nil, 0) {
-		return nil, false
-	}
-	return s.data[start:s.i], true
-}
-
-// null reads a JSON null, if that is what comes next.
-func (s *fastScanner) null() bool { return s.literal("null") }
-
-func (s *fastScanner) literal(lit string) bool {
-	if len(s.data)-s.i >= len(lit) && string(s.data[s.i:s.i+len(lit)]) == lit {
-		s.i += len(lit)
-		return true
-	}
-	return false
-}
-
 // stringValue reads a JSON string and returns its text, decoded as
 // encoding/json decodes it.
-func (s *fastScanner) stringValue() (string, bool) {
-	start := s.i
-	raw, escaped, ok := s.strRaw()
+func stringValue(s *jsonx.Scanner) (string, bool) {
+	raw, escaped, ok := s.String()
 	if !ok {
 		return "", false
 	}
 	if !escaped && utf8.Valid(raw) {
 		return string(raw), true
 	}
-	var v string
-	return v, json.Unmarshal(s.data[start:s.i], &v) == nil
+	return jsonx.Unescape(raw)
 }
 
 // blockCertainlyValid reports whether a content block is valid for
@@ -203,25 +172,21 @@ func blockCertainlyValid(block []byte) bool {
 		fURI
 		fName
 	)
-	s := fastScanner{data: block}
-	s.ws()
-	if s.i >= len(block) || block[s.i] != '{' {
+	s := jsonx.NewScanner(block)
+	s.Space()
+	if s.Peek() != '{' {
 		return false
 	}
 	var typ []byte
 	var have int
-	_, ok := s.members('}', func() bool {
-		key, ok := s.memberKey()
-		if !ok {
-			return false
-		}
+	_, ok := s.Object(func(key []byte, escaped bool) bool {
 		var bit int
-		switch string(key) {
+		switch string(exactKey(key, escaped)) {
 		case "type":
 			if typ != nil {
 				return false // the last one counts: let the full check decide
 			}
-			raw, escaped, ok := s.strRaw()
+			raw, escaped, ok := s.String()
 			typ = raw
 			return ok && !escaped
 		case "text":
@@ -235,17 +200,16 @@ func blockCertainlyValid(block []byte) bool {
 		case "name":
 			bit = fName
 		default:
-			return s.value(nil, 0)
+			return s.Skip()
 		}
-		if s.i >= len(block) || block[s.i] != '"' {
+		if s.Peek() != '"' {
 			return false
 		}
 		have |= bit
-		_, _, ok = s.strRaw()
+		_, _, ok := s.String()
 		return ok
 	})
-	s.ws()
-	if !ok || s.i != len(block) {
+	if !ok || !s.End() {
 		return false
 	}
 	var need int

@@ -1,12 +1,13 @@
 package binding
 
 import (
-	"bytes"
 	"encoding/json"
 	"math/big"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
 // A fastNode is one schema of the subset of JSON Schema 2020-12 that
@@ -331,38 +332,23 @@ func toConst(v any) (fastConst, bool) {
 }
 
 // fastValid reports whether data is certainly valid against n: one pass
-// over the JSON text, no values built. false means "not certain".
+// over the JSON text (a [jsonx.Scanner], which also checks the grammar), no
+// values built. false means "not certain".
 func fastValid(n *fastNode, data []byte) bool {
-	s := fastScanner{data: data}
-	s.ws()
-	if !s.value(n, 0) {
-		return false
-	}
-	s.ws()
-	return s.i == len(s.data)
+	s := fastScanner{jsonx.NewScanner(data)}
+	s.Space()
+	return s.value(n, 0) && s.End()
 }
 
-type fastScanner struct {
-	data []byte
-	i    int
-}
-
-func (s *fastScanner) ws() {
-	for s.i < len(s.data) {
-		switch s.data[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+// fastScanner checks values against fast nodes on top of the module's JSON
+// scanner: the grammar is jsonx's, the schema rules are binding's.
+type fastScanner struct{ jsonx.Scanner }
 
 const maxFastDepth = 200
 
 // value checks one JSON value against n (nil: anything).
 func (s *fastScanner) value(n *fastNode, depth int) bool {
-	if depth > maxFastDepth || s.i >= len(s.data) {
+	if depth > maxFastDepth {
 		return false
 	}
 	for hops := 0; n != nil && n.bare; hops++ {
@@ -374,21 +360,21 @@ func (s *fastScanner) value(n *fastNode, depth int) bool {
 	if n != nil && n.never {
 		return false
 	}
-	if n != nil && n.any {
-		n = nil
+	if n == nil || n.any {
+		return s.Skip()
 	}
-	if n != nil && n.ref != nil {
+	if n.ref != nil {
 		// $ref beside other keywords: check both on the same text.
-		start := s.i
+		start := s.Pos()
 		if !s.value(n.ref, depth+1) {
 			return false
 		}
-		s.i = start
+		s.Seek(start)
 		m := *n
 		m.ref = nil
 		return s.value(&m, depth+1)
 	}
-	switch c := s.data[s.i]; {
+	switch c := s.Peek(); {
 	case c == '{':
 		return s.object(n, depth)
 	case c == '[':
@@ -396,21 +382,15 @@ func (s *fastScanner) value(n *fastNode, depth int) bool {
 	case c == '"':
 		return s.str(n)
 	case c == 't' || c == 'f':
-		lit := "true"
-		if c == 'f' {
-			lit = "false"
-		}
-		if !bytes.HasPrefix(s.data[s.i:], []byte(lit)) {
+		if !s.Literal("true") && !s.Literal("false") {
 			return false
 		}
-		s.i += len(lit)
-		return n == nil || (n.allows(tBool) && n.enumHas(fastConst{kind: tBool, b: c == 't'}))
+		return n.allows(tBool) && n.enumHas(fastConst{kind: tBool, b: c == 't'})
 	case c == 'n':
-		if !bytes.HasPrefix(s.data[s.i:], []byte("null")) {
+		if !s.Literal("null") {
 			return false
 		}
-		s.i += 4
-		return n == nil || (n.allows(tNull) && n.enumHas(fastConst{kind: tNull}))
+		return n.allows(tNull) && n.enumHas(fastConst{kind: tNull})
 	case c == '-' || (c >= '0' && c <= '9'):
 		return s.number(n)
 	}
@@ -434,43 +414,45 @@ func (n *fastNode) enumHas(c fastConst) bool {
 }
 
 func (s *fastScanner) object(n *fastNode, depth int) bool {
-	if n != nil && !n.allows(tObject) {
+	if !n.allows(tObject) {
 		return false
 	}
 	var seen uint64
-	count, ok := s.members('}', func() bool {
-		key, ok := s.key()
+	count, ok := s.Object(func(key []byte, escaped bool) bool {
+		key, ok := decodedKey(key, escaped)
 		if !ok {
 			return false
 		}
-		s.ws()
-		if s.i >= len(s.data) || s.data[s.i] != ':' {
-			return false
-		}
-		s.i++
-		s.ws()
 		var child *fastNode
-		if n != nil {
-			// string(key) in these expressions does not allocate.
-			if p, ok := n.props[string(key)]; ok {
-				child = p
-			} else if n.noExtra {
-				return false
-			} else {
-				child = n.extra
-			}
-			for j, r := range n.req {
-				if r == string(key) {
-					seen |= 1 << j
-				}
+		// string(key) in these expressions does not allocate.
+		if p, ok := n.props[string(key)]; ok {
+			child = p
+		} else if n.noExtra {
+			return false
+		} else {
+			child = n.extra
+		}
+		for j, r := range n.req {
+			if r == string(key) {
+				seen |= 1 << j
 			}
 		}
 		return s.value(child, depth+1)
 	})
-	if !ok || n == nil {
-		return ok
+	return ok && seen == (uint64(1)<<len(n.req))-1 && n.counts(count)
+}
+
+// decodedKey is a key as the validator sees it: escapes decoded. A key that
+// is not valid UTF-8 is not compared here (ok false: not certain).
+func decodedKey(key []byte, escaped bool) ([]byte, bool) {
+	if !utf8.Valid(key) {
+		return nil, false
 	}
-	return seen == (uint64(1)<<len(n.req))-1 && n.counts(count)
+	if !escaped {
+		return key, true
+	}
+	k, ok := jsonx.Unescape(key)
+	return []byte(k), ok
 }
 
 // counts checks the number of items or properties, and that no keyword for
@@ -479,125 +461,18 @@ func (n *fastNode) counts(count int) bool {
 	return (n.minN < 0 || count >= n.minN) && (n.maxN < 0 || count <= n.maxN) && !n.hasEnum && n.bounds == nil
 }
 
-// members scans the members of an object or array whose opening bracket is
-// at s.i, calling each at the start of every member, and counts them.
-func (s *fastScanner) members(closing byte, each func() bool) (int, bool) {
-	s.i++ // the opening bracket
-	s.ws()
-	if s.i < len(s.data) && s.data[s.i] == closing {
-		s.i++
-		return 0, true
-	}
-	for count := 1; ; count++ {
-		s.ws()
-		if !each() {
-			return 0, false
-		}
-		s.ws()
-		if s.i >= len(s.data) {
-			return 0, false
-		}
-		switch s.data[s.i] {
-		case closing:
-			s.i++
-			return count, true
-		case ',':
-			s.i++
-		default:
-			return 0, false
-		}
-	}
-}
-
-// key reads an object key; keys with escapes are decoded.
-func (s *fastScanner) key() ([]byte, bool) {
-	start := s.i
-	raw, escaped, ok := s.strRaw()
-	if !ok || !utf8.Valid(raw) {
-		return nil, false
-	}
-	if !escaped {
-		return raw, true
-	}
-	var k string
-	if json.Unmarshal(s.data[start:s.i], &k) != nil {
-		return nil, false
-	}
-	return []byte(k), true
-}
-
 func (s *fastScanner) array(n *fastNode, depth int) bool {
-	if n != nil && !n.allows(tArray) {
+	if !n.allows(tArray) {
 		return false
 	}
-	var items *fastNode
-	if n != nil {
-		items = n.items
-	}
-	count, ok := s.members(']', func() bool { return s.value(items, depth+1) })
-	if !ok || n == nil {
-		return ok
-	}
-	return n.counts(count)
-}
-
-// strRaw scans a string, checking it is valid JSON, and returns its content
-// between the quotes and whether it has escapes.
-func (s *fastScanner) strRaw() ([]byte, bool, bool) {
-	if s.i >= len(s.data) || s.data[s.i] != '"' {
-		return nil, false, false
-	}
-	s.i++
-	start := s.i
-	escaped := false
-	for s.i < len(s.data) {
-		c := s.data[s.i]
-		switch {
-		case c == '"':
-			raw := s.data[start:s.i]
-			s.i++
-			return raw, escaped, true
-		case c == '\\':
-			escaped = true
-			if s.i+1 >= len(s.data) {
-				return nil, false, false
-			}
-			switch s.data[s.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i += 2
-			case 'u':
-				if s.i+6 > len(s.data) {
-					return nil, false, false
-				}
-				for _, h := range s.data[s.i+2 : s.i+6] {
-					if !isHex(h) {
-						return nil, false, false
-					}
-				}
-				s.i += 6
-			default:
-				return nil, false, false
-			}
-		case c < 0x20:
-			return nil, false, false
-		default:
-			s.i++
-		}
-	}
-	return nil, false, false
-}
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+	count, ok := s.Array(func() bool { return s.value(n.items, depth+1) })
+	return ok && n.counts(count)
 }
 
 func (s *fastScanner) str(n *fastNode) bool {
-	raw, escaped, ok := s.strRaw()
+	raw, escaped, ok := s.String()
 	if !ok {
 		return false
-	}
-	if n == nil {
-		return true
 	}
 	if !n.allows(tString) || n.bounds != nil || n.minN >= 0 || n.maxN >= 0 {
 		return false
@@ -626,42 +501,9 @@ func (s *fastScanner) str(n *fastNode) bool {
 }
 
 func (s *fastScanner) number(n *fastNode) bool {
-	start := s.i
-	if s.data[s.i] == '-' {
-		s.i++
-	}
-	if s.i >= len(s.data) {
+	lit, plain, ok := s.Number()
+	if !ok {
 		return false
-	}
-	if s.data[s.i] == '0' {
-		s.i++
-	} else if s.data[s.i] >= '1' && s.data[s.i] <= '9' {
-		for s.i < len(s.data) && s.data[s.i] >= '0' && s.data[s.i] <= '9' {
-			s.i++
-		}
-	} else {
-		return false
-	}
-	plain := true // no fraction, no exponent
-	if s.i < len(s.data) && s.data[s.i] == '.' {
-		plain = false
-		s.i++
-		if !s.digits() {
-			return false
-		}
-	}
-	if s.i < len(s.data) && (s.data[s.i] == 'e' || s.data[s.i] == 'E') {
-		plain = false
-		s.i++
-		if s.i < len(s.data) && (s.data[s.i] == '+' || s.data[s.i] == '-') {
-			s.i++
-		}
-		if !s.digits() {
-			return false
-		}
-	}
-	if n == nil {
-		return true
 	}
 	switch {
 	case n.types == 0 || n.types&tNumber != 0:
@@ -672,7 +514,6 @@ func (s *fastScanner) number(n *fastNode) bool {
 	if n.minLen >= 0 || n.maxLen >= 0 || n.minN >= 0 || n.maxN >= 0 {
 		return false
 	}
-	lit := s.data[start:s.i]
 	if len(n.bounds) == 0 && !n.hasEnum {
 		return true
 	}
@@ -720,12 +561,4 @@ func (s *fastScanner) number(n *fastNode) bool {
 		return false
 	}
 	return true
-}
-
-func (s *fastScanner) digits() bool {
-	start := s.i
-	for s.i < len(s.data) && s.data[s.i] >= '0' && s.data[s.i] <= '9' {
-		s.i++
-	}
-	return s.i > start
 }

@@ -21,36 +21,13 @@ func IsAbsent(raw []byte) bool {
 }
 
 // Measure returns the nesting depth of a JSON text and the number of object
-// members in it, in one pass and without decoding. The text is assumed
-// valid; on invalid text the figures are bounds, never a panic.
+// members in it, in one pass of a [Scanner] and without decoding. On
+// invalid text the figures are those read up to the fault, never a panic.
 func Measure(data []byte) (depth, keys int) {
-	cur := 0
-	inString, escaped := false, false
-	for _, c := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			cur++
-			depth = max(depth, cur)
-		case '}', ']':
-			cur--
-		case ':':
-			keys++
-		}
-	}
-	return depth, keys
+	s := NewScanner(data)
+	s.Space()
+	s.Skip()
+	return s.deepest, s.members
 }
 
 // EscapePointerToken escapes one reference token of a JSON pointer (RFC 6901):
