@@ -45,7 +45,7 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, sse bool, b
 		case msg.method == methodInitialize && msg.id != nil:
 			h.refuse(rec, http.StatusBadRequest, validID(msg.id), CodeInvalidRequest,
 				"Invalid Request: initialize must not be part of a JSON-RPC batch", nil)
-		case readClaim(msg.params).claimed:
+		case readClaim(&msg).claimed:
 			h.refuse(rec, http.StatusBadRequest, validID(msg.id), CodeInvalidRequest,
 				"Invalid Request: "+ModernVersion+" requests cannot be batched", nil)
 		default:

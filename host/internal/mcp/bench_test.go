@@ -222,7 +222,7 @@ func BenchmarkDecodeMessage(b *testing.B) {
 				if code, text := decodeMessage(body, &msg); code != 0 {
 					b.Fatal(text)
 				}
-				if _, _, problem := decodeCallParams(msg.params); problem != "" {
+				if _, _, _, problem := decodeCallParams(&msg); problem != "" {
 					b.Fatal(problem)
 				}
 			}

@@ -3,12 +3,26 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
-// The request path reads JSON with a small walker instead of reflection:
-// the body is validated once with json.Valid, then the walker only finds the
-// spans of values, which is safe because the input is known to be valid.
+// Every path that routes, limits, deduplicates or handles a JSON-RPC message
+// reads it with decodeMessage: the Streamable HTTP endpoint, each element of
+// a batch, the legacy SSE router (before it queues a message, runs a
+// cancellation at once or drops a repeated id) and the messages another
+// instance forwards. It reads the text in one pass of the module's JSON
+// scanner (jsonx.Scanner), which checks the grammar as it goes, and it reads
+// member names exactly. So that no reader can see another message in the
+// same bytes, a message whose envelope, params or params._meta holds two
+// members whose names are equal or differ only in case ("id" and "ID",
+// "method" and "METHOD") is refused: -32600 for the envelope, -32602 for
+// params and _meta.
 
 // message is one decoded JSON-RPC message. Its slices alias the request body.
 type message struct {
@@ -18,54 +32,215 @@ type message struct {
 	params    []byte // nil when absent
 	hasResult bool
 	hasError  bool
+
+	// The members of params the handler reads, when params is an object;
+	// nil when absent.
+	name, arguments, meta []byte
+	// paramsProblem is the -32602 message for params or params._meta
+	// holding a member twice; "" when there is none.
+	paramsProblem string
 }
 
 // decodeMessage parses body into msg. A non-zero code is the JSON-RPC
-// error to answer with.
+// error to answer with, and then the message has no id to echo.
 func decodeMessage(body []byte, msg *message) (int, string) {
-	if !json.Valid(body) {
-		return CodeParseError, "Parse error"
-	}
-	switch firstByte(body) {
+	s := jsonx.NewScanner(body)
+	s.Space()
+	switch s.Peek() {
 	case '{':
 	case '[':
+		if !jsonx.Valid(body) {
+			return CodeParseError, "Parse error"
+		}
 		return CodeInvalidRequest, "Invalid Request: batches are not supported"
 	default:
+		if !jsonx.Valid(body) {
+			return CodeParseError, "Parse error"
+		}
 		return CodeInvalidRequest, "Invalid Request: the message must be a JSON object"
 	}
+	var names nameSet
+	var problem string
 	var methodErr bool
-	it := members(body)
-	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
-		switch {
-		case keyIs(key, "jsonrpc"):
-			s, isString := stringValue(val)
-			msg.jsonrpcOK = isString && s == "2.0"
-		case keyIs(key, "id"):
-			msg.id = val
-		case keyIs(key, "method"):
-			msg.method, methodErr = "", false
-			switch val[0] {
-			case '"':
-				msg.method = methodString(val)
-			case 'n':
-			default:
-				methodErr = true
+	_, ok := s.Object(func(key []byte, escaped bool) bool {
+		name, ok := memberName(key, escaped)
+		if !ok {
+			return false
+		}
+		if p := names.add(name); p != "" && problem == "" {
+			problem = "Invalid Request: " + p
+		}
+		switch string(name) {
+		case "jsonrpc":
+			msg.jsonrpcOK = false
+			if s.Peek() != '"' {
+				return s.Skip()
 			}
-		case keyIs(key, "params"):
-			msg.params = val
-		case keyIs(key, "result"):
+			content, escaped, ok := s.String()
+			if v, decoded := memberName(content, escaped); ok && decoded {
+				msg.jsonrpcOK = string(v) == "2.0"
+			}
+			return ok
+		case "id":
+			msg.id, ok = s.Value()
+			return ok
+		case "method":
+			msg.method, methodErr = "", false
+			switch s.Peek() {
+			case '"':
+				start := s.Pos()
+				if _, _, ok := s.String(); !ok {
+					return false
+				}
+				msg.method = methodString(body[start:s.Pos()])
+				return true
+			case 'n':
+				return s.Literal("null")
+			}
+			methodErr = true
+			return s.Skip()
+		case "params":
+			start := s.Pos()
+			if s.Peek() == '{' {
+				ok = readParams(&s, msg)
+			} else {
+				ok = s.Skip()
+			}
+			msg.params = body[start:s.Pos()]
+			return ok
+		case "result":
 			msg.hasResult = true
-		case keyIs(key, "error"):
+		case "error":
 			msg.hasError = true
 		}
+		return s.Skip()
+	})
+	if !ok || !s.End() {
+		*msg = message{}
+		return CodeParseError, "Parse error"
 	}
-	if !msg.jsonrpcOK {
+	switch {
+	case problem != "":
+		*msg = message{}
+		return CodeInvalidRequest, problem
+	case !msg.jsonrpcOK:
 		return CodeInvalidRequest, `Invalid Request: jsonrpc must be "2.0"`
-	}
-	if methodErr {
+	case methodErr:
 		return CodeInvalidRequest, "Invalid Request: method must be a string"
 	}
 	return 0, ""
+}
+
+// readParams reads a params object, keeping the members the handler reads
+// and checking that no member (of params or of its _meta) is there twice.
+func readParams(s *jsonx.Scanner, msg *message) bool {
+	var names nameSet
+	_, ok := s.Object(func(key []byte, escaped bool) bool {
+		name, ok := memberName(key, escaped)
+		if !ok {
+			return false
+		}
+		if p := names.add(name); p != "" && msg.paramsProblem == "" {
+			msg.paramsProblem = "Invalid params: " + p
+		}
+		var dst *[]byte
+		switch string(name) {
+		case "name":
+			dst = &msg.name
+		case "arguments":
+			dst = &msg.arguments
+		case "_meta":
+			start := s.Pos()
+			if s.Peek() == '{' {
+				var metaNames nameSet
+				_, ok := s.Object(func(key []byte, escaped bool) bool {
+					name, ok := memberName(key, escaped)
+					if !ok {
+						return false
+					}
+					if p := metaNames.add(name); p != "" && msg.paramsProblem == "" {
+						msg.paramsProblem = "Invalid params: _meta: " + p
+					}
+					return s.Skip()
+				})
+				msg.meta = s.Data()[start:s.Pos()]
+				return ok
+			}
+			dst = &msg.meta
+		default:
+			return s.Skip()
+		}
+		*dst, ok = s.Value()
+		return ok
+	})
+	return ok
+}
+
+// memberName is a member's name with its escapes decoded; it aliases key
+// when there are none.
+func memberName(key []byte, escaped bool) ([]byte, bool) {
+	if !escaped {
+		return key, true
+	}
+	name, ok := jsonx.Unescape(key)
+	return []byte(name), ok
+}
+
+// nameSet holds the member names of one object, to find a name repeated
+// exactly or in another case.
+type nameSet struct {
+	few  [8][]byte
+	n    int
+	many map[string][]byte // folded → as sent, past eight names
+}
+
+// add records name and returns the problem when it repeats one already
+// there, "" when it is new.
+func (ns *nameSet) add(name []byte) string {
+	if ns.many == nil {
+		for _, seen := range ns.few[:ns.n] {
+			if bytes.EqualFold(seen, name) {
+				return repeated(seen, name)
+			}
+		}
+		if ns.n < len(ns.few) {
+			ns.few[ns.n] = name
+			ns.n++
+			return ""
+		}
+		ns.many = make(map[string][]byte, 2*len(ns.few))
+		for _, seen := range ns.few {
+			ns.many[foldKey(seen)] = seen
+		}
+	}
+	k := foldKey(name)
+	if seen, ok := ns.many[k]; ok {
+		return repeated(seen, name)
+	}
+	ns.many[k] = name
+	return ""
+}
+
+// foldKey maps names that strings.EqualFold finds equal to one key: each
+// rune becomes the least rune of its case-folding orbit.
+func foldKey(s []byte) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range string(s) {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
+}
+
+func repeated(seen, name []byte) string {
+	if bytes.Equal(seen, name) {
+		return "the member " + jsonx.QuoteSafe(string(name)) + " appears twice."
+	}
+	return "the members " + jsonx.QuoteSafe(string(seen)) + " and " + jsonx.QuoteSafe(string(name)) + " differ only in case."
 }
 
 // methodString decodes a method name without allocating for served ones.
@@ -84,6 +259,72 @@ func methodString(raw []byte) string {
 	return s
 }
 
+// validID returns id when it is a JSON-RPC id that can be echoed: a string
+// that is valid UTF-8 and whose escapes are valid UTF-16 (no lone
+// surrogate, such as "\ud800"), or a number that is finite as a 64-bit
+// float (not 1e999); else nil.
+func validID(id json.RawMessage) json.RawMessage {
+	id = bytes.TrimSpace(id)
+	switch c := firstByte(id); {
+	case c == '"':
+		if len(id) < 2 || !utf8.Valid(id) || !validEscapes(id[1:len(id)-1]) {
+			return nil
+		}
+		return id
+	case c == '-', c >= '0' && c <= '9':
+		f, err := strconv.ParseFloat(string(id), 64)
+		if err != nil || math.IsInf(f, 0) {
+			return nil
+		}
+		return id
+	}
+	return nil
+}
+
+// validEscapes reports whether the \u escapes of a JSON string's text pair
+// their surrogates.
+func validEscapes(text []byte) bool {
+	for i := 0; i < len(text); i++ {
+		if text[i] != '\\' {
+			continue
+		}
+		if i+1 >= len(text) {
+			return false
+		}
+		if text[i+1] != 'u' {
+			i++
+			continue
+		}
+		r, ok := hex4(text, i+2)
+		if !ok {
+			return false
+		}
+		i += 5
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return false // a low surrogate first
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+6 >= len(text) || text[i+1] != '\\' || text[i+2] != 'u' {
+				return false
+			}
+			lo, ok := hex4(text, i+3)
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return false
+			}
+			i += 6
+		}
+	}
+	return true
+}
+
+func hex4(b []byte, at int) (rune, bool) {
+	if at+4 > len(b) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(b[at:at+4]), 16, 16)
+	return rune(v), err == nil
+}
+
 // Problems with tools/call params, answered with -32602.
 const (
 	problemParamsNotObject = "Invalid params: params must be an object."
@@ -91,160 +332,103 @@ const (
 	problemArgsNotObject   = "Invalid params: 'arguments' must be an object."
 )
 
-// decodeCallParams reads tools/call params (a valid JSON value or nil). A
-// non-empty problem is the -32602 message. The result does not alias
-// params: argument values share one copy.
-func decodeCallParams(params []byte) (name string, args map[string]json.RawMessage, problem string) {
+// decodeCallParams reads the tools/call params of a decoded message. A
+// non-empty problem is the -32602 message. The result does not alias the
+// body: argument values share one copy, the raw arguments object.
+func decodeCallParams(msg *message) (name string, args map[string]json.RawMessage, raw json.RawMessage, problem string) {
+	params := msg.params
 	if len(params) == 0 || params[0] == 'n' {
-		return "", nil, ""
+		return "", nil, nil, ""
 	}
 	if params[0] != '{' {
-		return "", nil, problemParamsNotObject
+		return "", nil, nil, problemParamsNotObject
 	}
-	// Duplicate keys: the last one wins, as in encoding/json.
-	var argsRaw []byte
-	var nameBad, argsBad bool
-	it := members(params)
-	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
-		switch {
-		case keyIs(key, "name"):
-			name, nameBad = "", false
-			switch val[0] {
-			case '"':
-				name, _ = stringValue(val)
-			case 'n':
-			default:
-				nameBad = true
-			}
-		case keyIs(key, "arguments"):
-			argsRaw, argsBad = nil, false
-			switch val[0] {
-			case '{':
-				argsRaw = val
-			case 'n':
-			default:
-				argsBad = true
-			}
+	if msg.paramsProblem != "" {
+		return "", nil, nil, msg.paramsProblem
+	}
+	if len(msg.name) > 0 && msg.name[0] != 'n' {
+		var ok bool
+		if name, ok = stringValue(msg.name); !ok {
+			return "", nil, nil, problemNameNotString
 		}
 	}
+	argsRaw := msg.arguments
 	switch {
-	case nameBad:
-		return "", nil, problemNameNotString
-	case argsBad:
-		return "", nil, problemArgsNotObject
-	}
-	if argsRaw == nil {
-		return name, nil, ""
+	case len(argsRaw) == 0 || argsRaw[0] == 'n':
+		return name, nil, nil, ""
+	case argsRaw[0] != '{':
+		return "", nil, nil, problemArgsNotObject
 	}
 	own := bytes.Clone(argsRaw)
-	args = make(map[string]json.RawMessage, countMembers(own))
-	it = members(own)
+	args = make(map[string]json.RawMessage, 8)
+	it := members(own)
 	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
 		k, _ := stringValue(key)
-		args[k] = json.RawMessage(val[:len(val):len(val)])
+		args[k] = json.RawMessage(val[:len(val):len(val)]) // a repeated name: the last one wins, as in encoding/json
 	}
-	return name, args, ""
+	return name, args, own, ""
 }
 
-// memberIter walks the members of a valid JSON object.
+// memberIter walks the members of a JSON object whose text was checked
+// already (a part of a decoded message), with the module's scanner.
 type memberIter struct {
-	b []byte
-	i int
+	s    jsonx.Scanner
+	done bool
 }
 
 func members(obj []byte) memberIter {
-	i := skipSpace(obj, 0)
-	return memberIter{b: obj, i: i + 1} // past '{'
+	it := memberIter{s: jsonx.NewScanner(obj)}
+	it.s.Space()
+	if it.s.Peek() != '{' {
+		it.done = true
+		return it
+	}
+	it.s.Seek(it.s.Pos() + 1) // past '{'
+	return it
 }
 
 // next returns the raw key (with quotes) and the raw value of the next member.
 func (it *memberIter) next() (key, val []byte, ok bool) {
-	b := it.b
-	i := skipSpace(b, it.i)
-	if i < len(b) && b[i] == ',' {
-		i = skipSpace(b, i+1)
-	}
-	if i >= len(b) || b[i] != '"' {
-		it.i = len(b)
+	if it.done {
 		return nil, nil, false
 	}
-	end := stringEnd(b, i)
-	key = b[i:end]
-	i = skipSpace(b, end)
-	i = skipSpace(b, i+1) // past ':'
-	end = valueEnd(b, i)
-	val = b[i:end]
-	it.i = end
+	s := &it.s
+	s.Space()
+	if s.Peek() == ',' {
+		s.Seek(s.Pos() + 1)
+		s.Space()
+	}
+	start := s.Pos()
+	if _, _, ok := s.String(); !ok {
+		it.done = true
+		return nil, nil, false
+	}
+	key = s.Data()[start:s.Pos()]
+	s.Space()
+	if s.Peek() != ':' {
+		it.done = true
+		return nil, nil, false
+	}
+	s.Seek(s.Pos() + 1)
+	s.Space()
+	if val, ok = s.Value(); !ok {
+		it.done = true
+		return nil, nil, false
+	}
 	return key, val, true
 }
 
-func countMembers(obj []byte) int {
-	n := 0
+// member returns the value of the member key of a checked JSON object
+// (matched exactly), nil when absent or when obj is not an object.
+func member(obj []byte, key string) []byte {
+	var v []byte
 	it := members(obj)
-	for _, _, ok := it.next(); ok; _, _, ok = it.next() {
-		n++
-	}
-	return n
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-		default:
-			return i
+	for k, val, ok := it.next(); ok; k, val, ok = it.next() {
+		if keyIs(k, key) {
+			v = val
 		}
 	}
-	return i
-}
-
-// stringEnd returns the index after the string starting at b[i] == '"'.
-func stringEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// valueEnd returns the index after the valid JSON value starting at b[i].
-func valueEnd(b []byte, i int) int {
-	if i >= len(b) {
-		return len(b)
-	}
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				i = stringEnd(b, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return len(b)
-	}
-	for i < len(b) {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			return i
-		}
-		i++
-	}
-	return i
+	return v
 }
 
 // keyIs compares a raw key with a plain ASCII name, exactly (escaped keys
@@ -263,16 +447,12 @@ func keyIs(raw []byte, name string) bool {
 // stringValue decodes a raw JSON string the way encoding/json does; ok is
 // false when raw is not a string.
 func stringValue(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return "", false
 	}
 	inner := raw[1 : len(raw)-1]
 	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		return string(inner), true
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
-	}
-	return s, true
+	return jsonx.Unescape(inner)
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
@@ -205,6 +204,15 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 		return
 	}
 
+	if msg.paramsProblem != "" {
+		if msg.id == nil {
+			w.WriteHeader(http.StatusAccepted) // a notification: nothing to answer
+			return
+		}
+		h.refuse(w, http.StatusBadRequest, msg.id, CodeInvalidParams, msg.paramsProblem, nil)
+		return
+	}
+
 	req := request{w: w, r: r, sse: sse, id: msg.id}
 	if h.serveModern(&req, &msg) {
 		return
@@ -227,7 +235,7 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	}
 	switch method {
 	case methodToolsCall:
-		h.toolsCall(&req, msg.params, version, s, nil)
+		h.toolsCall(&req, &msg, version, s, nil)
 	case methodToolsList:
 		h.toolsList(&req, version)
 	case methodPing:
@@ -237,21 +245,6 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	default:
 		h.rpcError(&req, CodeMethodNotFound, "Method '"+jsonx.SafeText(method)+"' is not available.", nil)
 	}
-}
-
-// validID returns id when it is a JSON string or number, else nil. A
-// string that is not valid UTF-8 is refused: ids are echoed verbatim.
-func validID(id json.RawMessage) json.RawMessage {
-	switch c := firstByte(id); {
-	case c == '"':
-		if !utf8.Valid(id) {
-			return nil
-		}
-		return id
-	case c == '-', c >= '0' && c <= '9':
-		return id
-	}
-	return nil
 }
 
 func firstByte(b []byte) byte {
@@ -351,8 +344,8 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 
 // toolsCall runs tools/call; meta is the envelope of a modern request, nil
 // for a legacy one.
-func (h *handler) toolsCall(req *request, params json.RawMessage, version string, s *session, meta *RequestMeta) {
-	name, args, problem := decodeCallParams(params)
+func (h *handler) toolsCall(req *request, msg *message, version string, s *session, meta *RequestMeta) {
+	name, args, rawArgs, problem := decodeCallParams(msg)
 	if problem != "" {
 		h.rpcError(req, CodeInvalidParams, problem, nil)
 		return
@@ -364,6 +357,7 @@ func (h *handler) toolsCall(req *request, params json.RawMessage, version string
 	call := &CallRequest{
 		Name:            name,
 		Arguments:       args,
+		RawArguments:    rawArgs,
 		ProtocolVersion: version,
 		Headers:         req.r.Header,
 		Transport:       transportOf(req.r.Context()),
@@ -376,7 +370,7 @@ func (h *handler) toolsCall(req *request, params json.RawMessage, version string
 	if s != nil {
 		call.ClientInfo = s.client
 	}
-	call.Notify = h.notifier(req, params, meta)
+	call.Notify = h.notifier(req, msg, meta)
 	res, err := h.callCancellable(req, call)
 	req.w = call.Notify.end(req.w) // no notification after this: the reply follows
 	if err != nil {

@@ -80,6 +80,7 @@ type Tools interface {
 type CallRequest struct {
 	Name            string
 	Arguments       map[string]json.RawMessage // nil when absent
+	RawArguments    json.RawMessage            // the arguments object as sent (the same bytes as Arguments' values), nil when absent
 	ProtocolVersion string                     // negotiated/declared revision for this request
 	SessionID       string                     // the Mcp-Session-Id header ("" if none; always for modern requests)
 	ClientInfo      *metadata.ClientInfo       // from the session token or _meta, nil if unknown

@@ -158,22 +158,13 @@ type modernClaim struct {
 	problem string // a malformed envelope: the -32602 message
 }
 
-// readClaim looks for the modern envelope in a request's params.
-func readClaim(params []byte) modernClaim {
-	var c modernClaim
-	if len(params) == 0 || params[0] != '{' {
-		return c
-	}
-	it := members(params)
-	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
-		if keyIs(key, "_meta") {
-			c.meta = val
-		}
-	}
+// readClaim looks for the modern envelope in a request's params._meta.
+func readClaim(msg *message) modernClaim {
+	c := modernClaim{meta: msg.meta}
 	if len(c.meta) == 0 || c.meta[0] != '{' {
 		return modernClaim{}
 	}
-	it = members(c.meta)
+	it := members(c.meta)
 	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
 		if keyIs(key, MetaProtocolVersion) {
 			c.claimed = true
@@ -193,7 +184,7 @@ func readClaim(params []byte) modernClaim {
 // against it), or when its MCP-Protocol-Version header names a modern
 // revision — then a missing envelope is an error, never a silent fall back.
 func (h *handler) serveModern(req *request, msg *message) bool {
-	claim := readClaim(msg.params)
+	claim := readClaim(msg)
 	headerVersion, hasHeader := singleHeader(req.r.Header, headerProtocolVersion)
 	if !claim.claimed {
 		if msg.id != nil && hasHeader && slices.Contains(h.modern, headerVersion) {
@@ -255,7 +246,7 @@ func (h *handler) serveModern(req *request, msg *message) bool {
 	case methodToolsList:
 		h.toolsList(req, meta.ProtocolVersion)
 	case methodToolsCall:
-		h.toolsCall(req, msg.params, meta.ProtocolVersion, nil, meta)
+		h.toolsCall(req, msg, meta.ProtocolVersion, nil, meta)
 	default:
 		// ping, initialize, logging/setLevel… are not part of 2026-07-28.
 		h.refuse(req.w, http.StatusNotFound, id, CodeMethodNotFound,
@@ -339,16 +330,7 @@ func decodeHeaderValue(v string) (string, bool) {
 // paramString returns the string member key of params ("" when absent or
 // not a string).
 func paramString(params []byte, key string) string {
-	if len(params) == 0 || params[0] != '{' {
-		return ""
-	}
-	var s string
-	it := members(params)
-	for k, val, ok := it.next(); ok; k, val, ok = it.next() {
-		if keyIs(k, key) {
-			s, _ = stringValue(val)
-		}
-	}
+	s, _ := stringValue(member(params, key))
 	return s
 }
 

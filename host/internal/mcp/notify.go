@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -207,7 +208,7 @@ func (t *streamTail) Write(p []byte) (int, error) { return t.w.Write(p) }
 // asked for neither progress nor log messages. A modern request (meta not
 // nil) carries its progress token and log level in its _meta; a legacy one
 // its progress token, and its session's logging/setLevel choice applies.
-func (h *handler) notifier(req *request, params []byte, meta *RequestMeta) *Notifier {
+func (h *handler) notifier(req *request, msg *message, meta *RequestMeta) *Notifier {
 	if !req.sse {
 		return nil
 	}
@@ -217,7 +218,7 @@ func (h *handler) notifier(req *request, params []byte, meta *RequestMeta) *Noti
 	case meta != nil:
 		token, level = meta.ProgressToken, metadata.LogLevelRank(meta.LogLevel)
 	default:
-		token = progressToken(params)
+		token = progressToken(msg.meta)
 		if vals := req.r.Header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
 			level = h.levels.get(vals[0])
 		}
@@ -228,23 +229,13 @@ func (h *handler) notifier(req *request, params []byte, meta *RequestMeta) *Noti
 	return &Notifier{progressToken: token, minLevel: level, w: req.w, rc: http.NewResponseController(req.w)}
 }
 
-// progressToken reads _meta.progressToken (a string or a number, kept as
-// raw JSON) from request params.
-func progressToken(params []byte) (token []byte) {
-	if len(params) == 0 || params[0] != '{' || !bytes.Contains(params, []byte(`"_meta"`)) {
-		return nil
-	}
-	var meta []byte
-	it := members(params)
-	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
-		if keyIs(key, "_meta") {
-			meta = val
-		}
-	}
+// progressToken reads progressToken (a string or a number, kept as raw
+// JSON) from a request's params._meta.
+func progressToken(meta []byte) (token []byte) {
 	if len(meta) == 0 || meta[0] != '{' {
 		return nil
 	}
-	it = members(meta)
+	it := members(meta)
 	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
 		if keyIs(key, "progressToken") {
 			token = nil
@@ -260,22 +251,24 @@ func progressToken(params []byte) (token []byte) {
 // calls send log messages at this level and above. Modern revisions carry
 // the level in each request's _meta instead and do not have the method.
 func (h *handler) setLevel(req *request, params []byte) {
-	var p struct {
-		Level *string `json:"level"`
+	// Names are matched exactly, as every member of a message is.
+	if len(params) > 0 && params[0] != '{' && params[0] != 'n' {
+		h.rpcError(req, CodeInvalidParams, "Invalid params: params must be an object with a string 'level'.", nil)
+		return
 	}
-	if len(params) > 0 {
-		if err := json.Unmarshal(params, &p); err != nil {
-			h.rpcError(req, CodeInvalidParams, "Invalid params: params must be an object with a string 'level'.", nil)
-			return
-		}
-	}
-	if p.Level == nil {
+	raw := member(params, "level")
+	if raw == nil || raw[0] == 'n' {
 		h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'level'.", nil)
 		return
 	}
-	rank := metadata.LogLevelRank(*p.Level)
+	level, ok := stringValue(raw)
+	if !ok {
+		h.rpcError(req, CodeInvalidParams, "Invalid params: params must be an object with a string 'level'.", nil)
+		return
+	}
+	rank := metadata.LogLevelRank(level)
 	if rank < 0 {
-		h.rpcError(req, CodeInvalidParams, "Invalid params: unknown log level '"+*p.Level+"'.", nil)
+		h.rpcError(req, CodeInvalidParams, "Invalid params: unknown log level '"+jsonx.SafeText(level)+"'.", nil)
 		return
 	}
 	if vals := req.r.Header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
