@@ -17,18 +17,17 @@ const methodCancelled = "notifications/cancelled"
 // notifications/cancelled for it.
 var ErrCancelled = errors.New("the client cancelled the call (notifications/cancelled)")
 
-// inflight maps the calls running now to their cancel functions, by session
-// and request id. The zero value is ready to use.
+// inflight maps the calls running now to their cancel functions, by the
+// scope of their client and request id. The zero value is ready to use.
 type inflight struct {
 	mu sync.Mutex
 	m  map[string]context.CancelCauseFunc
 }
 
-// callKey names a call: a client can cancel only its own requests (the same
-// Mcp-Session-Id, or none for both).
-func callKey(session string, id json.RawMessage) string {
+// callKey names a call: its client's scope (see callScope) and its id.
+func callKey(scope string, id json.RawMessage) string {
 	var b bytes.Buffer
-	b.WriteString(session)
+	b.WriteString(scope)
 	b.WriteByte(0)
 	if json.Compact(&b, id) != nil {
 		b.Write(bytes.TrimSpace(id))
@@ -63,32 +62,55 @@ func (f *inflight) cancel(key string) bool {
 	return ok
 }
 
-// sessionOf returns the Mcp-Session-Id header of req, "" when none.
-func sessionOf(req *request) string {
-	if vals := req.r.Header[headerSessionID]; len(vals) > 0 {
-		return vals[0]
+// scopeKey carries, in a request's context, the scope the legacy SSE
+// transport gives the messages of one stream.
+type scopeKey struct{}
+
+// withStreamScope marks ctx as carrying the messages of the legacy SSE
+// stream clientID.
+func withStreamScope(ctx context.Context, clientID string) context.Context {
+	return context.WithValue(ctx, scopeKey{}, "sse:"+clientID)
+}
+
+// callScope names the client of a request for cancellation: a client can
+// cancel only calls of its own scope. A message of a legacy SSE stream has
+// the stream's (its client id, sealed in the client state of the message
+// URL); a legacy request with an Mcp-Session-Id has its session's (the id
+// sealed in the token). Both are random and known only to the client they
+// were given to. Any other request (a 2026-07-28 request, stateless by
+// design, or a legacy one without a session) has no scope: ""; its call is
+// cancelled by closing its request, and no notifications/cancelled reaches
+// it.
+func callScope(req *request, s *session) string {
+	if scope, ok := req.r.Context().Value(scopeKey{}).(string); ok {
+		return scope
+	}
+	if s != nil && s.id != "" {
+		return "session:" + s.id
 	}
 	return ""
 }
 
-// callCancellable runs a tools/call whose context ends when the client
-// sends notifications/cancelled for its id.
-func (h *handler) callCancellable(req *request, call *CallRequest) (*metadata.CallToolResult, error) {
+// callCancellable runs a tools/call whose context ends when its client
+// sends notifications/cancelled for its id (only when the call has a
+// scope).
+func (h *handler) callCancellable(req *request, call *CallRequest, scope string) (*metadata.CallToolResult, error) {
 	ctx, cancel := context.WithCancelCause(req.r.Context())
 	defer cancel(nil)
-	defer h.calls.add(callKey(sessionOf(req), req.id), cancel)()
+	if scope != "" {
+		defer h.calls.add(callKey(scope, req.id), cancel)()
+	}
 	return h.callTool(ctx, call)
 }
 
 // cancelled handles notifications/cancelled: the named call of the same
-// session, if it still runs, is cancelled. Unknown ids are ignored, as the
-// specification asks.
-func (h *handler) cancelled(req *request, params json.RawMessage) {
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
-	}
-	if json.Unmarshal(params, &p) != nil || validID(p.RequestID) == nil {
+// scope, if it still runs, is cancelled. Unknown ids, and cancellations
+// without a scope, are ignored, as the specification asks of unknown ids.
+func (h *handler) cancelled(params []byte, scope string) {
+	if scope == "" {
 		return
 	}
-	h.calls.cancel(callKey(sessionOf(req), p.RequestID))
+	if id := validID(member(params, "requestId")); id != nil {
+		h.calls.cancel(callKey(scope, id))
+	}
 }

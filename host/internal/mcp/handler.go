@@ -228,7 +228,7 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	if msg.id == nil {
 		// Notifications (initialized, cancelled, …) need no answer.
 		if method == methodCancelled {
-			h.cancelled(&req, msg.params)
+			h.cancelled(msg.params, callScope(&req, s))
 		}
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -371,7 +371,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 		call.ClientInfo = s.client
 	}
 	call.Notify = h.notifier(req, msg, meta)
-	res, err := h.callCancellable(req, call)
+	res, err := h.callCancellable(req, call, callScope(req, s))
 	req.w = call.Notify.end(req.w) // no notification after this: the reply follows
 	if err != nil {
 		if pe, ok := errors.AsType[*ProtocolError](err); ok {

@@ -258,8 +258,10 @@ func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte) []byte {
 		l.log.Debug("mcp sse: dropping a repeated request", "client", s.id, "id", id)
 		return nil
 	}
-	req, err := http.NewRequestWithContext(context.WithValue(ctx, transportKey{}, metadata.TransportSSE),
-		http.MethodPost, "/", bytes.NewReader(msg))
+	// The stream's messages share its scope, whether or not they
+	// initialized a session: its calls are its own to cancel.
+	ctx = withStreamScope(context.WithValue(ctx, transportKey{}, metadata.TransportSSE), s.id)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "/", bytes.NewReader(msg))
 	if err != nil {
 		l.log.Error("mcp sse: building the request failed", "error", err)
 		return nil

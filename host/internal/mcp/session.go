@@ -30,6 +30,7 @@ type tokenClient struct {
 
 // session is a parsed token: what a request inherits from its initialize.
 type session struct {
+	id      string // random, sealed in the token: the scope of its calls
 	version string
 	client  *metadata.ClientInfo
 }
@@ -73,7 +74,7 @@ func parseSessionToken(sealer *auth.Sealer, token string, versions []string) (*s
 	if t.ID == "" || i < 0 {
 		return nil, exp, errInvalidToken
 	}
-	s := &session{version: versions[i]}
+	s := &session{id: t.ID, version: versions[i]}
 	if t.Client != nil {
 		s.client = &metadata.ClientInfo{Name: t.Client.Name, Version: t.Client.Version}
 	}
