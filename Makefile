@@ -40,6 +40,7 @@ FUZZ_TARGETS := \
 	./binding:FuzzFastCheck \
 	./binding:FuzzDirectReply \
 	./host/internal/mcp:FuzzDecodeMessage \
+	./host/internal/mcp:FuzzRouterAndHandlerAgree \
 	./host/internal/auth:FuzzOpen \
 	./binding:FuzzCheckRefs \
 	./internal/jsonx:FuzzScanner

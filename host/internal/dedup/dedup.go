@@ -5,18 +5,19 @@ package dedup
 
 import "sync"
 
-// Window remembers the last n ids added. It is safe for concurrent use.
+// Window remembers the last n ids added. It is safe for concurrent use. It
+// grows as ids come: an empty window holds nothing but its size.
 type Window struct {
 	mu   sync.Mutex
+	size int
 	ids  map[string]struct{}
-	ring []string
+	ring []string // the ids in the order added; a ring once size long
 	next int
 }
 
 // NewWindow returns a Window of n ids (at least 1).
 func NewWindow(n int) *Window {
-	n = max(n, 1)
-	return &Window{ids: make(map[string]struct{}, n), ring: make([]string, n)}
+	return &Window{size: max(n, 1)}
 }
 
 // Add records id and reports whether it was new. When the window is full
@@ -27,11 +28,16 @@ func (w *Window) Add(id string) bool {
 	if _, ok := w.ids[id]; ok {
 		return false
 	}
-	if old := w.ring[w.next]; old != "" {
-		delete(w.ids, old)
+	if w.ids == nil {
+		w.ids = make(map[string]struct{})
 	}
-	w.ring[w.next] = id
-	w.next = (w.next + 1) % len(w.ring)
+	if len(w.ring) < w.size {
+		w.ring = append(w.ring, id)
+	} else {
+		delete(w.ids, w.ring[w.next])
+		w.ring[w.next] = id
+		w.next = (w.next + 1) % w.size
+	}
 	w.ids[id] = struct{}{}
 	return true
 }

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
@@ -24,6 +26,12 @@ const (
 	DefaultKeepAlive   = 25 * time.Second
 	DefaultMaxStreams  = 10000
 	DefaultStreamInbox = 256
+	// DefaultStreamInboxBytes bounds the bytes waiting for one stream: four
+	// messages of the largest size.
+	DefaultStreamInboxBytes = 4 * DefaultMaxBodyBytes
+	// DefaultInboxBytes bounds the bytes waiting for all the streams of a
+	// host.
+	DefaultInboxBytes = 128 << 20
 )
 
 // ClientStatePurpose is the purpose a client-state token is sealed for.
@@ -73,6 +81,12 @@ type LegacySSEOptions struct {
 	// Inbox bounds the messages waiting for one stream; default 256. Beyond,
 	// POST is 503.
 	Inbox int
+	// InboxBytes bounds the bytes of the messages waiting for one stream;
+	// default DefaultStreamInboxBytes (16 MiB). Beyond, POST is 503.
+	InboxBytes int64
+	// HostInboxBytes bounds the bytes waiting for all the streams together;
+	// default DefaultInboxBytes (128 MiB). Beyond, POST is 503.
+	HostInboxBytes int64
 	// MaxBodyBytes limits a POSTed message; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// Logger receives dropped messages; nil discards.
@@ -92,17 +106,23 @@ type LegacySSE struct {
 	streams map[string]*stream
 	closed  bool
 	stop    chan struct{}
+	queued  atomic.Int64 // bytes waiting in every stream's inbox
 }
 
-// stream is one open SSE connection.
+// stream is one open SSE connection. An idle stream holds little: its
+// inbox and its window of request ids are made on first use.
 type stream struct {
 	id      string
-	headers http.Header // the GET's, for the tools' transport headers
-	inbox   chan []byte
-	ids     *dedup.Window // request ids already run
+	headers http.Header     // the GET's, for the tools' transport headers
+	ctx     context.Context // ends with the stream
+	wake    chan struct{}   // a message is waiting (capacity 1)
 
-	mu    sync.Mutex
-	token string // Mcp-Session-Id minted by initialize, "" before
+	mu     sync.Mutex
+	token  string   // Mcp-Session-Id minted by initialize, "" before
+	inbox  [][]byte // messages waiting, oldest first
+	queued int64    // their bytes
+	closed bool     // the stream ended: nothing more is queued
+	ids    *dedup.Window
 }
 
 func (s *stream) sessionToken() string {
@@ -115,6 +135,18 @@ func (s *stream) setSessionToken(token string) {
 	s.mu.Lock()
 	s.token = token
 	s.mu.Unlock()
+}
+
+// firstRun records a request id (hashed: ids may be long) and reports
+// whether the stream has not run it yet.
+func (s *stream) firstRun(id string) bool {
+	sum := sha256.Sum256([]byte(id))
+	s.mu.Lock()
+	if s.ids == nil {
+		s.ids = dedup.NewWindow(requestIDWindow)
+	}
+	s.mu.Unlock()
+	return s.ids.Add(string(sum[:16]))
 }
 
 // requestIDWindow is how many request ids a stream remembers.
@@ -141,6 +173,12 @@ func NewLegacySSE(endpoint http.Handler, opts *LegacySSEOptions) (*LegacySSE, er
 	}
 	if o.Inbox <= 0 {
 		o.Inbox = DefaultStreamInbox
+	}
+	if o.InboxBytes <= 0 {
+		o.InboxBytes = DefaultStreamInboxBytes
+	}
+	if o.HostInboxBytes <= 0 {
+		o.HostInboxBytes = DefaultInboxBytes
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
@@ -189,7 +227,9 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 		l.plainError(w, http.StatusInternalServerError, "Internal error")
 		return
 	}
-	s := &stream{id: id, headers: r.Header.Clone(), inbox: make(chan []byte, l.o.Inbox), ids: dedup.NewWindow(requestIDWindow)}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	s := &stream{id: id, headers: r.Header.Clone(), ctx: ctx, wake: make(chan struct{}, 1)}
 	l.mu.Lock()
 	switch {
 	case l.closed:
@@ -207,6 +247,7 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 		l.mu.Lock()
 		delete(l.streams, id)
 		l.mu.Unlock()
+		l.drop(s)
 	}()
 
 	endpoint := "message?" + queryClientState + "=" + url.QueryEscape(token)
@@ -223,21 +264,23 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	if err := out.event("endpoint", []byte(endpoint)); err != nil {
 		return
 	}
-
-	ctx, cancel := context.WithCancel(r.Context())
-	var wg sync.WaitGroup
-	wg.Go(func() { out.keepAlive(ctx, l.o.KeepAlive, cancel) })
-	defer func() {
-		cancel() // before the wait: the keep-alive loop ends on it
-		wg.Wait()
-	}()
+	// Keep-alives come from a timer, not a goroutine of the stream's own:
+	// an idle stream costs no goroutine but the connection's.
+	stopKeepAlive := out.keepAlive(l.o.KeepAlive, cancel)
+	defer stopKeepAlive()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-l.stop:
 			return
-		case msg := <-s.inbox:
+		case <-s.wake:
+		}
+		for {
+			msg := l.take(s)
+			if msg == nil {
+				break
+			}
 			reply := l.run(ctx, s, msg)
 			if len(reply) == 0 {
 				continue
@@ -249,10 +292,40 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// take removes the oldest waiting message of s; nil when none waits.
+func (l *LegacySSE) take(s *stream) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.inbox) == 0 {
+		s.inbox = nil // an idle stream keeps no queue
+		return nil
+	}
+	msg := s.inbox[0]
+	s.inbox[0] = nil
+	s.inbox = s.inbox[1:]
+	n := int64(len(msg))
+	s.queued -= n
+	l.queued.Add(-n)
+	return msg
+}
+
+// drop forgets the messages of a stream that ended.
+func (l *LegacySSE) drop(s *stream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	l.queued.Add(-s.queued)
+	s.inbox, s.queued = nil, 0
+}
+
+// QueuedBytes returns the bytes of the messages waiting for this host's
+// streams.
+func (l *LegacySSE) QueuedBytes() int64 { return l.queued.Load() }
+
 // run answers one message through the endpoint and returns the reply to
 // put on the stream ("" for none).
 func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte) []byte {
-	if id, _ := peek(msg); id != "" && !s.ids.Add(id) {
+	if id := routeOf(msg).id; id != "" && !s.firstRun(id) {
 		// A request sent again (a retry after a failure that left the client
 		// unsure): it ran already, and its reply is on the stream.
 		l.log.Debug("mcp sse: dropping a repeated request", "client", s.id, "id", id)
@@ -295,21 +368,33 @@ func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte) []byte {
 	return body
 }
 
-// peek returns the id of a request ("" for a notification, a response or a
-// batch), as compact JSON text, and the method of a request or
-// notification ("" for a response or a batch).
-func peek(msg []byte) (id, method string) {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
+// route is what the router needs of a message, read by the decoder every
+// other path uses (decodeMessage), so that the router and the handler never
+// see two messages in the same bytes.
+type route struct {
+	// id is the id of a request as sent, when the handler answers it with
+	// that id; "" for anything else (a notification, a response, a message
+	// refused without an id).
+	id string
+	// cancel marks a well-formed notifications/cancelled notification.
+	cancel bool
+}
+
+func routeOf(msg []byte) route {
+	var m message
+	code, _ := decodeMessage(msg, &m)
+	switch {
+	case code == 0 && m.method == "" && (m.hasResult || m.hasError) && m.id != nil:
+		return route{} // a response
+	case m.id == nil:
+		return route{cancel: code == 0 && m.method == methodCancelled && m.paramsProblem == ""}
 	}
-	if firstByte(msg) != '{' || json.Unmarshal(msg, &m) != nil || m.Method == "" {
-		return "", ""
+	// The id the handler echoes, refusal or not: a request sent again gets
+	// no second answer.
+	if id := validID(m.id); id != nil {
+		return route{id: string(id)}
 	}
-	if len(m.ID) == 0 || string(m.ID) == "null" {
-		return "", m.Method
-	}
-	return string(m.ID), m.Method
+	return route{}
 }
 
 // transportKey marks the request context of a message that came over the
@@ -360,6 +445,9 @@ func (l *LegacySSE) ServeMessage(w http.ResponseWriter, r *http.Request) {
 		l.plainError(w, http.StatusBadRequest, "Bad Request: the body is not JSON.")
 		return
 	}
+	if cap(body) > len(body)+len(body)/8 {
+		body = bytes.Clone(body) // what waits in an inbox is what is counted
+	}
 	noSession := fmt.Sprintf("No active session for client '%s' and instance '%s'. Please connect to the /sse endpoint to initiate your session.", clientID, instanceID)
 	switch l.enqueue(clientID, body) {
 	case enqueued:
@@ -367,6 +455,12 @@ func (l *LegacySSE) ServeMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	case inboxFull:
 		l.plainError(w, http.StatusServiceUnavailable, "Service Unavailable: too many messages waiting for this stream")
+		return
+	case inboxBytesFull:
+		l.plainError(w, http.StatusServiceUnavailable, "Service Unavailable: too many bytes waiting for this stream")
+		return
+	case hostBytesFull:
+		l.plainError(w, http.StatusServiceUnavailable, "Service Unavailable: too many bytes waiting for the streams of this host")
 		return
 	}
 	if instanceID == l.o.InstanceID || l.o.Forward == nil {
@@ -404,19 +498,14 @@ func (l *LegacySSE) openState(token string) (clientID, instanceID string, ok boo
 	return clientID, instanceID, true
 }
 
-var cancelledMethod = []byte(methodCancelled)
-
-func isCancellation(msg []byte) bool {
-	_, method := peek(msg)
-	return method == methodCancelled
-}
-
 type enqueueResult int
 
 const (
 	noStream enqueueResult = iota
 	enqueued
 	inboxFull
+	inboxBytesFull
+	hostBytesFull
 )
 
 // enqueue hands msg to the local stream of clientID.
@@ -427,19 +516,36 @@ func (l *LegacySSE) enqueue(clientID string, msg []byte) enqueueResult {
 	if s == nil {
 		return noStream
 	}
-	if bytes.Contains(msg, cancelledMethod) && isCancellation(msg) {
+	if routeOf(msg).cancel {
 		// The stream runs one request at a time: queued behind the call it
 		// names, a cancellation would arrive only once that call is over.
-		// It is run at once instead, under the stream's session.
-		l.run(context.Background(), s, msg)
+		// It is run at once instead, in the stream's scope and context, so
+		// it can only cancel a call of this stream.
+		l.run(s.ctx, s, msg)
 		return enqueued
 	}
-	select {
-	case s.inbox <- msg:
-		return enqueued
-	default:
+	n := int64(len(msg))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return noStream
+	case len(s.inbox) >= l.o.Inbox:
 		return inboxFull
+	case s.queued+n > l.o.InboxBytes:
+		return inboxBytesFull
 	}
+	if l.queued.Add(n) > l.o.HostInboxBytes {
+		l.queued.Add(-n)
+		return hostBytesFull
+	}
+	s.inbox = append(s.inbox, msg)
+	s.queued += n
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return enqueued
 }
 
 // Deliver hands a message that another instance forwarded to the local
@@ -449,20 +555,21 @@ func (l *LegacySSE) Deliver(clientID string, message []byte) bool {
 	switch l.enqueue(clientID, message) {
 	case enqueued:
 		return true
-	case inboxFull:
-		l.log.Warn("mcp sse: dropping a forwarded message: the stream's inbox is full", "client", clientID)
+	case inboxFull, inboxBytesFull, hostBytesFull:
+		l.log.Warn("mcp sse: dropping a forwarded message: the stream's inbox is full", "client", clientID, "bytes", len(message))
 	default:
 		l.log.Warn("mcp sse: dropping a forwarded message: no such stream here", "client", clientID)
 	}
 	return false
 }
 
-// sseWriter writes events to one stream; the keep-alive goroutine and the
-// stream's loop share it.
+// sseWriter writes events to one stream; the stream's loop and its
+// keep-alive timer share it.
 type sseWriter struct {
-	mu sync.Mutex
-	w  http.ResponseWriter
-	rc *http.ResponseController
+	mu     sync.Mutex
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	closed bool // the handler returned: w must not be used
 	// window is the write deadline set before each write: a stream lives
 	// longer than any request deadline a server sets, but a client that
 	// stops reading is dropped.
@@ -471,6 +578,9 @@ type sseWriter struct {
 
 // write writes p and flushes it; the caller holds mu.
 func (s *sseWriter) write(p []byte) error {
+	if s.closed {
+		return http.ErrHandlerTimeout
+	}
 	_ = s.rc.SetWriteDeadline(time.Now().Add(s.window))
 	if _, err := s.w.Write(p); err != nil {
 		return err
@@ -487,24 +597,30 @@ func (s *sseWriter) event(name string, data []byte) error {
 	return s.write(buf.Bytes())
 }
 
-// keepAlive writes a comment every interval until ctx is done; a failed
-// write (the client left) cancels the stream.
-func (s *sseWriter) keepAlive(ctx context.Context, every time.Duration, cancel context.CancelFunc) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// keepAlive writes a comment every interval, from a timer, until the
+// returned stop is called; a failed write (the client left) cancels the
+// stream. stop returns once no write can happen any more.
+func (s *sseWriter) keepAlive(every time.Duration, cancel context.CancelFunc) (stop func()) {
+	var t *time.Timer
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t = time.AfterFunc(every, func() {
 		s.mu.Lock()
-		err := s.write(keepAliveComment)
-		s.mu.Unlock()
-		if err != nil {
+		defer s.mu.Unlock()
+		if s.closed {
+			return
+		}
+		if err := s.write(keepAliveComment); err != nil {
 			cancel()
 			return
 		}
+		t.Reset(every)
+	})
+	return func() {
+		t.Stop()
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
 	}
 }
 
