@@ -2,11 +2,24 @@ package mcp
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 	"net/http"
+	"strconv"
+
+	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
-// serveBatch answers a JSON-RPC batch (a JSON array, valid JSON). Batches
+// Bounds of a JSON-RPC batch (see [Options]).
+const (
+	// DefaultMaxBatchMessages bounds the messages of one batch.
+	DefaultMaxBatchMessages = 100
+	// DefaultMaxBatchReplyBytes bounds the bytes of the replies to one
+	// batch.
+	DefaultMaxBatchReplyBytes = 16 << 20
+)
+
+// serveBatch answers a JSON-RPC batch (body starts with '['). Batches
 // belong to revision 2025-03-26 only: that revision says servers MUST accept
 // them, 2025-06-18 removed them and 2026-07-28 has none. The revision is the
 // request's MCP-Protocol-Version header, else its session token's, else
@@ -17,48 +30,93 @@ import (
 // prefers a stream). A batch of notifications and responses only gets 202.
 // initialize and modern (_meta-enveloped) requests cannot be batched and get
 // an -32600 reply in their place.
+//
+// A batch holds at most maxBatch messages (more: -32600, nothing run) and
+// its replies at most maxBatchReply bytes: a reply that would pass the
+// bound is replaced by a -32000 error, and the requests after it are not
+// run and get that error too. So a batch of small requests for large
+// replies (tools/list) costs the bound, not the requests times the reply.
 func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, sse bool, body []byte) {
+	elems := make([][]byte, 0, 8)
+	s := jsonx.NewScanner(body)
+	s.Space()
+	count, valid := s.Array(func() bool {
+		v, ok := s.Value()
+		if len(elems) <= h.maxBatch {
+			elems = append(elems, v)
+		}
+		return ok
+	})
+	if !valid || !s.End() {
+		h.refuse(w, http.StatusBadRequest, nil, CodeParseError, "Parse error", nil)
+		return
+	}
 	_, version, ok := h.legacyState(&request{w: w, r: r})
 	if !ok {
 		return
 	}
-	if version != batchVersion {
+	switch {
+	case version != batchVersion:
 		h.refuse(w, http.StatusBadRequest, nil, CodeInvalidRequest,
 			"Invalid Request: JSON-RPC batches are accepted only in protocol version "+batchVersion+", not in "+version+".", nil)
 		return
-	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(body, &elems); err != nil || len(elems) == 0 {
+	case count == 0:
 		h.refuse(w, http.StatusBadRequest, nil, CodeInvalidRequest, "Invalid Request: an empty batch", nil)
+		return
+	case count > h.maxBatch:
+		h.refuse(w, http.StatusBadRequest, nil, CodeInvalidRequest,
+			"Invalid Request: a JSON-RPC batch may hold at most "+strconv.Itoa(h.maxBatch)+" messages; this one holds "+strconv.Itoa(count)+".", nil)
 		return
 	}
 
 	out := getBuffer()
 	defer putBuffer(out)
 	out.WriteByte('[')
+	rec := &batchRecorder{header: http.Header{}, out: out, limit: h.maxBatchReply}
 	n := 0
+	spent := false // the budget ran out: the rest is not run
 	for _, elem := range elems {
-		rec := &batchRecorder{header: http.Header{}}
+		start := out.Len()
+		if n > 0 {
+			out.WriteByte(',')
+		}
 		var msg message
-		_, _ = decodeMessage(elem, &msg) // serveMessage reports the problems
+		code, _ := decodeMessage(elem, &msg) // serveMessage reports the problems
+		rec.reset()
 		switch {
+		case spent:
+			if !answered(code, &msg) {
+				out.Truncate(start)
+				continue
+			}
+			h.batchTooLarge(out, validID(msg.id), false)
+			n++
+			continue
 		case msg.method == methodInitialize && msg.id != nil:
 			h.refuse(rec, http.StatusBadRequest, validID(msg.id), CodeInvalidRequest,
 				"Invalid Request: initialize must not be part of a JSON-RPC batch", nil)
-		case readClaim(&msg).claimed:
+		case code == 0 && readClaim(&msg).claimed:
 			h.refuse(rec, http.StatusBadRequest, validID(msg.id), CodeInvalidRequest,
 				"Invalid Request: "+ModernVersion+" requests cannot be batched", nil)
 		default:
 			h.serveMessage(rec, r, false, elem)
 		}
-		reply := bytes.TrimSpace(rec.body.Bytes())
-		if len(reply) == 0 {
-			continue // a notification or a response: nothing to answer
+		if rec.over {
+			spent = true
+			out.Truncate(start)
+			if n > 0 {
+				out.WriteByte(',')
+			}
+			h.batchTooLarge(out, validID(msg.id), true)
+			n++
+			continue
 		}
-		if n > 0 {
-			out.WriteByte(',')
+		reply := bytes.TrimSpace(out.Bytes()[start:])
+		if len(reply) == 0 || len(reply) == 1 && reply[0] == ',' {
+			out.Truncate(start) // a notification or a response: nothing to answer
+			continue
 		}
-		out.Write(reply)
+		out.Truncate(start + len(bytes.TrimRight(out.Bytes()[start:], " \t\r\n")))
 		n++
 	}
 	if n == 0 {
@@ -76,12 +134,57 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, sse bool, b
 	h.send(w, http.StatusOK, true, framed.Bytes())
 }
 
-// batchRecorder collects the reply to one element of a batch.
-type batchRecorder struct {
-	header http.Header
-	body   bytes.Buffer
+// answered reports whether serveMessage answers a message it decoded with
+// code (a request, or a message it refuses) rather than with 202.
+func answered(code int, m *message) bool {
+	switch {
+	case code != 0:
+		return true
+	case m.method == "":
+		return m.id == nil || !m.hasResult && !m.hasError
+	}
+	return m.id != nil
 }
 
-func (b *batchRecorder) Header() http.Header         { return b.header }
-func (b *batchRecorder) WriteHeader(int)             {}
-func (b *batchRecorder) Write(p []byte) (int, error) { return b.body.Write(p) }
+// batchTooLarge writes the error that takes the place of a reply past the
+// batch's budget.
+func (h *handler) batchTooLarge(out *bytes.Buffer, id []byte, ran bool) {
+	text := "Batch reply too large: the replies to this batch would exceed " + strconv.Itoa(h.maxBatchReply) + " bytes; "
+	if ran {
+		text += "send this request on its own."
+	} else {
+		text += "this request was not run; send it on its own."
+	}
+	b, err := jsonrpc.AppendError(out.AvailableBuffer(), id, codeServerError, text, nil)
+	if err != nil {
+		h.log.Error("mcp: encoding a batch error failed", "error", err)
+	}
+	out.Write(b)
+}
+
+// errBatchBudget is what a batch element's writer returns past the budget.
+var errBatchBudget = errors.New("the batch reply budget is spent")
+
+// batchRecorder appends the reply to one element of a batch to the batch's
+// reply, refusing what would pass its limit.
+type batchRecorder struct {
+	header http.Header
+	out    *bytes.Buffer
+	limit  int
+	over   bool
+}
+
+func (b *batchRecorder) reset() {
+	clear(b.header)
+	b.over = false
+}
+
+func (b *batchRecorder) Header() http.Header { return b.header }
+func (b *batchRecorder) WriteHeader(int)     {}
+func (b *batchRecorder) Write(p []byte) (int, error) {
+	if b.over || b.out.Len()+len(p) > b.limit {
+		b.over = true
+		return 0, errBatchBudget
+	}
+	return b.out.Write(p)
+}

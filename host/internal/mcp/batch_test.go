@@ -1,7 +1,10 @@
 package mcp
 
 import (
+	"encoding/json"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -86,4 +89,40 @@ func TestBatches(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, r.status)
 		assert.JSONEq(t, errorBody("null", CodeInvalidRequest, "Invalid Request: an empty batch"), r.body)
 	})
+}
+
+// TestBatchBudgets: a batch is bounded in messages and in the bytes of its
+// replies, so that small requests for large replies cost the bound.
+func TestBatchBudgets(t *testing.T) {
+	budget := len(testToolsList) + 100 // one tools/list reply fits, two do not
+	s := startServer(t, &Options{MaxBatchMessages: 5, MaxBatchReplyBytes: budget})
+	list := func(id int) string { return rpc(id, "tools/list", nil) }
+	join := func(parts ...string) string { return "[" + strings.Join(parts, ",") + "]" }
+	plain := map[string]string{"Accept": "application/json"}
+
+	r := s.post(t, join(list(1), list(2), list(3), list(4), list(5), list(6)), plain)
+	assert.Equal(t, http.StatusBadRequest, r.status)
+	assert.JSONEq(t, errorBody("null", CodeInvalidRequest, "Invalid Request: a JSON-RPC batch may hold at most 5 messages; this one holds 6."), r.body)
+
+	before := len(s.tools.calls)
+	echo := rpc(4, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}})
+	r = s.post(t, join(list(1), list(2), rpc(nil, "notifications/initialized", nil), list(3), echo), plain)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	var replies []map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(r.body), &replies), r.body)
+	require.Len(t, replies, 4, "one reply per request")
+	assert.Contains(t, string(replies[0]["result"]), `"tools":`)
+	tooLarge := "Batch reply too large: the replies to this batch would exceed " + strconv.Itoa(budget) + " bytes; "
+	assert.JSONEq(t, errorBody("2", codeServerError, tooLarge+"send this request on its own."), mustJSONText(t, replies[1]))
+	assert.JSONEq(t, errorBody("3", codeServerError, tooLarge+"this request was not run; send it on its own."), mustJSONText(t, replies[2]))
+	assert.JSONEq(t, errorBody("4", codeServerError, tooLarge+"this request was not run; send it on its own."), mustJSONText(t, replies[3]))
+	assert.Equal(t, before, len(s.tools.calls), "nothing runs once the budget is spent")
+	assert.Less(t, len(r.body), budget+3*300, "the reply stays near the budget")
+}
+
+func mustJSONText(t *testing.T, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(data)
 }

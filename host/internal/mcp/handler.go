@@ -43,14 +43,17 @@ var (
 )
 
 type handler struct {
-	tools    Tools
-	log      *slog.Logger
-	maxBody  int64
-	versions []string          // snapshot of SupportedVersions
-	calls    inflight          // running tools/call, for notifications/cancelled
-	sealer   *auth.Sealer      // seals and opens session tokens
-	lifetime time.Duration     // of a session token
-	initial  map[string][]byte // negotiated version → initialize result JSON
+	tools   Tools
+	log     *slog.Logger
+	maxBody int64
+	// maxBatch and maxBatchReply bound a JSON-RPC batch: its messages and
+	// the bytes of its replies.
+	maxBatch, maxBatchReply int
+	versions                []string          // snapshot of SupportedVersions
+	calls                   inflight          // running tools/call, for notifications/cancelled
+	sealer                  *auth.Sealer      // seals and opens session tokens
+	lifetime                time.Duration     // of a session token
+	initial                 map[string][]byte // negotiated version → initialize result JSON
 
 	modern           []string // snapshot of ModernVersions
 	discoverVersions []string // every revision served, newest first
@@ -98,12 +101,19 @@ func newHandler(tools Tools, opts *Options) *handler {
 	if o.SessionLifetime <= 0 {
 		o.SessionLifetime = DefaultSessionLifetime
 	}
+	if o.MaxBatchMessages <= 0 {
+		o.MaxBatchMessages = DefaultMaxBatchMessages
+	}
+	if o.MaxBatchReplyBytes <= 0 {
+		o.MaxBatchReplyBytes = DefaultMaxBatchReplyBytes
+	}
 	h := &handler{
 		sealer:   checkSealer(&o),
 		lifetime: o.SessionLifetime,
 		tools:    tools,
 		log:      o.Logger,
 		maxBody:  o.MaxBodyBytes,
+		maxBatch: o.MaxBatchMessages, maxBatchReply: o.MaxBatchReplyBytes,
 		versions: slices.Clone(SupportedVersions),
 		initial:  make(map[string][]byte, len(SupportedVersions)),
 		modern:   slices.Clone(ModernVersions),
@@ -175,7 +185,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, http.StatusBadRequest, nil, codeServerError, "Bad Request: reading the body failed", nil)
 		return
 	}
-	if json.Valid(buf.Bytes()) && firstByte(buf.Bytes()) == '[' {
+	if firstByte(buf.Bytes()) == '[' {
 		h.serveBatch(w, r, sse, buf.Bytes())
 		return
 	}

@@ -47,6 +47,13 @@ type Options struct {
 	// key accept each other's sessions; nil means a random key of this
 	// handler (tokens die with the process).
 	Sealer *auth.Sealer
+	// MaxBatchMessages bounds the messages of a JSON-RPC batch; 0 means
+	// DefaultMaxBatchMessages (100). A larger batch is refused with -32600.
+	MaxBatchMessages int
+	// MaxBatchReplyBytes bounds the replies to a batch; 0 means
+	// DefaultMaxBatchReplyBytes (16 MiB). A reply that would pass it, and
+	// the requests after it, get a -32000 error instead.
+	MaxBatchReplyBytes int
 	// SessionLifetime is how long a session token is accepted after
 	// initialize; 0 means DefaultSessionLifetime. An expired token gets 404,
 	// which tells the client to initialize again.
