@@ -323,14 +323,30 @@ func (h *handler) protocolVersion(req *request, s *session) (string, bool) {
 }
 
 func (h *handler) initialize(req *request, params json.RawMessage) {
+	// Names are matched exactly, as every member of a message is.
 	var p struct {
-		ProtocolVersion string               `json:"protocolVersion"`
-		ClientInfo      *metadata.ClientInfo `json:"clientInfo"`
+		ProtocolVersion string
+		ClientInfo      *metadata.ClientInfo
 	}
-	if len(params) > 0 {
-		if err := json.Unmarshal(params, &p); err != nil {
-			h.rpcError(req, CodeInvalidParams, "Invalid params: "+err.Error(), nil)
+	if len(params) > 0 && params[0] != 'n' {
+		if params[0] != '{' {
+			h.rpcError(req, CodeInvalidParams, "Invalid params: params must be an object.", nil)
 			return
+		}
+		if raw := member(params, "protocolVersion"); raw != nil && raw[0] != 'n' {
+			var ok bool
+			if p.ProtocolVersion, ok = stringValue(raw); !ok {
+				h.rpcError(req, CodeInvalidParams, "Invalid params: 'protocolVersion' must be a string.", nil)
+				return
+			}
+		}
+		if raw := member(params, "clientInfo"); raw != nil && raw[0] != 'n' {
+			info, ok := decodeClientInfo(raw)
+			if !ok {
+				h.rpcError(req, CodeInvalidParams, "Invalid params: 'clientInfo' must be an object with string name and version.", nil)
+				return
+			}
+			p.ClientInfo = info
 		}
 	}
 	v := LatestVersion

@@ -626,3 +626,23 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionTokenIsBounded: a client's clientInfo is cut before it is
+// sealed into the token, so that a token always fits the request headers
+// the host accepts (a 3 MiB name once made a token the host refused).
+func TestSessionTokenIsBounded(t *testing.T) {
+	s := startServer(t, nil)
+	huge := strings.Repeat("é", 3<<20/2)
+	r := s.post(t, rpc(1, "initialize", map[string]any{"protocolVersion": "2025-06-18",
+		"clientInfo": map[string]any{"name": huge, "version": strings.Repeat("\"", 64<<10)}}), nil)
+	require.Equal(t, http.StatusOK, r.status)
+	token := r.header.Get("Mcp-Session-Id")
+	assert.Less(t, len(token), 4<<10, "the token stays small")
+	m := decodeToken(t, token)
+	c := m["c"].(map[string]any)
+	assert.Equal(t, strings.Repeat("é", MaxClientInfoBytes/2), c["name"], "cut on a character boundary")
+	assert.Equal(t, strings.Repeat("\"", MaxClientInfoBytes), c["version"])
+
+	ping := s.post(t, rpc(2, "ping", nil), map[string]string{"Mcp-Session-Id": token})
+	assert.Equal(t, http.StatusOK, ping.status, "the token opens a session")
+}

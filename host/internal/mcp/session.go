@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
@@ -43,11 +44,16 @@ var (
 	errExpiredToken = errors.New("expired session")
 )
 
+// MaxClientInfoBytes bounds the clientInfo name and version a session
+// token keeps: longer ones are cut (on a character boundary), so that a
+// token stays far below the size of a request header the host accepts.
+const MaxClientInfoBytes = 256
+
 // newSessionToken mints the sealed Mcp-Session-Id of an initialize response.
 func newSessionToken(sealer *auth.Sealer, ttl time.Duration, version string, client *metadata.ClientInfo) (string, error) {
 	t := sessionToken{ID: newID(), Version: version}
 	if client != nil {
-		t.Client = &tokenClient{Name: client.Name, Version: client.Version}
+		t.Client = &tokenClient{Name: cut(client.Name, MaxClientInfoBytes), Version: cut(client.Version, MaxClientInfoBytes)}
 	}
 	data, err := json.Marshal(&t)
 	if err != nil {
@@ -79,6 +85,17 @@ func parseSessionToken(sealer *auth.Sealer, token string, versions []string) (*s
 		s.client = &metadata.ClientInfo{Name: t.Client.Name, Version: t.Client.Version}
 	}
 	return s, exp, nil
+}
+
+// cut returns s cut to at most n bytes, on a character boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // newID returns a session or SSE client id: 16 characters of [a-z0-9],
