@@ -74,6 +74,9 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 	if err := h.cat.CheckArguments(req.Arguments); err != nil {
 		return nil, err
 	}
+	if res, err := h.checkInput(ctx, t, req); res != nil || err != nil {
+		return res, err
+	}
 	release, err := h.calls.Admit()
 	if err != nil {
 		return nil, err
@@ -106,6 +109,39 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 			slog.Duration("duration", time.Since(start).Round(time.Microsecond)))
 	}
 	return res, err
+}
+
+// checkInput validates the arguments against the tool's input schema
+// (compiled at load: nothing is compiled here), as the worker does before
+// its handler. Under strict a mismatch is refused before anything is
+// forwarded: JSON-RPC -32602 for revisions before 2025-11-25, an isError
+// result from 2025-11-25 on (SEP-1303), with the same message. Under warn
+// it is logged and the call goes on; off checks nothing.
+func (h *Host) checkInput(ctx context.Context, t *catalog.Tool, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
+	raw := req.RawArguments
+	if raw == nil && req.Arguments != nil {
+		// A request built by hand, with the map only.
+		var err error
+		if raw, err = json.Marshal(req.Arguments); err != nil {
+			return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: "Invalid params: the arguments are not JSON."}
+		}
+	}
+	issue := t.Binding.CheckInput(raw, h.cfg.Output)
+	if issue == nil {
+		return nil, nil
+	}
+	level := slog.LevelError
+	if issue.Mode == ValidationWarn {
+		level = slog.LevelWarn
+	}
+	h.log.LogAttrs(ctx, level, issue.LogMessage(), slog.String("function", t.Function), slog.String("tool", t.Name))
+	if issue.Mode != ValidationStrict {
+		return nil, nil
+	}
+	if metadata.InputErrorsAsResults(req.ProtocolVersion) {
+		return metadata.ErrorResult(issue.Error()), nil
+	}
+	return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: issue.Error()}
 }
 
 // invokeTool runs one invocation of t on the worker and shapes its result.

@@ -18,6 +18,7 @@ import (
 	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/host"
 	"github.com/funcmcp/funcmcp/internal/testutil"
+	"github.com/funcmcp/funcmcp/metadata"
 	"github.com/funcmcp/funcmcp/tests/bench/internal/sdkbaseline"
 )
 
@@ -263,4 +264,75 @@ func BenchmarkToolsCall_InProcessHost(b *testing.B) {
 	record(row{what: "allocations per tools/call, client + server in one process", unit: "allocs",
 		ours: allocs["funcmcp"], stateless: allocs["sdk"], ratio: allocs["funcmcp"] / allocs["sdk"], load: loadAvg(),
 		detail: "funchost in process (its worker's allocations not counted) / SDK stateless in process; same raw client"})
+}
+
+// weatherArguments are the arguments of a get_weather call, as a client
+// sends them.
+const weatherArguments = `{"city":"Buenos Aires","units":"metric","days":7,"date":"2026-03-01"}`
+
+// BenchmarkValidateInput_NoCall measures what checking a call's arguments
+// costs, no call around it: binding.Tool.CheckInput on get_weather's
+// arguments against its input schema (as the sample declares it, compiled
+// at load), which funchost runs before forwarding a call and the worker
+// before its handler, beside the SDK's check of the same bytes
+// (encoding/json into any, then google/jsonschema-go).
+func BenchmarkValidateInput_NoCall(b *testing.B) {
+	fn, err := metadata.NewToolFunction("get_weather", &metadata.ToolOptions{ToolName: "get_weather", Description: "Weather.",
+		Properties: []metadata.ToolProperty{
+			{PropertyName: "city", PropertyType: "string", Description: "City name.", IsRequired: true},
+			{PropertyName: "units", PropertyType: "string", Description: "Unit system.", EnumValues: []string{"metric", "imperial"}},
+			{PropertyName: "days", PropertyType: "integer", Description: "Forecast days."},
+			{PropertyName: "date", PropertyType: "string", Description: "First day."},
+		}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tool, err := binding.LoadTool(fn, fn.ToolTriggers()[0], "get_weather/function.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sdkSchema jsonschema.Schema
+	if err := json.Unmarshal(tool.Input.JSON(), &sdkSchema); err != nil {
+		b.Fatal(err)
+	}
+	resolved, err := sdkSchema.Resolve(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := json.RawMessage(weatherArguments)
+	strict := metadata.OutputSettings{}
+	var nsOurs, nsSDK float64
+	b.Run("funcmcp", func(b *testing.B) {
+		before := binding.CompileCount()
+		b.SetBytes(int64(len(args)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if issue := tool.CheckInput(args, strict); issue != nil {
+				b.Fatal(issue)
+			}
+		}
+		if n := binding.CompileCount() - before; n != 0 {
+			b.Fatalf("checking arguments compiled %d schemas", n)
+		}
+		nsOurs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	})
+	b.Run("sdk", func(b *testing.B) {
+		b.SetBytes(int64(len(args)))
+		b.ReportAllocs()
+		for b.Loop() {
+			var v any
+			if err := json.Unmarshal(args, &v); err != nil {
+				b.Fatal(err)
+			}
+			if err := resolved.Validate(v); err != nil {
+				b.Fatal(err)
+			}
+		}
+		nsSDK = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	})
+	if nsOurs > 0 && nsSDK > 0 {
+		record(row{what: fmt.Sprintf("input validation, get_weather arguments (%d B), no call", len(args)), unit: "µs",
+			ours: nsOurs / 1000, stateless: nsSDK / 1000, ratio: nsOurs / nsSDK, load: loadAvg(),
+			detail: "binding.Tool.CheckInput (funcmcp) / encoding/json + google/jsonschema-go (SDK column)"})
+	}
 }
