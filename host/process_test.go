@@ -74,7 +74,10 @@ func TestRealWorkerProcess(t *testing.T) {
 	buildWorker(t, root, "handler")
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "wd"), 0o755))
 	writeFile(t, root, HostFile, `{"version":"2.0","customHandler":{"description":{"defaultExecutablePath":"handler","arguments":["--greet","%GREETING%","--port=%FUNCTIONS_CUSTOMHANDLER_PORT%"],"workingDirectory":"wd"}}}`)
-	writeFile(t, root, LocalSettingsFile, `{"IsEncrypted":false,"Values":{"GREETING":"hello"}}`)
+	// The host's function keys, from local.settings.json and from the
+	// environment, are never the worker's.
+	writeFile(t, root, LocalSettingsFile, `{"IsEncrypted":false,"Values":{"GREETING":"hello","FUNCHOST_MASTER_KEY":"master-key-from-settings"}}`)
+	t.Setenv("FUNCHOST_MCP_EXTENSION_KEY", "system-key-from-the-environment")
 	writeTool(t, root, "get_weather", &metadata.ToolOptions{ToolName: "get_weather", Description: "Weather.", Properties: cityProperty, OutputSchema: weatherSchema})
 	writeTool(t, root, "env", &metadata.ToolOptions{ToolName: "env", Description: "The worker's environment.", Properties: []metadata.ToolProperty{}})
 
@@ -101,8 +104,10 @@ func TestRealWorkerProcess(t *testing.T) {
 		Args                           []string
 		Wd, Port, LegacyPort, WorkerID string
 		AppRoot, Greeting, UserAgent   string
+		HostKeys                       []string
 	}
 	require.NoError(t, json.Unmarshal(res.StructuredContent, &env))
+	assert.Empty(t, env.HostKeys, "the worker's environment holds no function key")
 	assert.Equal(t, []string{"--greet", "hello", "--port=" + env.Port}, env.Args)
 	wantWD, _ := filepath.EvalSymlinks(filepath.Join(root, "wd"))
 	gotWD, _ := filepath.EvalSymlinks(env.Wd)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/supervise"
 )
 
@@ -13,7 +14,8 @@ import (
 // reporting to the host.
 func (h *Host) newSupervisor() *supervise.Supervisor {
 	return supervise.New(&supervise.Options{
-		Spec:           supervise.Spec{Root: h.root, Worker: h.cfg.Worker, Values: h.cfg.Values, Environ: h.opts.Environ},
+		Spec: supervise.Spec{Root: h.root, Worker: h.cfg.Worker, Values: h.cfg.Values, Environ: h.opts.Environ,
+			Hidden: auth.WorkerHidden},
 		Output:         h.console,
 		Logger:         h.log,
 		StartupTimeout: h.opts.StartupTimeout,

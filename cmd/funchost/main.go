@@ -114,24 +114,42 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "funchost: --log-format %q is not text or json\n", *logFormat)
 		return 2
 	}
-	h, err := host.New(&host.Options{
-		ScriptRoot:       *root,
-		Addr:             net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)),
-		Logger:           logger,
-		Output:           stdout,
-		StartupTimeout:   *startup,
-		CallTimeout:      *call,
-		AllowedHosts:     splitList(*hosts),
-		MaxCallsInFlight: *maxCalls,
-		MaxConnections:   *maxConns,
-		MaxArgumentBytes: *maxArgs,
-		DrainTimeout:     *drain,
-		ProbeInterval:    *probe,
-		AllowedOrigins:   splitList(*origins),
-		StopTimeout:      5 * time.Second,
-	})
-	if err != nil {
-		logger.Error("funchost: " + err.Error())
+	// Loading reads the app's files; should one of them ever stall it, a
+	// signal still ends the command.
+	type loaded struct {
+		h   *host.Host
+		err error
+	}
+	ready := make(chan loaded, 1)
+	go func() {
+		h, err := host.New(&host.Options{
+			ScriptRoot:       *root,
+			Addr:             net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)),
+			Logger:           logger,
+			Output:           stdout,
+			StartupTimeout:   *startup,
+			CallTimeout:      *call,
+			AllowedHosts:     splitList(*hosts),
+			MaxCallsInFlight: *maxCalls,
+			MaxConnections:   *maxConns,
+			MaxArgumentBytes: *maxArgs,
+			DrainTimeout:     *drain,
+			ProbeInterval:    *probe,
+			AllowedOrigins:   splitList(*origins),
+			StopTimeout:      5 * time.Second,
+		})
+		ready <- loaded{h, err}
+	}()
+	var h *host.Host
+	select {
+	case l := <-ready:
+		if l.err != nil {
+			logger.Error("funchost: " + l.err.Error())
+			return 1
+		}
+		h = l.h
+	case <-ctx.Done():
+		logger.Error("funchost: stopped while loading the app")
 		return 1
 	}
 	defer h.Close()

@@ -29,6 +29,13 @@ const (
 	EnvSessionKeyFallback = "CONTAINER_ENCRYPTION_KEY"
 )
 
+// WorkerHidden are the variables the worker never gets in its environment,
+// whether they come from the host's environment or local.settings.json
+// Values: the function keys. The Functions host keeps its keys from a
+// custom handler too. (The session key variables are the platform's and
+// stay visible, as on Azure.)
+var WorkerHidden = []string{EnvMasterKey, EnvSystemKey}
+
 // KeysFile is where a host that found no configured key keeps the keys it
 // generated, relative to the script root.
 const KeysFile = ".funchost/keys.json"
@@ -141,7 +148,7 @@ func (s *Secrets) resolveSealer(given *Given, cfg *config.Config) error {
 
 // loadOrCreateKeys reads file, or writes new random keys to it (mode 0600).
 func loadOrCreateKeys(file string) (*storedKeys, error) {
-	data, err := os.ReadFile(file)
+	data, err := config.ReadFile(file, config.MaxFileBytes)
 	if err == nil {
 		var k storedKeys
 		if err := json.Unmarshal(data, &k); err != nil {

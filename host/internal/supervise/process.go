@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -35,6 +37,10 @@ type Spec struct {
 	Values []config.Setting
 	// Environ is the base environment; nil means os.Environ().
 	Environ []string
+	// Hidden names variables the worker never gets, from Environ or Values:
+	// the host's own secrets (its function keys), which the Functions host
+	// does not give a custom handler either.
+	Hidden []string
 }
 
 // worker is a started worker process, as the supervisor sees it (a
@@ -125,9 +131,14 @@ func (s *Spec) command(port int) (*exec.Cmd, error) {
 	if env == nil {
 		env = os.Environ()
 	}
-	env = append([]string(nil), env...)
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(s.Hidden, name)
+	})
 	for _, v := range s.Values {
-		env = append(env, v.Key+"="+v.Value)
+		if !slices.Contains(s.Hidden, v.Key) {
+			env = append(env, v.Key+"="+v.Value)
+		}
 	}
 	for _, v := range added {
 		env = append(env, v.Key+"="+v.Value)

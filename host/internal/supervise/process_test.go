@@ -26,8 +26,9 @@ func TestWorkerCommand(t *testing.T) {
 		Root: root,
 		Worker: &config.Worker{ExecutablePath: "handler", WorkerDirectory: "bin",
 			Arguments: []string{"--port", "%FUNCTIONS_CUSTOMHANDLER_PORT%", "%GREETING%", "%NOPE%"}, WorkingDirectory: "wd"},
-		Values:  []config.Setting{{Key: "GREETING", Value: "hello"}, {Key: "PATH_OVERRIDE", Value: "1"}},
-		Environ: []string{"GREETING=from-os", "KEEP=1"},
+		Values:  []config.Setting{{Key: "GREETING", Value: "hello"}, {Key: "PATH_OVERRIDE", Value: "1"}, {Key: "SECRET_B", Value: "b"}},
+		Environ: []string{"GREETING=from-os", "KEEP=1", "SECRET_A=a"},
+		Hidden:  []string{"SECRET_A", "SECRET_B"},
 	}
 	cmd, err := spec.command(4242)
 	require.NoError(t, err)
@@ -41,6 +42,8 @@ func TestWorkerCommand(t *testing.T) {
 	}
 	assert.Equal(t, "hello", env["GREETING"], "local.settings.json wins over the OS environment")
 	assert.Equal(t, "1", env["KEEP"])
+	assert.NotContains(t, env, "SECRET_A", "a hidden variable of the environment")
+	assert.NotContains(t, env, "SECRET_B", "a hidden variable of local.settings.json")
 	assert.Equal(t, "4242", env["FUNCTIONS_CUSTOMHANDLER_PORT"])
 	assert.Equal(t, "4242", env["FUNCTIONS_HTTPWORKER_PORT"])
 	assert.Equal(t, root, env["FUNCTIONS_APP_ROOT_PATH"])

@@ -56,6 +56,18 @@ func main() {
 	}
 }
 
+// hostKeys lists the variables of the environment that hold the host's
+// function keys: there must be none.
+func hostKeys() []string {
+	keys := []string{}
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); name == "FUNCHOST_MASTER_KEY" || name == "FUNCHOST_MCP_EXTENSION_KEY" {
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}
+
 func invoke(w http.ResponseWriter, r *http.Request) {
 	fn := r.PathValue("function")
 	var req metadata.InvocationRequest
@@ -88,6 +100,7 @@ func invoke(w http.ResponseWriter, r *http.Request) {
 			"greeting":   os.Getenv("GREETING"),
 			"userAgent":  r.Header.Get("User-Agent"),
 			"hostHeader": strings.TrimSpace(r.Header.Get(metadata.HeaderHostVersion)),
+			"hostKeys":   hostKeys(),
 		}
 	case "sleep":
 		var ms int
