@@ -128,6 +128,10 @@ func New(opts *Options) (*Host, error) {
 		FileBytes:     int64(o.MaxFunctionFileBytes),
 		Schema:        binding.Limits{SchemaBytes: o.MaxSchemaBytes, SchemaDepth: o.MaxSchemaDepth, CompileTime: o.SchemaCompileTime},
 		ArgumentBytes: o.MaxArgumentBytes, ArgumentDepth: o.MaxArgumentDepth, ArgumentKeys: o.MaxArgumentKeys,
+		Setting: func(name string) (string, bool) {
+			v, from := cfg.Lookup(name)
+			return v, from != ""
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("loading functions: %w", err)

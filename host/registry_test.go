@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -131,4 +132,56 @@ func TestToolsListJSON(t *testing.T) {
 	goldenCompare(t, "tools_list.golden", append(pretty.Bytes(), '\n'))
 	// The same bytes every time: encoded once.
 	assert.Same(t, &toolSet{h}.ToolsList()[0], &toolSet{h}.ToolsList()[0])
+}
+
+// TestDisabledFunctions: a function that function.json's "disabled" or the
+// app setting AzureWebJobs.<name>.Disabled disables is left out, as the
+// Functions host leaves it out: not listed, not callable, not a failure,
+// and named with the reason on the console and the status page.
+func TestDisabledFunctions(t *testing.T) {
+	fw := newFakeWorker(t)
+	root := weatherApp(t, `{"version":"2.0"}`)
+	setKey := func(function string, value any) {
+		file := filepath.Join(root, function, metadata.FunctionFile)
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		var doc map[string]any
+		require.NoError(t, json.Unmarshal(data, &doc))
+		doc["disabled"] = value
+		require.NoError(t, os.WriteFile(file, mustJSON(doc), 0o644))
+	}
+	setKey("get_weather", true)
+	setKey("fail500", "SLOW_OFF")
+	writeFile(t, root, LocalSettingsFile, `{"Values":{"AzureWebJobs.bad_weather.Disabled":"1","SLOW_OFF":"true"}}`)
+	out := &syncBuffer{}
+	h, _ := newTestHost(t, root, fw.srv.URL, &Options{Output: out})
+	h.printFunctions()
+	srv := httptest.NewServer(h.Handler())
+	defer srv.Close()
+
+	for _, line := range []string{
+		`  get_weather: mcpToolTrigger (disabled: function.json says "disabled": true)`,
+		`  bad_weather: mcpToolTrigger (disabled: the app setting AzureWebJobs.bad_weather.Disabled is "1")`,
+		`  fail500: mcpToolTrigger (disabled: function.json says "disabled": "SLOW_OFF", and that app setting is "true")`,
+	} {
+		assert.Contains(t, out.String(), line+"\n")
+	}
+	_, body := rpc(t, srv.URL, "2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	for _, name := range []string{"get_weather", "bad_weather", "fail500"} {
+		assert.NotContains(t, string(body), `"name":"`+name+`"`)
+	}
+	assert.Contains(t, string(body), `"name":"slow"`)
+	_, body = rpc(t, srv.URL, "2025-06-18", callBody(2, "get_weather", `{"city":"Oslo"}`))
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Unknown tool: 'get_weather'"}}`, string(body))
+	assert.Empty(t, fw.requests())
+
+	st := h.Status()
+	assert.Zero(t, st.ToolsFailed, "a disabled function is not a failure")
+	assert.Equal(t, 4, st.ToolsServed, "seven tools, three disabled")
+	for _, f := range st.Functions {
+		if f.Name == "get_weather" {
+			assert.Equal(t, `function.json says "disabled": true`, f.Disabled)
+			assert.False(t, f.Served)
+		}
+	}
 }

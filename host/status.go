@@ -87,6 +87,8 @@ func (h *Host) printFunctions() {
 		switch {
 		case f.Served:
 			fmt.Fprintf(&sb, "  %s: %s (tool %s)\n", f.Name, f.Trigger, f.Tool)
+		case f.Disabled != "":
+			fmt.Fprintf(&sb, "  %s: %s (disabled: %s)\n", f.Name, f.Trigger, f.Disabled)
 		case f.Error != "":
 			if f.Tool != "" {
 				fmt.Fprintf(&sb, "  %s: %s (tool %s) (not served: see its ERROR line)\n", f.Name, f.Trigger, f.Tool)

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 
@@ -20,6 +21,9 @@ type Limits struct {
 	// ArgumentBytes, ArgumentDepth and ArgumentKeys bound a call's
 	// arguments: total JSON size, nesting, object keys.
 	ArgumentBytes, ArgumentDepth, ArgumentKeys int
+	// Setting looks up an app setting, for the settings that disable a
+	// function (AzureWebJobs.<name>.Disabled); nil means none is set.
+	Setting func(name string) (string, bool)
 }
 
 // FunctionStatus is one function of the app as GET /admin/host/status reports it.
@@ -29,6 +33,9 @@ type FunctionStatus struct {
 	Tool    string `json:"tool,omitempty"`
 	Served  bool   `json:"served"`
 	Error   string `json:"error,omitempty"`
+	// Disabled says why a disabled function is left out ("" when it is
+	// not disabled): metadata.Function.Disabled's reason.
+	Disabled string `json:"disabled,omitempty"`
 }
 
 // Catalog is the loaded app. It is read-only once Load returns, and safe
@@ -58,6 +65,15 @@ func Load(root string, lim *Limits) (*Catalog, error) {
 		c.funcs = append(c.funcs, st)
 		c.failures = append(c.failures, e)
 	}
+	// Disabled functions are left out, as the Functions host leaves them
+	// out: not served, not failed, listed with the reason.
+	fns = slices.DeleteFunc(fns, func(fn *metadata.Function) bool {
+		off, why := fn.Disabled(lim.Setting)
+		if off {
+			c.funcs = append(c.funcs, FunctionStatus{Name: fn.Name, Trigger: triggerType(fn), Disabled: why})
+		}
+		return off
+	})
 	var rest []*metadata.Function // functions of no MCP kind
 	for _, fn := range fns {
 		if len(fn.ToolTriggers()) == 0 {
