@@ -65,9 +65,11 @@ type worker interface {
 	killedByProbe() bool
 }
 
-// process is the custom-handler process the host started.
+// process is the custom-handler process the host started (on Linux, the
+// reaper that runs it: see reaper_linux.go).
 type process struct {
 	cmd    *exec.Cmd
+	path   string // the worker's executable
 	port   int
 	base   string // http://127.0.0.1:port
 	done   chan struct{}
@@ -76,6 +78,17 @@ type process struct {
 	stderr *lineWriter
 	// byProbe is set when the liveness probe killed the worker.
 	byProbe atomic.Bool
+	// control is the reaper's control pipe (nil without a reaper): closing
+	// it, or the host's death, ends the worker and everything it started.
+	control     *os.File
+	controlOnce sync.Once
+}
+
+// closeControl asks the reaper to end the worker's process tree.
+func (w *process) closeControl() {
+	if w.control != nil {
+		w.controlOnce.Do(func() { _ = w.control.Close() })
+	}
 }
 
 // freePort asks the kernel for a free loopback port. The custom-handler
@@ -159,27 +172,38 @@ func startProcess(spec *Spec, out io.Writer, onExit func(*process)) (*process, e
 	if err != nil {
 		return nil, err
 	}
+	path := cmd.Path
+	control, started, err := reaped(cmd)
+	if err != nil {
+		return nil, err
+	}
 	w := &process{
-		cmd:    cmd,
-		port:   port,
-		base:   "http://127.0.0.1:" + strconv.Itoa(port),
-		done:   make(chan struct{}),
-		stdout: &lineWriter{out: out, prefix: "[handler] "},
-		stderr: &lineWriter{out: out, prefix: "[handler] "},
+		cmd:     cmd,
+		path:    path,
+		control: control,
+		port:    port,
+		base:    "http://127.0.0.1:" + strconv.Itoa(port),
+		done:    make(chan struct{}),
+		stdout:  &lineWriter{out: out, prefix: "[handler] "},
+		stderr:  &lineWriter{out: out, prefix: "[handler] "},
 	}
 	cmd.Stdout, cmd.Stderr = w.stdout, w.stderr
 	cmd.SysProcAttr = workerProcAttr()
 	// Bound the wait for output pipes held open by grandchildren.
 	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the worker %s: %w", cmd.Path, err)
+	err = cmd.Start()
+	started()
+	if err != nil {
+		w.closeControl()
+		return nil, fmt.Errorf("starting the worker %s: %w", path, err)
 	}
 	go func() {
 		w.err = cmd.Wait()
 		if onExit != nil {
 			onExit(w)
 		}
-		_ = w.killGroup() // grandchildren the worker left behind
+		w.closeControl()
+		_ = w.signalGroup(killSignal) // grandchildren the worker left in its group
 		w.stdout.flush()
 		w.stderr.flush()
 		close(w.done)
@@ -189,7 +213,7 @@ func startProcess(spec *Spec, out io.Writer, onExit func(*process)) (*process, e
 
 func (w *process) pid() int                { return w.cmd.Process.Pid }
 func (w *process) url() string             { return w.base }
-func (w *process) describe() []any         { return []any{"path", w.cmd.Path, "port", w.port} }
+func (w *process) describe() []any         { return []any{"path", w.path, "port", w.port} }
 func (w *process) exited() <-chan struct{} { return w.done }
 func (w *process) exitCode() int           { return w.cmd.ProcessState.ExitCode() }
 func (w *process) killedByProbe() bool     { return w.byProbe.Load() }
