@@ -33,6 +33,11 @@ const (
 	DefaultMaxArgumentBytes = 1 << 20
 	DefaultMaxArgumentDepth = 64
 	DefaultMaxArgumentKeys  = 10000
+	// MaxHeaderBytes bounds a request's header, as Kestrel's default
+	// (32 KiB) bounds it under the Functions host: over it, 431. A legacy SSE
+	// stream keeps its GET's headers for its life; a session token stays far
+	// below it (its clientInfo is cut).
+	MaxHeaderBytes = 32 << 10
 )
 
 // Defaults of the app folder bounds in [Options].

@@ -50,6 +50,7 @@ func (h *Host) Run(ctx context.Context) error {
 	srv := &http.Server{
 		Handler:           guard.Deadlines(h.handler, h.opts.ReadTimeout, h.writeWithin()),
 		ReadHeaderTimeout: h.opts.ReadHeaderTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
 		IdleTimeout:       h.opts.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}
