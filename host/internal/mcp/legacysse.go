@@ -229,7 +229,9 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	s := &stream{id: id, headers: r.Header.Clone(), ctx: ctx, wake: make(chan struct{}, 1)}
+	// The GET's headers live as long as the stream: they are kept, not
+	// copied, and only read.
+	s := &stream{id: id, headers: r.Header, ctx: ctx, wake: make(chan struct{}, 1)}
 	l.mu.Lock()
 	switch {
 	case l.closed:
