@@ -10,7 +10,11 @@
 // that file exists, else it is looked up on PATH — and extensions.mcp
 // {serverName, serverVersion, instructions, outputValidation}; keys match
 // case-insensitively), local.settings.json Values (passed to the worker's
-// environment) and every <function>/function.json. Each mcpToolTrigger is
+// environment, but for the host's function keys) and every
+// <function>/function.json. These files are read only when they are regular
+// files of at most 1 MiB. A function that function.json "disabled" or the
+// app setting AzureWebJobs.<name>.Disabled disables is left out, as the
+// Functions host leaves it out, and listed with the reason. Each mcpToolTrigger is
 // loaded with binding.LoadTool: schemas are checked and compiled once. A tool
 // that fails (an invalid outputSchema, a duplicate tool name — names compare
 // case-insensitively —, …) is logged as one line naming the function, the
@@ -27,14 +31,18 @@
 //
 // [Host.Run] starts the custom handler (defaultExecutablePath with its
 // arguments) with the host's environment plus the local.settings.json Values
-// and FUNCTIONS_CUSTOMHANDLER_PORT, FUNCTIONS_HTTPWORKER_PORT (a free
+// (FUNCHOST_MASTER_KEY and FUNCHOST_MCP_EXTENSION_KEY left out of both) and
+// FUNCTIONS_CUSTOMHANDLER_PORT, FUNCTIONS_HTTPWORKER_PORT (a free
 // loopback port), FUNCTIONS_CUSTOMHANDLER_WORKER_ID, FUNCTIONS_HTTPWORKER_ID
 // and FUNCTIONS_APP_ROOT_PATH. It polls GET / every 25 ms: any HTTP answer
 // means ready, only a refused connection keeps waiting, and it gives up after
 // [Options.StartupTimeout] or as soon as the process exits. The worker's
 // stdout and stderr go to [Options.Output] line by line, prefixed
-// "[handler] ". The worker runs in its own process group and, on Linux, is
-// killed by the kernel when the host dies. On shutdown the host stops
+// "[handler] ". The worker runs in its own process group. On Linux it runs
+// under a reaper (the host's executable started again as a child
+// subreaper), which ends every process below it when the worker exits and
+// when the host stops it or dies, however it dies: nothing the worker
+// started outlives the host. On shutdown the host stops
 // accepting, lets running calls finish within [Options.DrainTimeout] (those
 // left get a JSON-RPC error), then the worker's group gets SIGTERM and a kill
 // after [Options.StopTimeout]. With [Options.WorkerURL] no process is started.
@@ -92,6 +100,10 @@
 // required arguments are -32602 "One or more required tool properties are
 // missing values. Please provide: a, b" — or, for protocol revision
 // 2025-11-25 and later, an isError result with that text (SEP-1303).
+// Arguments that break the tool's input schema are refused the same way,
+// before anything is forwarded, with binding.Tool.CheckInput's message,
+// unless inputValidation (the tool's own, else host.json's) is warn (logged,
+// forwarded) or off.
 //
 // # Notifications from the worker
 //

@@ -31,7 +31,21 @@
 //   - A batch (a JSON array) is accepted only from a 2025-03-26 client, the
 //     one revision that allows them: the replies come back as one array, in
 //     order (202 when there are none). Any other revision's batch is 400 with
-//     -32600. initialize and modern requests cannot be batched.
+//     -32600. initialize and modern requests cannot be batched. A batch
+//     holds at most [Options.MaxBatchMessages] messages and its replies at
+//     most [Options.MaxBatchReplyBytes]: past that a reply is replaced by a
+//     -32000 error and the requests after it are not run.
+//   - Every message is read by one decoder, in one pass of jsonx.Scanner,
+//     with member names matched exactly; a name repeated in any case is
+//     refused (-32600 in the envelope, -32602 in params or params._meta), so
+//     that no reader — the batch splitter, the legacy SSE router, the
+//     handler — sees another message in the same bytes. An id that cannot be
+//     echoed safely (invalid UTF-8, a lone surrogate escape, a number beyond
+//     a float64) is refused with -32600.
+//   - notifications/cancelled cancels only calls of its sender's scope: the
+//     legacy SSE stream a message came on, else the session sealed in its
+//     Mcp-Session-Id. A 2026-07-28 call and a legacy call without a session
+//     have no scope: closing the request cancels them, no notification does.
 //
 // # Modern requests (2026-07-28)
 //
@@ -74,7 +88,8 @@
 //   - initialize negotiates the protocol version (the client's when it is
 //     a legacy revision, else [LatestVersion]) and returns an Mcp-Session-Id
 //     header. The id is a stateless token: {"id":"<16 chars>","v":"<version>",
-//     "c":{"name":…,"version":…}} sealed with AES-256-GCM by
+//     "c":{"name":…,"version":…}} (name and version cut to
+//     [MaxClientInfoBytes] each) sealed with AES-256-GCM by
 //     [Options.Sealer] (see package auth) with an expiry
 //     ([Options.SessionLifetime]), so a later request carries its own
 //     protocol state and hosts sharing the key accept each other's sessions;
@@ -116,6 +131,11 @@
 // Mcp-Session-Id its initialize minted) on the stream's goroutine, one at a
 // time, writing each reply as an "event: message"; only
 // notifications/cancelled runs at once, so that it reaches the call it
-// names. A request id the stream already ran is dropped. Messages for a stream on another instance go to a
-// [Forwarder]; the backplane hands them back through [LegacySSE.Deliver].
+// names, in the stream's context and scope. A request id the stream already
+// ran is dropped. The router reads each message with the handler's decoder.
+// What waits for a stream is bounded in messages ([LegacySSEOptions.Inbox])
+// and bytes, per stream and per host; an idle stream's inbox and id window
+// are made on first use, and keep-alives come from a timer. Messages for a
+// stream on another instance go to a [Forwarder]; the backplane hands them
+// back through [LegacySSE.Deliver].
 package mcp
