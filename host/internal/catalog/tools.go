@@ -141,6 +141,11 @@ func (c *Catalog) addTool(root string, fn *metadata.Function, loaded loadedTool)
 		return
 	}
 	tool, err := loaded.tool, loaded.err
+	if err == nil {
+		if viewErr := c.checkAppView(tool); viewErr != nil {
+			err = &binding.ToolError{Function: fn.Name, Tool: toolName, File: file, Err: viewErr}
+		}
+	}
 	if err != nil {
 		c.record(st, err)
 		return

@@ -60,6 +60,8 @@ type handler struct {
 	lists  [2]atomic.Pointer[toolList] // the prepared tools/list arrays: legacy, modern
 	last   atomic.Pointer[tokenHit]    // the last session token parsed
 	levels *levelStore                 // logging/setLevel choices
+
+	pageSize int // entries per page of the list methods of functions.go
 }
 
 // toolList is a ToolsList slice checked once and remembered by identity.
@@ -99,6 +101,9 @@ func newHandler(tools Tools, opts *Options) *handler {
 	if o.SessionLifetime <= 0 {
 		o.SessionLifetime = DefaultSessionLifetime
 	}
+	if o.PageSize <= 0 {
+		o.PageSize = DefaultPageSize
+	}
 	h := &handler{
 		sealer:   checkSealer(&o),
 		lifetime: o.SessionLifetime,
@@ -109,31 +114,28 @@ func newHandler(tools Tools, opts *Options) *handler {
 		initial:  make(map[string][]byte, len(SupportedVersions)),
 		modern:   slices.Clone(ModernVersions),
 		levels:   newLevelStore(DefaultMaxLogSessions),
+		pageSize: o.PageSize,
 	}
+	f, _ := tools.(Functions)
+	caps := functionCapabilities(f)
 	for _, v := range h.versions {
-		h.initial[v] = initializeResult(v, &o)
+		h.initial[v] = initializeResult(v, &o, caps)
 	}
 	h.discoverVersions = append(slices.Clone(h.modern), h.versions...)
 	slices.SortFunc(h.discoverVersions, func(a, b string) int { return strings.Compare(b, a) })
-	h.modernReplies = newModernReplies(&o, h.discoverVersions)
+	h.modernReplies = newModernReplies(&o, h.discoverVersions, caps)
 	return h
 }
 
-// initializeResult encodes the InitializeResult for version v.
-func initializeResult(v string, o *Options) []byte {
-	type toolsCap struct {
-		ListChanged bool `json:"listChanged"`
-	}
-	type caps struct {
-		Logging struct{} `json:"logging"`
-		Tools   toolsCap `json:"tools"`
-	}
+// initializeResult encodes the InitializeResult for version v; more are
+// capabilities entries (with their leading comma) beside logging and tools.
+func initializeResult(v string, o *Options, more string) []byte {
 	r := struct {
-		ProtocolVersion string         `json:"protocolVersion"`
-		Capabilities    caps           `json:"capabilities"`
-		ServerInfo      Implementation `json:"serverInfo"`
-		Instructions    string         `json:"instructions,omitempty"`
-	}{v, caps{}, o.ServerInfo, o.Instructions}
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ServerInfo      Implementation  `json:"serverInfo"`
+		Instructions    string          `json:"instructions,omitempty"`
+	}{v, json.RawMessage(`{"logging":{},"tools":{"listChanged":false}` + more + `}`), o.ServerInfo, o.Instructions}
 	data, err := metadata.Marshal(r)
 	if err != nil {
 		panic(fmt.Sprintf("encoding initialize result: %v", err)) // plain strings: cannot fail
@@ -235,6 +237,16 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	case methodLoggingSetLevel:
 		h.setLevel(&req, msg.params)
 	default:
+		c := Caller{ProtocolVersion: version, Headers: r.Header, Transport: transportOf(r.Context())}
+		if s != nil {
+			c.ClientInfo = s.client
+		}
+		if vals := r.Header[headerSessionID]; len(vals) > 0 && c.Transport == metadata.TransportStreamableHTTP {
+			c.SessionID = vals[0]
+		}
+		if h.serveFunction(&req, method, msg.params, c) {
+			return
+		}
 		h.rpcError(&req, CodeMethodNotFound, "Method '"+jsonx.SafeText(method)+"' is not available.", nil)
 	}
 }

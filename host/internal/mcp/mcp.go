@@ -47,6 +47,10 @@ type Options struct {
 	// key accept each other's sessions; nil means a random key of this
 	// handler (tokens die with the process).
 	Sealer *auth.Sealer
+	// PageSize is how many entries a page of resources/list,
+	// resources/templates/list and prompts/list holds; 0 means
+	// DefaultPageSize.
+	PageSize int
 	// SessionLifetime is how long a session token is accepted after
 	// initialize; 0 means DefaultSessionLifetime. An expired token gets 404,
 	// which tells the client to initialize again.
