@@ -50,7 +50,9 @@ func (s toolSet) ReadResource(ctx context.Context, req *mcp.ReadRequest) (*metad
 	reply, err := h.invokeFunction(ctx, fn, "resource "+res.URI, c, req.ProtocolVersion)
 	if err != nil {
 		if pe, ok := errors.AsType[*mcp.ProtocolError](err); ok && pe.Code == metadata.CodeResourceNotFound {
-			return nil, mcp.ResourceNotFound(req.ProtocolVersion, req.URI)
+			nf := mcp.ResourceNotFound(req.ProtocolVersion, req.URI)
+			nf.Message = pe.Message // the worker says why
+			return nil, nf
 		}
 		return nil, err
 	}
