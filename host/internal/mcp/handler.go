@@ -149,6 +149,7 @@ type request struct {
 	r   *http.Request
 	sse bool
 	id  []byte
+	log *requestLog // nil unless the debug log is on
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -208,6 +209,10 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	}
 
 	req := request{w: w, r: r, sse: sse, id: msg.id}
+	if req.log = h.startRequestLog(r.Context(), w, method, msg.params); req.log != nil {
+		req.w = req.log
+		defer h.logRequest(r.Context(), req.log)
+	}
 	if h.serveModern(&req, &msg) {
 		return
 	}
@@ -219,6 +224,7 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	if !ok {
 		return
 	}
+	req.log.setVersion(version)
 	if msg.id == nil {
 		// Notifications (initialized, cancelled, …) need no answer.
 		if method == methodCancelled {
@@ -404,6 +410,9 @@ func (h *handler) toolsCall(req *request, params json.RawMessage, version string
 		h.log.Error("mcp tools/call failed", "tool", name, "error", "the tool returned no result")
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
 		return
+	}
+	if res.IsError {
+		req.log.setOutcome("isError")
 	}
 
 	head := ""

@@ -245,6 +245,7 @@ func (h *handler) serveModern(req *request, msg *message) bool {
 			return true
 		}
 	}
+	req.log.setVersion(claim.version)
 	meta, problem := decodeRequestMeta(claim)
 	if problem != "" {
 		h.refuse(req.w, http.StatusBadRequest, id, CodeInvalidParams, problem, nil)
