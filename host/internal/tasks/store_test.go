@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/internal/testutil"
 )
 
 // testStore runs the contract every Store keeps.
@@ -82,4 +85,38 @@ func TestMemoryStore(t *testing.T) {
 	skew := time.Duration(0)
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) }
 	testStore(t, NewMemory(now), func(d time.Duration) { mu.Lock(); skew += d; mu.Unlock() })
+}
+
+func TestAzureStore(t *testing.T) {
+	az := testutil.StartAzuriteStorage(t, repoRoot(t))
+	var mu sync.Mutex
+	skew := time.Duration(0)
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) }
+	ctx := context.Background()
+	s, err := NewAzure(ctx, az.ConnectionString(), &AzureOptions{Now: now})
+	require.NoError(t, err)
+	_, err = NewAzure(ctx, az.ConnectionString(), nil)
+	require.NoError(t, err, "opening again finds the table and container")
+	testStore(t, s, func(d time.Duration) { mu.Lock(); skew += d; mu.Unlock() })
+
+	// A second instance sees the first one's tasks, and Sweep removes the
+	// expired ones from storage.
+	other, err := NewAzure(ctx, az.ConnectionString(), nil)
+	require.NoError(t, err)
+	t0 := time.Now()
+	require.NoError(t, s.Create(ctx, &Task{ID: "shared", Scope: "c", Status: StatusWorking, Created: t0, Updated: t0, TTL: time.Hour}))
+	got, err := other.Get(ctx, "shared")
+	require.NoError(t, err)
+	assert.Equal(t, StatusWorking, got.Status)
+	require.NoError(t, other.Sweep(ctx, t0.Add(2*time.Hour)))
+	_, err = other.Get(ctx, "shared")
+	assert.ErrorIs(t, err, ErrNotFound)
+}
+
+// repoRoot is the repository root (tests run in their package folder).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../../..")
+	require.NoError(t, err)
+	return root
 }
