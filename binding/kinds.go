@@ -304,5 +304,19 @@ func (t *Trigger) parseExtras(b *metadata.Binding) []error {
 	} else if t.Icons, err = ParseIcons(text); err != nil {
 		errs = append(errs, err)
 	}
+	if text, err := jsonStringKey(b, metadata.KeyTask, "a JSON object"); err != nil {
+		errs = append(errs, err)
+	} else if text != "" {
+		var ts metadata.TaskSupport
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&ts); err != nil {
+			errs = append(errs, fmt.Errorf("%s must be a string holding {\"support\",\"ttlMs\"?,\"pollIntervalMs\"?}: %v", metadata.KeyTask, err))
+		} else if err := ts.Check(); err != nil {
+			errs = append(errs, err)
+		} else {
+			t.Task = &ts
+		}
+	}
 	return errs
 }

@@ -92,6 +92,9 @@ type Trigger struct {
 	// there are none.
 	Annotations json.RawMessage
 	Icons       []metadata.Icon
+	// Task is the tool's task declaration (a funcmcp key); nil when the
+	// tool runs synchronously only.
+	Task *metadata.TaskSupport
 }
 
 // toolErr wraps err in a *ToolError naming this trigger.

@@ -49,11 +49,13 @@ func registerBarChart(app *worker.App) {
 		WithProperty("color", worker.String.Enum("blue", "green", "orange", "purple"), "Bar colour; blue when omitted.", worker.Optional).
 		// An MCP App: clients that show UI views draw the result in the
 		// view, served at ui://bar_chart/view by a function of its own.
+		//docs:begin app
 		AsMcpApp(func(a *worker.AppBuilder) {
 			a.WithView(worker.ViewFromFS(views, "view/bar_chart.html")).
 				WithTitle("Bar chart").
 				WithBorder(true)
 		}).
+		//docs:end app
 		Handle(func(_ context.Context, tc *worker.ToolContext) (*worker.Result, error) {
 			var args struct {
 				Values []float64 `json:"values"`

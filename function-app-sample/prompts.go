@@ -14,12 +14,17 @@ import (
 // DayOffArgs are plan_days_off's arguments: a required country and an
 // optional year (a typed prompt: arguments are the struct's string
 // fields).
+//
+//docs:begin args
 type DayOffArgs struct {
 	Country string `json:"country" jsonschema:"ISO country code: GB, NO or US."`
 	Year    string `json:"year,omitempty" jsonschema:"The year to plan; the current year when omitted."`
 }
 
+//docs:end args
+
 func registerPrompts(app *worker.App) {
+	//docs:begin register
 	worker.AddPrompt(app, "plan_days_off", dayOffPrompt).
 		WithTitle("Plan days off").
 		WithDescription("Plan a year's days off around the public holidays of a country.").
@@ -27,6 +32,7 @@ func registerPrompts(app *worker.App) {
 		WithCompletionFunc("year", func(_ context.Context, cc *worker.CompletionContext) ([]string, error) {
 			return holidayYears(cc.Value), nil
 		})
+	//docs:end register
 }
 
 // dayOffPrompt embeds the year's holidays as a resource and asks for a

@@ -32,6 +32,7 @@ func holidayYears(prefix string) []string {
 
 func registerHolidayResources(app *worker.App) {
 	// A static resource: one URI, one JSON document.
+	//docs:begin static
 	app.ConfigureMcpResource("holidays://countries").
 		WithName("holiday-countries").
 		WithTitle("Holiday countries").
@@ -44,11 +45,13 @@ func registerHolidayResources(app *worker.App) {
 			}
 			return worker.TextResource(data), nil
 		})
+	//docs:end static
 
 	// A resource template: every URI it matches is read by the handler,
 	// with the variables' values. Completions are a funcmcp feature (the
 	// Azure Functions host does not offer them): a fixed list for the
 	// country, a function for the year.
+	//docs:begin template
 	app.ConfigureMcpResource("holidays://{country}/{year}").
 		WithName("holidays").
 		WithTitle("Public holidays of a year").
@@ -59,6 +62,7 @@ func registerHolidayResources(app *worker.App) {
 			return holidayYears(cc.Value), nil
 		}).
 		Handle(readHolidays)
+	//docs:end template
 }
 
 // holidayCountriesJSON is the holidays://countries document.

@@ -50,12 +50,18 @@ type FunctionStatus = catalog.FunctionStatus
 
 // Status is the body of GET /admin/host/status.
 type Status struct {
-	State       State            `json:"state"`
-	Reason      string           `json:"reason,omitempty"` // why the state is Unhealthy
-	ToolsServed int              `json:"toolsServed"`
-	ToolsFailed int              `json:"toolsFailed"`
-	Functions   []FunctionStatus `json:"functions"`
-	Errors      []string         `json:"errors"`
+	State       State  `json:"state"`
+	Reason      string `json:"reason,omitempty"` // why the state is Unhealthy
+	ToolsServed int    `json:"toolsServed"`
+	// ToolsFailed counts every function not served because it failed to
+	// load, whatever its kind.
+	ToolsFailed int `json:"toolsFailed"`
+	// ResourcesServed counts resources and resource templates,
+	// PromptsServed prompts.
+	ResourcesServed int              `json:"resourcesServed"`
+	PromptsServed   int              `json:"promptsServed"`
+	Functions       []FunctionStatus `json:"functions"`
+	Errors          []string         `json:"errors"`
 }
 
 // Host serves a function app's mcpToolTrigger functions as MCP tools.
@@ -66,6 +72,7 @@ type Host struct {
 	cat  *catalog.Catalog
 	// params are the x-mcp-header arguments of each tool, by exact name.
 	params  map[string][]mcp.ParamHeader
+	lists   *mcp.FunctionLists // resources, templates, prompts
 	inv     *invoke.Client
 	notify  *invoke.Hub
 	log     *slog.Logger
@@ -128,10 +135,9 @@ func New(opts *Options) (*Host, error) {
 		FileBytes:     int64(o.MaxFunctionFileBytes),
 		Schema:        binding.Limits{SchemaBytes: o.MaxSchemaBytes, SchemaDepth: o.MaxSchemaDepth, CompileTime: o.SchemaCompileTime},
 		ArgumentBytes: o.MaxArgumentBytes, ArgumentDepth: o.MaxArgumentDepth, ArgumentKeys: o.MaxArgumentKeys,
-		Setting: func(name string) (string, bool) {
-			v, from := cfg.Lookup(name)
-			return v, from != ""
-		},
+	}, func(name string) (string, bool) {
+		v, from := cfg.Lookup(name)
+		return v, from != ""
 	})
 	if err != nil {
 		return nil, fmt.Errorf("loading functions: %w", err)
@@ -144,6 +150,7 @@ func New(opts *Options) (*Host, error) {
 		cfg:     cfg,
 		cat:     cat,
 		params:  paramHeaders(cat),
+		lists:   functionLists(cat),
 		notify:  invoke.NewHub(o.Logger, MaxNotificationsPerCall),
 		log:     o.Logger,
 		console: &console{w: o.Output},

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,7 +17,11 @@ import (
 func (h *Host) logLoadFailure(err error) {
 	var te *binding.ToolError
 	var fe *metadata.FunctionError
+	var le *binding.LoadError
 	switch {
+	case errors.As(err, &le):
+		h.log.Error(le.Kind+" not served: "+jsonx.OneLine(err.Error()),
+			"function", le.Function, le.Kind, le.Name, "file", le.File, "reason", jsonx.OneLine(errString(le.Err)))
 	case errors.As(err, &te):
 		h.log.Error("tool not served: "+jsonx.OneLine(err.Error()),
 			"function", te.Function, "tool", te.Tool, "file", te.File, "reason", jsonx.OneLine(errString(te.Err)))
@@ -38,12 +43,14 @@ func errString(err error) string {
 // Status reports the host's state and what it serves.
 func (h *Host) Status() *Status {
 	st := &Status{
-		State:       h.state.Load().(State),
-		Reason:      h.unhealthyReason(),
-		ToolsServed: len(h.cat.Tools()),
-		ToolsFailed: len(h.cat.Failures()),
-		Functions:   h.cat.Functions(),
-		Errors:      []string{},
+		State:           h.state.Load().(State),
+		Reason:          h.unhealthyReason(),
+		ToolsServed:     len(h.cat.Tools()),
+		ToolsFailed:     len(h.cat.Failures()),
+		ResourcesServed: len(h.cat.ResourceEntries()) + len(h.cat.TemplateEntries()),
+		PromptsServed:   len(h.cat.PromptEntries()),
+		Functions:       h.cat.Functions(),
+		Errors:          []string{},
 	}
 	for _, e := range h.cat.Failures() {
 		st.Errors = append(st.Errors, jsonx.OneLine(e.Error()))
@@ -84,23 +91,28 @@ func (h *Host) printFunctions() {
 	sb.WriteString("Functions:\n\n")
 	funcs := h.cat.Functions()
 	for _, f := range funcs {
+		what := ""
+		switch {
+		case f.Tool != "":
+			what = " (tool " + f.Tool + ")"
+		case f.Resource != "":
+			what = " (resource " + f.Resource + ")"
+		case f.Prompt != "":
+			what = " (prompt " + f.Prompt + ")"
+		}
 		switch {
 		case f.Served:
-			fmt.Fprintf(&sb, "  %s: %s (tool %s)\n", f.Name, f.Trigger, f.Tool)
+			fmt.Fprintf(&sb, "  %s: %s%s\n", f.Name, f.Trigger, what)
 		case f.Disabled != "":
-			fmt.Fprintf(&sb, "  %s: %s (disabled: %s)\n", f.Name, f.Trigger, f.Disabled)
+			fmt.Fprintf(&sb, "  %s: %s%s (disabled: %s)\n", f.Name, cmp.Or(f.Trigger, "no trigger"), what, f.Disabled)
 		case f.Error != "":
-			if f.Tool != "" {
-				fmt.Fprintf(&sb, "  %s: %s (tool %s) (not served: see its ERROR line)\n", f.Name, f.Trigger, f.Tool)
+			if f.Trigger != "" {
+				fmt.Fprintf(&sb, "  %s: %s%s (not served: see its ERROR line)\n", f.Name, f.Trigger, what)
 			} else {
 				fmt.Fprintf(&sb, "  %s: (not loaded: see its ERROR line)\n", f.Name)
 			}
 		default:
-			trigger := f.Trigger
-			if trigger == "" {
-				trigger = "no trigger"
-			}
-			fmt.Fprintf(&sb, "  %s: %s (not served: only mcpToolTrigger functions are)\n", f.Name, trigger)
+			fmt.Fprintf(&sb, "  %s: %s (not served: only MCP tool, resource and prompt functions are)\n", f.Name, cmp.Or(f.Trigger, "no trigger"))
 		}
 	}
 	if len(funcs) == 0 {

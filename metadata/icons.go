@@ -55,6 +55,17 @@ func (t *parsedTrigger) resolveExtras() error {
 		s := string(data)
 		t.annotations = &s
 	}
+	if tk := t.options.Task; tk != nil {
+		if err := tk.Check(); err != nil {
+			return err
+		}
+		data, err := Marshal(tk)
+		if err != nil {
+			return err
+		}
+		s := string(data)
+		t.task = &s
+	}
 	if len(t.options.Icons) > 0 {
 		data, err := Marshal(t.options.Icons)
 		if err != nil {

@@ -32,7 +32,7 @@ const (
 // MaxNotificationBytes bounds the body of one notification request.
 const MaxNotificationBytes = 64 << 10
 
-// Notification types.
+// Notification types ([NotificationRequest] too, see clientreq.go).
 const (
 	NotificationProgress = "progress"
 	NotificationLog      = "log"
@@ -56,6 +56,14 @@ type Notification struct {
 	Logger string `json:"logger,omitempty"`
 	// Data is the log message: any JSON value, usually a string (log only).
 	Data json.RawMessage `json:"data,omitempty"`
+	// Key names a request to the client within the invocation (request
+	// only): the key of its answer, and of its entry in an
+	// InputRequiredResult's inputRequests.
+	Key string `json:"key,omitempty"`
+	// Method and Params are the request to the client (request only): one
+	// of the methods of [CapabilityOf], with its params object.
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
 }
 
 // LogLevels are the MCP log levels (RFC 5424 severities), least severe

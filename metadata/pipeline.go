@@ -70,6 +70,8 @@ type ToolOptions struct {
 	// and Icons, when not empty, as icons (funcmcp keys on tools).
 	Annotations *ToolAnnotations
 	Icons       []Icon
+	// Task, when not nil, is written as task (a funcmcp key).
+	Task *TaskSupport
 }
 
 // parsedTrigger is one tool trigger of the function being built, with the
@@ -91,6 +93,7 @@ type parsedTrigger struct {
 	inputValidation      OutputValidation
 	textCopy             TextCopy
 	annotations, icons   *string
+	task                 *string
 	useWorkerInputSchema bool
 	useResultSchema      bool
 }
@@ -297,6 +300,9 @@ func (b *BindingBuilder) Build() error {
 		}
 		if t.icons != nil {
 			t.binding.SetString(KeyIcons, *t.icons)
+		}
+		if t.task != nil {
+			t.binding.SetString(KeyTask, *t.task)
 		}
 		if t.useWorkerInputSchema {
 			t.binding.SetBool(KeyUseWorkerInputSchema, true)

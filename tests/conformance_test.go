@@ -20,6 +20,12 @@ const conformancePkg = "@modelcontextprotocol/conformance"
 // scenarios are run at, each with its own expected-failures file.
 var conformanceRevisions = []string{"2025-06-18", "2025-11-25", "2026-07-28"}
 
+// requirementSets are the revisions the suite has a requirement set for
+// (--requirements: exactly the scenarios that revision requires, scored and
+// not scored, frozen at its release); the others run every scenario that
+// applies to them (--suite all --spec-version).
+var requirementSets = map[string]bool{"2025-11-25": true, "2026-07-28": true}
+
 var conformanceApp once
 
 // conformanceFixture returns the folder of the built tests/conformance app,
@@ -35,10 +41,10 @@ func conformanceFixture(t testing.TB) string {
 	})
 }
 
-// TestConformance runs every server scenario of the official MCP conformance
-// suite (--suite all: active, pending and draft scenarios; extensions are
-// not run) against funchost serving the tests/conformance fixture app, once
-// per protocol revision. The suite itself compares the outcome with
+// TestConformance runs the server scenarios of the official MCP conformance
+// suite against funchost serving the tests/conformance fixture app, once per
+// protocol revision: the suite's requirement set where it has one
+// (2025-11-25, 2026-07-28), else every scenario (--suite all). The suite itself compares the outcome with
 // tests/conformance/expected-failures/<revision>.yaml and exits non-zero on
 // a failure that is not listed there and on a listed failure that now
 // passes, so the file stays exact.
@@ -52,9 +58,13 @@ func TestConformance(t *testing.T) {
 			require.NoError(t, err)
 			require.FileExists(t, baseline)
 			out := t.TempDir()
-			code, stdout, stderr := runNode(t, node, dir, suite, "server",
-				"--url", h.endpoint, "--suite", "all", "--spec-version", rev,
-				"--expected-failures", baseline, "--output-dir", out)
+			args := []string{suite, "server", "--url", h.endpoint, "--expected-failures", baseline, "--output-dir", out}
+			if requirementSets[rev] {
+				args = append(args, "--requirements", rev)
+			} else {
+				args = append(args, "--suite", "all", "--spec-version", rev)
+			}
+			code, stdout, stderr := runNode(t, node, dir, args...)
 			counts, err := countChecks(out)
 			require.NoError(t, err, "reading the suite's results\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 			t.Logf("MCP conformance at %s: %s", rev, counts)

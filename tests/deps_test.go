@@ -170,6 +170,7 @@ var hostInternalImports = map[string][]string{
 	"catalog":   {"jsonrpc"},
 	"guard":     {"jsonrpc"},
 	"backplane": {"backoff", "dedup"},
+	"tasks":     {"jsonrpc", "ids"},
 	"auth":      {"config"},
 	"config":    nil,
 	"jsonrpc":   nil,

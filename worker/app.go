@@ -40,6 +40,10 @@ type Options struct {
 	// value of extensions.mcp.textCopy in host.json, else json. A tool
 	// overrides it with [ToolBuilder.WithTextCopy].
 	TextCopy TextCopy
+	// ClientRequestTimeout bounds how long a request to the MCP client
+	// (ToolContext.Elicit, CreateMessage, ListRoots) waits for its answer;
+	// 0 means DefaultClientRequestTimeout.
+	ClientRequestTimeout time.Duration
 	// InputValidation is the app's validation of a call's arguments against
 	// the tool's input schema, before the handler runs; "" means the value
 	// of extensions.mcp.inputValidation in host.json, else strict (an
@@ -61,6 +65,7 @@ type App struct {
 	logger          *slog.Logger
 	shutdownTimeout time.Duration
 	maxBody         int64
+	clientTimeout   time.Duration           // of a request to the MCP client
 	output          metadata.OutputSettings // from Options
 	scriptRoot      string
 
@@ -82,7 +87,7 @@ func New(opts *Options) *App {
 		o = *opts
 	}
 	a := &App{stdout: o.Stdout, stderr: o.Stderr, logger: o.Logger,
-		shutdownTimeout: o.ShutdownTimeout, maxBody: o.MaxBodyBytes, byName: map[string]*ToolBuilder{},
+		shutdownTimeout: o.ShutdownTimeout, maxBody: o.MaxBodyBytes, clientTimeout: o.ClientRequestTimeout, byName: map[string]*ToolBuilder{},
 		output:     metadata.OutputSettings{Validation: o.OutputValidation, InputValidation: o.InputValidation, TextCopy: o.TextCopy},
 		scriptRoot: o.ScriptRoot}
 	if a.stdout == nil {

@@ -103,6 +103,7 @@ type ToolBuilder struct {
 	errs           []error
 	// annotations, icons and the MCP App (toolextras.go, mcpapp.go)
 	annotations *metadata.ToolAnnotations
+	task        *metadata.TaskSupport
 	icons       []metadata.Icon
 	mcpApp      *appConfig
 }

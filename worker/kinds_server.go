@@ -55,7 +55,7 @@ func (s *server) serveKind(w http.ResponseWriter, r *http.Request, fn string) bo
 	case method == metadata.MethodComplete:
 		logs, value, fail = s.complete(r.Context(), k, raw)
 	case k.prompt != nil:
-		logs, value, fail = s.getPrompt(r.Context(), k, raw, invocationID)
+		logs, value, fail = s.getPrompt(r.Context(), k, raw, invocationID, r.Header)
 	default:
 		logs, value, fail = s.readResource(r.Context(), k, raw, invocationID)
 	}
@@ -193,8 +193,9 @@ func (s *server) readResource(ctx context.Context, k *served, raw json.RawMessag
 	return &rc.logBook, env, nil
 }
 
-func (s *server) getPrompt(ctx context.Context, k *served, raw json.RawMessage, invocationID string) (*logBook, []byte, *metadata.FailureReply) {
-	pc := &PromptContext{InvocationID: invocationID, FunctionName: k.function}
+func (s *server) getPrompt(ctx context.Context, k *served, raw json.RawMessage, invocationID string, hdr http.Header) (*logBook, []byte, *metadata.FailureReply) {
+	pc := &PromptContext{InvocationID: invocationID, FunctionName: k.function,
+		ClientRequests: newClientRequests(newNotifier(ctx, hdr), hdr, s.app.clientTimeout)}
 	ic, err := metadata.DecodePromptInvocationContext(raw)
 	if err != nil {
 		return &pc.logBook, nil, failure(metadata.CodeInvalidParams, "%v", err)
@@ -205,7 +206,12 @@ func (s *server) getPrompt(ctx context.Context, k *served, raw json.RawMessage, 
 	pc.Name, pc.Arguments, pc.SessionID, pc.ClientInfo, pc.Transport = ic.Name, ic.StringArguments(), ic.SessionID, ic.ClientInfo, ic.Transport
 	what := "prompt " + k.prompt.Name
 	var res *PromptResult
-	if err := s.guard(what, func() (err error) { res, err = k.getPrompt(ctx, pc); return err }); err != nil {
+	err = s.guard(what, func() (err error) { res, err = k.getPrompt(ctx, pc); return err })
+	if pc.inputRequired() {
+		// The host answers the request with the requests it was sent.
+		return &pc.logBook, nil, failure(metadata.CodeInternalError, "%s needs the MCP client's input: %v", what, ErrInputRequired)
+	}
+	if err != nil {
 		pc.Logf("%s failed: %v", what, err)
 		return &pc.logBook, nil, handlerFailure(err)
 	}

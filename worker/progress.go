@@ -57,9 +57,12 @@ type notifier struct {
 }
 
 // newNotifier reads the channel the host offers in the invocation request
-// headers; ctx is the invocation's, which bounds every send. It returns nil when there is none (the real Azure Functions host
-// never offers one) or when the offer is not usable: the URL must be plain
-// http to a loopback address, since the host runs on the same machine.
+// headers; ctx is the invocation's, which bounds every send. It returns nil
+// when there is none (the real Azure Functions host never offers one) or
+// when the offer is not usable: the URL must be plain http to a loopback
+// address, since the host runs on the same machine. The channel carries
+// notifications, when the client wants them, and requests to the client
+// (clientreq.go).
 func newNotifier(ctx context.Context, h http.Header) *notifier {
 	raw, token := h.Get(metadata.HeaderNotifyURL), h.Get(metadata.HeaderNotifyToken)
 	if raw == "" || token == "" {
@@ -73,11 +76,11 @@ func newNotifier(ctx context.Context, h http.Header) *notifier {
 	if lvl := h.Get(metadata.HeaderNotifyLogLevel); lvl != "" {
 		n.minLevel = metadata.LogLevelRank(lvl)
 	}
-	if !n.progress && n.minLevel < 0 {
-		return nil
-	}
 	return n
 }
+
+// notifies reports whether the client wants progress or log messages.
+func (n *notifier) notifies() bool { return n != nil && (n.progress || n.minLevel >= 0) }
 
 func loopbackHost(host string) bool {
 	if host == "localhost" {
@@ -128,7 +131,7 @@ func (n *notifier) send(nt *metadata.Notification) {
 // or [ToolContext.ClientLog] can reach the client: the host offered a
 // channel and the client asked for progress or log messages. It is false
 // under the real Azure Functions host, which has no such channel.
-func (tc *ToolContext) Notifies() bool { return tc.notify != nil }
+func (tc *ToolContext) Notifies() bool { return tc.notify.notifies() }
 
 // Progress tells the client how far the tool has got: done out of total
 // (total <= 0 when unknown), with an optional message. funchost forwards it

@@ -34,6 +34,9 @@ type PromptContext struct {
 	// FunctionName is the function (folder) name the host invoked.
 	FunctionName string
 
+	// ClientRequests asks the MCP client: Elicit, CreateMessage, ListRoots.
+	*ClientRequests
+
 	logBook
 }
 

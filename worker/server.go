@@ -126,8 +126,9 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 		Transport:    ic.Transport,
 		InvocationID: r.Header.Get(metadata.HeaderInvocationID),
 		FunctionName: t.function,
-		notify:       newNotifier(r.Context(), r.Header),
 	}
+	tc.notify = newNotifier(r.Context(), r.Header)
+	tc.ClientRequests = newClientRequests(tc.notify, r.Header, s.app.clientTimeout)
 	s.app.logger.LogAttrs(r.Context(), slog.LevelDebug, "invocation",
 		slog.String("function", t.function), slog.String("tool", t.name), slog.String("invocationId", tc.InvocationID))
 
@@ -173,6 +174,10 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metad
 		}
 	}
 	out, err := t.invoke(ctx, tc, t)
+	if tc.inputRequired() {
+		// The host answers the call with the requests it was sent.
+		return metadata.ErrorResult(fmt.Sprintf("tool %s needs the MCP client's input: %v", t.name, ErrInputRequired)), ""
+	}
 	if err != nil {
 		tc.Logf("tool %s failed: %v", t.name, err)
 		return metadata.ErrorResult(err.Error()), ""

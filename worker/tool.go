@@ -52,6 +52,9 @@ type ToolContext struct {
 	// there is none (see progress.go).
 	notify *notifier
 
+	// ClientRequests asks the MCP client: Elicit, CreateMessage, ListRoots.
+	*ClientRequests
+
 	mu   sync.Mutex
 	logs []string
 }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"slices"
+	"time"
 
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -32,11 +33,48 @@ func (b *ToolBuilder) WithIcons(icons ...Icon) *ToolBuilder {
 	return b
 }
 
+// Task support of a tool (see [ToolBuilder.WithTaskSupport]).
+const (
+	TaskOptional = metadata.TaskOptional
+	TaskRequired = metadata.TaskRequired
+)
+
+// TaskOptions are the suggestions a task-supporting tool makes to clients;
+// zero fields take the host's defaults.
+type TaskOptions struct {
+	// TTL is how long a task stays readable after it was created.
+	TTL time.Duration
+	// PollInterval is how often a client should poll tasks/get.
+	PollInterval time.Duration
+}
+
+// WithTaskSupport lets the tool run as an MCP task (the tasks extension,
+// SEP-2663), for a long job that outlives a request: with TaskOptional a
+// client that negotiated the extension gets a task it polls, others a
+// synchronous call; with TaskRequired the others are refused. The handler
+// stays the same: its progress becomes the task's status message, its
+// requests to the client (Elicit, CreateMessage, ListRoots) the task's
+// input requests. funchost runs tasks; the Azure Functions host ignores the
+// declaration (a funcmcp key) and runs the tool synchronously.
+func (b *ToolBuilder) WithTaskSupport(support string, opts *TaskOptions) *ToolBuilder {
+	ts := &metadata.TaskSupport{Support: support}
+	if opts != nil {
+		ts.TTLMs, ts.PollIntervalMs = opts.TTL.Milliseconds(), opts.PollInterval.Milliseconds()
+	}
+	if err := ts.Check(); err != nil {
+		b.errs = append(b.errs, ruleErr(ErrOutputSetting, "%v", err))
+		return b
+	}
+	b.task = ts
+	return b
+}
+
 // applyExtras adds the annotations, icons and MCP App metadata to a
 // tool's options. The app's "ui" entry replaces a "ui" set with
 // WithMetadata, as the .NET worker's fluent MCP App configuration does.
 func (b *ToolBuilder) applyExtras(opts *metadata.ToolOptions) {
 	opts.Annotations = b.annotations
+	opts.Task = b.task
 	opts.Icons = slices.Clone(b.icons)
 	if b.mcpApp != nil {
 		opts.Metadata = metadata.SetField(opts.Metadata, metadata.MetaKeyUI, b.mcpApp.toolUI(b.name))

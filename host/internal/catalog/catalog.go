@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"errors"
-	"slices"
 	"sort"
 	"strings"
 
@@ -21,21 +20,20 @@ type Limits struct {
 	// ArgumentBytes, ArgumentDepth and ArgumentKeys bound a call's
 	// arguments: total JSON size, nesting, object keys.
 	ArgumentBytes, ArgumentDepth, ArgumentKeys int
-	// Setting looks up an app setting, for the settings that disable a
-	// function (AzureWebJobs.<name>.Disabled); nil means none is set.
-	Setting func(name string) (string, bool)
 }
 
 // FunctionStatus is one function of the app as GET /admin/host/status reports it.
 type FunctionStatus struct {
-	Name    string `json:"name"`
-	Trigger string `json:"trigger,omitempty"`
-	Tool    string `json:"tool,omitempty"`
-	Served  bool   `json:"served"`
-	Error   string `json:"error,omitempty"`
-	// Disabled says why a disabled function is left out ("" when it is
-	// not disabled): metadata.Function.Disabled's reason.
+	Name     string `json:"name"`
+	Trigger  string `json:"trigger,omitempty"`
+	Tool     string `json:"tool,omitempty"`
+	Resource string `json:"resource,omitempty"` // the URI or URI template
+	Prompt   string `json:"prompt,omitempty"`
+	Served   bool   `json:"served"`
+	// Disabled says why the function is left out, as the Functions host
+	// leaves it out ("" when it is not).
 	Disabled string `json:"disabled,omitempty"`
+	Error    string `json:"error,omitempty"`
 }
 
 // Catalog is the loaded app. It is read-only once Load returns, and safe
@@ -43,14 +41,18 @@ type FunctionStatus struct {
 type Catalog struct {
 	lim      Limits
 	tools    tools
+	fns      functions
 	funcs    []FunctionStatus // by function name
 	failures []error          // one per function or tool not served, by function name
 }
 
 // Load reads every function of the app under root and loads what it
-// serves. It fails only when the script root cannot be read or the lists
-// cannot be encoded; a function or tool that fails is recorded instead.
-func Load(root string, lim *Limits) (*Catalog, error) {
+// serves: tools, resources, resource templates and prompts, each with the
+// binding function the worker SDK applies before it emits them. It fails
+// only when the script root cannot be read or the lists cannot be encoded;
+// a function that fails is recorded instead. setting looks up an app
+// setting (for AzureWebJobs.<name>.Disabled); nil means none.
+func Load(root string, lim *Limits, setting func(name string) (string, bool)) (*Catalog, error) {
 	fns, fnErrs, err := metadata.ReadApp(root, &metadata.ReadOptions{MaxFileBytes: lim.FileBytes})
 	if err != nil {
 		return nil, err
@@ -65,21 +67,20 @@ func Load(root string, lim *Limits) (*Catalog, error) {
 		c.funcs = append(c.funcs, st)
 		c.failures = append(c.failures, e)
 	}
-	// Disabled functions are left out, as the Functions host leaves them
-	// out: not served, not failed, listed with the reason.
-	fns = slices.DeleteFunc(fns, func(fn *metadata.Function) bool {
-		off, why := fn.Disabled(lim.Setting)
-		if off {
-			c.funcs = append(c.funcs, FunctionStatus{Name: fn.Name, Trigger: triggerType(fn), Disabled: why})
-		}
-		return off
-	})
 	var rest []*metadata.Function // functions of no MCP kind
+	enabled := fns[:0:0]
 	for _, fn := range fns {
-		if len(fn.ToolTriggers()) == 0 {
+		if off, why := fn.Disabled(setting); off {
+			c.funcs = append(c.funcs, FunctionStatus{Name: fn.Name, Trigger: triggerType(fn), Disabled: why})
+			continue
+		}
+		enabled = append(enabled, fn)
+		if len(fn.ToolTriggers()) == 0 && len(fn.ResourceTriggers()) == 0 && len(fn.PromptTriggers()) == 0 {
 			rest = append(rest, fn)
 		}
 	}
+	fns = enabled
+	c.loadFunctions(root, fns)
 	if err := c.loadTools(root, fns); err != nil {
 		return nil, err
 	}
@@ -128,6 +129,10 @@ func failedFunction(err error) string {
 	var te *binding.ToolError
 	if errors.As(err, &te) {
 		return te.Function
+	}
+	var le *binding.LoadError
+	if errors.As(err, &le) {
+		return le.Function
 	}
 	var fe *metadata.FunctionError
 	if errors.As(err, &fe) {

@@ -48,7 +48,7 @@ func writeTool(t testing.TB, root, function string, opts *metadata.ToolOptions) 
 
 func load(t *testing.T, root string) *Catalog {
 	t.Helper()
-	c, err := Load(root, testLimits(nil))
+	c, err := Load(root, testLimits(nil), nil)
 	require.NoError(t, err)
 	return c
 }

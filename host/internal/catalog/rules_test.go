@@ -91,7 +91,7 @@ func TestBrokenAppFolders(t *testing.T) {
 			}
 			ch := make(chan loaded, 1)
 			go func() {
-				c, err := Load(root, testLimits(&Limits{FileBytes: 4096, Schema: binding.Limits{SchemaBytes: 2048}}))
+				c, err := Load(root, testLimits(&Limits{FileBytes: 4096, Schema: binding.Limits{SchemaBytes: 2048}}), nil)
 				ch <- loaded{c, err}
 			}()
 			var l loaded

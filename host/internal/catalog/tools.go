@@ -141,6 +141,11 @@ func (c *Catalog) addTool(root string, fn *metadata.Function, loaded loadedTool)
 		return
 	}
 	tool, err := loaded.tool, loaded.err
+	if err == nil {
+		if viewErr := c.checkAppView(tool); viewErr != nil {
+			err = &binding.ToolError{Function: fn.Name, Tool: toolName, File: file, Err: viewErr}
+		}
+	}
 	if err != nil {
 		c.record(st, err)
 		return
@@ -176,7 +181,11 @@ type toolJSON struct {
 	Description  *string         `json:"description,omitempty"`
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Meta         json.RawMessage `json:"_meta,omitempty"`
+	// Annotations and Icons are funcmcp keys of the trigger (the Azure
+	// Functions host does not advertise them).
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	Icons       []metadata.Icon `json:"icons,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
 }
 
 // encodeToolList encodes the tools/list array clients speaking version see.
@@ -184,7 +193,7 @@ func (c *Catalog) encodeToolList(version string) (json.RawMessage, error) {
 	items := make([]toolJSON, len(c.tools.all))
 	for i, t := range c.tools.all {
 		tr := t.Binding.Trigger
-		item := toolJSON{Name: t.Name, Title: tr.Title, Meta: tr.AdvertisedMeta()}
+		item := toolJSON{Name: t.Name, Title: tr.Title, Annotations: tr.Annotations, Icons: tr.Icons, Meta: tr.AdvertisedMeta()}
 		if t.hasDescription {
 			item.Description = &t.description
 		}

@@ -32,7 +32,10 @@ const maxResponseBytes = 64 << 20
 type Function struct {
 	Name    string
 	DataKey string
-	Tool    string
+	Tool    string // the tool, resource URI or prompt name (for messages)
+	// Method, when set, is sent in metadata.HeaderMethod: a request that is
+	// not an invocation (completion/complete).
+	Method string
 }
 
 // Options configures [NewClient].
@@ -150,7 +153,14 @@ func (inv *Client) WorkerDown(url string) {
 type Error struct {
 	Status int // the HTTP status, 0 when there was none
 	Err    error
+	// Body is the start of a non-2xx answer (at most maxErrorBody bytes):
+	// a funcmcp worker explains a failed resource, prompt or completion
+	// request there (metadata.FailureReply).
+	Body []byte
 }
+
+// maxErrorBody bounds the part of a non-2xx answer kept in an Error.
+const maxErrorBody = 64 << 10
 
 func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
@@ -242,6 +252,9 @@ func (inv *Client) post(ctx context.Context, base string, f *Function, body []by
 	if err := req.SetBody(streaming.NopCloser(bytes.NewReader(body)), "application/json; charset=utf-8"); err != nil {
 		return nil, &Error{Err: fmt.Errorf("building the request: %w", err)}
 	}
+	if f.Method != "" {
+		req.Raw().Header.Set(metadata.HeaderMethod, f.Method)
+	}
 	runtime.SkipBodyDownload(req)
 	resp, err := inv.pl.Do(req)
 	if err != nil {
@@ -259,7 +272,8 @@ func (inv *Client) post(ctx context.Context, base string, f *Function, body []by
 		return nil, &Error{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: reading the answer: %w", path, err)}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &Error{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the worker answered %s%s", path, resp.Status, snippet(data))}
+		return nil, &Error{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the worker answered %s%s", path, resp.Status, snippet(data)),
+			Body: data[:min(len(data), maxErrorBody)]}
 	}
 	if len(data) > maxResponseBytes {
 		return nil, &Error{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the answer is larger than %d bytes", path, maxResponseBytes)}
@@ -314,14 +328,7 @@ func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
 		ClientInfo: in.ClientInfo,
 		Transport:  &metadata.Transport{Name: transport, SessionID: in.SessionID},
 	}
-	if len(in.Headers) > 0 {
-		hs := make(map[string]string, len(in.Headers))
-		for k, v := range in.Headers {
-			if isSecretHeader(k) {
-				continue // the function key never leaves the host
-			}
-			hs[k] = strings.Join(v, ",")
-		}
+	if hs := ForwardedHeaders(in.Headers); hs != nil {
 		tc.Transport.Properties = &metadata.TransportProperties{Headers: hs}
 	}
 	buf := make([]byte, 0, 1024)
@@ -358,6 +365,23 @@ func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
 	return buf, nil
 }
 
+// ForwardedHeaders are the client's request headers as the invocation
+// context carries them (transport.properties.headers): values joined with
+// ",", the function key left out; nil when there are none.
+func ForwardedHeaders(h http.Header) map[string]string {
+	if len(h) == 0 {
+		return nil
+	}
+	hs := make(map[string]string, len(h))
+	for k, v := range h {
+		if isSecretHeader(k) {
+			continue // the function key never leaves the host
+		}
+		hs[k] = strings.Join(v, ",")
+	}
+	return hs
+}
+
 // isSecretHeader reports whether a client header carries the host's own
 // credentials, which are not forwarded to the worker.
 func isSecretHeader(name string) bool {
@@ -375,4 +399,22 @@ func argumentText(raw json.RawMessage) string {
 		}
 	}
 	return string(raw)
+}
+
+// ContextBody builds the custom-handler request of a resource, prompt or
+// completion request: {"Data":{"<trigger name>":<context>},"Metadata":{"sys":{…}}},
+// the context (an encoded JSON object) sent as it is.
+func ContextBody(f *Function, context []byte, now time.Time) []byte {
+	buf := make([]byte, 0, len(context)+256)
+	buf = append(buf, `{"Data":{`...)
+	buf = metadata.AppendJSONString(buf, f.DataKey)
+	buf = append(buf, ':')
+	buf = append(buf, context...)
+	buf = append(buf, `},"Metadata":{"sys":{"MethodName":`...)
+	buf = metadata.AppendJSONString(buf, f.Name)
+	buf = append(buf, `,"UtcNow":"`...)
+	buf = now.UTC().AppendFormat(buf, time.RFC3339Nano)
+	buf = append(buf, `","RandGuid":"`...)
+	buf = append(buf, ids.GUID()...)
+	return append(buf, `"}}}`...)
 }

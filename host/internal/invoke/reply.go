@@ -35,6 +35,10 @@ func decodeReply(contentType string, data []byte) (*Reply, error) {
 	return &Reply{Logs: out.Logs, returnValue: out.ReturnValue}, nil
 }
 
+// ReturnValue is the reply's ReturnValue (nil for a direct reply, which
+// only tools get).
+func (r *Reply) ReturnValue() json.RawMessage { return r.returnValue }
+
 // Result turns the reply into a tool result, decoding today's ReturnValue
 // with useResultSchema as binding.DecodeReturnValue says.
 func (r *Reply) Result(useResultSchema bool) (*binding.Decoded, error) {

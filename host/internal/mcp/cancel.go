@@ -91,15 +91,25 @@ func callScope(req *request, s *session) string {
 	return ""
 }
 
-// callCancellable runs a tools/call whose context ends when its client
-// sends notifications/cancelled for its id (only when the call has a
-// scope).
-func (h *handler) callCancellable(req *request, call *CallRequest, scope string) (*metadata.CallToolResult, error) {
+// cancellable returns the context of a request that its client can cancel
+// with notifications/cancelled for its id (only when it has a scope), and
+// the function that ends it.
+func (h *handler) cancellable(req *request) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(req.r.Context())
-	defer cancel(nil)
-	if scope != "" {
-		defer h.calls.add(callKey(scope, req.id), cancel)()
+	if req.scope == "" {
+		return ctx, func() { cancel(nil) }
 	}
+	remove := h.calls.add(callKey(req.scope, req.id), cancel)
+	return ctx, func() {
+		remove()
+		cancel(nil)
+	}
+}
+
+// callCancellable runs a tools/call in a cancellable context.
+func (h *handler) callCancellable(req *request, call *CallRequest) (*metadata.CallToolResult, error) {
+	ctx, done := h.cancellable(req)
+	defer done()
 	return h.callTool(ctx, call)
 }
 

@@ -62,6 +62,8 @@ type handler struct {
 	lists  [2]atomic.Pointer[toolList] // the prepared tools/list arrays: legacy, modern
 	last   atomic.Pointer[tokenHit]    // the last session token parsed
 	levels *levelStore                 // logging/setLevel choices
+
+	pageSize int // entries per page of the list methods of functions.go
 }
 
 // toolList is a ToolsList slice checked once and remembered by identity.
@@ -107,6 +109,9 @@ func newHandler(tools Tools, opts *Options) *handler {
 	if o.MaxBatchReplyBytes <= 0 {
 		o.MaxBatchReplyBytes = DefaultMaxBatchReplyBytes
 	}
+	if o.PageSize <= 0 {
+		o.PageSize = DefaultPageSize
+	}
 	h := &handler{
 		sealer:   checkSealer(&o),
 		lifetime: o.SessionLifetime,
@@ -118,31 +123,28 @@ func newHandler(tools Tools, opts *Options) *handler {
 		initial:  make(map[string][]byte, len(SupportedVersions)),
 		modern:   slices.Clone(ModernVersions),
 		levels:   newLevelStore(DefaultMaxLogSessions),
+		pageSize: o.PageSize,
 	}
+	f, _ := tools.(Functions)
+	caps := functionCapabilities(f)
 	for _, v := range h.versions {
-		h.initial[v] = initializeResult(v, &o)
+		h.initial[v] = initializeResult(v, &o, caps)
 	}
 	h.discoverVersions = append(slices.Clone(h.modern), h.versions...)
 	slices.SortFunc(h.discoverVersions, func(a, b string) int { return strings.Compare(b, a) })
-	h.modernReplies = newModernReplies(&o, h.discoverVersions)
+	h.modernReplies = newModernReplies(&o, h.discoverVersions, caps)
 	return h
 }
 
-// initializeResult encodes the InitializeResult for version v.
-func initializeResult(v string, o *Options) []byte {
-	type toolsCap struct {
-		ListChanged bool `json:"listChanged"`
-	}
-	type caps struct {
-		Logging struct{} `json:"logging"`
-		Tools   toolsCap `json:"tools"`
-	}
+// initializeResult encodes the InitializeResult for version v; more are
+// capabilities entries (with their leading comma) beside logging and tools.
+func initializeResult(v string, o *Options, more string) []byte {
 	r := struct {
-		ProtocolVersion string         `json:"protocolVersion"`
-		Capabilities    caps           `json:"capabilities"`
-		ServerInfo      Implementation `json:"serverInfo"`
-		Instructions    string         `json:"instructions,omitempty"`
-	}{v, caps{}, o.ServerInfo, o.Instructions}
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ServerInfo      Implementation  `json:"serverInfo"`
+		Instructions    string          `json:"instructions,omitempty"`
+	}{v, json.RawMessage(`{"logging":{},"tools":{"listChanged":false}` + more + `}`), o.ServerInfo, o.Instructions}
 	data, err := metadata.Marshal(r)
 	if err != nil {
 		panic(fmt.Sprintf("encoding initialize result: %v", err)) // plain strings: cannot fail
@@ -156,6 +158,10 @@ type request struct {
 	r   *http.Request
 	sse bool
 	id  []byte
+	log *requestLog // nil unless the debug log is on
+	// scope names the client for cancellation (see callScope); "" when
+	// no notifications/cancelled can reach its calls.
+	scope string
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -224,6 +230,10 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	}
 
 	req := request{w: w, r: r, sse: sse, id: msg.id}
+	if req.log = h.startRequestLog(r.Context(), w, method, msg.params); req.log != nil {
+		req.w = req.log
+		defer h.logRequest(r.Context(), req.log)
+	}
 	if h.serveModern(&req, &msg) {
 		return
 	}
@@ -235,10 +245,12 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	if !ok {
 		return
 	}
+	req.log.setVersion(version)
+	req.scope = callScope(&req, s)
 	if msg.id == nil {
 		// Notifications (initialized, cancelled, …) need no answer.
 		if method == methodCancelled {
-			h.cancelled(msg.params, callScope(&req, s))
+			h.cancelled(msg.params, req.scope)
 		}
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -253,6 +265,16 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	case methodLoggingSetLevel:
 		h.setLevel(&req, msg.params)
 	default:
+		c := Caller{ProtocolVersion: version, Headers: r.Header, Transport: transportOf(r.Context())}
+		if s != nil {
+			c.ClientInfo = s.client
+		}
+		if vals := r.Header[headerSessionID]; len(vals) > 0 && c.Transport == metadata.TransportStreamableHTTP {
+			c.SessionID = vals[0]
+		}
+		if h.serveFunction(&req, method, msg.params, c) {
+			return
+		}
 		h.rpcError(&req, CodeMethodNotFound, "Method '"+jsonx.SafeText(method)+"' is not available.", nil)
 	}
 }
@@ -397,7 +419,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 		call.ClientInfo = s.client
 	}
 	call.Notify = h.notifier(req, msg, meta)
-	res, err := h.callCancellable(req, call, callScope(req, s))
+	res, err := h.callCancellable(req, call)
 	req.w = call.Notify.end(req.w) // no notification after this: the reply follows
 	if err != nil {
 		if pe, ok := errors.AsType[*ProtocolError](err); ok {
@@ -412,6 +434,9 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 		h.log.Error("mcp tools/call failed", "tool", name, "error", "the tool returned no result")
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
 		return
+	}
+	if res.IsError {
+		req.log.setOutcome("isError")
 	}
 
 	head := ""

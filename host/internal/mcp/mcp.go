@@ -54,6 +54,10 @@ type Options struct {
 	// DefaultMaxBatchReplyBytes (16 MiB). A reply that would pass it, and
 	// the requests after it, get a -32000 error instead.
 	MaxBatchReplyBytes int
+	// PageSize is how many entries a page of resources/list,
+	// resources/templates/list and prompts/list holds; 0 means
+	// DefaultPageSize.
+	PageSize int
 	// SessionLifetime is how long a session token is accepted after
 	// initialize; 0 means DefaultSessionLifetime. An expired token gets 404,
 	// which tells the client to initialize again.

@@ -87,9 +87,10 @@ type modernReplies struct {
 	discover       []byte // the whole server/discover result
 	listHead       []byte // the tools/list result up to the tools array
 	callHead       string // what a tools/call result starts with after '{'
+	cache          string // "ttlMs":…,"cacheScope":…
 }
 
-func newModernReplies(o *Options, versions []string) *modernReplies {
+func newModernReplies(o *Options, versions []string, moreCaps string) *modernReplies {
 	info, err := metadata.Marshal(o.ServerInfo)
 	if err != nil {
 		panic(fmt.Sprintf("encoding server info: %v", err)) // plain strings: cannot fail
@@ -106,7 +107,7 @@ func newModernReplies(o *Options, versions []string) *modernReplies {
 		SupportedVersions []string        `json:"supportedVersions"`
 		Capabilities      json.RawMessage `json:"capabilities"`
 		Instructions      string          `json:"instructions,omitempty"`
-	}{"complete", versions, json.RawMessage(`{"tools":{}}`), o.Instructions}
+	}{"complete", versions, json.RawMessage(`{"tools":{}` + moreCaps + `}`), o.Instructions}
 	d, err := metadata.Marshal(disc)
 	if err != nil {
 		panic(fmt.Sprintf("encoding the discover result: %v", err))
@@ -122,6 +123,7 @@ func newModernReplies(o *Options, versions []string) *modernReplies {
 		discover:       d,
 		listHead:       head,
 		callHead:       `"resultType":"complete",`,
+		cache:          cache,
 	}
 }
 
@@ -234,12 +236,14 @@ func (h *handler) serveModern(req *request, msg *message) bool {
 			return true
 		}
 	}
+	req.log.setVersion(claim.version)
 	meta, problem := decodeRequestMeta(claim)
 	if problem != "" {
 		h.refuse(req.w, http.StatusBadRequest, id, CodeInvalidParams, problem, nil)
 		return true
 	}
 
+	req.scope = callScope(req, nil) // a legacy SSE stream's, else none
 	switch msg.method {
 	case methodDiscover:
 		h.result(req, h.modernReplies.discover)
@@ -248,6 +252,11 @@ func (h *handler) serveModern(req *request, msg *message) bool {
 	case methodToolsCall:
 		h.toolsCall(req, msg, meta.ProtocolVersion, nil, meta)
 	default:
+		c := Caller{ProtocolVersion: meta.ProtocolVersion, ClientInfo: meta.ClientInfo, Meta: meta,
+			Headers: req.r.Header, Transport: transportOf(req.r.Context())}
+		if h.serveFunction(req, msg.method, msg.params, c) {
+			return true
+		}
 		// ping, initialize, logging/setLevel… are not part of 2026-07-28.
 		h.refuse(req.w, http.StatusNotFound, id, CodeMethodNotFound,
 			"Method not found: '"+jsonx.SafeText(msg.method)+"' is not available in protocol version "+meta.ProtocolVersion+".", nil)
@@ -261,7 +270,7 @@ func isModernMethod(method string) bool {
 	case methodDiscover, methodToolsList, methodToolsCall:
 		return true
 	}
-	return false
+	return isFunctionMethod(method)
 }
 
 // checkModernHeaders checks the standard request headers of a modern

@@ -1,0 +1,221 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/host/internal/catalog"
+	"github.com/funcmcp/funcmcp/host/internal/guard"
+	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/host/internal/invoke"
+	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// functionLists are the list entries of the catalog, for the MCP endpoint.
+func functionLists(cat *catalog.Catalog) *mcp.FunctionLists {
+	return &mcp.FunctionLists{
+		Resources:   cat.ResourceEntries(),
+		Templates:   cat.TemplateEntries(),
+		Prompts:     cat.PromptEntries(),
+		Completions: len(cat.TemplateEntries()) > 0 || len(cat.PromptEntries()) > 0,
+	}
+}
+
+// FunctionLists gives the MCP endpoint the resources, templates and prompts.
+func (s toolSet) FunctionLists() *mcp.FunctionLists { return s.h.lists }
+
+// ReadResource serves resources/read: the URI is checked as the extension
+// checks it, matched against the static resources and then the templates,
+// and read by invoking the function that serves it.
+func (s toolSet) ReadResource(ctx context.Context, req *mcp.ReadRequest) (*metadata.ReadResourceResult, error) {
+	h := s.h
+	if err := binding.ValidateResourceURI(req.URI); err != nil {
+		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: "Invalid params: " + jsonx.OneLine(err.Error()),
+			Data: map[string]string{"uri": req.URI}}
+	}
+	res, _, ok := h.cat.LookupResource(req.URI)
+	if !ok {
+		return nil, mcp.ResourceNotFound(req.ProtocolVersion, req.URI)
+	}
+	c := metadata.ResourceInvocationContext{URI: req.URI, SessionID: req.SessionID, ClientInfo: req.ClientInfo,
+		Transport: transportOf(&req.Caller)}
+	fn := &invoke.Function{Name: res.Function, DataKey: dataKey(res.Binding), Tool: res.URI}
+	reply, err := h.invokeFunction(ctx, fn, "resource "+res.URI, c, req.ProtocolVersion)
+	if err != nil {
+		if pe, ok := errors.AsType[*mcp.ProtocolError](err); ok && pe.Code == metadata.CodeResourceNotFound {
+			nf := mcp.ResourceNotFound(req.ProtocolVersion, req.URI)
+			nf.Message = pe.Message // the worker says why
+			return nil, nf
+		}
+		return nil, err
+	}
+	out, err := res.DecodeReturnValue(reply.ReturnValue(), req.URI)
+	if err != nil {
+		return nil, h.functionFailed(ctx, fn, err)
+	}
+	return out, nil
+}
+
+// GetPrompt serves prompts/get: required arguments are checked before the
+// function that serves the prompt is invoked.
+func (s toolSet) GetPrompt(ctx context.Context, req *mcp.PromptRequest) (*metadata.GetPromptResult, error) {
+	h := s.h
+	p, ok := h.cat.Prompt(req.Name)
+	if !ok {
+		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Unknown prompt: '%s'", jsonx.SafeText(req.Name))}
+	}
+	if missing := p.MissingArguments(req.Arguments); len(missing) > 0 {
+		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: binding.MissingPromptArgumentsMessage(missing)}
+	}
+	c := metadata.PromptInvocationContext{Name: p.Name, Arguments: req.Arguments, SessionID: req.SessionID,
+		ClientInfo: req.ClientInfo, Transport: transportOf(&req.Caller)}
+	fn := &invoke.Function{Name: p.Function, DataKey: dataKey(p.Binding), Tool: p.Name}
+	reply, err := h.invokeFunction(ctx, fn, "prompt "+p.Name, c, req.ProtocolVersion)
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.DecodeReturnValue(reply.ReturnValue())
+	if err != nil {
+		return nil, h.functionFailed(ctx, fn, err)
+	}
+	return out, nil
+}
+
+// Complete serves completion/complete for a prompt argument or a template
+// variable: a fixed list is answered here, a dynamic one by the worker.
+func (s toolSet) Complete(ctx context.Context, req *mcp.CompleteRequest) (*metadata.CompleteResult, error) {
+	h := s.h
+	var (
+		src      metadata.CompletionSource
+		has      bool
+		function string
+		key      string
+	)
+	switch req.Ref.Type {
+	case metadata.RefPrompt:
+		p, ok := h.cat.Prompt(req.Ref.Name)
+		if !ok {
+			return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Unknown prompt: '%s'", jsonx.SafeText(req.Ref.Name))}
+		}
+		src, has = p.Completion(req.Argument.Name)
+		function, key = p.Function, dataKey(p.Binding)
+	case metadata.RefResource:
+		t, ok := h.cat.Template(req.Ref.URI)
+		if !ok {
+			return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Unknown resource template: '%s'", jsonx.SafeText(req.Ref.URI))}
+		}
+		src, has = t.Completion(req.Argument.Name)
+		function, key = t.Function, dataKey(t.Binding)
+	default:
+		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: ref.type '%s' is not %s or %s",
+			jsonx.SafeText(req.Ref.Type), metadata.RefPrompt, metadata.RefResource)}
+	}
+	switch {
+	case !has:
+		return binding.CompleteResultOf(nil), nil
+	case !src.Dynamic:
+		return binding.CompleteValues(src.Values, req.Argument.Value), nil
+	}
+	c := metadata.CompletionContext{Ref: req.Ref, Argument: req.Argument, SessionID: req.SessionID,
+		ClientInfo: req.ClientInfo, Transport: transportOf(&req.Caller)}
+	if len(req.Arguments) > 0 {
+		c.Context = &metadata.CompletionArguments{Arguments: req.Arguments}
+	}
+	fn := &invoke.Function{Name: function, DataKey: key, Tool: req.Argument.Name, Method: metadata.MethodComplete}
+	reply, err := h.invokeFunction(ctx, fn, "completion of "+req.Argument.Name, c, req.ProtocolVersion)
+	if err != nil {
+		return nil, err
+	}
+	out, err := binding.DecodeCompletionReturnValue(reply.ReturnValue())
+	if err != nil {
+		return nil, h.functionFailed(ctx, fn, err)
+	}
+	return out, nil
+}
+
+// dataKey is the invocation's Data key for a trigger binding name.
+func dataKey(name string) string {
+	if name == "" {
+		return metadata.TriggerBindingName
+	}
+	return name
+}
+
+// transportOf is the invocation context's transport of a request.
+func transportOf(c *mcp.Caller) *metadata.Transport {
+	t := &metadata.Transport{Name: c.Transport, SessionID: c.SessionID}
+	if t.Name == "" {
+		t.Name = metadata.TransportStreamableHTTP
+	}
+	if hs := invoke.ForwardedHeaders(c.Headers); len(hs) > 0 {
+		t.Properties = &metadata.TransportProperties{Headers: hs}
+	}
+	return t
+}
+
+// invokeFunction runs one resource, prompt or completion request on the
+// worker, with the same admission, drain, time limit and cancellation as a
+// tool call, and logs it as the Functions host does. A failure the worker
+// explains (metadata.FailureReply) becomes the JSON-RPC error it names;
+// any other failure the extension's generic error.
+func (h *Host) invokeFunction(ctx context.Context, fn *invoke.Function, what string, trigger any, version string) (*invoke.Reply, error) {
+	ctxJSON, err := metadata.Marshal(trigger)
+	if err != nil {
+		return nil, h.functionFailed(ctx, fn, fmt.Errorf("encoding the %s context: %w", what, err))
+	}
+	release, err := h.calls.Admit()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	ctx, stop := h.calls.Drainable(ctx)
+	defer stop()
+	id := ids.GUID()
+	start := time.Now()
+	reply, err := h.inv.Invoke(ctx, fn, id, invoke.ContextBody(fn, ctxJSON, start))
+	logAttrs := func(outcome string, extra ...slog.Attr) {
+		attrs := append([]slog.Attr{slog.String("function", fn.Name), slog.String("invocationId", id),
+			slog.Duration("duration", time.Since(start).Round(time.Microsecond))}, extra...)
+		h.log.LogAttrs(ctx, slog.LevelInfo, fmt.Sprintf("Executed 'Functions.%s' (%s)", fn.Name, outcome), attrs...)
+	}
+	if ctx.Err() != nil {
+		cause := context.Cause(ctx)
+		logAttrs("Cancelled", slog.String("reason", cause.Error()))
+		if errors.Is(cause, guard.ErrShuttingDown) {
+			return nil, guard.ShuttingDown()
+		}
+		return nil, &mcp.ProtocolError{Code: mcp.CodeInternalError, Message: "Request cancelled"}
+	}
+	if err != nil {
+		var ie *invoke.Error
+		var fr metadata.FailureReply
+		if errors.As(err, &ie) && len(ie.Body) > 0 && json.Unmarshal(ie.Body, &fr) == nil && fr.Code != 0 {
+			for _, line := range fr.Logs {
+				h.log.LogAttrs(ctx, slog.LevelInfo, line, slog.String("function", fn.Name), slog.String("invocationId", id))
+			}
+			logAttrs("Failed", slog.String("reason", fr.Error))
+			return nil, &mcp.ProtocolError{Code: fr.Code, Message: fr.Error}
+		}
+		logAttrs("Failed")
+		return nil, h.functionFailed(ctx, fn, err)
+	}
+	for _, line := range reply.Logs {
+		h.log.LogAttrs(ctx, slog.LevelInfo, line, slog.String("function", fn.Name), slog.String("invocationId", id))
+	}
+	logAttrs("Succeeded")
+	return reply, nil
+}
+
+// functionFailed logs why a request failed and returns the extension's
+// generic error for it.
+func (h *Host) functionFailed(ctx context.Context, fn *invoke.Function, err error) error {
+	h.log.LogAttrs(ctx, slog.LevelError, fmt.Sprintf("invoking function '%s' failed: %v", fn.Name, err), slog.String("function", fn.Name))
+	return &mcp.ProtocolError{Code: mcp.CodeInternalError, Message: fmt.Sprintf("An error occurred invoking '%s'.", fn.Name)}
+}

@@ -1,0 +1,323 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/funcmcp/funcmcp/internal/jsonx"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// Method names of resources, prompts and completions.
+const (
+	methodResourcesList          = "resources/list"
+	methodResourcesTemplatesList = "resources/templates/list"
+	methodResourcesRead          = "resources/read"
+	methodPromptsList            = "prompts/list"
+	methodPromptsGet             = "prompts/get"
+	methodComplete               = "completion/complete"
+)
+
+// DefaultPageSize is how many entries one page of resources/list,
+// resources/templates/list or prompts/list holds when [Options] leaves it 0.
+const DefaultPageSize = 100
+
+// Functions is what the endpoint serves besides tools: resources, resource
+// templates, prompts and completions. When the Tools given to [NewHandler]
+// implements it, these methods are served and their capabilities advertised
+// (each only when the app has such functions); otherwise they answer
+// method-not-found, as before. Implementations must be safe for concurrent
+// use.
+type Functions interface {
+	// FunctionLists returns the list entries, each encoded once; the handler
+	// never modifies them. It must return the same value every time.
+	FunctionLists() *FunctionLists
+	// ReadResource, GetPrompt and Complete run one request. A
+	// *ProtocolError becomes that JSON-RPC error; any other error -32603.
+	ReadResource(ctx context.Context, req *ReadRequest) (*metadata.ReadResourceResult, error)
+	GetPrompt(ctx context.Context, req *PromptRequest) (*metadata.GetPromptResult, error)
+	Complete(ctx context.Context, req *CompleteRequest) (*metadata.CompleteResult, error)
+}
+
+// FunctionLists are the entries of the list methods, in listing order: each
+// a compact JSON object (binding.Resource.ListEntry, binding.Prompt.ListEntry).
+type FunctionLists struct {
+	Resources []json.RawMessage // static resources (resources/list)
+	Templates []json.RawMessage // resource templates (resources/templates/list)
+	Prompts   []json.RawMessage // prompts (prompts/list)
+	// Completions says whether completion/complete is served (the app has
+	// prompts or templates).
+	Completions bool
+}
+
+// Caller is what the handler knows of the client of a request.
+type Caller struct {
+	ProtocolVersion string               // the request's revision
+	SessionID       string               // the Mcp-Session-Id ("" for none, always for modern requests)
+	ClientInfo      *metadata.ClientInfo // nil when unknown
+	Meta            *RequestMeta         // the _meta of a modern request, nil for a legacy one
+	Headers         http.Header          // the request headers
+	Transport       string               // metadata.TransportStreamableHTTP or metadata.TransportSSE
+}
+
+// ReadRequest is one resources/read.
+type ReadRequest struct {
+	Caller
+	URI string
+}
+
+// PromptRequest is one prompts/get.
+type PromptRequest struct {
+	Caller
+	Name      string
+	Arguments map[string]json.RawMessage // nil when absent
+}
+
+// CompleteRequest is one completion/complete.
+type CompleteRequest struct {
+	Caller
+	Ref       metadata.CompletionRef
+	Argument  metadata.CompletionArgument
+	Arguments map[string]string // context.arguments: the arguments given so far
+}
+
+// ResourceNotFound is the error for a resources/read of a URI nothing
+// serves: -32002 before 2026-07-28, -32602 from it (SEP-2164), with the URI
+// in data either way.
+func ResourceNotFound(version, uri string) *ProtocolError {
+	code := metadata.CodeResourceNotFound
+	if IsModern(version) {
+		code = CodeInvalidParams
+	}
+	return &ProtocolError{Code: code, Message: "Resource not found", Data: map[string]string{"uri": uri}}
+}
+
+// functions returns the Functions of the handler's tools, nil when none.
+func (h *handler) functions() Functions {
+	f, _ := h.tools.(Functions)
+	return f
+}
+
+// functionCapabilities are the capabilities entries (with their leading
+// comma) for what the app serves besides tools.
+func functionCapabilities(f Functions) string {
+	if f == nil {
+		return ""
+	}
+	l := f.FunctionLists()
+	var caps string
+	if len(l.Resources) > 0 || len(l.Templates) > 0 {
+		caps += `,"resources":{}`
+	}
+	if len(l.Prompts) > 0 {
+		caps += `,"prompts":{}`
+	}
+	if l.Completions {
+		caps += `,"completions":{}`
+	}
+	return caps
+}
+
+// isFunctionMethod reports whether method is one of this file's.
+func isFunctionMethod(method string) bool {
+	switch method {
+	case methodResourcesList, methodResourcesTemplatesList, methodResourcesRead, methodPromptsList, methodPromptsGet, methodComplete:
+		return true
+	}
+	return false
+}
+
+// serveFunction answers one request for resources, prompts or
+// completions; it reports false when the handler serves no such thing (the
+// caller answers method-not-found).
+func (h *handler) serveFunction(req *request, method string, params json.RawMessage, c Caller) bool {
+	f := h.functions()
+	if f == nil || !isFunctionMethod(method) {
+		return false
+	}
+	lists := f.FunctionLists()
+	switch method {
+	case methodResourcesList:
+		h.listPage(req, c.ProtocolVersion, params, "resources", lists.Resources)
+	case methodResourcesTemplatesList:
+		h.listPage(req, c.ProtocolVersion, params, "resourceTemplates", lists.Templates)
+	case methodPromptsList:
+		h.listPage(req, c.ProtocolVersion, params, "prompts", lists.Prompts)
+	case methodResourcesRead:
+		var p struct {
+			URI *string `json:"uri"`
+		}
+		if json.Unmarshal(params, &p) != nil || p.URI == nil {
+			h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'uri'.", nil)
+			return true
+		}
+		h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
+			res, err := f.ReadResource(ctx, &ReadRequest{Caller: c, URI: *p.URI})
+			if err != nil || res == nil {
+				return nil, nil, orNoResult(err)
+			}
+			return res, nil, nil
+		}, c.ProtocolVersion, true)
+	case methodPromptsGet:
+		var p struct {
+			Name      *string                    `json:"name"`
+			Arguments map[string]json.RawMessage `json:"arguments"`
+		}
+		if json.Unmarshal(params, &p) != nil || p.Name == nil {
+			h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'name'.", nil)
+			return true
+		}
+		h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
+			res, err := f.GetPrompt(ctx, &PromptRequest{Caller: c, Name: *p.Name, Arguments: p.Arguments})
+			if err != nil || res == nil {
+				return nil, nil, orNoResult(err)
+			}
+			meta := res.Meta
+			cp := *res
+			cp.Meta = nil
+			return &cp, meta, nil
+		}, c.ProtocolVersion, false)
+	case methodComplete:
+		if !lists.Completions {
+			return false
+		}
+		var p struct {
+			Ref      *metadata.CompletionRef      `json:"ref"`
+			Argument *metadata.CompletionArgument `json:"argument"`
+			Context  struct {
+				Arguments map[string]string `json:"arguments"`
+			} `json:"context"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil || p.Ref == nil || p.Argument == nil {
+			h.rpcError(req, CodeInvalidParams, "Invalid params: completion/complete needs ref and argument.", nil)
+			return true
+		}
+		h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
+			res, err := f.Complete(ctx, &CompleteRequest{Caller: c, Ref: *p.Ref, Argument: *p.Argument, Arguments: p.Context.Arguments})
+			if err != nil || res == nil {
+				return nil, nil, orNoResult(err)
+			}
+			return res, nil, nil
+		}, c.ProtocolVersion, false)
+	}
+	return true
+}
+
+var errNoResult = errors.New("the function returned no result")
+
+func orNoResult(err error) error {
+	if err == nil {
+		return errNoResult
+	}
+	return err
+}
+
+// runFunction runs one request whose context ends when the client cancels
+// it, and answers with its result: an object encoded with metadata.Marshal,
+// plus resultType, the cache hints (cacheable) and the server info for a
+// modern revision. meta is the result's own _meta, left out of result.
+func (h *handler) runFunction(req *request, run func(ctx context.Context) (any, json.RawMessage, error), version string, cacheable bool) {
+	ctx, done := h.cancellable(req)
+	defer done()
+	res, meta, err := run(ctx)
+	if err != nil {
+		if pe, ok := errors.AsType[*ProtocolError](err); ok {
+			h.rpcError(req, pe.Code, pe.Message, pe.Data)
+			return
+		}
+		h.log.Error("mcp request failed", "error", err)
+		h.rpcError(req, CodeInternalError, "Internal error", nil)
+		return
+	}
+	body, err := metadata.Marshal(res)
+	if err != nil || len(body) < 2 || body[0] != '{' {
+		h.log.Error("mcp request failed: encoding the result", "error", err)
+		h.rpcError(req, CodeInternalError, "Internal error", nil)
+		return
+	}
+	h.result(req, h.wrapResult(body[1:len(body)-1], meta, version, cacheable))
+}
+
+// wrapResult makes a result object from its members (without braces): for
+// a modern revision with resultType first, the cache hints when cacheable,
+// and _meta with the server info; for a legacy one with meta as _meta when
+// there is one.
+func (h *handler) wrapResult(members []byte, meta json.RawMessage, version string, cacheable bool) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	modern := IsModern(version)
+	if modern {
+		b.WriteString(`"resultType":"complete",`)
+		if cacheable {
+			b.WriteString(h.modernReplies.cache)
+			b.WriteByte(',')
+		}
+		meta = h.modernReplies.withServerInfo(meta)
+	}
+	b.Write(members)
+	if !jsonx.IsAbsent(meta) {
+		if len(members) > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"_meta":`)
+		b.Write(meta)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// listPage answers one page of a list method: the entries after the
+// params' cursor, at most the page size, with nextCursor when more follow.
+// A cursor is opaque to clients; one this handler did not make is -32602.
+func (h *handler) listPage(req *request, version string, params json.RawMessage, key string, entries []json.RawMessage) {
+	var p struct {
+		Cursor *string `json:"cursor"`
+	}
+	_ = json.Unmarshal(params, &p)
+	start := 0
+	if p.Cursor != nil {
+		n, ok := parseCursor(*p.Cursor)
+		if !ok || n > len(entries) {
+			h.rpcError(req, CodeInvalidParams, "Invalid params: the cursor is not one this server gave.", nil)
+			return
+		}
+		start = n
+	}
+	end := min(start+h.pageSize, len(entries))
+	var b bytes.Buffer
+	b.WriteString(strconv.Quote(key))
+	b.WriteString(":[")
+	for i, e := range entries[start:end] {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(e)
+	}
+	b.WriteByte(']')
+	if end < len(entries) {
+		b.WriteString(`,"nextCursor":`)
+		b.WriteString(strconv.Quote(makeCursor(end)))
+	}
+	h.result(req, h.wrapResult(b.Bytes(), nil, version, true))
+}
+
+// cursorPrefix marks the cursors this handler makes.
+const cursorPrefix = "page:"
+
+func makeCursor(offset int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.Itoa(offset)))
+}
+
+func parseCursor(c string) (int, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || !bytes.HasPrefix(raw, []byte(cursorPrefix)) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(raw[len(cursorPrefix):]))
+	return n, err == nil && n >= 0
+}

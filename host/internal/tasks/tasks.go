@@ -1,0 +1,111 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+)
+
+// Status is a task's state (SEP-2663).
+type Status string
+
+// The statuses. Completed, failed and cancelled are terminal.
+const (
+	StatusWorking       Status = "working"
+	StatusInputRequired Status = "input_required"
+	StatusCompleted     Status = "completed"
+	StatusFailed        Status = "failed"
+	StatusCancelled     Status = "cancelled"
+)
+
+// Terminal reports whether s is a final status.
+func (s Status) Terminal() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+}
+
+// Task is one task's record. Everything a client sees of a task, and what
+// the instance running it needs to hear from others, is here.
+type Task struct {
+	ID string
+	// Scope is the client that created the task: only requests of the same
+	// scope see or touch it; others are told it does not exist.
+	Scope string
+	// Tool and Function name what runs; Instance the host instance that
+	// runs it.
+	Tool, Function, Instance string
+
+	Status        Status
+	StatusMessage string
+	Created       time.Time
+	Updated       time.Time
+	// TTL is how long after its creation the task stays readable.
+	TTL time.Duration
+	// PollInterval is the interval suggested to the client.
+	PollInterval time.Duration
+
+	// InputRequests are the requests to the client still unanswered, by
+	// key (each {"method","params"}); InputResponses the answers delivered
+	// by tasks/update that the running tool has not taken yet.
+	InputRequests  map[string]json.RawMessage
+	InputResponses map[string]json.RawMessage
+
+	// Result is the tool's result (a CallToolResult object) once
+	// completed; Error the protocol error once failed.
+	Result json.RawMessage
+	Error  *jsonrpc.Error
+	// CancelRequested is set by tasks/cancel; the running instance stops
+	// the work and settles the task as cancelled.
+	CancelRequested bool
+}
+
+// Expires is when the task stops being readable.
+func (t *Task) Expires() time.Time { return t.Created.Add(t.TTL) }
+
+// clone returns a deep copy, so that stores never share maps with callers.
+func (t *Task) clone() *Task {
+	c := *t
+	c.InputRequests = cloneMap(t.InputRequests)
+	c.InputResponses = cloneMap(t.InputResponses)
+	c.Result = append(json.RawMessage(nil), t.Result...)
+	if t.Error != nil {
+		e := *t.Error
+		c.Error = &e
+	}
+	return &c
+}
+
+func cloneMap(m map[string]json.RawMessage) map[string]json.RawMessage {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		out[k] = append(json.RawMessage(nil), v...)
+	}
+	return out
+}
+
+// ErrNotFound is a task that does not exist, has expired, or belongs to
+// another client.
+var ErrNotFound = errors.New("no such task")
+
+// Store keeps task records. Implementations are safe for concurrent use by
+// several instances; Update is atomic per task.
+type Store interface {
+	// Create stores a new task; it returns only once a Get of its id, from
+	// any instance, finds it.
+	Create(ctx context.Context, t *Task) error
+	// Get returns a copy of the task, ErrNotFound when it does not exist or
+	// has expired.
+	Get(ctx context.Context, id string) (*Task, error)
+	// Update applies change to the latest copy and stores the result,
+	// again when another writer changed the task meanwhile; it returns the
+	// stored copy. An error from change is returned as it is, and nothing
+	// is stored.
+	Update(ctx context.Context, id string, change func(t *Task) error) (*Task, error)
+	// Sweep removes the tasks expired before now.
+	Sweep(ctx context.Context, now time.Time) error
+}
