@@ -5,11 +5,16 @@
 // the status page).
 //
 // The worker is started with defaultExecutablePath and its arguments (%VAR%
-// expanded), the host's environment plus the local.settings.json Values and
+// expanded), the host's environment plus the local.settings.json Values
+// (less the names in [Spec.Hidden]: the host's function keys) and
 // FUNCTIONS_CUSTOMHANDLER_PORT, FUNCTIONS_HTTPWORKER_PORT (a free loopback
 // port), FUNCTIONS_CUSTOMHANDLER_WORKER_ID, FUNCTIONS_HTTPWORKER_ID and
-// FUNCTIONS_APP_ROOT_PATH, in its own process group (on Linux killed by the
-// kernel when the host dies). Its stdout and stderr are copied line by line,
+// FUNCTIONS_APP_ROOT_PATH, in its own process group. On Linux it runs under
+// a reaper, the host's own executable started again as a child subreaper
+// (see reaper_linux.go): every process the worker starts stays below it,
+// and all of them are killed when the worker exits and when the host stops
+// the worker or dies, by any signal. Elsewhere the process group is all
+// there is. Its stdout and stderr are copied line by line,
 // prefixed "[handler] ". It is ready once GET / gets any HTTP answer (polled
 // every 25 ms; only a refused connection keeps waiting), within the startup
 // timeout, or as soon as it exits.
@@ -19,6 +24,6 @@
 // the restart delay apart); a liveness probe kills and restarts a worker
 // that stops answering. After the third failure within 30 minutes the
 // worker is reported Unhealthy and restarts go on with back-off doubling up
-// to a minute. Stopping sends SIGTERM to the process group and kills it
-// after the stop timeout.
+// to a minute. Stopping sends SIGTERM to the process group and, after the
+// stop timeout, kills the worker's tree (through the reaper) or group.
 package supervise
