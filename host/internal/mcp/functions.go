@@ -76,6 +76,9 @@ type PromptRequest struct {
 	Caller
 	Name      string
 	Arguments map[string]json.RawMessage // nil when absent
+	// Notify sends the prompt function's notifications and requests to the
+	// client; nil when the client can receive none (see [Notifier]).
+	Notify *Notifier
 }
 
 // CompleteRequest is one completion/complete.
@@ -135,8 +138,9 @@ func isFunctionMethod(method string) bool {
 // serveFunction answers one request for resources, prompts or
 // completions; it reports false when the handler serves no such thing (the
 // caller answers method-not-found).
-func (h *handler) serveFunction(req *request, method string, params json.RawMessage, c Caller) bool {
+func (h *handler) serveFunction(req *request, msg *message, s *session, c Caller) bool {
 	f := h.functions()
+	method, params := msg.method, msg.params
 	if f == nil || !isFunctionMethod(method) {
 		return false
 	}
@@ -162,7 +166,7 @@ func (h *handler) serveFunction(req *request, method string, params json.RawMess
 				return nil, nil, orNoResult(err)
 			}
 			return res, nil, nil
-		}, c.ProtocolVersion, true)
+		}, c.ProtocolVersion, true, nil, callIdentity{})
 	case methodPromptsGet:
 		var p struct {
 			Name      *string                    `json:"name"`
@@ -172,8 +176,18 @@ func (h *handler) serveFunction(req *request, method string, params json.RawMess
 			h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'name'.", nil)
 			return true
 		}
+		ident := callIdentity{method: methodPromptsGet, name: *p.Name, args: member(params, "arguments")}
+		var in *inputState
+		if c.Meta != nil {
+			var problem string
+			if in, problem = h.readInput(params, ident); problem != "" {
+				h.rpcError(req, CodeInvalidParams, problem, nil)
+				return true
+			}
+		}
+		n := h.notifier(req, msg, c.Meta, s, in)
 		h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
-			res, err := f.GetPrompt(ctx, &PromptRequest{Caller: c, Name: *p.Name, Arguments: p.Arguments})
+			res, err := f.GetPrompt(ctx, &PromptRequest{Caller: c, Name: *p.Name, Arguments: p.Arguments, Notify: n})
 			if err != nil || res == nil {
 				return nil, nil, orNoResult(err)
 			}
@@ -181,7 +195,7 @@ func (h *handler) serveFunction(req *request, method string, params json.RawMess
 			cp := *res
 			cp.Meta = nil
 			return &cp, meta, nil
-		}, c.ProtocolVersion, false)
+		}, c.ProtocolVersion, false, n, ident)
 	case methodComplete:
 		if !lists.Completions {
 			return false
@@ -203,7 +217,7 @@ func (h *handler) serveFunction(req *request, method string, params json.RawMess
 				return nil, nil, orNoResult(err)
 			}
 			return res, nil, nil
-		}, c.ProtocolVersion, false)
+		}, c.ProtocolVersion, false, nil, callIdentity{})
 	}
 	return true
 }
@@ -220,14 +234,20 @@ func orNoResult(err error) error {
 // runFunction runs one request whose context ends when the client cancels
 // it, and answers with its result: an object encoded with metadata.Marshal,
 // plus resultType, the cache hints (cacheable) and the server info for a
-// modern revision. meta is the result's own _meta, left out of result.
-func (h *handler) runFunction(req *request, run func(ctx context.Context) (any, json.RawMessage, error), version string, cacheable bool) {
+// modern revision. meta is the result's own _meta, left out of result. n
+// is the request's Notifier (nil when it has none): a modern request that
+// asked the client something is answered with its input-required result.
+func (h *handler) runFunction(req *request, run func(ctx context.Context) (any, json.RawMessage, error), version string, cacheable bool, n *Notifier, ident callIdentity) {
 	ctx, done := h.cancellable(req)
 	defer done()
 	res, meta, err := run(ctx)
+	req.w = n.end(req.w) // no notification after this: the reply follows
+	if IsModern(version) && h.inputRequired(req, n, ident) {
+		return
+	}
 	if err != nil {
 		if pe, ok := errors.AsType[*ProtocolError](err); ok {
-			h.rpcError(req, pe.Code, pe.Message, pe.Data)
+			h.callError(req, pe, IsModern(version))
 			return
 		}
 		h.log.Error("mcp request failed", "error", err)

@@ -21,6 +21,8 @@ type fakeFunctions struct {
 	*fakeTools
 	lists *FunctionLists
 	reads []*ReadRequest
+	// prompt serves prompts/get when set.
+	prompt func(ctx context.Context, req *PromptRequest) (*metadata.GetPromptResult, error)
 }
 
 func (f *fakeFunctions) FunctionLists() *FunctionLists { return f.lists }
@@ -36,7 +38,10 @@ func (f *fakeFunctions) ReadResource(_ context.Context, req *ReadRequest) (*meta
 	return &metadata.ReadResourceResult{Contents: []metadata.ResourceContents{{URI: req.URI, MimeType: "text/plain", Text: &text}}}, nil
 }
 
-func (f *fakeFunctions) GetPrompt(_ context.Context, req *PromptRequest) (*metadata.GetPromptResult, error) {
+func (f *fakeFunctions) GetPrompt(ctx context.Context, req *PromptRequest) (*metadata.GetPromptResult, error) {
+	if f.prompt != nil {
+		return f.prompt(ctx, req)
+	}
 	if req.Name != "greet" {
 		return nil, &ProtocolError{Code: CodeInvalidParams, Message: "Unknown prompt: '" + req.Name + "'"}
 	}

@@ -254,7 +254,7 @@ func (h *handler) serveModern(req *request, msg *message) bool {
 	default:
 		c := Caller{ProtocolVersion: meta.ProtocolVersion, ClientInfo: meta.ClientInfo, Meta: meta,
 			Headers: req.r.Header, Transport: transportOf(req.r.Context())}
-		if h.serveFunction(req, msg.method, msg.params, c) {
+		if h.serveFunction(req, msg, nil, c) {
 			return true
 		}
 		// ping, initialize, logging/setLevel… are not part of 2026-07-28.
