@@ -46,17 +46,24 @@ type legacy struct {
 	instanceID string
 	kind       string
 	sse        *mcp.LegacySSE
+	endpoint   http.Handler // the Streamable HTTP endpoint, for forwarded responses
 	bp         backplane.Backplane
 	stopOnce   sync.Once
 }
+
+// responsePrefix starts the ClientID of a backplane message carrying a
+// client's response to a request of a call waiting on the receiving
+// instance; the rest is the client's scope. Legacy SSE client ids are
+// [a-z0-9]: they never start with it.
+const responsePrefix = "response:"
 
 // newInstanceID returns 16 random characters of [a-z2-7]: an instance id
 // names a storage queue.
 func newInstanceID() string { return ids.Random(ids.Base32Lower, 16) }
 
-// newLegacy sets up the transport over endpoint with the backplane the
-// settings ask for. Nothing is contacted before start.
-func (h *Host) newLegacy(endpoint *mcp.Options, streamable http.Handler) (*legacy, error) {
+// newLegacy sets up the backplane the settings ask for. Nothing is
+// contacted before start; attach completes the transport.
+func (h *Host) newLegacy() (*legacy, error) {
 	l := &legacy{instanceID: newInstanceID()}
 	kind, from := h.cfg.Lookup(SettingBackplane)
 	switch strings.ToLower(strings.TrimSpace(kind)) {
@@ -74,6 +81,12 @@ func (h *Host) newLegacy(endpoint *mcp.Options, streamable http.Handler) (*legac
 	default:
 		return nil, fmt.Errorf("reading %s from %s: %q is not %q or %q", SettingBackplane, from, kind, BackplaneMemory, BackplaneAzureQueues)
 	}
+	return l, nil
+}
+
+// attach creates the legacy SSE transport over streamable, the endpoint
+// made with endpoint.
+func (l *legacy) attach(h *Host, endpoint *mcp.Options, streamable http.Handler) error {
 	sse, err := mcp.NewLegacySSE(streamable, &mcp.LegacySSEOptions{
 		InstanceID:   l.instanceID,
 		Sealer:       h.secrets.Sealer,
@@ -82,17 +95,31 @@ func (h *Host) newLegacy(endpoint *mcp.Options, streamable http.Handler) (*legac
 		Logger:       h.log,
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	l.sse = sse
-	return l, nil
+	l.sse, l.endpoint = sse, streamable
+	return nil
 }
 
 // start makes the instance reachable through the backplane.
 func (l *legacy) start(ctx context.Context) error {
-	return l.bp.Start(ctx, func(_ context.Context, m backplane.Message) {
-		l.sse.Deliver(m.ClientID, m.Body)
-	})
+	return l.bp.Start(ctx, l.deliver)
+}
+
+// deliver hands a message from another instance to its stream, or a
+// client's response to the call waiting for it.
+func (l *legacy) deliver(_ context.Context, m backplane.Message) {
+	if scope, ok := strings.CutPrefix(m.ClientID, responsePrefix); ok {
+		mcp.DeliverResponse(l.endpoint, scope, m.Body)
+		return
+	}
+	l.sse.Deliver(m.ClientID, m.Body)
+}
+
+// forwardResponse sends a client's response to the instance where the
+// call that asked waits.
+func (l *legacy) forwardResponse(ctx context.Context, instanceID, scope string, body []byte) error {
+	return forwarder{l.bp}.Forward(ctx, instanceID, responsePrefix+scope, body)
 }
 
 // stop ends the streams, then removes the instance from the backplane.
