@@ -49,7 +49,18 @@ type Notifier interface {
 	InputResponses() json.RawMessage
 	// Request asks the client (see mcp.Notifier.Request).
 	Request(ctx context.Context, key, method string, params json.RawMessage) (*metadata.RequestReply, error)
+	// Resumable reports whether CloseStream can work; CloseStream ends the
+	// client's response stream while the call goes on (SSE polling).
+	Resumable() bool
+	CloseStream() error
 }
+
+// Until the metadata constants land: the offer header of a resumable stream
+// and the notification that closes it.
+const (
+	headerResumable         = "X-Funcmcp-Resumable"
+	notificationCloseStream = "closeStream"
+)
 
 // Hub is the host end of the per-invocation call channel back from the
 // worker: a small HTTP server on a loopback port of its own, started on
@@ -132,7 +143,7 @@ func (hub *Hub) start() error {
 func (hub *Hub) Open(id string, n Notifier) (*Offer, func()) {
 	level, logs := n.LogLevel()
 	mode := n.RequestMode()
-	if !n.WantsProgress() && !logs && mode == "" {
+	if !n.WantsProgress() && !logs && mode == "" && !n.Resumable() {
 		return nil, func() {}
 	}
 	var secret [32]byte
@@ -165,6 +176,9 @@ func (hub *Hub) Open(id string, n Notifier) (*Offer, func()) {
 	}
 	if logs {
 		hdr.Set(metadata.HeaderNotifyLogLevel, level)
+	}
+	if n.Resumable() {
+		hdr.Set(headerResumable, "true")
 	}
 	if mode != "" {
 		hdr.Set(metadata.HeaderInputMode, mode)
@@ -247,8 +261,16 @@ func (hub *Hub) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "decoding the notification: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if nt.Type == metadata.NotificationRequest {
+	switch nt.Type {
+	case metadata.NotificationRequest:
 		hub.request(w, r, call, &nt)
+		return
+	case notificationCloseStream:
+		if err := call.n.CloseStream(); err != nil {
+			http.Error(w, err.Error(), http.StatusConflict)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	switch err := deliver(call.n, &nt); {

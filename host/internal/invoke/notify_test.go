@@ -28,6 +28,8 @@ type fakeNotifier struct {
 	mode     string
 	caps     json.RawMessage
 	answers  json.RawMessage
+	// resumable: the call's stream can be closed for the client to resume.
+	resumable bool
 	// ask answers Request; nil means the client is never asked.
 	ask func(ctx context.Context, key, method string, params json.RawMessage) (*metadata.RequestReply, error)
 
@@ -51,6 +53,18 @@ func (f *fakeNotifier) Log(level, logger string, data json.RawMessage) error {
 	defer f.mu.Unlock()
 	f.got = append(f.got, "log "+level+" "+string(data))
 	return f.err
+}
+
+func (f *fakeNotifier) Resumable() bool { return f.resumable }
+
+func (f *fakeNotifier) CloseStream() error {
+	if !f.resumable {
+		return mcp.ErrNotResumable
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.got = append(f.got, "close stream")
+	return nil
 }
 
 func (f *fakeNotifier) RequestMode() string                 { return f.mode }
@@ -308,4 +322,25 @@ func TestHubRequests(t *testing.T) {
 	<-waiting
 	closeChannel()
 	assert.Equal(t, http.StatusNotFound, <-done, "the invocation ended while its request waited")
+}
+
+// TestHubClosesResumableStreams: a call with a resumable stream gets a
+// channel that can close it; any other call's request to close is 409.
+func TestHubClosesResumableStreams(t *testing.T) {
+	hub := NewHub(discard(), 0)
+	t.Cleanup(hub.Close)
+	client := &fakeNotifier{resumable: true}
+	offer, closeChannel := hub.Open("inv-1", client)
+	defer closeChannel()
+	require.NotNil(t, offer, "a resumable stream alone opens the channel")
+	assert.Equal(t, "true", offer.header.Get(headerResumable))
+	target, token := offer.header.Get(metadata.HeaderNotifyURL), offer.header.Get(metadata.HeaderNotifyToken)
+	assert.Equal(t, http.StatusNoContent, post(t, target, token, `{"type":"closeStream"}`))
+	assert.Equal(t, []string{"close stream"}, client.received())
+
+	other := &fakeNotifier{progress: true}
+	offer, closeOther := hub.Open("inv-2", other)
+	defer closeOther()
+	assert.Empty(t, offer.header.Get(headerResumable))
+	assert.Equal(t, http.StatusConflict, post(t, offer.header.Get(metadata.HeaderNotifyURL), offer.header.Get(metadata.HeaderNotifyToken), `{"type":"closeStream"}`))
 }

@@ -59,9 +59,21 @@ type serverRequest struct {
 	Params json.RawMessage `json:"params"`
 }
 
+// nextMessage returns the next event of st carrying a message (a priming
+// event carries none).
+func nextMessage(t *testing.T, st *testutil.SSEStream) (testutil.SSEEvent, error) {
+	t.Helper()
+	for {
+		ev, err := st.Next(10 * time.Second)
+		if err != nil || ev.Data != "" {
+			return ev, err
+		}
+	}
+}
+
 func nextRequest(t *testing.T, st *testutil.SSEStream) serverRequest {
 	t.Helper()
-	ev, err := st.Next(10 * time.Second)
+	ev, err := nextMessage(t, st)
 	require.NoError(t, err)
 	var r serverRequest
 	require.NoError(t, json.Unmarshal([]byte(ev.Data), &r), ev.Data)
@@ -124,7 +136,7 @@ func TestClientRequestRoundTrip(t *testing.T) {
 
 			r := s.post(t, `{"jsonrpc":"2.0","id":"`+req.ID+`",`+tt.answer+`}`, hdr)
 			assert.Equal(t, http.StatusAccepted, r.status)
-			ev, err := st.Next(10 * time.Second)
+			ev, err := nextMessage(t, st)
 			require.NoError(t, err)
 			assert.JSONEq(t, tt.want, resultText(t, ev.Data))
 		})
@@ -180,10 +192,10 @@ func TestClientRequestTimeLimit(t *testing.T) {
 	st := s.openCall(t, rpc(1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{}}),
 		map[string]string{headerSessionID: token})
 	req := nextRequest(t, st)
-	ev, err := st.Next(10 * time.Second)
+	ev, err := nextMessage(t, st)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"`+req.ID+`","reason":"context deadline exceeded"}}`, ev.Data)
-	ev, err = st.Next(10 * time.Second)
+	ev, err = nextMessage(t, st)
 	require.NoError(t, err)
 	assert.Equal(t, "error: "+context.DeadlineExceeded.Error(), resultText(t, ev.Data))
 }
@@ -201,7 +213,7 @@ func TestClientRequestCancelledCall(t *testing.T) {
 	r := s.post(t, rpc(nil, methodCancelled, map[string]any{"requestId": 5}), hdr)
 	require.Equal(t, http.StatusAccepted, r.status)
 	for {
-		ev, err := st.Next(10 * time.Second)
+		ev, err := nextMessage(t, st)
 		require.NoError(t, err)
 		if strings.Contains(ev.Data, `"result"`) {
 			assert.Equal(t, "error: "+ErrCancelled.Error(), resultText(t, ev.Data))
@@ -228,7 +240,7 @@ func TestClientAnswersOnlyItsOwnRequests(t *testing.T) {
 	r := s.post(t, `{"jsonrpc":"2.0","id":"`+req.ID+`","result":{"action":"accept","content":{"name":"Ada"}}}`,
 		map[string]string{headerSessionID: mine})
 	assert.Equal(t, http.StatusAccepted, r.status)
-	ev, err := st.Next(10 * time.Second)
+	ev, err := nextMessage(t, st)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"result":{"action":"accept","content":{"name":"Ada"}}}`, resultText(t, ev.Data))
 }
@@ -257,7 +269,7 @@ func TestClientAnswerReachesAnotherInstance(t *testing.T) {
 	r := b.post(t, `{"jsonrpc":"2.0","id":"`+req.ID+`","result":{"action":"accept","content":{"name":"Ada"}}}`, hdr)
 	assert.Equal(t, http.StatusAccepted, r.status)
 	assert.Equal(t, "insta", <-forwarded)
-	ev, err := st.Next(10 * time.Second)
+	ev, err := nextMessage(t, st)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"result":{"action":"accept","content":{"name":"Ada"}}}`, resultText(t, ev.Data))
 }

@@ -68,7 +68,9 @@ type handler struct {
 
 	instanceID      string // names this instance in request ids
 	forwardResponse func(ctx context.Context, instanceID, scope string, body []byte) error
-	waits           waitTable // requests to clients waiting for their answer
+	waits           waitTable   // requests to clients waiting for their answer
+	streams         resumeStore // resumable streams
+	resumeGrace     time.Duration
 }
 
 // toolList is a ToolsList slice checked once and remembered by identity.
@@ -117,6 +119,9 @@ func newHandler(tools Tools, opts *Options) *handler {
 	if o.PageSize <= 0 {
 		o.PageSize = DefaultPageSize
 	}
+	if o.ResumeGrace <= 0 {
+		o.ResumeGrace = DefaultResumeGrace
+	}
 	if o.InstanceID == "" || strings.Contains(o.InstanceID, requestIDSeparator) {
 		o.InstanceID = newID()
 	}
@@ -135,6 +140,7 @@ func newHandler(tools Tools, opts *Options) *handler {
 
 		instanceID:      o.InstanceID,
 		forwardResponse: o.ForwardResponse,
+		resumeGrace:     o.ResumeGrace,
 	}
 	f, _ := tools.(Functions)
 	caps := functionCapabilities(f)
@@ -173,9 +179,18 @@ type request struct {
 	// scope names the client for cancellation (see callScope); "" when
 	// no notifications/cancelled can reach its calls.
 	scope string
+	// ctx, when set, is the parent of the call's context instead of the
+	// request's (a call that outlives its request).
+	ctx context.Context
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		if last := r.Header.Get(headerLastEventID); last != "" {
+			h.serveResume(w, r, last)
+			return
+		}
+	}
 	if r.Method != http.MethodPost {
 		w.Header()["Allow"] = allowPost
 		h.refuse(w, http.StatusMethodNotAllowed, nil, codeServerError, "Method not allowed", nil)
@@ -439,9 +454,54 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 			return
 		}
 	}
+	if h.resumableCall(req, meta, version, s) {
+		h.callResumable(req, msg, s, call, ident)
+		return
+	}
 	call.Notify = h.notifier(req, msg, meta, s, in)
+	h.finishCall(req, call, meta, ident)
+}
+
+// callResumable runs a call whose stream the client may resume (see
+// resume.go): the call runs on a goroutine of its own, with its own
+// context, and this request reads its stream until the result, until the
+// stream is closed, or until the client leaves.
+func (h *handler) callResumable(req *request, msg *message, s *session, call *CallRequest, ident callIdentity) {
+	rs, post := h.openResumable(req.w, req.scope)
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(req.r.Context()))
+	rs.cancel = cancel
+	own := *req // outlives this request: nothing of its pooled body
+	own.id = bytes.Clone(req.id)
+	own.log = nil
+	own.ctx = ctx
+	own.w = &resumableWriter{r: rs, hdr: http.Header{}}
+	call.Notify = h.notifier(&own, msg, nil, s, nil)
+	if call.Notify == nil {
+		call.Notify = &Notifier{h: h, scope: own.scope, minLevel: -1}
+	}
+	call.Notify.stream = rs
+	req.log.setOutcome("streamed")
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				h.log.Error("mcp tools/call failed", "tool", call.Name, "error", fmt.Sprintf("panic: %v", p))
+			}
+			cancel(nil)
+			rs.finish()
+		}()
+		h.finishCall(&own, call, nil, ident)
+	}()
+	rs.serve(req.r.Context(), post)
+}
+
+// finishCall runs a tools/call and writes its reply.
+func (h *handler) finishCall(req *request, call *CallRequest, meta *RequestMeta, ident callIdentity) {
+	name := call.Name
 	res, err := h.callCancellable(req, call)
 	req.w = call.Notify.end(req.w) // no notification after this: the reply follows
+	if rw, ok := req.w.(*resumableWriter); ok {
+		rw.lastEvent()
+	}
 	if meta != nil && h.inputRequired(req, call.Notify, ident) {
 		return
 	}

@@ -71,6 +71,10 @@ type Options struct {
 	// receiving instance hands it to [DeliverResponse]. nil means there are
 	// no other instances.
 	ForwardResponse func(ctx context.Context, instanceID, scope string, body []byte) error
+	// ResumeGrace is how long a call whose resumable stream nobody reads
+	// goes on before it is cancelled, and how long an unread result is
+	// kept for the client to resume; 0 means DefaultResumeGrace.
+	ResumeGrace time.Duration
 }
 
 // RevisionTools is a [Tools] whose advertised list depends on the client's

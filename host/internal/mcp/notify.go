@@ -67,6 +67,7 @@ type Notifier struct {
 	mode    string          // metadata.InputModeStream, InputModeInputRequired or ""
 	caps    json.RawMessage // the client's capabilities object, nil when unknown
 	answers *inputState     // input-required: the client's answers so far
+	stream  *resumable      // the call's resumable stream, nil when it has none
 
 	mu           sync.Mutex
 	w            http.ResponseWriter
@@ -247,36 +248,42 @@ func (t *streamTail) Write(p []byte) (int, error) { return t.w.Write(p) }
 // SSE stream, or on the client's legacy SSE stream when the call came over
 // it; a client that accepts neither gets none.
 func (h *handler) notifier(req *request, msg *message, meta *RequestMeta, s *session, in *inputState) *Notifier {
-	n := &Notifier{h: h, scope: req.scope, minLevel: -1}
+	var (
+		token   []byte
+		level   = -1
+		mode    string
+		caps    json.RawMessage
+		answers *inputState
+	)
 	if meta != nil {
-		n.progressToken, n.minLevel = meta.ProgressToken, metadata.LogLevelRank(meta.LogLevel)
+		token, level = meta.ProgressToken, metadata.LogLevelRank(meta.LogLevel)
 		if asksAnything(meta.ClientCapabilities) {
-			n.mode, n.caps, n.answers = metadata.InputModeInputRequired, meta.ClientCapabilities, in
+			mode, caps, answers = metadata.InputModeInputRequired, meta.ClientCapabilities, in
 		}
 	} else {
-		n.progressToken = progressToken(msg.meta)
+		token = progressToken(msg.meta)
 		if vals := req.r.Header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
-			n.minLevel = h.levels.get(vals[0])
+			level = h.levels.get(vals[0])
 		}
 		if s != nil && len(s.caps) > 0 {
-			n.mode, n.caps = metadata.InputModeStream, s.caps
+			mode, caps = metadata.InputModeStream, s.caps
 		}
 	}
-	switch sink := sinkOf(req.r.Context()); {
-	case sink != nil:
-		n.sink = sink
-	case req.sse:
-		n.w, n.rc = req.w, http.NewResponseController(req.w)
-	default:
+	sink := sinkOf(req.r.Context())
+	if sink == nil && !req.sse {
 		// Nothing reaches this client before the result: no notification,
 		// and requests only the input-required way.
-		n.progressToken, n.minLevel = nil, -1
-		if n.mode == metadata.InputModeStream {
-			n.mode = ""
+		token, level = nil, -1
+		if mode == metadata.InputModeStream {
+			mode = ""
 		}
 	}
-	if n.progressToken == nil && n.minLevel < 0 && n.mode == "" {
+	if token == nil && level < 0 && mode == "" {
 		return nil
+	}
+	n := &Notifier{h: h, scope: req.scope, progressToken: token, minLevel: level, mode: mode, caps: caps, answers: answers, sink: sink}
+	if sink == nil && req.sse {
+		n.w, n.rc = req.w, http.NewResponseController(req.w)
 	}
 	return n
 }
