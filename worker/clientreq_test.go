@@ -142,11 +142,15 @@ func TestClientRequests(t *testing.T) {
 		assert.Equal(t, []string{"elicitation-1", "sampling-2", "my_roots"}, []string{got[0].Key, got[1].Key, got[2].Key})
 		assert.JSONEq(t, `{"message":"Proceed?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}`, string(got[0].Params))
 	})
-	t.Run("capability absent: nothing is sent", func(t *testing.T) {
+	t.Run("capability absent: nothing is sent, the call fails with -32021", func(t *testing.T) {
 		fc := newFakeClient(t, answerAll)
-		text, isErr := resultText(t, (invokeWith(t, srv.URL, "ask", fc.offer(metadata.InputModeStream, `{"sampling":{}}`, nil))))
-		assert.True(t, isErr)
-		assert.Contains(t, text, `the MCP client does not support elicitation/create (no "elicitation" capability)`)
+		status, body := postRaw(t, srv.URL, "ask", `{"name":"ask","arguments":{}}`, fc.offer(metadata.InputModeStream, `{"sampling":{}}`, nil))
+		require.Equal(t, http.StatusInternalServerError, status, "%s", body)
+		var fr metadata.FailureReply
+		require.NoError(t, json.Unmarshal(body, &fr))
+		assert.Equal(t, metadata.CodeMissingRequiredClientCapability, fr.Code)
+		assert.Contains(t, fr.Error, `the MCP client does not support elicitation/create (no "elicitation" capability)`)
+		assert.JSONEq(t, `{"requiredCapabilities":{"elicitation":{}}}`, string(fr.Data))
 		assert.Empty(t, fc.requests())
 	})
 	t.Run("declined and the client's errors", func(t *testing.T) {
