@@ -187,6 +187,48 @@ func TestClientRequests(t *testing.T) {
 	})
 }
 
+// TestInputRequiredAnswersMustHaveTheResultShape: on MCP 2026-07-28 an
+// answer that is not a result of its method is asked again, as a missing
+// one is, and never reaches the handler.
+func TestInputRequiredAnswersMustHaveTheResultShape(t *testing.T) {
+	tests := []struct {
+		name   string
+		method string
+		answer string
+		usable bool
+	}{
+		{"elicitation accepted", metadata.MethodElicitationCreate, `{"action":"accept","content":{"ok":true}}`, true},
+		{"elicitation declined", metadata.MethodElicitationCreate, `{"action":"decline"}`, true},
+		{"elicitation cancelled, null content", metadata.MethodElicitationCreate, `{"action":"cancel","content":null}`, true},
+		{"elicitation: a number", metadata.MethodElicitationCreate, `12345`, false},
+		{"elicitation: null", metadata.MethodElicitationCreate, `null`, false},
+		{"elicitation: unknown action", metadata.MethodElicitationCreate, `{"action":"maybe"}`, false},
+		{"elicitation: content not an object", metadata.MethodElicitationCreate, `{"action":"accept","content":"x"}`, false},
+		{"sampling", metadata.MethodSamplingCreate, `{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`, true},
+		{"sampling: no content", metadata.MethodSamplingCreate, `{"role":"assistant","model":"m"}`, false},
+		{"roots", metadata.MethodRootsList, `{"roots":[]}`, true},
+		{"roots: missing", metadata.MethodRootsList, `{}`, false},
+		{"roots: not a list", metadata.MethodRootsList, `{"roots":"file:///"}`, false},
+		{"an unknown method", "ping", `{}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.usable, usableAnswer(tt.method, json.RawMessage(tt.answer)))
+		})
+	}
+
+	srv := httptest.NewServer(askingApp(time.Minute).Handler())
+	t.Cleanup(srv.Close)
+	fc := newFakeClient(t, func(metadata.Notification) (int, string) { return 200, `{"inputRequired":true}` })
+	text, isErr := resultText(t, invokeWith(t, srv.URL, "ask", fc.offer(metadata.InputModeInputRequired, `{"elicitation":{},"sampling":{},"roots":{}}`,
+		map[string]any{"elicitation-1": 12345})))
+	assert.True(t, isErr)
+	assert.Contains(t, text, ErrInputRequired.Error())
+	got := fc.requests()
+	require.Len(t, got, 1)
+	assert.Equal(t, "elicitation-1", got[0].Key, "the malformed answer is asked again")
+}
+
 func TestClientRequestTimeLimitAndCancel(t *testing.T) {
 	srv := httptest.NewServer(askingApp(100 * time.Millisecond).Handler())
 	t.Cleanup(srv.Close)
