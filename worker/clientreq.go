@@ -269,7 +269,12 @@ func (cr *ClientRequests) RequestInput(ctx context.Context, reqs map[string]Inpu
 		return nil, ErrNotSupported
 	}
 	keys := make([]string, 0, len(reqs))
-	for k, r := range reqs {
+	for k := range reqs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys { // in key order: the same error every time
+		r := reqs[k]
 		capName := metadata.CapabilityOf(r.Method)
 		if capName == "" {
 			return nil, fmt.Errorf("requesting %q from the MCP client: not a method a tool may send", r.Method)
@@ -277,9 +282,7 @@ func (cr *ClientRequests) RequestInput(ctx context.Context, reqs map[string]Inpu
 		if _, ok := cr.caps[capName]; !ok {
 			return nil, &CapabilityError{Method: r.Method, Capability: capName}
 		}
-		keys = append(keys, k)
 	}
-	sort.Strings(keys)
 	out := make(map[string]json.RawMessage, len(reqs))
 	if cr.mode == metadata.InputModeInputRequired {
 		var pending []string

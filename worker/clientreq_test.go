@@ -257,3 +257,21 @@ func TestClientRequestTimeLimitAndCancel(t *testing.T) {
 		t.Fatal("the request did not end with its context")
 	}
 }
+
+// TestRequestInputChecksCapabilitiesInKeyOrder: with several capabilities
+// missing, the error names the one of the first key, every time.
+func TestRequestInputChecksCapabilitiesInKeyOrder(t *testing.T) {
+	cr := &ClientRequests{ch: &notifier{ctx: context.Background(), url: "http://127.0.0.1:9/n", auth: "Bearer x"},
+		mode: metadata.InputModeStream, caps: map[string]json.RawMessage{}, timeout: time.Minute}
+	reqs := map[string]InputRequest{
+		"user_name":    ElicitationRequest("Name?", map[string]any{"type": "object"}),
+		"greeting":     SamplingRequest(&CreateMessageParams{MaxTokens: 1}),
+		"client_roots": RootsRequest(),
+	}
+	for range 20 { // map order varies from one range to the next
+		_, err := cr.RequestInput(context.Background(), reqs)
+		var ce *CapabilityError
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, "roots", ce.Capability)
+	}
+}
