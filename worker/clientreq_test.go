@@ -1,12 +1,14 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -273,5 +275,45 @@ func TestRequestInputChecksCapabilitiesInKeyOrder(t *testing.T) {
 		var ce *CapabilityError
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, "roots", ce.Capability)
+	}
+}
+
+// BenchmarkClientRequest is one invocation through the worker's handler
+// (in process) of a tool that asks nothing, and of one that elicits once
+// over a loopback channel whose host answers at once: the difference is
+// what a request costs the worker (the client's own time aside).
+func BenchmarkClientRequest(b *testing.B) {
+	a := New(&Options{Stdout: io.Discard, Stderr: io.Discard})
+	a.ConfigureMcpTool("plain").Handle(func(context.Context, *ToolContext) (*Result, error) { return TextResult("ok"), nil })
+	a.ConfigureMcpTool("elicit").Handle(func(ctx context.Context, tc *ToolContext) (*Result, error) {
+		el, err := tc.Elicit(ctx, "Proceed?", map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}})
+		if err != nil {
+			return nil, err
+		}
+		return TextResult(el.Action), nil
+	})
+	h := a.Handler()
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.WriteString(w, `{"result":{"action":"accept","content":{"ok":true}}}`)
+	}))
+	b.Cleanup(host.Close)
+	for _, tool := range []string{"plain", "elicit"} {
+		b.Run(tool, func(b *testing.B) {
+			payload := []byte(body(b, `{"name":"`+tool+`","arguments":{}}`, 1))
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, "/"+tool, bytes.NewReader(payload))
+				req.Header.Set(metadata.HeaderNotifyURL, host.URL+"/n")
+				req.Header.Set(metadata.HeaderNotifyToken, "tok")
+				req.Header.Set(metadata.HeaderInputMode, metadata.InputModeStream)
+				req.Header.Set(metadata.HeaderClientCapabilities, metadata.EncodeHeaderJSON(json.RawMessage(`{"elicitation":{}}`)))
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK || strings.Contains(w.Body.String(), `isError`) {
+					b.Fatal(w.Body.String())
+				}
+			}
+		})
 	}
 }
