@@ -121,7 +121,8 @@
 // metadata.MediaTypeDirectResult (funchost does), the reply is the
 // metadata.DirectReply instead, the same result encoded once. Handler
 // errors, panics and arguments that do not decode into In become isError
-// results; the process keeps serving. An unknown function is 404, a
+// results (a [*CapabilityError] excepted, see Asking the client); the
+// process keeps serving. An unknown function is 404, a
 // malformed body 400 and a body over Options.MaxBodyBytes 413, each with
 // {"error":"…"}; a broken configuration answers every request with 500
 // (see [App.Handler]).
