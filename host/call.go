@@ -167,14 +167,14 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, id string, req *
 	offer, closeChannel := h.notify.Open(id, req.Notify)
 	defer closeChannel()
 	resp, err := h.inv.Invoke(invoke.WithOffer(ctx, offer), fn, id, body)
-	if fr := failureOf(err); fr != nil && fr.Code == mcp.CodeMissingRequiredClientCapability {
+	if fr := failureOf(err); fr != nil && fr.Code == metadata.CodeMissingRequiredClientCapability {
 		// The tool needs a capability the client did not declare: -32021 on
 		// 2026-07-28, a tool error before (the code is not theirs).
 		for _, line := range fr.Logs {
 			h.log.LogAttrs(ctx, slog.LevelInfo, line, slog.String("function", t.Function), slog.String("invocationId", id))
 		}
 		if mcp.IsModern(req.ProtocolVersion) {
-			return nil, fr.protocolError()
+			return nil, protocolError(fr)
 		}
 		return metadata.ErrorResult(fr.Error), nil
 	}

@@ -207,7 +207,7 @@ func (h *Host) invokeFunction(ctx context.Context, fn *invoke.Function, what str
 			} else {
 				logAttrs("Failed", slog.String("reason", fr.Error))
 			}
-			return nil, fr.protocolError()
+			return nil, protocolError(fr)
 		}
 		logAttrs("Failed")
 		return nil, h.functionFailed(ctx, fn, err)
@@ -226,12 +226,8 @@ func (h *Host) functionFailed(ctx context.Context, fn *invoke.Function, err erro
 	return &mcp.ProtocolError{Code: mcp.CodeInternalError, Message: fmt.Sprintf("An error occurred invoking '%s'.", fn.Name)}
 }
 
-// failureReply is a worker's explained failure (metadata.FailureReply) with
-// the error data a missing client capability carries.
-type failureReply struct {
-	metadata.FailureReply
-	Data json.RawMessage `json:"data,omitempty"`
-}
+// failureReply is a worker's explained failure.
+type failureReply = metadata.FailureReply
 
 // failureOf returns the failure a worker explained, nil for any other
 // error.
@@ -244,8 +240,8 @@ func failureOf(err error) *failureReply {
 	return nil
 }
 
-// protocolError is the JSON-RPC error the failure names.
-func (fr *failureReply) protocolError() *mcp.ProtocolError {
+// protocolError is the JSON-RPC error a failure names.
+func protocolError(fr *failureReply) *mcp.ProtocolError {
 	pe := &mcp.ProtocolError{Code: fr.Code, Message: fr.Error}
 	if len(fr.Data) > 0 && json.Valid(fr.Data) {
 		pe.Data = fr.Data

@@ -55,13 +55,6 @@ type Notifier interface {
 	CloseStream() error
 }
 
-// Until the metadata constants land: the offer header of a resumable stream
-// and the notification that closes it.
-const (
-	headerResumable         = "X-Funcmcp-Resumable"
-	notificationCloseStream = "closeStream"
-)
-
 // Hub is the host end of the per-invocation call channel back from the
 // worker: a small HTTP server on a loopback port of its own, started on
 // first use, where a running invocation POSTs its progress and log
@@ -178,7 +171,7 @@ func (hub *Hub) Open(id string, n Notifier) (*Offer, func()) {
 		hdr.Set(metadata.HeaderNotifyLogLevel, level)
 	}
 	if n.Resumable() {
-		hdr.Set(headerResumable, "true")
+		hdr.Set(metadata.HeaderResumable, "true")
 	}
 	if mode != "" {
 		hdr.Set(metadata.HeaderInputMode, mode)
@@ -265,7 +258,7 @@ func (hub *Hub) serve(w http.ResponseWriter, r *http.Request) {
 	case metadata.NotificationRequest:
 		hub.request(w, r, call, &nt)
 		return
-	case notificationCloseStream:
+	case metadata.NotificationCloseStream:
 		if err := call.n.CloseStream(); err != nil {
 			http.Error(w, err.Error(), http.StatusConflict)
 			return

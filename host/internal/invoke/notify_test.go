@@ -333,7 +333,7 @@ func TestHubClosesResumableStreams(t *testing.T) {
 	offer, closeChannel := hub.Open("inv-1", client)
 	defer closeChannel()
 	require.NotNil(t, offer, "a resumable stream alone opens the channel")
-	assert.Equal(t, "true", offer.header.Get(headerResumable))
+	assert.Equal(t, "true", offer.header.Get(metadata.HeaderResumable))
 	target, token := offer.header.Get(metadata.HeaderNotifyURL), offer.header.Get(metadata.HeaderNotifyToken)
 	assert.Equal(t, http.StatusNoContent, post(t, target, token, `{"type":"closeStream"}`))
 	assert.Equal(t, []string{"close stream"}, client.received())
@@ -341,6 +341,6 @@ func TestHubClosesResumableStreams(t *testing.T) {
 	other := &fakeNotifier{progress: true}
 	offer, closeOther := hub.Open("inv-2", other)
 	defer closeOther()
-	assert.Empty(t, offer.header.Get(headerResumable))
+	assert.Empty(t, offer.header.Get(metadata.HeaderResumable))
 	assert.Equal(t, http.StatusConflict, post(t, offer.header.Get(metadata.HeaderNotifyURL), offer.header.Get(metadata.HeaderNotifyToken), `{"type":"closeStream"}`))
 }

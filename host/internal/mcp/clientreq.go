@@ -43,17 +43,6 @@ var (
 // requestCapabilities are the client capabilities a call may use.
 var requestCapabilities = [...]string{"elicitation", "sampling", "roots"}
 
-// asksAnything reports whether a capabilities object declares one of the
-// capabilities a call may use.
-func asksAnything(caps []byte) bool {
-	for _, c := range requestCapabilities {
-		if hasCapability(caps, c) {
-			return true
-		}
-	}
-	return false
-}
-
 // hasCapability reports whether a capabilities object declares name (any
 // value but null).
 func hasCapability(caps []byte, name string) bool {

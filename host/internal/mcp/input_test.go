@@ -186,7 +186,7 @@ func TestInputRequiredRefusals(t *testing.T) {
 
 // TestInputRequiredRespectsCapabilities: a request for a capability the
 // client did not declare is answered -32021 to the function, not put in the
-// result; a client declaring none gets no requests at all.
+// result, also for a client that declares none.
 func TestInputRequiredRespectsCapabilities(t *testing.T) {
 	s := startServer(t, nil)
 	s.tools.call = twoStepTool
@@ -195,7 +195,7 @@ func TestInputRequiredRespectsCapabilities(t *testing.T) {
 	assert.Equal(t, "The client did not declare the 'elicitation' capability.", resultText(t, r.data))
 
 	r = s.post(t, modernCall(nil, map[string]any{}, nil), modernHeaders(methodToolsCall, "echo"))
-	assert.Equal(t, "error: "+ErrNoClientRequests.Error(), resultText(t, r.data))
+	assert.Equal(t, "The client did not declare the 'elicitation' capability.", resultText(t, r.data), "a client declaring none is refused alike")
 }
 
 // TestMissingCapabilityIsHTTP400: a call failing with -32021 is refused

@@ -28,7 +28,7 @@ const (
 	CodeHeaderMismatch = -32020
 	// CodeMissingRequiredClientCapability: the request needs a client
 	// capability its _meta does not declare (HTTP 400).
-	CodeMissingRequiredClientCapability = -32021
+	CodeMissingRequiredClientCapability = metadata.CodeMissingRequiredClientCapability
 	// CodeUnsupportedProtocolVersion: the request's revision is not served;
 	// data lists the supported ones (HTTP 400).
 	CodeUnsupportedProtocolVersion = -32022

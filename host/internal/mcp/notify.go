@@ -257,9 +257,9 @@ func (h *handler) notifier(req *request, msg *message, meta *RequestMeta, s *ses
 	)
 	if meta != nil {
 		token, level = meta.ProgressToken, metadata.LogLevelRank(meta.LogLevel)
-		if asksAnything(meta.ClientCapabilities) {
-			mode, caps, answers = metadata.InputModeInputRequired, meta.ClientCapabilities, in
-		}
+		// The client's capabilities are known: a request for one it lacks
+		// is refused with -32021, so the function learns which.
+		mode, caps, answers = metadata.InputModeInputRequired, meta.ClientCapabilities, in
 	} else {
 		token = progressToken(msg.meta)
 		if vals := req.r.Header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
