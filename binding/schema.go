@@ -280,24 +280,41 @@ func parseNaturalSchema(text string, lim Limits) (*Schema, error) {
 
 // compileDoc compiles a decoded schema document offline as JSON Schema 2020-12.
 func compileDoc(kind SchemaKind, compact json.RawMessage, doc any) (*Schema, error) {
-	const url = "mem:///schema.json"
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	// An empty scheme table refuses every URL that is not an embedded metaschema.
-	c.UseLoader(jsonschema.SchemeURLLoader{})
 	if err := checkRefs(doc); err != nil {
 		return nil, &RefError{Kind: kind, Err: err}
 	}
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, &CompileError{Kind: kind, Err: err}
+	url := "mem:///schema.json"
+	if metaValid(doc) {
+		// The compiler validates every document against the metaschema
+		// except those under json-schema.org (its own metaschemas); a
+		// document metaValid vouches for is compiled there, so that work
+		// is not done twice. Only the host part of this URL differs: every
+		// location reported (a JSON pointer) is the same.
+		url = vouchedURL
 	}
 	compiles.Add(1)
-	compiled, err := c.Compile(url)
+	compiled, err := compileAt(url, doc)
 	if err != nil {
 		return nil, &CompileError{Kind: kind, Err: err}
 	}
 	return &Schema{kind: kind, text: compact, compiled: compiled, textSum: sha256.Sum256(compact), fast: compileFast(doc)}, nil
 }
+
+// compileAt compiles doc as the resource url, offline.
+func compileAt(url string, doc any) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	// An empty scheme table refuses every URL that is not an embedded metaschema.
+	c.UseLoader(jsonschema.SchemeURLLoader{})
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+}
+
+// vouchedURL is where a schema that [metaValid] vouches for is compiled;
+// no metaschema has this name.
+const vouchedURL = "https://json-schema.org/funcmcp/checked-schema.json"
 
 // compiles counts schema compilations, for [CompileCount].
 var compiles atomic.Uint64
