@@ -43,6 +43,7 @@ FUZZ_TARGETS := \
 	./host/internal/mcp:FuzzRouterAndHandlerAgree \
 	./host/internal/auth:FuzzOpen \
 	./binding:FuzzCheckRefs \
+	./binding:FuzzMetaValid \
 	./internal/jsonx:FuzzScanner
 BENCH_TIME   ?= 2s
 BENCH_COUNT  ?= 1

@@ -12,11 +12,22 @@ import "sync"
 //
 // Limits bound what [Compiler.LoadTool] accepts; the zero value (and a nil
 // *Compiler) means the defaults. Set it before the first use.
+//
+// With Defer, a schema that the quick checks fully vouch for (its
+// references resolve, the 2020-12 metaschema certainly accepts it, and the
+// check on JSON text covers it, so valid values never need more) is compiled
+// later: by [Compiler.CompileDeferred], or by its first validation that the
+// check on JSON text cannot decide, whichever comes first. A schema that
+// breaks a rule still fails when it is loaded, with the same error; what
+// moves is only the compilation of good schemas, out of the way of serving
+// the first call.
 type Compiler struct {
 	Limits Limits
+	Defer  bool
 
-	mu      sync.Mutex
-	entries map[compilerKey]*compileEntry
+	mu       sync.Mutex
+	entries  map[compilerKey]*compileEntry
+	deferred []*Schema
 }
 
 type compilerKey struct {
@@ -37,7 +48,7 @@ func (c *Compiler) ParseSchema(kind SchemaKind, text string) (*Schema, error) {
 	if c == nil {
 		return ParseSchema(kind, text)
 	}
-	return c.parse(compilerKey{kind: kind, text: text}, func() (*Schema, error) { return parseSchema(kind, text, c.limits()) })
+	return c.parse(compilerKey{kind: kind, text: text}, func() (*Schema, error) { return parseSchema(kind, text, c.limits(), c.Defer) })
 }
 
 // ParseNaturalSchema is [ParseNaturalSchema], remembered by text.
@@ -45,7 +56,7 @@ func (c *Compiler) ParseNaturalSchema(text string) (*Schema, error) {
 	if c == nil {
 		return ParseNaturalSchema(text)
 	}
-	return c.parse(compilerKey{kind: OutputSchema, natural: true, text: text}, func() (*Schema, error) { return parseNaturalSchema(text, c.limits()) })
+	return c.parse(compilerKey{kind: OutputSchema, natural: true, text: text}, func() (*Schema, error) { return parseNaturalSchema(text, c.limits(), c.Defer) })
 }
 
 func (c *Compiler) parse(key compilerKey, parse func() (*Schema, error)) (*Schema, error) {
@@ -59,8 +70,37 @@ func (c *Compiler) parse(key compilerKey, parse func() (*Schema, error)) (*Schem
 		c.entries[key] = e
 	}
 	c.mu.Unlock()
-	e.once.Do(func() { e.schema, e.err = parse() })
+	e.once.Do(func() {
+		e.schema, e.err = parse()
+		if e.err == nil && e.schema.doc != nil {
+			c.mu.Lock()
+			c.deferred = append(c.deferred, e.schema)
+			c.mu.Unlock()
+		}
+	})
 	return e.schema, e.err
+}
+
+// CompileDeferred compiles every schema c deferred (see [Compiler.Defer])
+// that is not compiled yet, one after another, and returns how many it
+// compiled. It is safe to call while the schemas are in use.
+func (c *Compiler) CompileDeferred() int {
+	c.mu.Lock()
+	pending := c.deferred
+	c.deferred = nil
+	c.mu.Unlock()
+	n := 0
+	for _, s := range pending {
+		done := false
+		s.once.Do(func() {
+			s.compileDeferred()
+			done = true
+		})
+		if done {
+			n++
+		}
+	}
+	return n
 }
 
 // limits returns c's limits with the defaults filled in.

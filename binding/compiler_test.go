@@ -73,3 +73,56 @@ func TestCompilerLoadTool(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotSame(t, a, b)
 }
+
+func TestCompilerDeferKeepsLoadErrors(t *testing.T) {
+	for _, text := range []string{
+		`{"type":"object","properties":{"a":{"type":"string","minLength":-1}}}`,
+		`{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`,
+		`{"type":"object","properties":{"a":{"type":"string","pattern":"("}}}`,
+		`{"type":"object","required":["a","a"]}`,
+		`{"type":"array"}`,
+	} {
+		t.Run(text, func(t *testing.T) {
+			_, eager := ParseSchema(OutputSchema, text)
+			require.Error(t, eager)
+			_, deferred := (&Compiler{Defer: true}).ParseSchema(OutputSchema, text)
+			assert.Equal(t, eager, deferred)
+		})
+	}
+}
+
+func TestCompilerDeferCompilesWhenNeeded(t *testing.T) {
+	const text = `{"type":"object","properties":{"n":{"type":"integer","minimum":0}},"required":["n"],"additionalProperties":false}`
+	c := &Compiler{Defer: true}
+	before := CompileCount()
+	s, err := c.ParseSchema(OutputSchema, text)
+	require.NoError(t, err)
+	assert.Equal(t, before, CompileCount(), "a vouched schema is not compiled at load")
+
+	assert.NoError(t, s.ValidateText([]byte(`{"n":3}`)))
+	assert.Equal(t, before, CompileCount(), "a value the check on JSON text accepts needs no compiled schema")
+
+	eager, err := ParseSchema(OutputSchema, text)
+	require.NoError(t, err)
+	bad := []byte(`{"n":-1,"x":true}`)
+	assert.Equal(t, eager.ValidateText(bad), s.ValidateText(bad), "the same verdict and messages as a schema compiled at load")
+	assert.Equal(t, before+2, CompileCount(), "the eager schema and the deferred one, once")
+	assert.Equal(t, 0, c.CompileDeferred(), "already compiled")
+
+	other, err := c.ParseSchema(InputSchema, `{"type":"object","properties":{"city":{"type":"string"}}}`)
+	require.NoError(t, err)
+	assert.Equal(t, 1, c.CompileDeferred())
+	assert.Equal(t, before+3, CompileCount())
+	assert.Error(t, other.ValidateText([]byte(`{"city":1}`)))
+	assert.Equal(t, before+3, CompileCount(), "compiled once")
+}
+
+func TestCompilerDeferLeavesOtherSchemasEager(t *testing.T) {
+	// A pattern takes the compiler's metaschema path, so it is compiled now.
+	c := &Compiler{Defer: true}
+	before := CompileCount()
+	_, err := c.ParseSchema(OutputSchema, `{"type":"object","properties":{"a":{"type":"string","pattern":"^a"}}}`)
+	require.NoError(t, err)
+	assert.Equal(t, before+1, CompileCount())
+	assert.Equal(t, 0, c.CompileDeferred())
+}

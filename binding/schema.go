@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -140,11 +141,34 @@ func checkLimits(kind SchemaKind, text string, lim Limits) error {
 
 // Schema is a checked and compiled tool schema.
 type Schema struct {
-	kind     SchemaKind
-	text     json.RawMessage // compact, key order and number text kept
-	compiled *jsonschema.Schema
-	textSum  [sha256.Size]byte // of text, for Digest
-	fast     *fastNode         // the check on JSON text, nil when the schema is outside its subset
+	kind    SchemaKind
+	text    json.RawMessage   // compact, key order and number text kept
+	textSum [sha256.Size]byte // of text, for Digest
+	fast    *fastNode         // the check on JSON text, nil when the schema is outside its subset
+
+	// compiled is the full validator. A deferred schema (see
+	// Compiler.Defer) has doc instead until the first of its first full
+	// validation and Compiler.CompileDeferred compiles it, once.
+	once       sync.Once
+	doc        any
+	compiled   *jsonschema.Schema
+	compileErr error
+}
+
+// validator returns the compiled schema, compiling a deferred one now.
+func (s *Schema) validator() (*jsonschema.Schema, error) {
+	s.once.Do(s.compileDeferred)
+	return s.compiled, s.compileErr
+}
+
+// compileDeferred compiles a deferred schema; run once, by s.once.
+func (s *Schema) compileDeferred() {
+	if s.doc == nil {
+		return
+	}
+	compiles.Add(1)
+	s.compiled, s.compileErr = compileAt(vouchedURL, s.doc)
+	s.doc = nil
 }
 
 // digestVersion names the rules a [Schema.Digest] vouches for; it changes
@@ -181,25 +205,39 @@ func (s *Schema) String() string { return string(s.text) }
 // "object", "properties" an object and "required" an array when present. It
 // returns the compact text.
 func CheckShape(kind SchemaKind, text string) (json.RawMessage, error) {
+	compact, _, err := decodeShaped(kind, text)
+	return compact, err
+}
+
+// decodeShaped is CheckShape that also returns the decoded document (as
+// [DecodeJSON] decodes it), decoding the text once.
+func decodeShaped(kind SchemaKind, text string) (json.RawMessage, any, error) {
 	compact, err := compactSchema(kind, text)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var root map[string]json.RawMessage
-	if compact[0] != '{' || json.Unmarshal(compact, &root) != nil {
-		return nil, &ShapeError{Kind: kind, Rule: RuleObjectRoot}
+	if compact[0] != '{' {
+		return nil, nil, &ShapeError{Kind: kind, Rule: RuleObjectRoot}
 	}
-	var typ string
-	if raw, ok := root["type"]; !ok || json.Unmarshal(raw, &typ) != nil || typ != "object" {
-		return nil, &ShapeError{Kind: kind, Rule: RuleTypeObject}
+	doc, err := DecodeJSON(compact)
+	if err != nil {
+		return nil, nil, &SyntaxError{Kind: kind, Err: err}
 	}
-	if raw, ok := root["properties"]; ok && raw[0] != '{' {
-		return nil, &ShapeError{Kind: kind, Rule: RuleProperties}
+	root, _ := doc.(map[string]any)
+	if typ, ok := root["type"].(string); !ok || typ != "object" {
+		return nil, nil, &ShapeError{Kind: kind, Rule: RuleTypeObject}
 	}
-	if raw, ok := root["required"]; ok && raw[0] != '[' {
-		return nil, &ShapeError{Kind: kind, Rule: RuleRequired}
+	if p, ok := root["properties"]; ok {
+		if _, ok := p.(map[string]any); !ok {
+			return nil, nil, &ShapeError{Kind: kind, Rule: RuleProperties}
+		}
 	}
-	return compact, nil
+	if r, ok := root["required"]; ok {
+		if _, ok := r.([]any); !ok {
+			return nil, nil, &ShapeError{Kind: kind, Rule: RuleRequired}
+		}
+	}
+	return compact, doc, nil
 }
 
 // compactSchema checks that schema text is not blank and is valid JSON, and
@@ -227,22 +265,18 @@ func compactSchema(kind SchemaKind, text string) (json.RawMessage, error) {
 // *SyntaxError, *ShapeError, *RefError, *CompileError, or wraps
 // ErrEmptySchema.
 func ParseSchema(kind SchemaKind, text string) (*Schema, error) {
-	return parseSchema(kind, text, Limits{}.withDefaults())
+	return parseSchema(kind, text, Limits{}.withDefaults(), false)
 }
 
-func parseSchema(kind SchemaKind, text string, lim Limits) (*Schema, error) {
+func parseSchema(kind SchemaKind, text string, lim Limits, deferOK bool) (*Schema, error) {
 	if err := checkLimits(kind, text, lim); err != nil {
 		return nil, err
 	}
-	compact, err := CheckShape(kind, text)
+	compact, doc, err := decodeShaped(kind, text)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(compact))
-	if err != nil {
-		return nil, &SyntaxError{Kind: kind, Err: err}
-	}
-	return compileDoc(kind, compact, lenientRequired(doc))
+	return compileDoc(kind, compact, lenientRequired(doc), deferOK)
 }
 
 // RuleSchemaRoot is the rule a natural output schema breaks when its root is
@@ -256,10 +290,10 @@ const RuleSchemaRoot = "must be a JSON object or boolean"
 // one of *LimitError, *SyntaxError, *ShapeError (a root that is not an
 // object or boolean), *RefError, *CompileError, or wraps ErrEmptySchema.
 func ParseNaturalSchema(text string) (*Schema, error) {
-	return parseNaturalSchema(text, Limits{}.withDefaults())
+	return parseNaturalSchema(text, Limits{}.withDefaults(), false)
 }
 
-func parseNaturalSchema(text string, lim Limits) (*Schema, error) {
+func parseNaturalSchema(text string, lim Limits, deferOK bool) (*Schema, error) {
 	const kind = OutputSchema
 	if err := checkLimits(kind, text, lim); err != nil {
 		return nil, err
@@ -275,16 +309,26 @@ func parseNaturalSchema(text string, lim Limits) (*Schema, error) {
 	if err != nil {
 		return nil, &SyntaxError{Kind: kind, Err: err}
 	}
-	return compileDoc(kind, compact, doc)
+	return compileDoc(kind, compact, doc, deferOK)
 }
 
-// compileDoc compiles a decoded schema document offline as JSON Schema 2020-12.
-func compileDoc(kind SchemaKind, compact json.RawMessage, doc any) (*Schema, error) {
+// compileDoc compiles a decoded schema document offline as JSON Schema
+// 2020-12. With deferOK, a document that the quick metaschema check vouches
+// for and that the fast check covers is only checked now (its references
+// resolve, the metaschema accepts it: nothing is left that could fail) and
+// compiled when first needed.
+func compileDoc(kind SchemaKind, compact json.RawMessage, doc any, deferOK bool) (*Schema, error) {
 	if err := checkRefs(doc); err != nil {
 		return nil, &RefError{Kind: kind, Err: err}
 	}
+	vouched := metaValid(doc)
+	if deferOK && vouched {
+		if fast := compileFast(doc); fast != nil {
+			return &Schema{kind: kind, text: compact, textSum: sha256.Sum256(compact), fast: fast, doc: doc}, nil
+		}
+	}
 	url := "mem:///schema.json"
-	if metaValid(doc) {
+	if vouched {
 		// The compiler validates every document against the metaschema
 		// except those under json-schema.org (its own metaschemas); a
 		// document metaValid vouches for is compiled there, so that work
@@ -297,7 +341,7 @@ func compileDoc(kind SchemaKind, compact json.RawMessage, doc any) (*Schema, err
 	if err != nil {
 		return nil, &CompileError{Kind: kind, Err: err}
 	}
-	return &Schema{kind: kind, text: compact, compiled: compiled, textSum: sha256.Sum256(compact), fast: compileFast(doc)}, nil
+	return &Schema{kind: kind, text: compact, textSum: sha256.Sum256(compact), fast: compileFast(doc), compiled: compiled}, nil
 }
 
 // compileAt compiles doc as the resource url, offline.
@@ -354,7 +398,12 @@ func lenientRequired(doc any) any {
 // encoding/json into any) against the schema. A failure is a
 // *ValidationError.
 func (s *Schema) Validate(v any) error {
-	err := s.compiled.Validate(v)
+	compiled, err := s.validator()
+	if err != nil {
+		// Not expected: a schema is deferred only when nothing can fail.
+		return &ValidationError{Kind: s.kind, Problems: []Problem{{Message: "the schema did not compile: " + compileReason(err)}}}
+	}
+	err = compiled.Validate(v)
 	if err == nil {
 		return nil
 	}

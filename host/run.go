@@ -80,6 +80,10 @@ func (h *Host) Run(ctx context.Context) error {
 		}
 	}
 
+	// The schemas load checked but left to compile are compiled while the
+	// worker starts, out of the way of the first call.
+	go h.cat.CompileDeferred()
+
 	var sup *supervise.Supervisor
 	var superviseCancel context.CancelFunc = func() {}
 	var supervised chan error

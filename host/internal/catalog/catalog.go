@@ -40,6 +40,7 @@ type FunctionStatus struct {
 // for concurrent use.
 type Catalog struct {
 	lim      Limits
+	compiler *binding.Compiler // the tools' schemas
 	tools    tools
 	fns      functions
 	funcs    []FunctionStatus // by function name
@@ -57,7 +58,7 @@ func Load(root string, lim *Limits, setting func(name string) (string, bool)) (*
 	if err != nil {
 		return nil, err
 	}
-	c := &Catalog{lim: *lim}
+	c := &Catalog{lim: *lim, compiler: &binding.Compiler{Limits: lim.Schema, Defer: true}}
 	for _, e := range fnErrs {
 		st := FunctionStatus{Error: e.Error()}
 		var fe *metadata.FunctionError
@@ -93,6 +94,12 @@ func Load(root string, lim *Limits, setting func(name string) (string, bool)) (*
 	})
 	return c, nil
 }
+
+// CompileDeferred compiles the schemas Load checked but left to compile
+// (see binding.Compiler.Defer): every one a call may need, so that calls
+// never compile. Until it returns, a call that needs a schema not yet
+// compiled compiles it. It returns how many it compiled.
+func (c *Catalog) CompileDeferred() int { return c.compiler.CompileDeferred() }
 
 // Functions returns every function of the app, in name order, served or
 // not; the caller may modify the copy.

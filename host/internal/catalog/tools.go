@@ -103,11 +103,12 @@ func (c *Catalog) loadTools(root string, fns []*metadata.Function) error {
 }
 
 // compileTools loads the tool of every function with exactly one tool
-// trigger, on all CPUs, compiling each distinct schema text once. The
-// result is indexed like fns.
+// trigger, on all CPUs, checking each distinct schema text once (the good
+// ones are compiled later, see CompileDeferred). The result is indexed like
+// fns.
 func (c *Catalog) compileTools(root string, fns []*metadata.Function) []loadedTool {
 	out := make([]loadedTool, len(fns))
-	compiler := binding.Compiler{Limits: c.lim.Schema}
+	compiler := c.compiler
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(goruntime.GOMAXPROCS(0), len(fns)) {
@@ -116,7 +117,7 @@ func (c *Catalog) compileTools(root string, fns []*metadata.Function) []loadedTo
 				fn := fns[i]
 				if triggers := fn.ToolTriggers(); len(triggers) == 1 {
 					file := filepath.Join(root, fn.Name, metadata.FunctionFile)
-					out[i].tool, out[i].err = loadTool(&compiler, fn, triggers[0], file)
+					out[i].tool, out[i].err = loadTool(compiler, fn, triggers[0], file)
 				}
 			}
 		})
