@@ -24,8 +24,14 @@ import (
 )
 
 // readinessInterval is how often the host polls GET / while the worker starts,
-// as the Functions host does.
-const readinessInterval = 25 * time.Millisecond
+// as the Functions host does, after the first quickPolls polls, quickPoll
+// apart: a refused connection on the loopback costs microseconds, and a Go
+// worker listens within tens of milliseconds, which the first call waits for.
+const (
+	readinessInterval = 25 * time.Millisecond
+	quickPoll         = 2 * time.Millisecond
+	quickPolls        = 100
+)
 
 // Spec is everything needed to start the worker.
 type Spec struct {
@@ -226,7 +232,7 @@ func (w *process) exitError() error {
 	return errors.New("exit status 0")
 }
 
-// waitReady polls GET / every 25 ms until the worker answers. Any HTTP answer
+// waitReady polls GET / (every 25 ms after the first few) until the worker answers. Any HTTP answer
 // (even 404) means ready; only a refused connection keeps waiting, as in the
 // Functions host. It fails early when the process exits.
 func (w *process) waitReady(ctx context.Context, timeout time.Duration) error {
@@ -241,9 +247,9 @@ func waitReady(ctx context.Context, transport http.RoundTripper, url string, tim
 	client := &http.Client{Timeout: 2 * time.Second, Transport: transport}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
-	tick := time.NewTicker(readinessInterval)
-	defer tick.Stop()
-	for {
+	wait := time.NewTimer(quickPoll)
+	defer wait.Stop()
+	for polls := 1; ; polls++ {
 		select {
 		case <-exited:
 			return fmt.Errorf("the worker process exited before it was ready: %w", exitErr())
@@ -272,7 +278,12 @@ func waitReady(ctx context.Context, transport http.RoundTripper, url string, tim
 			return fmt.Errorf("the worker process exited before it was ready: %w", exitErr())
 		case <-deadline.C:
 			return fmt.Errorf("the worker was not ready within %v: GET %s was refused", timeout, url)
-		case <-tick.C:
+		case <-wait.C:
+			if polls < quickPolls {
+				wait.Reset(quickPoll)
+			} else {
+				wait.Reset(readinessInterval)
+			}
 		}
 	}
 }
