@@ -8,15 +8,12 @@ import (
 	"strconv"
 	"strings"
 
+	hol "github.com/funcmcp/funcmcp/function-app-sample/holidays"
 	"github.com/funcmcp/funcmcp/worker"
 )
 
 // holidayCountryNames names the countries list_holidays knows.
-var holidayCountryNames = map[string]string{
-	"GB": "United Kingdom (England and Wales bank holidays)",
-	"NO": "Norway",
-	"US": "United States (federal holidays)",
-}
+var holidayCountryNames = hol.CountryNames
 
 // holidayYears are the years offered as completions (any year from 1900 to
 // 2199 can be read).

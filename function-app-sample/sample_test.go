@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	hol "github.com/funcmcp/funcmcp/function-app-sample/holidays"
 )
 
 func TestRoman(t *testing.T) {
@@ -49,7 +51,7 @@ func TestEasterSunday(t *testing.T) {
 		2025: "2025-04-20", 2026: "2026-04-05", 2038: "2038-04-25",
 	}
 	for year, want := range tests {
-		assert.Equal(t, want, easterSunday(year).Format(time.DateOnly), "year %d", year)
+		assert.Equal(t, want, hol.EasterSunday(year).Format(time.DateOnly), "year %d", year)
 	}
 }
 
