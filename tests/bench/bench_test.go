@@ -151,12 +151,12 @@ func callTargets(c int) ([]*target, error) {
 	return []*target{ours, stateless, stateful, direct, loop}, nil
 }
 
-// callCPU is funcmcp's server CPU per call (host + worker) at concurrency
-// 16, kept for the validation share row.
-var callCPU struct {
+// callCPU is funcmcp's server CPU per call (host + worker) by concurrency,
+// kept for the validation share rows.
+var callCPU = struct {
 	sync.Mutex
-	d time.Duration
-}
+	d map[int]time.Duration
+}{d: map[int]time.Duration{}}
 
 // BenchmarkToolsCall compares real tools/call round trips, interleaved in
 // one run: a raw HTTP client → funchost → the sample worker process, against
@@ -194,50 +194,86 @@ func BenchmarkToolsCall(b *testing.B) {
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 func reportCalls(b *testing.B, c int, res map[string]*sample, load string) {
-	ours, sl, sf, direct, loop := res["funcmcp"], res["sdk-stateless"], res["sdk-stateful"], res["worker-direct"], res["loopback"]
+	ours, direct, loop := res["funcmcp"], res["worker-direct"], res["loopback"]
 	b.ReportMetric(ours.perSecond(), "funcmcp-calls/s")
-	b.ReportMetric(sl.perSecond(), "sdkstateless-calls/s")
-	b.ReportMetric(sf.perSecond(), "sdkstateful-calls/s")
+	b.ReportMetric(res["sdk-stateless"].perSecond(), "sdkstateless-calls/s")
+	b.ReportMetric(res["sdk-stateful"].perSecond(), "sdkstateful-calls/s")
 	b.ReportMetric(us(ours.pct(50)), "funcmcp-p50-µs")
 	b.ReportMetric(us(ours.cpuPerCall()), "funcmcp-cpu-µs/call")
 	b.ReportMetric(us(loop.pct(50)), "loopback-p50-µs")
 
-	best := max(sl.perSecond(), sf.perSecond())
-	goal := 0.9
+	goals := callGoals{throughput: 1.2, cpu: 0.8, p50: 0.9}
 	if c > 1 {
-		goal = 1.2
+		goals = callGoals{throughput: 2.0, cpu: 0.5}
 	}
-	record(atLeast(row{what: fmt.Sprintf("tools/call throughput, c=%d", c), unit: "calls/s",
-		ours: ours.perSecond(), stateless: sl.perSecond(), stateful: sf.perSecond(), ratio: ours.perSecond() / best,
-		load: load, detail: "funcmcp / the faster SDK server"}, goal))
-	for _, p := range []float64{50, 99} {
-		record(row{what: fmt.Sprintf("tools/call p%g latency, c=%d", p, c), unit: "µs",
-			ours: us(ours.pct(p)), stateless: us(sl.pct(p)), stateful: us(sf.pct(p)),
-			ratio: us(ours.pct(p)) / min(us(sl.pct(p)), us(sf.pct(p))), load: load, detail: "funcmcp / the faster SDK server (lower is better)"})
-	}
-	cpuBest := min(sl.cpuPerCall(), sf.cpuPerCall())
-	record(atMost(row{what: fmt.Sprintf("server CPU per call, c=%d", c), unit: "µs",
-		ours: us(ours.cpuPerCall()), stateless: us(sl.cpuPerCall()), stateful: us(sf.cpuPerCall()),
-		ratio: float64(ours.cpuPerCall()) / float64(cpuBest), load: load,
-		detail: fmt.Sprintf("(funchost + worker) / the cheaper SDK server; the worker called directly: %.0f µs", us(direct.cpuPerCall()))}, 0.8))
-	if c > 1 {
-		callCPU.Lock()
-		callCPU.d = ours.cpuPerCall()
-		callCPU.Unlock()
-	}
+	recordMethod("tools/call", c, res, load, goals,
+		fmt.Sprintf("; the worker called directly: %.0f µs", us(direct.cpuPerCall())))
+	callCPU.Lock()
+	callCPU.d[c] = ours.cpuPerCall()
+	callCPU.Unlock()
 	if c > 1 {
 		return // with callers queueing, latency differences say nothing about the hop
 	}
+	hopOf := func(m map[string]*sample) float64 {
+		return float64(m["funcmcp"].pct(50)-m["worker-direct"].pct(50)) / float64(m["loopback"].pct(50))
+	}
 	rt := loop.pct(50)
-	hop := float64(ours.pct(50)-direct.pct(50)) / float64(rt)
-	record(atMost(row{what: fmt.Sprintf("funchost tier overhead, c=%d", c), unit: "round trips",
-		ours: hop, ratio: hop, load: load,
+	hop := hopOf(res)
+	r := atMost(row{what: fmt.Sprintf("funchost tier overhead, c=%d", c), unit: "round trips",
+		ours: hop, ratio: hop, load: load, spread: spread(res, hopOf),
 		detail: fmt.Sprintf("(funcmcp p50 %.0f µs − worker called directly p50 %.0f µs) / loopback round trip p50 %.0f µs; p99: (%.0f − %.0f) / %.0f = %.2f; slowest call %.1f ms",
 			us(ours.pct(50)), us(direct.pct(50)), us(rt), us(ours.pct(99)), us(direct.pct(99)), us(loop.pct(99)),
-			float64(ours.pct(99)-direct.pct(99))/float64(loop.pct(99)), us(ours.pct(100))/1000)}, 1.5))
-	vsSDK := float64(ours.pct(50)-min(sl.pct(50), sf.pct(50))) / float64(rt)
-	record(row{what: fmt.Sprintf("extra latency vs SDK, c=%d", c), unit: "round trips", ours: vsSDK, load: load,
-		detail: "(funcmcp p50 − faster SDK p50) / loopback p50; negative: funcmcp is faster"})
+			float64(ours.pct(99)-direct.pct(99))/float64(loop.pct(99)), us(ours.pct(100))/1000)}, 1.5)
+	record(r)
+	sdkP50 := func(m map[string]*sample) time.Duration {
+		return min(m["sdk-stateless"].pct(50), m["sdk-stateful"].pct(50))
+	}
+	vsSDK := func(m map[string]*sample) float64 {
+		return float64(m["funcmcp"].pct(50)-sdkP50(m)) / float64(m["loopback"].pct(50))
+	}
+	record(row{what: fmt.Sprintf("extra latency vs SDK, c=%d", c), unit: "round trips", ours: vsSDK(res), load: load,
+		spread: spread(res, vsSDK), detail: "(funcmcp p50 − faster SDK p50) / loopback p50; negative: funcmcp is faster"})
+}
+
+// callGoals are the goals of a method's rows (0: none).
+type callGoals struct{ throughput, cpu, p50 float64 }
+
+// recordMethod records throughput, p50/p99 latency and server CPU per call
+// of funcmcp against the SDK servers for one method at concurrency c, each
+// ratio with its spread over the rounds.
+func recordMethod(method string, c int, res map[string]*sample, load string, goals callGoals, cpuNote string) {
+	ours, sl, sf := res["funcmcp"], res["sdk-stateless"], res["sdk-stateful"]
+	goal := func(r row, g float64, at func(row, float64) row) row {
+		if g == 0 {
+			return r
+		}
+		return at(r, g)
+	}
+	tput := func(m map[string]*sample) float64 {
+		return m["funcmcp"].perSecond() / max(m["sdk-stateless"].perSecond(), m["sdk-stateful"].perSecond())
+	}
+	record(goal(row{what: fmt.Sprintf("%s throughput, c=%d", method, c), unit: "calls/s",
+		ours: ours.perSecond(), stateless: sl.perSecond(), stateful: sf.perSecond(), ratio: tput(res),
+		load: load, spread: spread(res, tput), detail: "funcmcp / the faster SDK server"}, goals.throughput, atLeast))
+	for _, p := range []float64{50, 99} {
+		lat := func(m map[string]*sample) float64 {
+			return us(m["funcmcp"].pct(p)) / min(us(m["sdk-stateless"].pct(p)), us(m["sdk-stateful"].pct(p)))
+		}
+		g := goals.p50
+		if p != 50 {
+			g = 0
+		}
+		record(goal(row{what: fmt.Sprintf("%s p%g latency, c=%d", method, p, c), unit: "µs",
+			ours: us(ours.pct(p)), stateless: us(sl.pct(p)), stateful: us(sf.pct(p)), ratio: lat(res), load: load,
+			spread: spread(res, lat), detail: "funcmcp / the faster SDK server (lower is better)"}, g, atMost))
+	}
+	cpu := func(m map[string]*sample) float64 {
+		return float64(m["funcmcp"].cpuPerCall()) / float64(min(m["sdk-stateless"].cpuPerCall(), m["sdk-stateful"].cpuPerCall()))
+	}
+	record(goal(row{what: fmt.Sprintf("%s server CPU per call, c=%d", method, c), unit: "µs",
+		ours: us(ours.cpuPerCall()), stateless: us(sl.cpuPerCall()), stateful: us(sf.cpuPerCall()),
+		ratio: cpu(res), load: load, spread: spread(res, cpu),
+		detail: "(funchost + worker) / the cheaper SDK server" + cpuNote}, goals.cpu, atMost))
 }
 
 // appWithTools writes an app folder of n functions: get_weather as the
@@ -303,9 +339,9 @@ func appWithTools(name string, n int, distinct bool) (string, error) {
 	return dir, nil
 }
 
-// sdkToolsFor starts funchost on app once, reads the tools it lists and
-// writes them as the SDK server's tools file: both serve the same
-// definitions.
+// sdkToolsFor starts funchost on app once, reads the tools it lists (want
+// of them; any number when want < 0) and writes them as the SDK server's
+// tools file: both serve the same definitions.
 func sdkToolsFor(app string, want int) (string, error) {
 	file := app + ".sdk-tools.json"
 	if _, err := os.Stat(file); err == nil {
@@ -320,7 +356,7 @@ func sdkToolsFor(app string, want int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if len(tools) != want {
+	if want >= 0 && len(tools) != want {
 		return "", fmt.Errorf("funchost lists %d tools of %d", len(tools), want)
 	}
 	return writeJSON(filepath.Base(file), tools)
@@ -414,24 +450,46 @@ func BenchmarkToolsList(b *testing.B) {
 }
 
 // BenchmarkStartup compares the time from starting the process to the first
-// successful tools/call of get_weather, with 1,000 function.json files (1,000
-// tools in the SDK server, the same definitions): funchost (which also starts
-// the worker and waits until it answers) against the SDK stateless server.
-// "shared" tools all have get_weather's schemas; "distinct" ones each have
-// their own input and output schema. One op starts each once, alternating.
+// successful tools/call of get_weather: funchost (which also starts the
+// worker and waits until it answers) against the SDK stateless server
+// serving the same tool definitions. "sample" is the sample app as it is
+// (cold start as a user feels it); "shared" and "distinct" have 1,000
+// function.json files whose tools all have get_weather's schemas or each
+// their own input and output schema (the SDK server gets the same 1,000
+// definitions); "10000" has 10,000 tools with shared schemas (left out with
+// -short). Each round starts each server once, alternating which goes
+// first; a first start of funchost has nothing cached from an earlier one.
 func BenchmarkStartup(b *testing.B) {
 	binaries(b)
-	for _, distinct := range []bool{false, true} {
-		name := "shared"
-		if distinct {
-			name = "distinct"
-		}
-		b.Run(name, func(b *testing.B) {
-			app, err := appWithTools("start-"+name, 1000, distinct)
-			if err != nil {
-				b.Fatal(err)
+	cases := []struct {
+		name     string
+		tools    int // 0: the sample app
+		distinct bool
+		rounds   int
+	}{
+		{"sample", 0, false, 5},
+		{"shared", 1000, false, 5},
+		{"distinct", 1000, true, 5},
+		{"10000", 10000, false, 3},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			if tc.tools > 1000 && testing.Short() {
+				b.Skip("10,000 tools take long to set up")
 			}
-			file, err := sdkToolsFor(app, 1000)
+			app, want := built.app, -1
+			if tc.tools > 0 {
+				var err error
+				name := fmt.Sprintf("start-%d-%v", tc.tools, tc.distinct)
+				if tc.tools == 10000 {
+					name = "list-10000" // BenchmarkToolsList's app, when it ran
+				}
+				if app, err = appWithTools(name, tc.tools, tc.distinct); err != nil {
+					b.Fatal(err)
+				}
+				want = tc.tools
+			}
+			file, err := sdkToolsFor(app, want)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -453,10 +511,14 @@ func BenchmarkStartup(b *testing.B) {
 					return s.endpoint(), http.Header{"Mcp-Protocol-Version": {protocolVersion}}, s, nil
 				},
 			}
+			rounds := tc.rounds
+			if testing.Short() {
+				rounds = 1
+			}
 			lat := [2]*sample{{}, {}}
 			load := loadAvg()
 			b.ResetTimer()
-			for i := range max(b.N, 2) {
+			for i := range max(b.N, rounds) {
 				for k := range 2 {
 					j := (i + k) % 2
 					d, err := timeToFirstCall(client, starts[j])
@@ -468,14 +530,27 @@ func BenchmarkStartup(b *testing.B) {
 			}
 			b.StopTimer()
 			load += "–" + loadAvg()
+			perRound := func(i int) float64 { return float64(lat[0].lat[i]) / float64(lat[1].lat[i]) }
+			n := len(lat[0].lat)
+			spr := spreadOf(n, perRound)
 			ours, sdk := lat[0].pct(50), lat[1].pct(50)
 			b.ReportMetric(us(ours)/1000, "funcmcp-ms")
 			b.ReportMetric(us(sdk)/1000, "sdk-ms")
-			r := row{what: fmt.Sprintf("start-up to first tools/call, 1,000 tools, %s schemas", name), unit: "ms p50",
-				ours: us(ours) / 1000, stateless: us(sdk) / 1000, ratio: float64(ours) / float64(sdk), load: load,
-				detail: "funcmcp (funchost + worker) / SDK stateless"}
-			if distinct {
+			r := row{unit: "ms p50", ours: us(ours) / 1000, stateless: us(sdk) / 1000, ratio: float64(ours) / float64(sdk),
+				load: load, spread: spr, detail: "funcmcp (funchost + worker) / SDK stateless, process start to the first answered tools/call"}
+			switch {
+			case tc.tools == 0:
+				r.what = "cold start, the sample app"
+				r.detail += "; the SDK server has the sample's tool definitions"
+			case tc.tools == 10000:
+				r.what = "start-up to first tools/call, 10,000 tools"
+				r = below(r, 1000, "1 s")
+				r.detail = fmt.Sprintf("funcmcp's own time (goal), shared schemas; ratio: / SDK stateless; per round: %s", spreadOf(n, func(i int) float64 { return us(lat[0].lat[i]) / 1000 }))
+			case tc.distinct:
+				r.what = "start-up to first tools/call, 1,000 tools, distinct schemas"
 				r = atMost(r, 0.3)
+			default:
+				r.what = "start-up to first tools/call, 1,000 tools, shared schemas"
 			}
 			record(r)
 		})
@@ -502,4 +577,135 @@ func timeToFirstCall(client *http.Client, start func() (string, http.Header, int
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// The requests of BenchmarkResourcesRead and BenchmarkPromptsGet: the
+// sample's holidays of Norway in 2026, as a resource and embedded in a
+// prompt.
+const (
+	holidaysRead = `{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"holidays://NO/2026"}}`
+	daysOffGet   = `{"jsonrpc":"2.0","id":9,"method":"prompts/get","params":{"name":"plan_days_off","arguments":{"country":"NO","year":"2026"}}}`
+)
+
+// checkResult accepts a 200 answer carrying a JSON-RPC result with member
+// (as JSON or as one SSE event).
+func checkResult(member string) func(int, []byte) error {
+	return func(status int, body []byte) error {
+		if status != http.StatusOK {
+			return fmt.Errorf("status %d: %s", status, abbreviate(body))
+		}
+		var msg struct {
+			Result map[string]json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal(jsonPayload(body), &msg); err != nil || msg.Result[member] == nil {
+			return fmt.Errorf("no result %q: %s", member, abbreviate(body))
+		}
+		return nil
+	}
+}
+
+// methodTargets are funchost and the two SDK servers, each sending body,
+// with c sessions where the server has sessions.
+func methodTargets(c int, body string, check func(int, []byte) error) ([]*target, error) {
+	h, sl, sf := shared.host, shared.sl, shared.sf
+	mk := func(name, url string, pids func() []int) *target {
+		return &target{name: name, url: url, body: []byte(body), client: newClient(), headers: []http.Header{nil}, check: check, pids: pids}
+	}
+	ts := []*target{
+		mk("funcmcp", h.endpoint(), func() []int { return []int{h.pid(), h.workerPID} }),
+		mk("sdk-stateless", sl.endpoint(), func() []int { return []int{sl.pid()} }),
+		mk("sdk-stateful", sf.endpoint(), func() []int { return []int{sf.pid()} }),
+	}
+	for _, t := range ts {
+		var err error
+		if t.headers, err = sessions(t.client, t.url, c); err != nil {
+			return nil, fmt.Errorf("%s: %w", t.name, err)
+		}
+	}
+	ts[1].headers = []http.Header{{"Mcp-Protocol-Version": {protocolVersion}}}
+	return ts, nil
+}
+
+// benchmarkMethod runs method's request against funchost and the SDK
+// servers at concurrency 1 and 16, interleaved, and records its rows.
+func benchmarkMethod(b *testing.B, method, body, member string) {
+	servers(b)
+	for _, c := range []int{1, 16} {
+		b.Run(fmt.Sprintf("c%d", c), func(b *testing.B) {
+			targets, err := methodTargets(c, body, checkResult(member))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() {
+				for _, t := range targets {
+					t.client.CloseIdleConnections()
+				}
+			}()
+			load := loadAvg()
+			b.ResetTimer()
+			res, err := interleave(targets, c, max(b.N, c), 25*c)
+			b.StopTimer()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(res["funcmcp"].perSecond(), "funcmcp-calls/s")
+			b.ReportMetric(max(res["sdk-stateless"].perSecond(), res["sdk-stateful"].perSecond()), "sdk-calls/s")
+			recordMethod(method, c, res, load+"–"+loadAvg(), callGoals{}, "")
+		})
+	}
+}
+
+// BenchmarkResourcesRead compares reading the sample's holidays://NO/2026
+// resource (a template the worker serves: the holidays computed and
+// encoded as JSON) from funchost with the SDK servers reading the same
+// resource with the same computation (sdkbaseline). One op is one read from
+// each of the three.
+func BenchmarkResourcesRead(b *testing.B) {
+	benchmarkMethod(b, "resources/read", holidaysRead, "contents")
+}
+
+// BenchmarkPromptsGet compares getting the sample's plan_days_off prompt
+// for Norway in 2026 (the holidays computed and embedded as a resource,
+// plus a text message) from funchost with the SDK servers doing the same.
+func BenchmarkPromptsGet(b *testing.B) {
+	benchmarkMethod(b, "prompts/get", daysOffGet, "messages")
+}
+
+// BenchmarkMemory_c64 reads the resident memory of the servers while 64
+// callers make tools/calls: funchost + worker (summed at each sample)
+// against each SDK server, the largest seen over the interleaved rounds.
+func BenchmarkMemory_c64(b *testing.B) {
+	servers(b)
+	const c = 64
+	targets, err := callTargets(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	targets = targets[:3] // funcmcp and the SDK servers
+	for _, t := range targets {
+		t.watchRSS = true
+	}
+	defer func() {
+		for _, t := range targets {
+			t.client.CloseIdleConnections()
+		}
+	}()
+	load := loadAvg()
+	b.ResetTimer()
+	res, err := interleave(targets, c, max(b.N, c), 25*c)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
+	ours, sl, sf := res["funcmcp"], res["sdk-stateless"], res["sdk-stateful"]
+	b.ReportMetric(mib(ours.rss), "funcmcp-rss-MiB")
+	b.ReportMetric(mib(min(sl.rss, sf.rss)), "sdk-rss-MiB")
+	ratio := func(m map[string]*sample) float64 {
+		return float64(m["funcmcp"].rss) / float64(min(m["sdk-stateless"].rss, m["sdk-stateful"].rss))
+	}
+	record(atMost(row{what: "resident memory under tools/call, c=64", unit: "MiB",
+		ours: mib(ours.rss), stateless: mib(sl.rss), stateful: mib(sf.rss), ratio: ratio(res), load: load + "–" + loadAvg(),
+		spread: spread(res, ratio),
+		detail: fmt.Sprintf("largest VmRSS of funchost + worker / of the leaner SDK server, sampled every 5 ms; %.0f calls/s vs %.0f", ours.perSecond(), max(sl.perSecond(), sf.perSecond()))}, 1))
 }

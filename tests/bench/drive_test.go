@@ -45,6 +45,8 @@ type target struct {
 	headers []http.Header // per caller: session and protocol headers
 	check   func(status int, body []byte) error
 	pids    func() []int // the server processes whose CPU is counted
+	// watchRSS samples the processes' resident memory while they run.
+	watchRSS bool
 }
 
 // post sends one request and returns the status and body.
@@ -140,6 +142,56 @@ type sample struct {
 	wall  time.Duration
 	cpu   time.Duration
 	lat   []time.Duration
+	rss   int64     // the largest resident set seen while it ran (bytes), when watched
+	round []*sample // the same, per interleaved round
+}
+
+// add folds r (one round) into s.
+func (s *sample) add(r *sample) {
+	s.calls += r.calls
+	s.wall += r.wall
+	s.cpu += r.cpu
+	s.lat = append(s.lat, r.lat...)
+	s.rss = max(s.rss, r.rss)
+	s.round = append(s.round, r)
+}
+
+// rounds returns the per-round samples of every target, round by round,
+// as maps like interleave's result.
+func rounds(res map[string]*sample) []map[string]*sample {
+	n := -1
+	for _, s := range res {
+		if n < 0 || len(s.round) < n {
+			n = len(s.round)
+		}
+	}
+	out := make([]map[string]*sample, max(n, 0))
+	for i := range out {
+		out[i] = make(map[string]*sample, len(res))
+		for name, s := range res {
+			out[i][name] = s.round[i]
+		}
+	}
+	return out
+}
+
+// spread is the range of f over the rounds of res: "lo–hi (n rounds)".
+func spread(res map[string]*sample, f func(map[string]*sample) float64) string {
+	rs := rounds(res)
+	return spreadOf(len(rs), func(i int) float64 { return f(rs[i]) })
+}
+
+// spreadOf is the range of f(0..n-1): "lo–hi (n rounds)", "" for none.
+func spreadOf(n int, f func(int) float64) string {
+	if n == 0 {
+		return ""
+	}
+	lo, hi := f(0), f(0)
+	for i := 1; i < n; i++ {
+		v := f(i)
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return fmt.Sprintf("%.3g–%.3g (%d rounds)", lo, hi, n)
 }
 
 func (s *sample) perSecond() float64 { return float64(s.calls) / s.wall.Seconds() }
@@ -156,12 +208,18 @@ func (s *sample) pct(p float64) time.Duration {
 	return s.lat[min(max(i, 0), len(s.lat)-1)]
 }
 
-// run makes n calls to t from c closed-loop callers and adds them to s.
+// run makes n calls to t from c closed-loop callers and adds them to s as
+// one round.
 func (t *target) run(c, n int, s *sample) error {
 	var next atomic.Int64
 	lat := make([][]time.Duration, c)
 	errs := make([]error, c)
 	pids := t.pids()
+	r := &sample{}
+	if t.watchRSS {
+		stop := watchRSS(pids, &r.rss)
+		defer stop()
+	}
 	cpu0 := cpuOf(pids)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -184,17 +242,48 @@ func (t *target) run(c, n int, s *sample) error {
 		})
 	}
 	wg.Wait()
-	s.wall += time.Since(start)
-	s.cpu += cpuOf(pids) - cpu0
+	r.wall = time.Since(start)
+	r.cpu = cpuOf(pids) - cpu0
 	for _, l := range lat {
-		s.lat = append(s.lat, l...)
-		s.calls += len(l)
+		r.lat = append(r.lat, l...)
+		r.calls += len(l)
 	}
+	s.add(r)
 	return errors.Join(errs...)
 }
 
-// interleave runs n calls to every target from c callers, in chunks whose
-// order rotates, so that every target sees the same machine load.
+// watchRSS samples the summed resident set of pids every 5 ms into *peak
+// (the largest) until the returned stop is called.
+func watchRSS(pids []int, peak *int64) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			*peak = max(*peak, rssOf(pids))
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+		*peak = max(*peak, rssOf(pids))
+	}
+}
+
+// minRounds is how many interleaved rounds a run is cut into at least (when
+// it has calls enough: a chunk is never smaller than the concurrency), for
+// the spread of its ratios.
+const minRounds = 6
+
+// interleave runs n calls to every target from c callers, in chunks (of at
+// most chunk calls, and at least minRounds of them) whose order rotates, so
+// that every target sees the same machine load.
 func interleave(targets []*target, c, n, chunk int) (map[string]*sample, error) {
 	out := make(map[string]*sample, len(targets))
 	for _, t := range targets {
@@ -207,6 +296,7 @@ func interleave(targets []*target, c, n, chunk int) (map[string]*sample, error) 
 		}
 	}
 	round := 0
+	chunk = max(min(chunk, (n+minRounds-1)/minRounds), c)
 	for done := 0; done < n; done += chunk {
 		m := min(chunk, n-done)
 		for i := range targets {

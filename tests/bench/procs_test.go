@@ -376,6 +376,29 @@ func cpuOf(pids []int) time.Duration {
 	return d
 }
 
+// rssOf is the summed resident set (VmRSS) of pids, in bytes; a process
+// that is gone counts 0.
+func rssOf(pids []int) int64 {
+	var sum int64
+	for _, pid := range pids {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue
+		}
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				f := strings.Fields(rest) // "12345 kB"
+				if len(f) > 0 {
+					kb, _ := strconv.ParseInt(f[0], 10, 64)
+					sum += kb << 10
+				}
+				break
+			}
+		}
+	}
+	return sum
+}
+
 // loadAvg is the 1-minute load average, as uptime prints it.
 func loadAvg() string {
 	data, err := os.ReadFile("/proc/loadavg")

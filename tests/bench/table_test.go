@@ -24,6 +24,9 @@ type row struct {
 	met    string // "yes", "no", or "" when there is no goal
 	load   string // 1-minute load average when measured
 	detail string // how the ratio was formed
+	// spread is the range of the ratio (or of funcmcp's figure, for a row
+	// without one) over the interleaved rounds: "lo–hi (n rounds)".
+	spread string
 }
 
 var table struct {
@@ -57,6 +60,14 @@ func atLeast(r row, goal float64) row {
 func atMost(r row, goal float64) row {
 	r.goal = fmt.Sprintf("≤ %g×", goal)
 	r.met = yesNo(r.ratio <= goal)
+	return r
+}
+
+// below fills in a goal on funcmcp's own figure: less than limit (in the
+// row's unit).
+func below(r row, limit float64, limitText string) row {
+	r.goal = "< " + limitText
+	r.met = yesNo(r.ours < limit)
 	return r
 }
 
@@ -98,16 +109,16 @@ func printTable(w io.Writer) {
 	}
 	host, _ := os.Hostname()
 	fmt.Fprintf(w, "\nfuncmcp vs the official Go SDK v1.8.0, same machine, same run (%s, load now %s)\n\n", host, loadAvg())
-	fmt.Fprintln(w, "| figure | unit | funcmcp | SDK stateless | SDK stateful | ratio | goal | met | load | ratio is |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---|---|---:|---|")
+	fmt.Fprintln(w, "| figure | unit | funcmcp | SDK stateless | SDK stateful | ratio | goal | met | spread over rounds | load | ratio is |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---|---|---|---:|---|")
 	for _, r := range table.rows {
 		ratio := "–"
 		if r.ratio != 0 {
 			ratio = fmt.Sprintf("%.3g×", r.ratio)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			r.what, r.unit, oursNum(r.ours), num(r.stateless), num(r.stateful), ratio,
-			cmpOr(r.goal, "–"), cmpOr(r.met, "–"), r.load, strings.ReplaceAll(r.detail, "|", "/"))
+			cmpOr(r.goal, "–"), cmpOr(r.met, "–"), cmpOr(r.spread, "–"), r.load, strings.ReplaceAll(r.detail, "|", "/"))
 	}
 	fmt.Fprintln(w)
 }

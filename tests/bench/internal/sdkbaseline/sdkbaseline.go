@@ -1,6 +1,8 @@
 // Package sdkbaseline is the benchmarks' baseline server: the official MCP
 // Go SDK (github.com/modelcontextprotocol/go-sdk) serving the sample's
-// get_weather computation, as a Go developer would write it without funcmcp.
+// get_weather computation, as a Go developer would write it without funcmcp,
+// and the sample's holidays://{country}/{year} resources and plan_days_off
+// prompt (package function-app-sample/holidays).
 //
 // Every tool it serves runs package function-app-sample/weather through the
 // SDK's typed AddTool with the input and output schemas it is given, so the
@@ -16,12 +18,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/funcmcp/funcmcp/function-app-sample/holidays"
 	"github.com/funcmcp/funcmcp/function-app-sample/weather"
 )
 
@@ -58,6 +63,19 @@ func handleWeather(_ context.Context, _ *mcp.CallToolRequest, args weatherArgs) 
 	return nil, f, nil
 }
 
+// handleWeatherText is handleWeather for a tool without an output schema.
+func handleWeatherText(ctx context.Context, req *mcp.CallToolRequest, args weatherArgs) (*mcp.CallToolResult, any, error) {
+	_, f, err := handleWeather(ctx, req, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := json.Marshal(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(data)}}}, nil, nil
+}
+
 // NewServer returns an SDK server with every tool of tools, each running the
 // weather computation with its own schemas (the SDK resolves them here).
 func NewServer(tools []Tool) *mcp.Server {
@@ -67,12 +85,92 @@ func NewServer(tools []Tool) *mcp.Server {
 		if len(d.InputSchema) > 0 {
 			t.InputSchema = d.InputSchema
 		}
-		if len(d.OutputSchema) > 0 {
-			t.OutputSchema = d.OutputSchema
+		if len(d.OutputSchema) == 0 || string(d.OutputSchema) == "null" {
+			// A tool without an output schema (the sample has some): the
+			// same computation, answered as text.
+			mcp.AddTool(server, t, handleWeatherText)
+			continue
 		}
+		t.OutputSchema = d.OutputSchema
 		mcp.AddTool(server, t, handleWeather)
 	}
+	addHolidays(server)
 	return server
+}
+
+// addHolidays adds what the sample serves from package
+// function-app-sample/holidays, written for the SDK: the
+// holidays://{country}/{year} resource template and the plan_days_off
+// prompt, with the sample's answers.
+func addHolidays(server *mcp.Server) {
+	server.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "holidays://{country}/{year}", Name: "holidays",
+		Title: "Public holidays of a year", MIMEType: "application/json",
+		Description: "The public holidays of a country (GB, NO or US) in a year (1900 to 2199), as a JSON array in date order."},
+		readHolidays)
+	server.AddPrompt(&mcp.Prompt{Name: "plan_days_off", Title: "Plan days off",
+		Description: "Plan a year's days off around the public holidays of a country.",
+		Arguments: []*mcp.PromptArgument{
+			{Name: "country", Description: "ISO country code: GB, NO or US.", Required: true},
+			{Name: "year", Description: "The year to plan; the current year when omitted."},
+		}}, planDaysOff)
+}
+
+// holidaysJSON is the JSON array of a country's holidays in a year.
+func holidaysJSON(country string, year int) (string, error) {
+	list, err := holidays.Compute(country, year)
+	if err != nil {
+		return "", err
+	}
+	data, err := json.Marshal(list)
+	return string(data), err
+}
+
+// readHolidays reads holidays://{country}/{year}, as the sample does.
+func readHolidays(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	rest, _ := strings.CutPrefix(uri, "holidays://")
+	country, yearText, _ := strings.Cut(rest, "/")
+	country = strings.ToUpper(country)
+	if !slices.Contains(holidays.Countries, country) {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	year, err := strconv.Atoi(yearText)
+	if err != nil {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	text, err := holidaysJSON(country, year)
+	if err != nil {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: text}}}, nil
+}
+
+// planDaysOff is the sample's plan_days_off prompt.
+func planDaysOff(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	country := strings.ToUpper(strings.TrimSpace(req.Params.Arguments["country"]))
+	year := time.Now().UTC().Year()
+	if y := req.Params.Arguments["year"]; y != "" {
+		n, err := strconv.Atoi(y)
+		if err != nil {
+			return nil, fmt.Errorf("year %q is not a number", y)
+		}
+		year = n
+	}
+	text, err := holidaysJSON(country, year)
+	if err != nil {
+		return nil, err
+	}
+	name := holidays.CountryNames[country]
+	return &mcp.GetPromptResult{
+		Description: fmt.Sprintf("Days off in %s, %d", name, year),
+		Messages: []*mcp.PromptMessage{
+			{Role: "user", Content: &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
+				URI: fmt.Sprintf("holidays://%s/%d", country, year), MIMEType: "application/json", Text: text}}},
+			{Role: "user", Content: &mcp.TextContent{Text: fmt.Sprintf(
+				"These are the public holidays of %s in %d. Suggest which days to take off to get the longest "+
+					"breaks for the fewest days of leave, and list the resulting breaks.", name, year)}},
+		},
+	}, nil
 }
 
 // Handler serves server over Streamable HTTP at /mcp (stateless or with
