@@ -55,10 +55,14 @@ type Options struct {
 	Unhealthy func() string
 }
 
-// Client sends invocations to the worker through an azcore pipeline with no
-// retries: a tool call is never run twice. It is safe for concurrent use.
+// Client sends invocations to the worker, never twice (a tool call is not
+// idempotent): to an http:// worker over its own kept-alive HTTP/1.1
+// connections (see hop), to any other URL through an azcore pipeline with no
+// retries. Both send the same headers. It is safe for concurrent use.
 type Client struct {
 	pl      runtime.Pipeline
+	hop     *hop                   // calls to an http:// worker
+	version string                 // of the host, for the hop's headers
 	base    atomic.Pointer[string] // the worker's base URL: nil until started, "" while it restarts
 	timeout time.Duration          // of one call; 0 means none
 	client  *http.Client
@@ -117,7 +121,8 @@ func NewClient(o *Options) *Client {
 		Telemetry: policy.TelemetryOptions{Disabled: true},
 		Transport: client,
 	})
-	return &Client{pl: pl, timeout: o.Timeout, client: client, restartWait: o.RestartWait, unhealthy: o.Unhealthy}
+	return &Client{pl: pl, hop: &hop{dialer: net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}, maxIdle: maxCalls},
+		version: hostVersion, timeout: o.Timeout, client: client, restartWait: o.RestartWait, unhealthy: o.Unhealthy}
 }
 
 // SetWorker sends the calls from now on to the worker at the base URL url.
@@ -135,7 +140,10 @@ func (inv *Client) Restarting() bool {
 
 // Close closes the idle connections to the worker. The client stays
 // usable: a later call opens a new one.
-func (inv *Client) Close() { inv.client.CloseIdleConnections() }
+func (inv *Client) Close() {
+	inv.client.CloseIdleConnections()
+	inv.hop.closeIdle()
+}
 
 // WorkerDown forgets a worker that exited: calls wait for the next one rather
 // than reuse connections to the dead one.
@@ -145,7 +153,7 @@ func (inv *Client) WorkerDown(url string) {
 		empty := ""
 		inv.base.CompareAndSwap(cur, &empty)
 	}
-	inv.client.CloseIdleConnections()
+	inv.Close()
 }
 
 // Error is why an invocation failed; the reason goes to the host log,
@@ -245,6 +253,9 @@ func (inv *Client) waitNewBase(ctx context.Context, old string, until time.Time)
 // post sends one invocation to the worker at base.
 func (inv *Client) post(ctx context.Context, base string, f *Function, body []byte) (*Reply, error) {
 	path := "/" + f.Name // function names are [A-Za-z0-9_-]: nothing to escape
+	if addr := hopAddr(base); addr != "" {
+		return inv.postHop(ctx, addr, path, f, body)
+	}
 	req, err := runtime.NewRequest(ctx, http.MethodPost, base+path)
 	if err != nil {
 		return nil, &Error{Err: fmt.Errorf("building the request: %w", err)}
@@ -258,29 +269,73 @@ func (inv *Client) post(ctx context.Context, base string, f *Function, body []by
 	runtime.SkipBodyDownload(req)
 	resp, err := inv.pl.Do(req)
 	if err != nil {
-		if errors.Is(context.Cause(ctx), errCallTimeout) {
-			return nil, &Error{Err: fmt.Errorf("POST %s: the worker did not answer within %v", path, inv.timeout)}
-		}
-		return nil, &Error{Err: fmt.Errorf("POST %s: %w", path, err)}
+		return nil, inv.failed(ctx, path, 0, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 	if err != nil {
-		if errors.Is(context.Cause(ctx), errCallTimeout) {
-			return nil, &Error{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the worker did not finish its answer within %v", path, inv.timeout)}
-		}
-		return nil, &Error{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: reading the answer: %w", path, err)}
+		return nil, inv.failed(ctx, path, resp.StatusCode, err)
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &Error{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the worker answered %s%s", path, resp.Status, snippet(data)),
+	return answered(path, resp.StatusCode, resp.Status, resp.Header.Get("Content-Type"), data)
+}
+
+// postHop is post over the hop: the same request headers as the pipeline
+// sends, the same answer handling.
+func (inv *Client) postHop(ctx context.Context, addr, path string, f *Function, body []byte) (*Reply, error) {
+	id, _ := ctx.Value(invocationIDKey{}).(string)
+	if id == "" {
+		id = ids.GUID()
+	}
+	h := http.Header{
+		"Content-Type":              {"application/json; charset=utf-8"},
+		"Accept":                    {acceptReply},
+		"User-Agent":                {"Azure-Functions-Host/" + inv.version},
+		metadata.HeaderInvocationID: {id},
+		metadata.HeaderHostVersion:  {inv.version},
+	}
+	if f.Method != "" {
+		h.Set(metadata.HeaderMethod, f.Method)
+	}
+	if o, ok := ctx.Value(offerKey{}).(*Offer); ok {
+		for k, v := range o.header {
+			h[k] = v
+		}
+	}
+	ans, err := inv.hop.do(ctx, &hopRequest{addr: addr, path: path, header: h, body: body}, maxResponseBytes)
+	if err != nil {
+		return nil, inv.failed(ctx, path, 0, err)
+	}
+	return answered(path, ans.status, ans.statusText, ans.contentType, ans.body)
+}
+
+// failed is the error of a call that got no complete answer (status 0:
+// none at all).
+func (inv *Client) failed(ctx context.Context, path string, status int, err error) error {
+	if errors.Is(context.Cause(ctx), errCallTimeout) {
+		if status == 0 {
+			return &Error{Err: fmt.Errorf("POST %s: the worker did not answer within %v", path, inv.timeout)}
+		}
+		return &Error{Status: status, Err: fmt.Errorf("POST %s: the worker did not finish its answer within %v", path, inv.timeout)}
+	}
+	if status == 0 {
+		return &Error{Err: fmt.Errorf("POST %s: %w", path, err)}
+	}
+	return &Error{Status: status, Err: fmt.Errorf("POST %s: reading the answer: %w", path, err)}
+}
+
+// answered checks a worker's complete answer (at most maxResponseBytes+1
+// bytes of its body) and decodes it once.
+func answered(path string, status int, statusText, contentType string, data []byte) (*Reply, error) {
+	if status < 200 || status > 299 {
+		return nil, &Error{Status: status, Err: fmt.Errorf("POST %s: the worker answered %s%s", path, statusText, snippet(data)),
 			Body: data[:min(len(data), maxErrorBody)]}
 	}
 	if len(data) > maxResponseBytes {
-		return nil, &Error{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: the answer is larger than %d bytes", path, maxResponseBytes)}
+		return nil, &Error{Status: status, Err: fmt.Errorf("POST %s: the answer is larger than %d bytes", path, maxResponseBytes)}
 	}
-	out, err := decodeReply(resp.Header.Get("Content-Type"), data)
+	out, err := decodeReply(contentType, data)
 	if err != nil {
-		return nil, &Error{Status: resp.StatusCode, Err: fmt.Errorf("POST %s: %w", path, err)}
+		return nil, &Error{Status: status, Err: fmt.Errorf("POST %s: %w", path, err)}
 	}
 	return out, nil
 }

@@ -37,6 +37,7 @@ func TestConnectionsSizedToCalls(t *testing.T) {
 		assert.Equal(t, maxCalls, tr.MaxIdleConnsPerHost)
 		assert.Equal(t, maxCalls, tr.MaxIdleConns)
 		assert.Nil(t, tr.Proxy, "the worker is local: no proxy")
+		assert.Equal(t, maxCalls, c.hop.maxIdle)
 	}
 }
 

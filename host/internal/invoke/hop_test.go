@@ -1,0 +1,170 @@
+package invoke
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hopServer serves POST /{fn} with handler and counts the connections it
+// accepted.
+func hopServer(t *testing.T, handler http.HandlerFunc) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(handler)
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, &conns
+}
+
+func hopCall(t *testing.T, h *hop, srv *httptest.Server, body string) (*hopAnswer, error) {
+	t.Helper()
+	addr := hopAddr(srv.URL)
+	require.NotEmpty(t, addr)
+	return h.do(context.Background(), &hopRequest{addr: addr, path: "/fn", header: http.Header{"X-Test": {"1"}}, body: []byte(body)}, 1<<20)
+}
+
+func TestHopKeepsConnectionsAlive(t *testing.T) {
+	srv, conns := hopServer(t, func(w http.ResponseWriter, r *http.Request) {
+		data, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"path":"`+r.URL.Path+`","test":"`+r.Header.Get("X-Test")+`","body":`+string(data)+`}`)
+	})
+	h := &hop{maxIdle: 2}
+	for range 5 {
+		ans, err := hopCall(t, h, srv, `{"a":1}`)
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, ans.status)
+		assert.Equal(t, "application/json", ans.contentType)
+		assert.JSONEq(t, `{"path":"/fn","test":"1","body":{"a":1}}`, string(ans.body))
+	}
+	assert.Equal(t, int32(1), conns.Load(), "one connection carried every call")
+}
+
+func TestHopDialsAgainWhenTheServerClosedTheConnection(t *testing.T) {
+	srv, conns := hopServer(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	h := &hop{maxIdle: 2}
+	_, err := hopCall(t, h, srv, "{}")
+	require.NoError(t, err)
+	srv.CloseClientConnections() // as a worker's keep-alive timeout does
+	ans, err := hopCall(t, h, srv, "{}")
+	require.NoError(t, err)
+	assert.Equal(t, "ok", string(ans.body))
+	assert.Equal(t, int32(2), conns.Load())
+}
+
+func TestHopAnswers(t *testing.T) {
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		status  int
+		body    string
+		reused  bool
+	}{
+		{"chunked", func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = io.WriteString(w, "par")
+			w.(http.Flusher).Flush()
+			_, _ = io.WriteString(w, "ts")
+		}, 200, "parts", true},
+		{"connection close", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Connection", "close")
+			_, _ = io.WriteString(w, "bye")
+		}, 200, "bye", false},
+		{"error status", func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "no such function", http.StatusNotFound)
+		}, 404, "no such function\n", true},
+		{"redirect not followed", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/elsewhere", http.StatusFound)
+		}, 302, "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, conns := hopServer(t, tc.handler)
+			h := &hop{maxIdle: 2}
+			for range 2 {
+				ans, err := hopCall(t, h, srv, "{}")
+				require.NoError(t, err)
+				assert.Equal(t, tc.status, ans.status)
+				if tc.body != "" {
+					assert.Equal(t, tc.body, string(ans.body))
+				}
+			}
+			want := int32(2)
+			if tc.reused {
+				want = 1
+			}
+			assert.Equal(t, want, conns.Load())
+		})
+	}
+}
+
+func TestHopLimitsTheAnswer(t *testing.T) {
+	srv, conns := hopServer(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, strings.Repeat("x", 100)) })
+	h := &hop{maxIdle: 2}
+	for range 2 {
+		ans, err := h.do(context.Background(), &hopRequest{addr: hopAddr(srv.URL), path: "/fn", body: nil}, 10)
+		require.NoError(t, err)
+		assert.Len(t, ans.body, 11, "limit+1 bytes: the caller sees it is too large")
+	}
+	assert.Equal(t, int32(2), conns.Load(), "a connection with unread answer is not reused")
+}
+
+func TestHopStopsWithItsContext(t *testing.T) {
+	release, started := make(chan struct{}), make(chan struct{}, 1)
+	srv, _ := hopServer(t, func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	defer close(release)
+	h := &hop{maxIdle: 2}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.do(ctx, &hopRequest{addr: hopAddr(srv.URL), path: "/fn"}, 10)
+		done <- err
+	}()
+	<-started
+	cause := io.ErrUnexpectedEOF
+	cancel(cause)
+	err := <-done
+	assert.ErrorIs(t, err, cause)
+	assert.Empty(t, h.idle, "the connection is not kept")
+}
+
+func TestHopCannotConnect(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	_, err = (&hop{}).do(context.Background(), &hopRequest{addr: addr, path: "/fn"}, 10)
+	assert.True(t, neverSent(err), "a refused connection is a call never sent: %v", err)
+}
+
+func TestHopAddr(t *testing.T) {
+	for base, want := range map[string]string{
+		"http://127.0.0.1:7071": "127.0.0.1:7071",
+		"http://[::1]:80":       "[::1]:80",
+		"https://127.0.0.1:1":   "",
+		"http://127.0.0.1:1/x":  "",
+		"http://127.0.0.1":      "",
+		"http://u@host:1":       "",
+	} {
+		assert.Equal(t, want, hopAddr(base), base)
+	}
+}
