@@ -155,13 +155,14 @@
 //	  ▼
 //	invoke    ─► mcp, auth, ids              worker client, call channel back
 //	mcp       ─► auth, jsonrpc, dedup, ids   MCP protocol front (Streamable HTTP, legacy SSE)
-//	supervise ─► config, backoff, ids        the worker process: start, ready, restart, probe, stop
+//	supervise ─► config, backoff, ids, reaper the worker process: start, ready, restart, probe, stop
 //	catalog   ─► jsonrpc                     served MCP functions, lists, argument bounds
 //	guard     ─► jsonrpc                     Host/Origin, content type, connections, deadlines, admission, drain
 //	backplane ─► backoff, dedup              legacy SSE messages across instances
 //	auth      ─► config                      function keys, session key, sealed tokens
 //	config                                   host.json, local.settings.json, app settings
 //	jsonrpc, ids, backoff, dedup             wire errors, random ids, back-off, duplicate window
+//	reaper                                   the worker's reaper process (standard library only)
 //
 // Below all of these they use the module's metadata, binding and
 // internal/jsonx; outside it, azcore (invoke, backplane) and chi (host).

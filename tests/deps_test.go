@@ -166,7 +166,7 @@ func TestDependencyDirection(t *testing.T) {
 var hostInternalImports = map[string][]string{
 	"invoke":    {"mcp", "auth", "ids"},
 	"mcp":       {"auth", "jsonrpc", "dedup", "ids"},
-	"supervise": {"config", "backoff", "ids"},
+	"supervise": {"config", "backoff", "ids", "reaper"},
 	"catalog":   {"jsonrpc"},
 	"guard":     {"jsonrpc"},
 	"backplane": {"backoff", "dedup"},
@@ -177,6 +177,7 @@ var hostInternalImports = map[string][]string{
 	"ids":       nil,
 	"backoff":   nil,
 	"dedup":     nil,
+	"reaper":    nil, // the standard library only: its init starts the reaper mode
 }
 
 // hostImportViolations checks the direct imports of the packages of ours

@@ -11,7 +11,7 @@
 // port), FUNCTIONS_CUSTOMHANDLER_WORKER_ID, FUNCTIONS_HTTPWORKER_ID and
 // FUNCTIONS_APP_ROOT_PATH, in its own process group. On Linux it runs under
 // a reaper, the host's own executable started again as a child subreaper
-// (see reaper_linux.go): every process the worker starts stays below it,
+// (package reaper): every process the worker starts stays below it,
 // and all of them are killed when the worker exits and when the host stops
 // the worker or dies, by any signal. Elsewhere the process group is all
 // there is. Its stdout and stderr are copied line by line,

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/host/internal/config"
+	"github.com/funcmcp/funcmcp/host/internal/reaper"
 	"github.com/funcmcp/funcmcp/internal/testutil"
 )
 
@@ -61,7 +62,7 @@ func gone(pid int) bool {
 	if syscall.Kill(pid, 0) == syscall.ESRCH {
 		return true
 	}
-	_, zombie, ok := procParent(pid)
+	_, zombie, ok := reaper.ProcParent(pid)
 	return !ok || zombie
 }
 
