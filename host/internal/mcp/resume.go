@@ -217,14 +217,17 @@ func (r *resumable) write(l *liveWriter, p []byte) bool {
 }
 
 // dropLive forgets the live reader; nobody reads until a resume. r.mu is
-// held.
+// held. A finished stream needs no timer: finish forgot it (its result was
+// read) or armed one itself (it was not).
 func (r *resumable) dropLive() {
 	if r.live == nil {
 		return
 	}
 	r.live.detach()
 	r.live = nil
-	r.startOrphan()
+	if !r.done {
+		r.startOrphan()
+	}
 }
 
 // startOrphan arms the timer that ends the call (or forgets its unread

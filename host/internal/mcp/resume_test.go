@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -223,4 +224,34 @@ func TestResumeRefusals(t *testing.T) {
 	}
 	status, _ := s.getStream(t, mine, "")
 	assert.Equal(t, http.StatusMethodNotAllowed, status)
+}
+
+// TestReadResultLeavesNoTimer: once the live reader got the result and its
+// request ends, the stream is forgotten and no orphan timer keeps it (and
+// its events) alive for the grace period; an unread result keeps its timer.
+func TestReadResultLeavesNoTimer(t *testing.T) {
+	for _, read := range []bool{true, false} {
+		rec := httptest.NewRecorder()
+		r := &resumable{id: "s", store: &resumeStore{}, grace: time.Hour, finished: make(chan struct{}), release: make(chan struct{})}
+		r.store.add(r)
+		l := &liveWriter{w: rec, rc: http.NewResponseController(rec), gone: make(chan struct{})}
+		r.live = l
+		if !read {
+			r.detachLive(l) // the client left before the result
+			r.orphan.Stop()
+			r.orphan = nil
+		}
+		r.mu.Lock()
+		r.last = true
+		r.mu.Unlock()
+		r.append([]byte("data: {}\n\n"))
+		r.finish()
+		r.detachLive(l) // the reading request returns
+		r.mu.Lock()
+		assert.Equal(t, !read, r.orphan != nil, "read %v: orphan timer", read)
+		if r.orphan != nil {
+			r.orphan.Stop()
+		}
+		r.mu.Unlock()
+	}
 }
