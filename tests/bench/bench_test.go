@@ -127,7 +127,7 @@ func callTargets(c int) ([]*target, error) {
 	mk := func(name, url string, body []byte, check func(int, []byte) error, pids func() []int) *target {
 		return &target{name: name, url: url, body: body, client: newClient(), headers: []http.Header{nil}, check: check, pids: pids}
 	}
-	ours := mk("funcmcp", h.endpoint(), []byte(weatherCall), checkToolResult, func() []int { return []int{h.pid(), h.workerPID} })
+	ours := mk("funcmcp", h.endpoint(), []byte(weatherCall), checkToolResult, h.serverPIDs)
 	stateless := mk("sdk-stateless", sl.endpoint(), []byte(weatherCall), checkToolResult, func() []int { return []int{sl.pid()} })
 	stateful := mk("sdk-stateful", sf.endpoint(), []byte(weatherCall), checkToolResult, func() []int { return []int{sf.pid()} })
 	direct := mk("worker-direct", h.workerURL+"/get_weather", invocationBody(), func(status int, body []byte) error {
@@ -138,7 +138,7 @@ func callTargets(c int) ([]*target, error) {
 			return fmt.Errorf("no structured content: %s", abbreviate(body))
 		}
 		return nil
-	}, func() []int { return []int{h.workerPID} })
+	}, h.workerPIDs)
 	loop := mk("loopback", sl.base+"/echo", []byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"padding":"`+strings.Repeat("x", 40)+`"}}`),
 		checkOK, func() []int { return []int{sl.pid()} })
 	var err error
@@ -612,7 +612,7 @@ func methodTargets(c int, body string, check func(int, []byte) error) ([]*target
 		return &target{name: name, url: url, body: []byte(body), client: newClient(), headers: []http.Header{nil}, check: check, pids: pids}
 	}
 	ts := []*target{
-		mk("funcmcp", h.endpoint(), func() []int { return []int{h.pid(), h.workerPID} }),
+		mk("funcmcp", h.endpoint(), h.serverPIDs),
 		mk("sdk-stateless", sl.endpoint(), func() []int { return []int{sl.pid()} }),
 		mk("sdk-stateful", sf.endpoint(), func() []int { return []int{sf.pid()} }),
 	}

@@ -253,9 +253,39 @@ var (
 // hostProc is a running funchost and the worker it started.
 type hostProc struct {
 	*proc
-	base      string // http://127.0.0.1:port
+	base string // http://127.0.0.1:port
+	// workerPID is the process funchost started for the worker: on Linux
+	// the reaper, whose child runs the worker (see workerPIDs).
 	workerPID int
 	workerURL string
+}
+
+// serverPIDs are funchost and every process under it: the reaper and the
+// worker (all the processes of funcmcp's side).
+func (h *hostProc) serverPIDs() []int { return append([]int{h.pid()}, descendants(h.pid())...) }
+
+// workerPIDs are the worker's processes: the one funchost started and
+// everything under it.
+func (h *hostProc) workerPIDs() []int { return append([]int{h.workerPID}, descendants(h.workerPID)...) }
+
+// descendants are the processes under pid (children of any of its threads,
+// recursively), from /proc.
+func descendants(pid int) []int {
+	var out []int
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, field := range strings.Fields(string(data)) {
+			if child, err := strconv.Atoi(field); err == nil {
+				out = append(out, child)
+				out = append(out, descendants(child)...)
+			}
+		}
+	}
+	return out
 }
 
 func (h *hostProc) endpoint() string { return h.base + endpointPath }
