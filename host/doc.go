@@ -154,15 +154,18 @@
 //	  │  may import every package below
 //	  ▼
 //	invoke    ─► mcp, auth, ids              worker client, call channel back
-//	mcp       ─► auth, jsonrpc, dedup, ids   MCP protocol front (Streamable HTTP, legacy SSE)
+//	mcp       ─► auth, jsonrpc, dedup, ids,  MCP protocol front (Streamable HTTP, legacy SSE,
+//	             tasks                       tasks)
 //	supervise ─► config, backoff, ids        the worker process: start, ready, restart, probe, stop
 //	catalog   ─► jsonrpc                     served MCP functions, lists, argument bounds
 //	guard     ─► jsonrpc                     Host/Origin, content type, connections, deadlines, admission, drain
 //	backplane ─► backoff, dedup              legacy SSE messages across instances
+//	tasks     ─► jsonrpc, ids                MCP task records: memory, Azure Tables and Blobs
 //	auth      ─► config                      function keys, session key, sealed tokens
 //	config                                   host.json, local.settings.json, app settings
 //	jsonrpc, ids, backoff, dedup             wire errors, random ids, back-off, duplicate window
 //
 // Below all of these they use the module's metadata, binding and
-// internal/jsonx; outside it, azcore (invoke, backplane) and chi (host).
+// internal/jsonx; outside it, azcore (invoke, backplane, tasks), the Azure
+// table and blob clients (tasks) and chi (host).
 package host

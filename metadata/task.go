@@ -13,8 +13,9 @@ import (
 const KeyTask = "task"
 
 // Task support values: optional (a client that negotiated the tasks
-// extension gets a task, others a synchronous call) or required (a client
-// that did not negotiate it is refused with -32021).
+// extension gets a task, others a synchronous call) or required (a
+// 2026-07-28 client that did not negotiate it is refused with -32021;
+// earlier revisions, which have no tasks, run the tool synchronously).
 const (
 	TaskOptional = "optional"
 	TaskRequired = "required"

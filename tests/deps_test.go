@@ -165,7 +165,7 @@ func TestDependencyDirection(t *testing.T) {
 // under host/internal must be added here with what it may import.
 var hostInternalImports = map[string][]string{
 	"invoke":    {"mcp", "auth", "ids"},
-	"mcp":       {"auth", "jsonrpc", "dedup", "ids"},
+	"mcp":       {"auth", "jsonrpc", "dedup", "ids", "tasks"},
 	"supervise": {"config", "backoff", "ids"},
 	"catalog":   {"jsonrpc"},
 	"guard":     {"jsonrpc"},
