@@ -26,6 +26,11 @@ const (
 	// went three heartbeats without one ran on an instance that stopped
 	// and ends failed. Unset means mcp.DefaultTaskHeartbeat.
 	SettingTaskHeartbeat = "FUNCMCP_TASK_HEARTBEAT"
+	// SettingTaskTTL is the time to live of the tasks of tools that
+	// suggest none, as a Go duration ("1h"): how long after its creation a
+	// task stays readable (its work is stopped when it is still running
+	// then). Unset means mcp.DefaultTaskTTL.
+	SettingTaskTTL = "FUNCMCP_TASK_TTL"
 )
 
 // Task stores, the values of SettingTaskStore.
@@ -64,12 +69,19 @@ func (h *Host) taskOptions(ctx context.Context, backplaneKind string) (*mcp.Task
 		return nil, nil
 	}
 	o := &mcp.TaskOptions{}
-	if v, from := h.cfg.Lookup(SettingTaskHeartbeat); v != "" {
-		d, err := time.ParseDuration(strings.TrimSpace(v))
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("reading %s from %s: %q is not a positive duration such as \"5s\"", SettingTaskHeartbeat, from, v)
+	for _, d := range []struct {
+		setting string
+		dst     *time.Duration
+	}{{SettingTaskHeartbeat, &o.Heartbeat}, {SettingTaskTTL, &o.TTL}} {
+		v, from := h.cfg.Lookup(d.setting)
+		if v == "" {
+			continue
 		}
-		o.Heartbeat = d
+		t, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || t <= 0 {
+			return nil, fmt.Errorf("reading %s from %s: %q is not a positive duration such as \"5s\"", d.setting, from, v)
+		}
+		*d.dst = t
 	}
 	kind, from := h.cfg.Lookup(SettingTaskStore)
 	kind = strings.ToLower(strings.TrimSpace(kind))

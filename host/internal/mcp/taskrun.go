@@ -204,8 +204,9 @@ func (s *taskService) newRun(ctx context.Context, cancel context.CancelCauseFunc
 	r := &taskRun{s: s, id: ids.Random(ids.LowerAlnum, 26), scope: scope, tool: tool, ttl: s.ttl, poll: s.poll,
 		ctx: ctx, cancel: cancel, started: make(chan struct{}), wakeCh: make(chan struct{}, 1), waiters: map[string]chan json.RawMessage{}}
 	if ts.TTLMs > 0 {
-		r.ttl = min(time.Duration(ts.TTLMs)*time.Millisecond, MaxTaskTTL)
+		r.ttl = time.Duration(ts.TTLMs) * time.Millisecond
 	}
+	r.ttl = min(r.ttl, MaxTaskTTL)
 	if ts.PollIntervalMs > 0 {
 		r.poll = time.Duration(ts.PollIntervalMs) * time.Millisecond
 	}
