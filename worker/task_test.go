@@ -63,6 +63,7 @@ func taskApp() *App {
 			before := tc.InTask()
 			err := tc.RunAsTask(ctx)
 			after := tc.InTask()
+			tc.Progress(1, 2, "half way") // the client sent no progressToken: only a task's status
 			answer := "-"
 			if err == nil {
 				el, err := tc.Elicit(ctx, "Go on?", map[string]any{"type": "object"})
@@ -106,7 +107,8 @@ func taskHost(startStatus int) func(n metadata.Notification) (int, string) {
 // it (and its requests to the client then wait for the answer, stream
 // mode); when the host refuses, or offers nothing, RunAsTask says
 // ErrNotSupported and the call goes on synchronously; a call that already
-// is a task asks nothing.
+// is a task asks nothing. A task's progress reaches the host even without
+// a progressToken: it is the task's status message.
 func TestRunAsTask(t *testing.T) {
 	srv := httptest.NewServer(taskApp().Handler())
 	t.Cleanup(srv.Close)
@@ -120,7 +122,7 @@ func TestRunAsTask(t *testing.T) {
 	}{
 		{name: "offered and taken", channel: true, state: metadata.TaskStateOffered, start: http.StatusOK,
 			want: "before=false notSupported=false after=true answer=accept err=<nil>",
-			sent: []string{metadata.NotificationStartTask, metadata.NotificationRequest}},
+			sent: []string{metadata.NotificationStartTask, metadata.NotificationProgress, metadata.NotificationRequest}},
 		{name: "offered, the host answers 409", channel: true, state: metadata.TaskStateOffered, start: http.StatusConflict,
 			want: "before=false notSupported=true after=false answer=- err=" +
 				"running the call as a task: the client did not negotiate tasks",
@@ -133,7 +135,7 @@ func TestRunAsTask(t *testing.T) {
 				"running the call as a task: the host does not offer tasks"},
 		{name: "already a task", channel: true, state: metadata.TaskStateRunning, start: http.StatusOK,
 			want: "before=true notSupported=false after=true answer=accept err=<nil>",
-			sent: []string{metadata.NotificationRequest}},
+			sent: []string{metadata.NotificationProgress, metadata.NotificationRequest}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
