@@ -55,16 +55,20 @@ const (
 	maxEpidemicRun        = 600
 )
 
+const epidemicDescription = "Simulate an epidemic day by day with a stochastic SIR model (susceptible, infected, recovered) " +
+	"and report its peak, its attack rate and the state of every week. Takes minutes (duration_seconds, 120 by default), " +
+	"reporting progress every second: run it as a task when the client can."
+
 func registerEpidemic(app *worker.App) {
 	// A tool that takes minutes: a client that negotiated the MCP tasks
 	// extension gets a task to poll (its status message is the progress),
 	// others wait for the result as for any tool.
+	//docs:begin task
 	worker.AddTool(app, "simulate_epidemic", simulateEpidemic).
 		WithTitle("Simulate an epidemic").
-		WithDescription("Simulate an epidemic day by day with a stochastic SIR model (susceptible, infected, recovered) "+
-			"and report its peak, its attack rate and the state of every week. Takes minutes (duration_seconds, 120 by default), "+
-			"reporting progress every second: run it as a task when the client can.").
+		WithDescription(epidemicDescription).
 		WithTaskSupport(worker.TaskOptional, &worker.TaskOptions{PollInterval: time.Second, TTL: time.Hour})
+	//docs:end task
 }
 
 // epidemic is a simulation under way.

@@ -87,10 +87,27 @@ func registerTaskTools(app *worker.App) {
 		WithTaskSupport(worker.TaskOptional, nil).
 		Handle(multiInput)
 
+	// It asks the user's name first, synchronously (on MCP 2026-07-28 an
+	// input-required result, then the call again with the answer), and
+	// only then becomes a task.
+	//docs:begin deferred
 	app.ConfigureMcpTool("test_tool_with_task").
 		WithDescription("Asks the user's name, then goes on as a task and greets them.").
 		WithTaskSupport(worker.TaskRequired, &worker.TaskOptions{Deferred: true}).
-		Handle(toolWithTask)
+		Handle(func(ctx context.Context, tc *worker.ToolContext) (*worker.Result, error) {
+			el, err := tc.Elicit(ctx, askName, nameSchema, worker.InputKey("user_name"))
+			if err != nil {
+				return nil, err // ErrInputRequired: the call ends, and runs again with the answer
+			}
+			if err := tc.RunAsTask(ctx); err != nil { // ErrNotSupported: no task on offer
+				tc.Logf("going on synchronously: %v", err)
+			}
+			if !sleep(ctx, taskPause) { // the long part, now that the client holds a task
+				return nil, ctx.Err()
+			}
+			return worker.TextResult(fmt.Sprintf("Hello, %s!", field(el, "name", "stranger"))), nil
+		})
+	//docs:end deferred
 }
 
 func greet(_ context.Context, tc *worker.ToolContext) (*worker.Result, error) {
@@ -162,22 +179,4 @@ func multiInput(ctx context.Context, tc *worker.ToolContext) (*worker.Result, er
 	}
 	ok, _ := confirm.Content["confirm"].(bool)
 	return worker.TextResult(fmt.Sprintf("Name: %s, confirmed: %t", field(&name, "name", "stranger"), ok && confirm.Action == "accept")), nil
-}
-
-// toolWithTask asks the user's name first, synchronously (on MCP
-// 2026-07-28 an input-required result, then the call again with the
-// answer), and only then becomes a task.
-func toolWithTask(ctx context.Context, tc *worker.ToolContext) (*worker.Result, error) {
-	el, err := tc.Elicit(ctx, askName, nameSchema, worker.InputKey("user_name"))
-	if err != nil {
-		return nil, err
-	}
-	if err := tc.RunAsTask(ctx); err != nil {
-		// No task on offer: the answer comes in this response instead.
-		tc.Logf("going on synchronously: %v", err)
-	}
-	if !sleep(ctx, taskPause) {
-		return nil, ctx.Err()
-	}
-	return worker.TextResult(fmt.Sprintf("Hello, %s!", field(el, "name", "stranger"))), nil
 }
