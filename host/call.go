@@ -167,6 +167,16 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, id string, req *
 	offer, closeChannel := h.notify.Open(id, req.Notify)
 	defer closeChannel()
 	resp, err := h.inv.Invoke(invoke.WithOffer(ctx, offer), fn, id, body)
+	if err != nil && req.Notify.InTask() {
+		// A task tells a failure of the function (failed, with this
+		// error) from the tool's own error result (completed).
+		h.failed(ctx, t, id, err) // logs why
+		if fr := failureOf(err); fr != nil {
+			return nil, protocolError(fr)
+		}
+		return nil, &mcp.ProtocolError{Code: mcp.CodeInternalError,
+			Message: fmt.Sprintf("Internal error: the function failed (invocation %s); the host's log says why.", id)}
+	}
 	if fr := failureOf(err); fr != nil && fr.Code == metadata.CodeMissingRequiredClientCapability {
 		// The tool needs a capability the client did not declare: -32021 on
 		// 2026-07-28, a tool error before (the code is not theirs).
