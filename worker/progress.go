@@ -170,14 +170,15 @@ func (tc *ToolContext) Notifies() bool { return tc.notify.notifies() }
 // Progress tells the client how far the tool has got: done out of total
 // (total <= 0 when unknown), with an optional message. funchost forwards it
 // as notifications/progress on the call's response stream, before the
-// result, when the client sent a progressToken; otherwise, and under the
-// real Azure Functions host, it does nothing. done must increase from one
+// result, when the client sent a progressToken, and in a task (see
+// [ToolContext.InTask]) as the task's status message; otherwise, and under
+// the real Azure Functions host, it does nothing. done must increase from one
 // call to the next. It waits until the host has the notification (a
 // loopback round trip, at most 5 seconds, and never past the end of the
 // invocation: once the host has dropped the call nothing is sent); failures
 // are ignored.
 func (tc *ToolContext) Progress(done, total float64, message string) {
-	if tc.notify == nil || !tc.notify.progress {
+	if tc.notify == nil || !tc.notify.progress && !tc.InTask() {
 		return
 	}
 	tc.notify.send(&metadata.Notification{Type: metadata.NotificationProgress, Progress: &done, Total: total, Message: message})

@@ -24,6 +24,9 @@ import (
 type fakeHost struct {
 	srv  *httptest.Server
 	mode string
+	// startTask is the status the host answers a startTask with (0: 200
+	// and a task in stream mode).
+	startTask int
 
 	mu   sync.Mutex
 	sent []metadata.Notification
@@ -47,6 +50,10 @@ func newFakeHost(t *testing.T, mode string) *fakeHost {
 		h.sent = append(h.sent, n)
 		h.mu.Unlock()
 		switch {
+		case n.Type == metadata.NotificationStartTask && h.startTask == 0:
+			_, _ = io.WriteString(w, `{"taskId":"task-1","inputMode":"stream"}`)
+		case n.Type == metadata.NotificationStartTask:
+			w.WriteHeader(h.startTask)
 		case n.Type != metadata.NotificationRequest:
 			w.WriteHeader(http.StatusNoContent)
 		case h.mode == metadata.InputModeInputRequired:
@@ -70,7 +77,7 @@ func (h *fakeHost) take() []metadata.Notification {
 
 // elicitValues are the values the fake user enters, by property name.
 var elicitValues = map[string]any{
-	"name": "Alice", "color": "blue", "ok": true, "context": "test context",
+	"name": "Alice", "color": "blue", "ok": true, "confirm": true, "context": "test context",
 	"username": "testuser", "email": "test@example.com",
 	"age": 25, "score": 88, "status": "inactive", "verified": false,
 	"untitledSingle": "option1", "titledSingle": "value1", "legacyEnum": "opt1",
