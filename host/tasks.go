@@ -18,8 +18,8 @@ import (
 // several.
 const (
 	// SettingTaskStore chooses where task records live: TaskStoreMemory
-	// or TaskStoreAzure. Unset means azure when FUNCMCP_BACKPLANE is
-	// azurequeues (several instances), memory otherwise.
+	// (the default) or TaskStoreAzure, which several instances need to
+	// share their tasks.
 	SettingTaskStore = "FUNCMCP_TASK_STORE"
 	// SettingTaskHeartbeat is how often an instance running a task
 	// refreshes its record, as a Go duration ("5s"); a task whose record
@@ -87,8 +87,9 @@ func (h *Host) taskOptions(ctx context.Context, backplaneKind string) (*mcp.Task
 	kind = strings.ToLower(strings.TrimSpace(kind))
 	if kind == "" {
 		kind = TaskStoreMemory
-		if backplaneKind == BackplaneAzureQueues {
-			kind, from = TaskStoreAzure, "the "+SettingBackplane+" setting"
+		if backplaneKind != BackplaneMemory {
+			h.log.Warn("MCP tasks are kept in this instance's memory: other instances cannot read them; set " +
+				SettingTaskStore + "=" + TaskStoreAzure + " to keep them in Azure Storage")
 		}
 	}
 	switch kind {
