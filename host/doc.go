@@ -2,6 +2,9 @@
 // extension: it serves the mcpToolTrigger functions of a custom-handler
 // function app as MCP tools over Streamable HTTP at /runtime/webhooks/mcp.
 //
+// The wire contract with the other side is written once, in
+// docs/contract.md of the repository (Go names in package metadata).
+//
 // # Loading
 //
 // [New] reads the script root: host.json (customHandler.description

@@ -3,6 +3,9 @@
 // output schemas and structured results, and MCP resources, resource
 // templates, prompts and MCP Apps.
 //
+// The wire contract with the other side is written once, in
+// docs/contract.md of the repository (Go names in package metadata).
+//
 // # Quick start
 //
 //	type WeatherIn struct {
