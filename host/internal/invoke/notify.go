@@ -317,14 +317,7 @@ func (hub *Hub) request(w http.ResponseWriter, r *http.Request, call *channel, n
 		http.Error(w, "sending the request to the client failed: "+err.Error(), http.StatusBadGateway)
 		return
 	}
-	data, err := metadata.Marshal(reply)
-	if err != nil {
-		http.Error(w, "encoding the reply failed", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(data)
+	writeReply(w, reply)
 }
 
 // startTask makes the call a task: 200 with a metadata.StartTaskReply, or
@@ -339,7 +332,12 @@ func (hub *Hub) startTask(w http.ResponseWriter, r *http.Request, call *channel)
 		http.Error(w, err.Error(), http.StatusConflict)
 		return
 	}
-	data, err := metadata.Marshal(reply)
+	writeReply(w, reply)
+}
+
+// writeReply answers the worker 200 with v as JSON.
+func writeReply(w http.ResponseWriter, v any) {
+	data, err := metadata.Marshal(v)
 	if err != nil {
 		http.Error(w, "encoding the reply failed", http.StatusInternalServerError)
 		return
