@@ -194,6 +194,12 @@ func decodeObject(data []byte) ([]Field, error) {
 		if err := dec.Decode(&raw); err != nil {
 			return nil, err
 		}
+		if c := raw[0]; c != '{' && c != '[' {
+			// A string, number or literal is one token, compact already
+			// (schemas are strings: the largest values of a function.json).
+			fields = append(fields, Field{Key: key, Value: raw})
+			continue
+		}
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, raw); err != nil {
 			return nil, err
