@@ -34,6 +34,7 @@ FUZZ_TIME    ?= 30000x
 # then runs as a regression test in every `go test`: commit it.
 FUZZ_TARGETS := \
 	./metadata:FuzzToolContextFromRequest \
+	./metadata:FuzzScanFunction \
 	./binding:FuzzParseFunctionAndTrigger \
 	./binding:FuzzOutputSchema \
 	./binding:FuzzDecodeReturnValue \

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
@@ -174,6 +175,66 @@ func (b *Binding) UnmarshalJSON(data []byte) error {
 
 // decodeObject splits a JSON object into its fields, in order, with compact values.
 func decodeObject(data []byte) ([]Field, error) {
+	s := jsonx.NewScanner(data)
+	s.Space()
+	if fields, ok := scanFields(&s); ok && s.End() {
+		return fields, nil
+	}
+	return decodeObjectSlowly(data) // not a valid object: encoding/json says why
+}
+
+// scanFields reads the object at s's position in one pass into its fields,
+// in order, with compact values (copies: nothing refers to s's text); ok
+// is false when there is no valid object there.
+func scanFields(s *jsonx.Scanner) (fields []Field, ok bool) {
+	if s.Peek() != '{' {
+		return nil, false
+	}
+	data := s.Data()
+	_, ok = s.Object(func(k []byte, escaped bool) bool {
+		key, ok := keyText(k, escaped)
+		if !ok {
+			return false
+		}
+		s.Space()
+		start := s.Pos()
+		if !s.Skip() {
+			return false
+		}
+		value, ok := compactValue(data[start:s.Pos()])
+		fields = append(fields, Field{Key: key, Value: value})
+		return ok
+	})
+	return fields, ok
+}
+
+// keyText is a member name as encoding/json decodes it.
+func keyText(k []byte, escaped bool) (string, bool) {
+	if !escaped && utf8.Valid(k) {
+		return string(k), true
+	}
+	return jsonx.Unescape(k)
+}
+
+// compactValue returns a copy of one valid JSON value without
+// insignificant white space. A string, number or literal is one token,
+// compact already (schemas are strings: the largest values of a
+// function.json); so is a container without any white space byte.
+func compactValue(raw []byte) (json.RawMessage, bool) {
+	if c := raw[0]; (c != '{' && c != '[') || !bytes.ContainsAny(raw, " \t\n\r") {
+		return bytes.Clone(raw), true
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(raw))
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
+// decodeObjectSlowly is decodeObject by encoding/json, whose errors say
+// what is wrong with a text that is not a valid object.
+func decodeObjectSlowly(data []byte) ([]Field, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	tok, err := dec.Token()

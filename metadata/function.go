@@ -157,7 +157,15 @@ func (f *Function) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads a function.json document. Name is left unchanged.
 func (f *Function) UnmarshalJSON(data []byte) error {
-	fields, err := decodeObject(data)
+	if f.scan(data) {
+		return nil
+	}
+	return f.unmarshalSlowly(data)
+}
+
+// unmarshalSlowly is UnmarshalJSON by encoding/json.
+func (f *Function) unmarshalSlowly(data []byte) error {
+	fields, err := decodeObjectSlowly(data)
 	if err != nil {
 		if errors.Is(err, errNotObject) {
 			return errors.New("function.json must hold a JSON object")
@@ -188,6 +196,59 @@ func (f *Function) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// scan is UnmarshalJSON in one pass over data, for a function.json that is
+// valid JSON with an object per binding; false (f unchanged) for anything
+// else, which UnmarshalJSON decodes by encoding/json to say what is wrong.
+func (f *Function) scan(data []byte) bool {
+	s := jsonx.NewScanner(data)
+	s.Space()
+	if s.Peek() != '{' {
+		return false
+	}
+	var extra []Field
+	var bindings []*Binding
+	_, ok := s.Object(func(k []byte, escaped bool) bool {
+		key, ok := keyText(k, escaped)
+		if !ok {
+			return false
+		}
+		s.Space()
+		if key == "bindings" {
+			if s.Literal("null") {
+				return true
+			}
+			_, ok := s.Array(func() bool {
+				s.Space()
+				fields, ok := scanFields(&s)
+				if ok {
+					b := &Binding{}
+					for _, fl := range fields {
+						b.set(fl.Key, fl.Value)
+					}
+					bindings = append(bindings, b)
+				}
+				return ok
+			})
+			return ok
+		}
+		start := s.Pos()
+		if !s.Skip() {
+			return false
+		}
+		value, ok := compactValue(data[start:s.Pos()])
+		extra = append(extra, Field{Key: key, Value: value})
+		return ok
+	})
+	if !ok || !s.End() {
+		return false
+	}
+	f.Bindings, f.extra = bindings, nil
+	for _, fl := range extra {
+		f.SetExtra(fl.Key, fl.Value)
+	}
+	return true
+}
+
 // Encode returns the function.json text: indented with two spaces, keys in
 // order, ending with a newline. The same Function always gives the same bytes.
 func (f *Function) Encode() ([]byte, error) {
@@ -207,8 +268,10 @@ func (f *Function) Encode() ([]byte, error) {
 // validates it. Errors are *FunctionError naming the function and file.
 func ParseFunction(name, file string, data []byte) (*Function, error) {
 	f := &Function{Name: name}
-	if err := json.Unmarshal(data, f); err != nil {
-		return nil, &FunctionError{Function: name, File: file, Err: fmt.Errorf("parsing: %w", err)}
+	if !f.scan(data) { // encoding/json says what is wrong
+		if err := json.Unmarshal(data, f); err != nil {
+			return nil, &FunctionError{Function: name, File: file, Err: fmt.Errorf("parsing: %w", err)}
+		}
 	}
 	if err := f.Validate(); err != nil {
 		return nil, &FunctionError{Function: name, File: file, Err: err}
