@@ -181,3 +181,24 @@ func TestCheckArguments(t *testing.T) {
 		})
 	}
 }
+
+// TestToolsListInParts: a list encoded in parts on several CPUs is the
+// bytes one encoding of the whole array gives, for any number of tools.
+func TestToolsListInParts(t *testing.T) {
+	for _, n := range []int{0, 1, 499, 500, 501, 1234} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			root := t.TempDir()
+			for i := range n {
+				name := "t" + strconv.Itoa(i)
+				writeTool(t, root, name, &metadata.ToolOptions{ToolName: name, Description: "Tool <" + name + "> & co.", OutputSchema: weatherSchema})
+			}
+			c := load(t, root)
+			require.Len(t, c.Tools(), n)
+			for _, v := range []string{"2025-06-18", binding.ProjectedRevision} {
+				whole, err := metadata.Marshal(c.toolItems(v))
+				require.NoError(t, err)
+				assert.Equal(t, string(whole), string(c.ToolsList(v)), v)
+			}
+		})
+	}
+}
