@@ -45,7 +45,8 @@ FUZZ_TARGETS := \
 	./host/internal/auth:FuzzOpen \
 	./binding:FuzzCheckRefs \
 	./binding:FuzzMetaValid \
-	./internal/jsonx:FuzzScanner
+	./internal/jsonx:FuzzScanner \
+	./internal/jsonx:FuzzStringValue
 BENCH_TIME   ?= 2s
 BENCH_COUNT  ?= 1
 BENCH        ?= .

@@ -253,7 +253,8 @@ func optionalString(b *metadata.Binding, key string) (s string, present bool, er
 	if jsonx.IsNull(raw) {
 		return "", true, nil
 	}
-	if err := json.Unmarshal(raw, &s); err != nil {
+	s, ok = jsonx.StringValue(raw)
+	if !ok {
 		return "", true, errNotString
 	}
 	return s, true, nil

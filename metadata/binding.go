@@ -64,10 +64,7 @@ func (b *Binding) LookupString(key string) (s string, ok bool) {
 	if !found {
 		return "", false
 	}
-	if err := json.Unmarshal(raw, &s); err != nil || jsonx.IsNull(raw) {
-		return "", false
-	}
-	return s, true
+	return jsonx.StringValue(raw)
 }
 
 // Type returns the binding's "type".

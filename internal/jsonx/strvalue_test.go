@@ -1,0 +1,38 @@
+package jsonx
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+var stringValueCases = []string{
+	`""`, `"plain"`, `"{\"type\":\"object\"}"`, `"tab\there\\ and \/ \b\f\n\r"`, `"\u00e9\ud83d\ude00"`,
+	`"lone \ud800"`, "\"bad \xff utf-8\"", "\"ctl \x01\"", `"unterminated`, `"a"b"`, `"trailing\"`,
+	`"\x"`, `null`, `1`, `"`, ``, `"é"`,
+}
+
+func TestStringValueAgreesWithEncodingJSON(t *testing.T) {
+	for _, c := range stringValueCases {
+		checkStringValue(t, []byte(c))
+	}
+}
+
+func FuzzStringValue(f *testing.F) {
+	for _, c := range stringValueCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { checkStringValue(t, raw) })
+}
+
+func checkStringValue(t *testing.T, raw []byte) {
+	t.Helper()
+	got, ok := StringValue(raw)
+	var want string
+	err := json.Unmarshal(raw, &want)
+	wantOK := err == nil && len(raw) > 1 && raw[0] == '"' && raw[len(raw)-1] == '"' // a token, nothing around it
+	if assert.Equal(t, wantOK, ok, "%q", raw) && ok {
+		assert.Equal(t, want, got, "%q", raw)
+	}
+}
