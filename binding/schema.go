@@ -145,6 +145,8 @@ type Schema struct {
 	text    json.RawMessage   // compact, key order and number text kept
 	textSum [sha256.Size]byte // of text, for Digest
 	fast    *fastNode         // the check on JSON text, nil when the schema is outside its subset
+	// required are the string entries of the root "required", in order.
+	required []string
 
 	// compiled is the full validator. A deferred schema (see
 	// Compiler.Defer) has doc instead until the first of its first full
@@ -324,7 +326,7 @@ func compileDoc(kind SchemaKind, compact json.RawMessage, doc any, deferOK bool)
 	vouched := metaValid(doc)
 	if deferOK && vouched {
 		if fast := compileFast(doc); fast != nil {
-			return &Schema{kind: kind, text: compact, textSum: sha256.Sum256(compact), fast: fast, doc: doc}, nil
+			return &Schema{kind: kind, text: compact, textSum: sha256.Sum256(compact), fast: fast, required: rootRequired(doc), doc: doc}, nil
 		}
 	}
 	url := "mem:///schema.json"
@@ -341,7 +343,21 @@ func compileDoc(kind SchemaKind, compact json.RawMessage, doc any, deferOK bool)
 	if err != nil {
 		return nil, &CompileError{Kind: kind, Err: err}
 	}
-	return &Schema{kind: kind, text: compact, textSum: sha256.Sum256(compact), fast: compileFast(doc), compiled: compiled}, nil
+	return &Schema{kind: kind, text: compact, textSum: sha256.Sum256(compact), fast: compileFast(doc), required: rootRequired(doc), compiled: compiled}, nil
+}
+
+// rootRequired returns the string entries of a decoded schema's root
+// "required", in order.
+func rootRequired(doc any) []string {
+	root, _ := doc.(map[string]any)
+	req, _ := root["required"].([]any)
+	var names []string
+	for _, r := range req {
+		if name, ok := r.(string); ok {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // compileAt compiles doc as the resource url, offline.

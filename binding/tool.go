@@ -105,25 +105,14 @@ func (t *Tool) OutputSettings(app metadata.OutputSettings) metadata.OutputSettin
 	}
 }
 
-// requiredNames returns the string entries of the schema's root "required".
+// requiredNames returns the string entries of the schema's root
+// "required", read when the schema was parsed; the slice is shared by the
+// tools of one schema and must not be modified.
 func requiredNames(s *Schema) []string {
 	if s == nil {
 		return nil
 	}
-	// A map, not a struct: JSON Schema keywords are case-sensitive.
-	var root map[string]json.RawMessage
-	var required []json.RawMessage
-	if json.Unmarshal(s.JSON(), &root) != nil || json.Unmarshal(root["required"], &required) != nil {
-		return nil
-	}
-	var names []string
-	for _, raw := range required {
-		var name string
-		if json.Unmarshal(raw, &name) == nil && !jsonx.IsNull(raw) {
-			names = append(names, name)
-		}
-	}
-	return names
+	return s.required
 }
 
 // MissingArguments lists, in order, the required argument names whose

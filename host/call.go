@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/host/internal/catalog"
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
@@ -28,11 +29,19 @@ func (s toolSet) ToolsListFor(version string) json.RawMessage { return s.h.cat.T
 // which it checks against the Mcp-Param-* headers of 2026-07-28 calls.
 func (s toolSet) ParamHeaders(name string) []mcp.ParamHeader { return s.h.params[name] }
 
-// paramHeaders finds the x-mcp-header arguments of every tool, once.
+// paramHeaders finds the x-mcp-header arguments of every tool, once, and
+// once per input schema that tools share.
 func paramHeaders(cat *catalog.Catalog) map[string][]mcp.ParamHeader {
 	out := map[string][]mcp.ParamHeader{}
+	bySchema := map[*binding.Schema][]mcp.ParamHeader{}
 	for _, t := range cat.Tools() {
-		if ph := mcp.ParamHeadersOf(t.Binding.Input.JSON()); len(ph) > 0 {
+		in := t.Binding.Input
+		ph, seen := bySchema[in]
+		if !seen {
+			ph = mcp.ParamHeadersOf(in.JSON())
+			bySchema[in] = ph
+		}
+		if len(ph) > 0 {
 			out[t.Name] = ph
 		}
 	}
