@@ -342,7 +342,7 @@ func ReadApp(root string, opts *ReadOptions) (fns []*Function, errs []error, err
 	for range min(runtime.GOMAXPROCS(0), len(entries)) {
 		wg.Go(func() {
 			for i := range next {
-				out[i].fn, out[i].err = readAppFolder(root, realRoot, entries[i].Name(), opts)
+				out[i].fn, out[i].err = readAppFolder(root, realRoot, entries[i], opts)
 			}
 		})
 	}
@@ -362,14 +362,25 @@ func ReadApp(root string, opts *ReadOptions) (fns []*Function, errs []error, err
 	return fns, errs, nil
 }
 
-// readAppFolder reads the function in root's folder name; nil and no error
-// when it is not a folder with a function.json.
-func readAppFolder(root, realRoot, name string, opts *ReadOptions) (*Function, error) {
+// readAppFolder reads the function in root's folder entry; nil and no
+// error when it is not a folder with a function.json.
+func readAppFolder(root, realRoot string, entry fs.DirEntry, opts *ReadOptions) (*Function, error) {
+	name := entry.Name()
 	dir := filepath.Join(root, name)
+	file := filepath.Join(dir, FunctionFile)
+	if entry.IsDir() { // a folder, not a link to one
+		st, err := os.Lstat(file)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err == nil && st.Mode()&fs.ModeSymlink == 0 {
+			// Nothing below root is a link: the file is inside the app.
+			return ReadFunction(dir, opts)
+		}
+	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, nil
 	}
-	file := filepath.Join(dir, FunctionFile)
 	if _, statErr := os.Stat(file); errors.Is(statErr, fs.ErrNotExist) {
 		return nil, nil
 	}
