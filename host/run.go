@@ -80,10 +80,6 @@ func (h *Host) Run(ctx context.Context) error {
 		}
 	}
 
-	// The schemas load checked but left to compile are compiled while the
-	// worker starts, out of the way of the first call.
-	go h.cat.CompileDeferred()
-
 	var sup *supervise.Supervisor
 	var superviseCancel context.CancelFunc = func() {}
 	var supervised chan error
@@ -101,6 +97,11 @@ func (h *Host) Run(ctx context.Context) error {
 		supervised = make(chan error, 1)
 		go func() { supervised <- sup.Run(sctx) }()
 	}
+
+	// The schemas load checked but left to compile are compiled now, beside
+	// the first calls, which do not need them (valid values are vouched for
+	// by the check on JSON text; a call that needs one compiles it itself).
+	go h.cat.CompileDeferred()
 
 	addr := endpointAddr(ln.Addr())
 	h.addr.Store(&addr)
