@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/backplane"
+	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 )
@@ -24,18 +25,33 @@ const (
 // read for the legacy SSE transport.
 const (
 	// SettingBackplane chooses how instances share legacy SSE traffic:
-	// "memory" (the default: the instances of one process) or
+	// "memory" (the default: the instances of one process),
 	// "azurequeues" (Azure Storage Queues on the AzureWebJobsStorage
-	// connection, for instances in several processes or machines).
+	// connection) or "redis" (the FUNCMCP_REDIS connection), for
+	// instances in several processes or machines.
 	SettingBackplane = "FUNCMCP_BACKPLANE"
-	// SettingStorage is the storage connection string of the app.
+	// SettingStorage is the storage connection of the app: a connection
+	// string, or identity-based settings AzureWebJobsStorage__accountName
+	// (or __queueServiceUri and __blobServiceUri), __credential,
+	// __clientId, __managedIdentityResourceId, __tenantId.
 	SettingStorage = "AzureWebJobsStorage"
+	// SettingRedis is the Redis connection of the redis backplane: a
+	// connection string ("host:port,password=…,ssl=True" or a rediss://
+	// URL), or FUNCMCP_REDIS__redisHostName, __principalId and
+	// optionally __clientId for Microsoft Entra authentication.
+	SettingRedis = "FUNCMCP_REDIS"
+	// SettingHeartbeat is how often an instance tells the others it is
+	// alive ("15s", or a time span "00:00:15"); default 15s for
+	// azurequeues, 5s for redis. An instance silent for three heartbeats
+	// is dead: messages for it are refused at once.
+	SettingHeartbeat = "FUNCMCP_BACKPLANE_HEARTBEAT"
 )
 
 // Backplane kinds, the values of SettingBackplane.
 const (
 	BackplaneMemory      = "memory"
 	BackplaneAzureQueues = "azurequeues"
+	BackplaneRedis       = "redis"
 )
 
 // memoryHub joins the in-memory backplanes of the hosts of this process.
@@ -58,22 +74,11 @@ func newInstanceID() string { return ids.Random(ids.Base32Lower, 16) }
 // settings ask for. Nothing is contacted before start.
 func (h *Host) newLegacy(endpoint *mcp.Options, streamable http.Handler) (*legacy, error) {
 	l := &legacy{instanceID: newInstanceID()}
-	kind, from := h.cfg.Lookup(SettingBackplane)
-	switch strings.ToLower(strings.TrimSpace(kind)) {
-	case "", BackplaneMemory:
-		l.kind = BackplaneMemory
-		l.bp = backplane.NewMemory(memoryHub, l.instanceID)
-	case BackplaneAzureQueues:
-		l.kind = BackplaneAzureQueues
-		conn, _ := h.cfg.Lookup(SettingStorage)
-		q, err := backplane.NewQueue(l.instanceID, conn, &backplane.QueueOptions{ConnectionName: SettingStorage, Logger: h.log})
-		if err != nil {
-			return nil, err
-		}
-		l.bp = q
-	default:
-		return nil, fmt.Errorf("reading %s from %s: %q is not %q or %q", SettingBackplane, from, kind, BackplaneMemory, BackplaneAzureQueues)
+	bp, kind, err := h.newBackplane(l.instanceID)
+	if err != nil {
+		return nil, err
 	}
+	l.bp, l.kind = bp, kind
 	sse, err := mcp.NewLegacySSE(streamable, &mcp.LegacySSEOptions{
 		InstanceID:   l.instanceID,
 		Sealer:       h.secrets.Sealer,
@@ -88,11 +93,72 @@ func (h *Host) newLegacy(endpoint *mcp.Options, streamable http.Handler) (*legac
 	return l, nil
 }
 
+// newBackplane makes the backplane the settings name.
+func (h *Host) newBackplane(id string) (backplane.Backplane, string, error) {
+	kind, from := h.cfg.Lookup(SettingBackplane)
+	beat, err := h.heartbeat()
+	if err != nil {
+		return nil, "", err
+	}
+	switch strings.ToLower(strings.TrimSpace(kind)) {
+	case "", BackplaneMemory:
+		return backplane.NewMemory(memoryHub, id, backplane.HoldOptions{}, h.log), BackplaneMemory, nil
+	case BackplaneAzureQueues:
+		st, err := h.storage()
+		if err != nil {
+			return nil, "", fmt.Errorf("creating the backplane: %w", err)
+		}
+		q, err := backplane.NewQueue(id, st, &backplane.QueueOptions{Heartbeat: beat, Logger: h.log})
+		if err != nil {
+			return nil, "", err
+		}
+		return q, BackplaneAzureQueues, nil
+	case BackplaneRedis:
+		rc, err := h.redis()
+		if err != nil {
+			return nil, "", fmt.Errorf("creating the backplane: %w", err)
+		}
+		r, err := backplane.NewRedis(id, rc, &backplane.RedisOptions{Heartbeat: beat, Logger: h.log})
+		if err != nil {
+			return nil, "", err
+		}
+		return r, BackplaneRedis, nil
+	}
+	return nil, "", fmt.Errorf("reading %s from %s: %q is not %q, %q or %q", SettingBackplane, from, kind, BackplaneMemory, BackplaneAzureQueues, BackplaneRedis)
+}
+
+// heartbeat reads SettingHeartbeat: 0 when not set.
+func (h *Host) heartbeat() (time.Duration, error) {
+	v, from := h.cfg.Lookup(SettingHeartbeat)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil {
+		if d, err = config.ParseTimeSpan(v); err != nil || d < 0 {
+			return 0, fmt.Errorf("reading %s from %s: %q is not a duration like \"15s\" or \"00:00:15\"", SettingHeartbeat, from, v)
+		}
+	}
+	if d < 100*time.Millisecond {
+		return 0, fmt.Errorf("reading %s from %s: %q is shorter than 100ms", SettingHeartbeat, from, v)
+	}
+	return d, nil
+}
+
 // start makes the instance reachable through the backplane.
 func (l *legacy) start(ctx context.Context) error {
-	return l.bp.Start(ctx, func(_ context.Context, m backplane.Message) {
-		l.sse.Deliver(m.ClientID, m.Body)
-	})
+	return l.bp.Start(ctx, l.deliver)
+}
+
+// deliver hands a message from another instance to its stream.
+func (l *legacy) deliver(_ context.Context, m backplane.Message) backplane.Outcome {
+	switch l.sse.Deliver(m.ClientID, m.Body) {
+	case mcp.Delivered:
+		return backplane.Taken
+	case mcp.DeliveryFull:
+		return backplane.Full
+	}
+	return backplane.Gone
 }
 
 // stop ends the streams, then removes the instance from the backplane.
@@ -108,13 +174,21 @@ func (l *legacy) stop(ctx context.Context) error {
 }
 
 // forwarder sends messages for streams on other instances through the
-// backplane, each with a fresh id for duplicate suppression.
+// backplane, each with a fresh id for duplicate suppression, and turns
+// their outcome into the answer of the POST.
 type forwarder struct{ bp backplane.Backplane }
 
 func (f forwarder) Forward(ctx context.Context, instanceID, clientID string, message []byte) error {
-	err := f.bp.Send(ctx, instanceID, backplane.Message{ID: ids.Random(ids.Base32, 26), ClientID: clientID, Body: message})
-	if errors.Is(err, backplane.ErrUnknownInstance) {
+	out, err := f.bp.Send(ctx, instanceID, backplane.Message{ID: ids.Random(ids.Base32, 26), ClientID: clientID, Body: message})
+	switch {
+	case errors.Is(err, backplane.ErrUnknownInstance):
 		return fmt.Errorf("%w: %w", mcp.ErrNoInstance, err)
+	case err != nil:
+		return err
+	case out == backplane.Full:
+		return fmt.Errorf("forwarding to instance %q: %w", instanceID, mcp.ErrStreamFull)
+	case out == backplane.Gone:
+		return fmt.Errorf("forwarding to instance %q: the stream is not there: %w", instanceID, mcp.ErrNoInstance)
 	}
-	return err
+	return nil
 }
