@@ -3,6 +3,7 @@ package backplane
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -34,6 +35,8 @@ type RedisConnection struct {
 	Address string
 	User    string
 	Token   func(ctx context.Context) (string, error)
+	// RootCAs are the authorities trusted for TLS; nil means the system's.
+	RootCAs *x509.CertPool
 }
 
 // redisTokenLifetime bounds how long a connection authenticated with a
@@ -71,7 +74,7 @@ func (c RedisConnection) options() (*redis.Options, error) {
 		token, user := c.Token, c.User
 		o = &redis.Options{
 			Addr:            c.Address,
-			TLSConfig:       &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host},
+			TLSConfig:       &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host, RootCAs: c.RootCAs},
 			ConnMaxLifetime: redisTokenLifetime,
 			CredentialsProviderContext: func(ctx context.Context) (string, string, error) {
 				t, err := token(ctx)
@@ -83,6 +86,9 @@ func (c RedisConnection) options() (*redis.Options, error) {
 		}
 	default:
 		return nil, fmt.Errorf("connection %s is not set", name)
+	}
+	if o.TLSConfig != nil && c.RootCAs != nil {
+		o.TLSConfig.RootCAs = c.RootCAs
 	}
 	o.DisableIdentity = true // no CLIENT SETINFO: not every server knows it
 	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
