@@ -97,7 +97,7 @@ func TestRedisTLSAndEntra(t *testing.T) {
 	assert.Positive(t, tokens.Load())
 
 	for name, c := range map[string]RedisConnection{
-		"a wrong token":      {Address: srv.TLSAddr(), User: "principal-oid", RootCAs: cert.Pool, Token: func(context.Context) (string, error) { return "token-2", nil }},
+		"a wrong token":       {Address: srv.TLSAddr(), User: "principal-oid", RootCAs: cert.Pool, Token: func(context.Context) (string, error) { return "token-2", nil }},
 		"an untrusted server": {ConnectionString: srv.TLSAddr() + ",password=pw,ssl=True"},
 	} {
 		t.Run(name, func(t *testing.T) {
