@@ -150,6 +150,10 @@ func (in *inbound) holdLocked(m Message, finish func()) Outcome {
 		return Full
 	}
 	h := &heldMsg{m: m, finish: finish}
+	if len(in.held[m.ClientID]) == 0 {
+		in.log.Info("backplane: a stream's inbox is full: holding its messages, in order, until it has room",
+			"at", in.where, "client", m.ClientID)
+	}
 	in.held[m.ClientID] = append(in.held[m.ClientID], h)
 	if m.ID != "" {
 		in.byID[m.ID] = h

@@ -39,7 +39,8 @@ type RedisOptions struct {
 	// default 10s.
 	OutcomeTimeout time.Duration
 	// MessageTTL is how long an instance's list outlives the last message
-	// pushed to it; default 10m.
+	// pushed to it; default 10m. The list of an instance found dead is
+	// deleted by the sender that finds it.
 	MessageTTL time.Duration
 	// MaxRetryWait caps the pause between two failing receives; default 10s.
 	MaxRetryWait time.Duration
@@ -201,6 +202,8 @@ func (r *Redis) Send(ctx context.Context, to string, m Message) (Outcome, error)
 		return 0, fmt.Errorf("sending to instance %q: %w", to, err)
 	}
 	if n == 0 {
+		// Its heartbeat expired: what its list holds will never be read.
+		_ = r.client.Del(ctx, redisList(to)).Err()
 		return 0, fmt.Errorf("sending to instance %q: %w", to, &InstanceGoneError{Instance: to})
 	}
 	return awaitOutcome(ctx, to, ch, r.opts.OutcomeTimeout, r.opts.Heartbeat, func(ctx context.Context) error {

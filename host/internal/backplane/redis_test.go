@@ -47,7 +47,8 @@ func TestRedis(t *testing.T) {
 
 // TestRedisDeadOwner: a message sent just as its instance dies is answered
 // with the instance's death within the liveness window, not after the
-// outcome timeout; the dead instance's list expires on its own.
+// outcome timeout; the dead instance's list expires on its own, or goes
+// as soon as a sender finds the instance dead.
 func TestRedisDeadOwner(t *testing.T) {
 	srv := testutil.StartRedis(t, testutil.RedisOptions{})
 	c := RedisConnection{ConnectionString: srv.Addr()}
@@ -68,6 +69,19 @@ func TestRedisDeadOwner(t *testing.T) {
 		n, err := raw.Exists(ctx, redisList("instancea"), redisAlive("instancea")).Result()
 		assert.NoError(c, err)
 		assert.Zero(c, n)
+	}, 20*time.Second, 50*time.Millisecond)
+
+	// Killed again with a message in its list: the next sender removes it.
+	c2 := newTestRedis(t, "instancec", c, &RedisOptions{Heartbeat: 200 * time.Millisecond})
+	require.NoError(t, c2.Start(ctx, newStreams("client1").deliver))
+	c2.halt()
+	require.NoError(t, raw.RPush(ctx, redisList("instancec"), `{"ClientId":"client1","Message":{}}`).Err())
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, err := b.Send(ctx, "instancec", msg(2))
+		assert.ErrorIs(c, err, ErrUnknownInstance)
+		n, err := raw.Exists(ctx, redisList("instancec")).Result()
+		assert.NoError(c, err)
+		assert.Zero(c, n, "the list of an instance found dead is deleted")
 	}, 20*time.Second, 50*time.Millisecond)
 }
 
