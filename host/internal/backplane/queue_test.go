@@ -38,26 +38,44 @@ func newTestQueue(t *testing.T, id string, s Storage, o *QueueOptions) *Queue {
 	return q
 }
 
+// TestQueue runs the tests of the Azure Storage Queue backplane that can
+// share one Azurite (each its own instance ids).
 func TestQueue(t *testing.T) {
 	az := testutil.StartAzurite(t, repoRoot(t))
+	for _, tc := range []struct {
+		name string
+		test func(t *testing.T, az *testutil.Azurite)
+	}{
+		{"what every backplane does", testQueueBackplane},
+		{"Stop deletes the queue and container", testQueueStopDeletesTheQueueAndContainer},
+		{"a large message travels as a blob", testQueueLargeMessageTravelsAsABlob},
+		{"a held message stays in the queue", testQueueHeldMessageStaysInTheQueue},
+		{"a duplicate delivery is dropped", testQueueDropsADuplicateDelivery},
+		{"an undecodable message is dropped", testQueueDropsAnUndecodableMessage},
+		{"the cleanup removes dead instances", testQueueCleanupRemovesDeadInstances},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.test(t, az) })
+	}
+}
+
+func testQueueBackplane(t *testing.T, az *testutil.Azurite) {
 	st := Storage{ConnectionString: az.ConnectionString()}
 	opts := func() *QueueOptions { return &QueueOptions{Heartbeat: 200 * time.Millisecond} }
-	a := newTestQueue(t, "instancea", st, opts())
-	b := newTestQueue(t, "instanceb", st, opts())
-	testBackplane(t, a, b, "instancea", a.halt, func(t *testing.T) {
+	a := newTestQueue(t, "confa", st, opts())
+	b := newTestQueue(t, "confb", st, opts())
+	testBackplane(t, a, b, "confa", a.halt, func(t *testing.T) {
 		// Three heartbeats go by without one from a.
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			_, err := b.alive(t.Context(), "instancea")
+			_, err := b.alive(t.Context(), "confa")
 			assert.ErrorIs(c, err, ErrUnknownInstance)
 		}, 20*time.Second, 50*time.Millisecond)
 	})
 }
 
-func TestQueueStopDeletesTheQueueAndContainer(t *testing.T) {
-	az := testutil.StartAzurite(t, repoRoot(t))
+func testQueueStopDeletesTheQueueAndContainer(t *testing.T, az *testutil.Azurite) {
 	ctx := t.Context()
 	st := Storage{ConnectionString: az.ConnectionString()}
-	a := newTestQueue(t, "instancea", st, nil)
+	a := newTestQueue(t, "stopa", st, nil)
 	require.NoError(t, a.Start(ctx, newStreams().deliver))
 	_, err := a.own.GetProperties(ctx, nil)
 	require.NoError(t, err, "Start creates the queue")
@@ -70,15 +88,14 @@ func TestQueueStopDeletesTheQueueAndContainer(t *testing.T) {
 	assert.Error(t, err, "Stop deletes the container")
 }
 
-// TestQueueLargeMessageTravelsAsABlob: a body too large for a queue
+// testQueueLargeMessageTravelsAsABlob: a body too large for a queue
 // message (64 KiB of base64) crosses in a blob of the receiver's
 // container, deleted once the stream took it.
-func TestQueueLargeMessageTravelsAsABlob(t *testing.T) {
-	az := testutil.StartAzurite(t, repoRoot(t))
+func testQueueLargeMessageTravelsAsABlob(t *testing.T, az *testutil.Azurite) {
 	ctx := t.Context()
 	st := Storage{ConnectionString: az.ConnectionString()}
-	a := newTestQueue(t, "instancea", st, nil)
-	b := newTestQueue(t, "instanceb", st, nil)
+	a := newTestQueue(t, "largea", st, nil)
+	b := newTestQueue(t, "largeb", st, nil)
 	sa := newStreams("client1")
 	require.NoError(t, a.Start(ctx, sa.deliver))
 	defer a.Stop(context.WithoutCancel(ctx))
@@ -88,7 +105,7 @@ func TestQueueLargeMessageTravelsAsABlob(t *testing.T) {
 	for _, size := range []int{40 << 10, 49 << 10, 1 << 20, 4 << 20} {
 		body := json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", size) + `"}}`)
 		m := Message{ID: fmt.Sprintf("big%d", size), ClientID: "client1", Body: body}
-		out, err := b.Send(ctx, "instancea", m)
+		out, err := b.Send(ctx, "largea", m)
 		require.NoError(t, err, "%d bytes", size)
 		require.Equal(t, Taken, out)
 		got := sa.snapshot("client1")
@@ -106,14 +123,13 @@ func TestQueueLargeMessageTravelsAsABlob(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond)
 }
 
-// TestQueueHeldMessageStaysInTheQueue: a message a full inbox refused is
+// testQueueHeldMessageStaysInTheQueue: a message a full inbox refused is
 // deleted from the queue only once its stream took it.
-func TestQueueHeldMessageStaysInTheQueue(t *testing.T) {
-	az := testutil.StartAzurite(t, repoRoot(t))
+func testQueueHeldMessageStaysInTheQueue(t *testing.T, az *testutil.Azurite) {
 	ctx := t.Context()
 	st := Storage{ConnectionString: az.ConnectionString()}
-	a := newTestQueue(t, "instancea", st, nil)
-	b := newTestQueue(t, "instanceb", st, nil)
+	a := newTestQueue(t, "helda", st, nil)
+	b := newTestQueue(t, "heldb", st, nil)
 	sa := newStreams("client1")
 	sa.setRoom("client1", 0)
 	require.NoError(t, a.Start(ctx, sa.deliver))
@@ -121,7 +137,7 @@ func TestQueueHeldMessageStaysInTheQueue(t *testing.T) {
 	require.NoError(t, b.Start(ctx, newStreams().deliver))
 	defer b.Stop(context.WithoutCancel(ctx))
 
-	out, err := b.Send(ctx, "instancea", msg(1))
+	out, err := b.Send(ctx, "helda", msg(1))
 	require.NoError(t, err)
 	require.Equal(t, Taken, out)
 	props, err := a.own.GetProperties(ctx, nil)
@@ -138,10 +154,9 @@ func TestQueueHeldMessageStaysInTheQueue(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond)
 }
 
-func TestQueueDropsADuplicateDelivery(t *testing.T) {
-	az := testutil.StartAzurite(t, repoRoot(t))
+func testQueueDropsADuplicateDelivery(t *testing.T, az *testutil.Azurite) {
 	ctx := t.Context()
-	a := newTestQueue(t, "instancea", Storage{ConnectionString: az.ConnectionString()}, &QueueOptions{VisibilityTimeout: time.Second})
+	a := newTestQueue(t, "dupa", Storage{ConnectionString: az.ConnectionString()}, &QueueOptions{VisibilityTimeout: time.Second})
 	var deletes atomic.Int32
 	realDel := a.del
 	a.del = func(ctx context.Context, id, pop string) error {
@@ -169,13 +184,12 @@ func TestQueueDropsADuplicateDelivery(t *testing.T) {
 	assert.Len(t, sa.snapshot("client1"), 1, "a redelivered message was delivered twice")
 }
 
-func TestQueueDropsAnUndecodableMessage(t *testing.T) {
-	az := testutil.StartAzurite(t, repoRoot(t))
+func testQueueDropsAnUndecodableMessage(t *testing.T, az *testutil.Azurite) {
 	ctx := t.Context()
 	logs := &testutil.SyncBuffer{}
 	st := Storage{ConnectionString: az.ConnectionString()}
-	a := newTestQueue(t, "instancea", st, &QueueOptions{Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	b := newTestQueue(t, "instanceb", st, nil)
+	a := newTestQueue(t, "undeca", st, &QueueOptions{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	b := newTestQueue(t, "undecb", st, nil)
 	sa := newStreams("client1")
 	require.NoError(t, a.Start(ctx, sa.deliver))
 	defer a.Stop(context.WithoutCancel(ctx))
@@ -186,7 +200,7 @@ func TestQueueDropsAnUndecodableMessage(t *testing.T) {
 	require.NoError(t, err)
 	_, err = raw.EnqueueMessage(ctx, "this is not a backplane message", nil)
 	require.NoError(t, err)
-	out, err := b.Send(ctx, "instancea", msg(7))
+	out, err := b.Send(ctx, "undeca", msg(7))
 	require.NoError(t, err)
 	assert.Equal(t, Taken, out)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
@@ -248,11 +262,10 @@ func TestQueueRecoversWhenStorageReturns(t *testing.T) {
 	}, 20*time.Second, 20*time.Millisecond)
 }
 
-// TestQueueCleanupRemovesDeadInstances: the queue and container of an
+// testQueueCleanupRemovesDeadInstances: the queue and container of an
 // instance whose heartbeat is long stale are removed by any other
 // instance; a live one's, and a queue that is not funchost's, stay.
-func TestQueueCleanupRemovesDeadInstances(t *testing.T) {
-	az := testutil.StartAzurite(t, repoRoot(t))
+func testQueueCleanupRemovesDeadInstances(t *testing.T, az *testutil.Azurite) {
 	ctx := t.Context()
 	st := Storage{ConnectionString: az.ConnectionString()}
 	beat := 100 * time.Millisecond
