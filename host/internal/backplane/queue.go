@@ -30,8 +30,8 @@ const (
 	DefaultMaxRetryWait      = 10 * time.Second
 	DefaultMessageTTL        = 10 * time.Minute
 	DefaultHotWindow         = 2 * time.Second
-	DefaultHotPause          = time.Millisecond
-	DefaultReceivers         = 2
+	DefaultHotPause          = 2 * time.Millisecond
+	DefaultReceivers         = 1
 	DefaultHeartbeat         = 15 * time.Second
 	DefaultOutcomeTimeout    = 10 * time.Second
 )
@@ -73,9 +73,11 @@ type QueueOptions struct {
 	// HotWindow is how long after the last message sent or received the
 	// queue is polled without back-off; default 2s.
 	HotWindow time.Duration
-	// HotPause is the pause between two empty polls while hot; default 1ms.
+	// HotPause is the pause between two empty polls while hot; default 2ms.
 	HotPause time.Duration
-	// Receivers poll at once while hot; default 2 (one while idle).
+	// Receivers poll at once while hot (one while idle); default 1. More
+	// help when a storage request takes much longer than HotPause; against
+	// Azurite on loopback they only load the emulator.
 	Receivers int
 	// MaxRetryWait caps the pause between two failing polls; default 10s.
 	MaxRetryWait time.Duration
