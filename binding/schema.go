@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -423,6 +424,10 @@ func problems(ve *jsonschema.ValidationError) []Problem {
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
+			if ap, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
+				// Listed in map order by the validator.
+				sort.Strings(ap.Properties)
+			}
 			out = append(out, Problem{
 				InstanceLocation: pointer(e.InstanceLocation),
 				KeywordLocation:  schemaPointer(e.SchemaURL) + pointer(e.ErrorKind.KeywordPath()),

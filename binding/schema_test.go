@@ -229,6 +229,9 @@ func TestValidate(t *testing.T) {
 			{InstanceLocation: "/tags/0", KeywordLocation: "/properties/tags/items/type", Message: "got number, want string"},
 			{InstanceLocation: "/temp", KeywordLocation: "/properties/temp/type", Message: "got string, want number"},
 		}},
+		{name: "extra properties named in order", value: `{"temp":1,"city":"x","zz":1,"b":2,"Y":3,"a":4,"yy":5,"c":6,"X":7,"m":8}`, problems: []Problem{
+			{InstanceLocation: "", KeywordLocation: "/additionalProperties", Message: "additional properties 'X', 'Y', 'a', 'b', 'c', 'm', 'yy', 'zz' not allowed"},
+		}},
 		{name: "not an object", value: `[1]`, problems: []Problem{
 			{InstanceLocation: "", KeywordLocation: "/type", Message: "got array, want object"},
 		}},

@@ -27,7 +27,11 @@
 //     whose view (view/bar_chart.html, embedded in the binary) is served at
 //     ui://bar_chart/view by the function functions--mcpapp-bar_chart;
 //   - estimate_pi: a long-running typed tool that reports progress and sends
-//     log messages to the client.
+//     log messages to the client;
+//   - book_days_off: asks the user to confirm (elicitation) before it books
+//     a period off, and leaves it unconfirmed when the client cannot ask;
+//   - suggest_trip: asks the client's model (sampling) for a trip to fill
+//     the year's longest break, with a built-in suggestion when it cannot.
 //
 // Beside the tools, it serves MCP resources and a prompt:
 //

@@ -19,6 +19,8 @@ func newApp() *worker.App {
 	registerRoman(app)
 	registerBarChart(app)
 	registerPi(app)
+	registerDaysOff(app)
+	registerTrip(app)
 	registerHolidayResources(app)
 	registerPrompts(app)
 	return app

@@ -99,9 +99,16 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 		}
 		return res, err
 	}
-	if err == nil {
+	if err != nil {
+		h.log.LogAttrs(ctx, slog.LevelInfo, fmt.Sprintf("Executed 'Functions.%s' (Failed)", t.Function),
+			slog.String("tool", t.Name), slog.String("invocationId", id), slog.String("reason", err.Error()),
+			slog.Duration("duration", time.Since(start).Round(time.Microsecond)))
+	} else {
 		outcome := "Succeeded"
-		if res.IsError {
+		switch {
+		case req.Notify.InputPending():
+			outcome = "Input required" // the call is answered with the client's requests
+		case res.IsError:
 			outcome = "Failed"
 		}
 		h.log.LogAttrs(ctx, slog.LevelInfo, fmt.Sprintf("Executed 'Functions.%s' (%s)", t.Function, outcome),
@@ -160,6 +167,17 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, id string, req *
 	offer, closeChannel := h.notify.Open(id, req.Notify)
 	defer closeChannel()
 	resp, err := h.inv.Invoke(invoke.WithOffer(ctx, offer), fn, id, body)
+	if fr := failureOf(err); fr != nil && fr.Code == metadata.CodeMissingRequiredClientCapability {
+		// The tool needs a capability the client did not declare: -32021 on
+		// 2026-07-28, a tool error before (the code is not theirs).
+		for _, line := range fr.Logs {
+			h.log.LogAttrs(ctx, slog.LevelInfo, line, slog.String("function", t.Function), slog.String("invocationId", id))
+		}
+		if mcp.IsModern(req.ProtocolVersion) {
+			return nil, protocolError(fr)
+		}
+		return metadata.ErrorResult(fr.Error), nil
+	}
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil
 	}

@@ -47,7 +47,7 @@ func (s toolSet) ReadResource(ctx context.Context, req *mcp.ReadRequest) (*metad
 	c := metadata.ResourceInvocationContext{URI: req.URI, SessionID: req.SessionID, ClientInfo: req.ClientInfo,
 		Transport: transportOf(&req.Caller)}
 	fn := &invoke.Function{Name: res.Function, DataKey: dataKey(res.Binding), Tool: res.URI}
-	reply, err := h.invokeFunction(ctx, fn, "resource "+res.URI, c, req.ProtocolVersion)
+	reply, err := h.invokeFunction(ctx, fn, "resource "+res.URI, c, nil)
 	if err != nil {
 		if pe, ok := errors.AsType[*mcp.ProtocolError](err); ok && pe.Code == metadata.CodeResourceNotFound {
 			nf := mcp.ResourceNotFound(req.ProtocolVersion, req.URI)
@@ -77,7 +77,7 @@ func (s toolSet) GetPrompt(ctx context.Context, req *mcp.PromptRequest) (*metada
 	c := metadata.PromptInvocationContext{Name: p.Name, Arguments: req.Arguments, SessionID: req.SessionID,
 		ClientInfo: req.ClientInfo, Transport: transportOf(&req.Caller)}
 	fn := &invoke.Function{Name: p.Function, DataKey: dataKey(p.Binding), Tool: p.Name}
-	reply, err := h.invokeFunction(ctx, fn, "prompt "+p.Name, c, req.ProtocolVersion)
+	reply, err := h.invokeFunction(ctx, fn, "prompt "+p.Name, c, req.Notify)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func (s toolSet) Complete(ctx context.Context, req *mcp.CompleteRequest) (*metad
 		c.Context = &metadata.CompletionArguments{Arguments: req.Arguments}
 	}
 	fn := &invoke.Function{Name: function, DataKey: key, Tool: req.Argument.Name, Method: metadata.MethodComplete}
-	reply, err := h.invokeFunction(ctx, fn, "completion of "+req.Argument.Name, c, req.ProtocolVersion)
+	reply, err := h.invokeFunction(ctx, fn, "completion of "+req.Argument.Name, c, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func transportOf(c *mcp.Caller) *metadata.Transport {
 // tool call, and logs it as the Functions host does. A failure the worker
 // explains (metadata.FailureReply) becomes the JSON-RPC error it names;
 // any other failure the extension's generic error.
-func (h *Host) invokeFunction(ctx context.Context, fn *invoke.Function, what string, trigger any, version string) (*invoke.Reply, error) {
+func (h *Host) invokeFunction(ctx context.Context, fn *invoke.Function, what string, trigger any, notify *mcp.Notifier) (*invoke.Reply, error) {
 	ctxJSON, err := metadata.Marshal(trigger)
 	if err != nil {
 		return nil, h.functionFailed(ctx, fn, fmt.Errorf("encoding the %s context: %w", what, err))
@@ -179,7 +179,9 @@ func (h *Host) invokeFunction(ctx context.Context, fn *invoke.Function, what str
 	defer stop()
 	id := ids.GUID()
 	start := time.Now()
-	reply, err := h.inv.Invoke(ctx, fn, id, invoke.ContextBody(fn, ctxJSON, start))
+	offer, closeChannel := h.notify.Open(id, notify)
+	defer closeChannel()
+	reply, err := h.inv.Invoke(invoke.WithOffer(ctx, offer), fn, id, invoke.ContextBody(fn, ctxJSON, start))
 	logAttrs := func(outcome string, extra ...slog.Attr) {
 		attrs := append([]slog.Attr{slog.String("function", fn.Name), slog.String("invocationId", id),
 			slog.Duration("duration", time.Since(start).Round(time.Microsecond))}, extra...)
@@ -194,14 +196,18 @@ func (h *Host) invokeFunction(ctx context.Context, fn *invoke.Function, what str
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInternalError, Message: "Request cancelled"}
 	}
 	if err != nil {
-		var ie *invoke.Error
-		var fr metadata.FailureReply
-		if errors.As(err, &ie) && len(ie.Body) > 0 && json.Unmarshal(ie.Body, &fr) == nil && fr.Code != 0 {
+		if fr := failureOf(err); fr != nil {
 			for _, line := range fr.Logs {
 				h.log.LogAttrs(ctx, slog.LevelInfo, line, slog.String("function", fn.Name), slog.String("invocationId", id))
 			}
-			logAttrs("Failed", slog.String("reason", fr.Error))
-			return nil, &mcp.ProtocolError{Code: fr.Code, Message: fr.Error}
+			if notify.InputPending() {
+				// The worker ended the run to ask the client: the request is
+				// answered with an input-required result.
+				logAttrs("Input required")
+			} else {
+				logAttrs("Failed", slog.String("reason", fr.Error))
+			}
+			return nil, protocolError(fr)
 		}
 		logAttrs("Failed")
 		return nil, h.functionFailed(ctx, fn, err)
@@ -218,4 +224,27 @@ func (h *Host) invokeFunction(ctx context.Context, fn *invoke.Function, what str
 func (h *Host) functionFailed(ctx context.Context, fn *invoke.Function, err error) error {
 	h.log.LogAttrs(ctx, slog.LevelError, fmt.Sprintf("invoking function '%s' failed: %v", fn.Name, err), slog.String("function", fn.Name))
 	return &mcp.ProtocolError{Code: mcp.CodeInternalError, Message: fmt.Sprintf("An error occurred invoking '%s'.", fn.Name)}
+}
+
+// failureReply is a worker's explained failure.
+type failureReply = metadata.FailureReply
+
+// failureOf returns the failure a worker explained, nil for any other
+// error.
+func failureOf(err error) *failureReply {
+	var ie *invoke.Error
+	var fr failureReply
+	if errors.As(err, &ie) && len(ie.Body) > 0 && json.Unmarshal(ie.Body, &fr) == nil && fr.Code != 0 {
+		return &fr
+	}
+	return nil
+}
+
+// protocolError is the JSON-RPC error a failure names.
+func protocolError(fr *failureReply) *mcp.ProtocolError {
+	pe := &mcp.ProtocolError{Code: fr.Code, Message: fr.Error}
+	if len(fr.Data) > 0 && json.Valid(fr.Data) {
+		pe.Data = fr.Data
+	}
+	return pe
 }

@@ -174,16 +174,21 @@ func New(opts *Options) (*Host, error) {
 
 func (h *Host) routes() (http.Handler, error) {
 	r := chi.NewRouter()
+	var err error
+	if h.legacy, err = h.newLegacy(); err != nil {
+		return nil, err
+	}
 	opts := &mcp.Options{
 		ServerInfo:      mcp.Implementation{Name: h.cfg.ServerName, Version: h.cfg.ServerVersion},
 		Instructions:    h.cfg.Instructions,
 		Logger:          h.log,
 		Sealer:          h.secrets.Sealer,
 		SessionLifetime: h.opts.SessionLifetime,
+		InstanceID:      h.legacy.instanceID,
+		ForwardResponse: h.legacy.forwardResponse,
 	}
 	endpoint := mcp.NewHandler(toolSet{h}, opts)
-	var err error
-	if h.legacy, err = h.newLegacy(opts, endpoint); err != nil {
+	if err = h.legacy.attach(h, opts, endpoint); err != nil {
 		return nil, err
 	}
 	// Every endpoint is behind the one Host and Origin check.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -62,23 +63,37 @@ type legacy struct {
 	instanceID string
 	kind       string
 	sse        *mcp.LegacySSE
+	endpoint   http.Handler // the Streamable HTTP endpoint, for forwarded responses
 	bp         backplane.Backplane
+	log        *slog.Logger
 	stopOnce   sync.Once
 }
+
+// responsePrefix starts the ClientID of a backplane message carrying a
+// client's response to a request of a call waiting on the receiving
+// instance; the rest is the client's scope. Legacy SSE client ids are
+// [a-z0-9]: they never start with it.
+const responsePrefix = "response:"
 
 // newInstanceID returns 16 random characters of [a-z2-7]: an instance id
 // names a storage queue.
 func newInstanceID() string { return ids.Random(ids.Base32Lower, 16) }
 
-// newLegacy sets up the transport over endpoint with the backplane the
-// settings ask for. Nothing is contacted before start.
-func (h *Host) newLegacy(endpoint *mcp.Options, streamable http.Handler) (*legacy, error) {
-	l := &legacy{instanceID: newInstanceID()}
+// newLegacy sets up the backplane the settings ask for. Nothing is
+// contacted before start; attach completes the transport.
+func (h *Host) newLegacy() (*legacy, error) {
+	l := &legacy{instanceID: newInstanceID(), log: h.log}
 	bp, kind, err := h.newBackplane(l.instanceID)
 	if err != nil {
 		return nil, err
 	}
 	l.bp, l.kind = bp, kind
+	return l, nil
+}
+
+// attach creates the legacy SSE transport over streamable, the endpoint
+// made with endpoint.
+func (l *legacy) attach(h *Host, endpoint *mcp.Options, streamable http.Handler) error {
 	sse, err := mcp.NewLegacySSE(streamable, &mcp.LegacySSEOptions{
 		InstanceID:   l.instanceID,
 		Sealer:       h.secrets.Sealer,
@@ -87,10 +102,10 @@ func (h *Host) newLegacy(endpoint *mcp.Options, streamable http.Handler) (*legac
 		Logger:       h.log,
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	l.sse = sse
-	return l, nil
+	l.sse, l.endpoint = sse, streamable
+	return nil
 }
 
 // newBackplane makes the backplane the settings name.
@@ -150,15 +165,40 @@ func (l *legacy) start(ctx context.Context) error {
 	return l.bp.Start(ctx, l.deliver)
 }
 
-// deliver hands a message from another instance to its stream.
+// deliver is where every message another instance sends is dispatched:
+// a client's response goes to the call waiting for it, anything else to
+// its legacy SSE stream. A response nothing waits for can never be
+// delivered: it is dropped (logged at debug) and its sender told.
 func (l *legacy) deliver(_ context.Context, m backplane.Message) backplane.Outcome {
+	if scope, ok := strings.CutPrefix(m.ClientID, responsePrefix); ok {
+		if mcp.DeliverResponse(l.endpoint, scope, m.Body) {
+			return backplane.Taken
+		}
+		l.log.Debug("host: dropping a forwarded client response nothing waits for", "id", m.ID)
+		return backplane.Gone
+	}
 	switch l.sse.Deliver(m.ClientID, m.Body) {
 	case mcp.Delivered:
 		return backplane.Taken
 	case mcp.DeliveryFull:
 		return backplane.Full
 	}
+	l.log.Warn("host: a forwarded message is for a stream that is not here; its sender is told", "client", m.ClientID, "id", m.ID)
 	return backplane.Gone
+}
+
+// forwardResponse sends a client's response to the instance where the
+// call that asked waits. A response that instance has nobody waiting for
+// is not an error: it was dropped there.
+func (l *legacy) forwardResponse(ctx context.Context, instanceID, scope string, body []byte) error {
+	out, err := l.bp.Send(ctx, instanceID, backplane.Message{ID: ids.Random(ids.Base32, 26), ClientID: responsePrefix + scope, Body: body})
+	switch {
+	case err != nil:
+		return fmt.Errorf("forwarding a response to instance %q: %w", instanceID, err)
+	case out == backplane.Gone:
+		l.log.Debug("host: the instance a client's response was forwarded to has nothing waiting for it", "instance", instanceID)
+	}
+	return nil
 }
 
 // stop ends the streams, then removes the instance from the backplane.

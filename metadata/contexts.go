@@ -110,16 +110,24 @@ const (
 	CodeInvalidParams = -32602
 	// CodeInternalError: the function failed.
 	CodeInternalError = -32603
+	// CodeMissingRequiredClientCapability: the function needs a capability
+	// the client did not declare (MCP 2026-07-28,
+	// MissingRequiredClientCapabilityError). Data is
+	// {"requiredCapabilities":{"<capability>":{}}}.
+	CodeMissingRequiredClientCapability = -32021
 )
 
 // FailureReply is the body of a funcmcp worker's HTTP 500 reply to a
-// resource, prompt or completion request that failed (the Functions host
-// fails the invocation on any status other than 2xx, and its MCP extension
-// answers the client with a JSON-RPC error). Error is the message, Code the
-// JSON-RPC error code a host should answer with, Logs the invocation's log
-// lines.
+// resource, prompt or completion request that failed, and to a tool call
+// that needs a client capability the client did not declare
+// ([CodeMissingRequiredClientCapability]); the Functions host fails the
+// invocation on any status other than 2xx, and its MCP extension answers
+// the client with a JSON-RPC error. Error is the message, Code the JSON-RPC
+// error code a host should answer with, Data the error's data when the
+// code has any, Logs the invocation's log lines.
 type FailureReply struct {
-	Error string   `json:"error"`
-	Code  int      `json:"code"`
-	Logs  []string `json:"Logs"`
+	Error string          `json:"error"`
+	Code  int             `json:"code"`
+	Data  json.RawMessage `json:"data,omitempty"`
+	Logs  []string        `json:"Logs"`
 }

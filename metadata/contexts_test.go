@@ -137,4 +137,9 @@ func TestEnvelopeBytes(t *testing.T) {
 	data, err = Marshal(FailureReply{Error: "boom", Code: CodeInternalError})
 	require.NoError(t, err)
 	assert.Equal(t, `{"error":"boom","code":-32603,"Logs":null}`, string(data))
+
+	data, err = Marshal(FailureReply{Error: "needs sampling", Code: CodeMissingRequiredClientCapability,
+		Data: json.RawMessage(`{"requiredCapabilities":{"sampling":{}}}`), Logs: []string{"x"}})
+	require.NoError(t, err)
+	assert.Equal(t, `{"error":"needs sampling","code":-32021,"data":{"requiredCapabilities":{"sampling":{}}},"Logs":["x"]}`, string(data))
 }

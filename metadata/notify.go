@@ -15,6 +15,7 @@ import "encoding/json"
 //	X-Funcmcp-Notify-Token:     <random secret of this invocation>
 //	X-Funcmcp-Notify-Progress:  true   (the client asked for progress)
 //	X-Funcmcp-Notify-Log-Level: info   (the least severe level the client wants; absent: no logs)
+//	X-Funcmcp-Resumable:        true   (the response stream can be closed and resumed; see HeaderResumable)
 //
 // The worker POSTs one [Notification] per request to the URL with
 // "Authorization: Bearer <token>" and a body of at most
@@ -36,7 +37,20 @@ const MaxNotificationBytes = 64 << 10
 const (
 	NotificationProgress = "progress"
 	NotificationLog      = "log"
+	// NotificationCloseStream asks the host to end the client's response
+	// stream now (see [HeaderResumable]); it has no other field.
+	NotificationCloseStream = "closeStream"
 )
+
+// HeaderResumable, "true" beside the channel headers, says the call's
+// response stream can be closed and resumed (SSE polling, SEP-1699, MCP
+// 2025-11-25): the worker may POST {"type":"closeStream"}
+// ([NotificationCloseStream]) to the channel URL while the tool keeps
+// running. The host ends the client's response stream, the client
+// reconnects (GET with Last-Event-ID) and gets the rest, the result
+// included. The host answers 204 when the stream is closed (or already
+// was) and 409 when it cannot be (no resumable stream).
+const HeaderResumable = "X-Funcmcp-Resumable"
 
 // Notification is one message a worker sends the host during an invocation:
 // {"type":"progress","progress":50,"total":100,"message":"…"} or

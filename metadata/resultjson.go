@@ -35,13 +35,18 @@ func (r CallToolResult) MarshalJSON() ([]byte, error) {
 }
 
 func (r *CallToolResult) appendJSON(dst []byte, head string, check bool) ([]byte, error) {
-	member := func(what string, raw json.RawMessage) error {
+	// member appends raw; block >= 0 names a content block (the name is
+	// made only for an error: the call path stays free of formatting).
+	member := func(what string, block int, raw json.RawMessage) error {
 		if !check {
 			dst = append(dst, raw...)
 			return nil
 		}
 		buf := bytes.NewBuffer(dst)
 		if err := json.Compact(buf, raw); err != nil {
+			if block >= 0 {
+				what = fmt.Sprintf("content block %d", block)
+			}
 			return fmt.Errorf("encoding %s: %w", what, err)
 		}
 		dst = buf.Bytes()
@@ -54,14 +59,14 @@ func (r *CallToolResult) appendJSON(dst []byte, head string, check bool) ([]byte
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		if err := member(fmt.Sprintf("content block %d", i), block); err != nil {
+		if err := member("", i, block); err != nil {
 			return dst, err
 		}
 	}
 	dst = append(dst, ']')
 	if !jsonx.IsAbsent(r.StructuredContent) {
 		dst = append(dst, `,"structuredContent":`...)
-		if err := member("structuredContent", r.StructuredContent); err != nil {
+		if err := member("structuredContent", -1, r.StructuredContent); err != nil {
 			return dst, err
 		}
 	}
@@ -70,7 +75,7 @@ func (r *CallToolResult) appendJSON(dst []byte, head string, check bool) ([]byte
 	}
 	if !jsonx.IsAbsent(r.Meta) {
 		dst = append(dst, `,"_meta":`...)
-		if err := member("_meta", r.Meta); err != nil {
+		if err := member("_meta", -1, r.Meta); err != nil {
 			return dst, err
 		}
 	}

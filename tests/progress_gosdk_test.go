@@ -64,8 +64,8 @@ func (b *tappedBody) Read(p []byte) (int, error) {
 		}
 		b.pending = rest
 		data, isData := bytes.CutPrefix(line, []byte("data: "))
-		if !isData {
-			continue
+		if !isData || len(data) == 0 {
+			continue // not data, or the priming event of a resumable stream
 		}
 		var msg struct {
 			Method string `json:"method"`

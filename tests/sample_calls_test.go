@@ -114,6 +114,32 @@ var sampleTools = []sampleTool{
 		},
 	},
 	{
+		// Asks the user to confirm; clients here declare no elicitation
+		// (tests/clientreq_test.go drives the question).
+		name:            "book_days_off",
+		args:            map[string]any{"country": "US", "from": "2026-07-03", "to": "2026-07-05"},
+		inspectorArgs:   []string{"country=US", "from=2026-07-03", "to=2026-07-05"},
+		hasOutputSchema: true,
+		checkStructured: func(t *testing.T, sc map[string]any) {
+			assert.Equal(t, "unconfirmed", sc["status"])
+			assert.EqualValues(t, 1, sc["leave_days"])
+			assert.Equal(t, []any{"2026-07-04 Independence Day"}, sc["holidays"])
+		},
+	},
+	{
+		// Asks the client's model; without sampling it suggests on its own.
+		name:            "suggest_trip",
+		args:            map[string]any{"country": "NO", "year": 2026},
+		inspectorArgs:   []string{"country=NO", "year=2026"},
+		hasOutputSchema: true,
+		checkStructured: func(t *testing.T, sc map[string]any) {
+			assert.Equal(t, "NO", sc["country"])
+			assert.Equal(t, "built-in", sc["source"])
+			assert.NotEmpty(t, sc["suggestion"])
+			assert.Contains(t, sc, "break")
+		},
+	},
+	{
 		name:          "bar_chart",
 		args:          map[string]any{"values": []any{3, 1, 4, 1, 5}, "color": "orange"},
 		inspectorArgs: []string{"values=[3,1,4,1,5]", "color=orange"},

@@ -240,11 +240,37 @@ func (a *App) build() (*compiled, error) {
 		c.byFunc[strings.ToLower(fn)] = &tool{name: b.name, function: fn, outputField: field, invoke: invoke, rules: rules}
 	}
 	errs = append(errs, a.buildKinds(c, builders, funcOwner)...)
+	errs = append(errs, checkViews(c, builders)...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	sort.Slice(c.functions, func(i, j int) bool { return c.functions[i].Name < c.functions[j].Name })
 	return c, nil
+}
+
+// checkViews applies the host's MCP App rule (binding.Registry.CheckToolView)
+// to every tool built: a tool whose metadata names a view
+// (_meta.ui.resourceUri, set by hand with WithMetadata) needs a resource
+// that serves it, as AsMcpApp adds.
+func checkViews(c *compiled, builders []*ToolBuilder) []error {
+	var errs []error
+	for _, b := range builders {
+		t := c.byFunc[strings.ToLower(b.function())]
+		if t == nil || t.name != b.name {
+			continue
+		}
+		if _, viewBuilt := c.kinds[strings.ToLower(metadata.AppViewFunctionName(t.name))]; b.mcpApp != nil && !viewBuilt {
+			continue // buildKinds said why the view is not there
+		}
+		if err := c.registry.CheckToolView(t.rules.Trigger); err != nil {
+			var te *binding.ToolError
+			if errors.As(err, &te) {
+				err = te.Err
+			}
+			errs = append(errs, &ConfigError{Tool: t.name, Function: t.function, Err: ruleErr(ErrApp, "%v: %v", ErrApp, err)})
+		}
+	}
+	return errs
 }
 
 // checkEncodedSize applies the host's function.json size rule to f.

@@ -261,14 +261,20 @@ func (cr *ClientRequests) nextKey(method string) string {
 // RequestInput sends several requests to the client at once, named by their
 // keys, and returns the answers (each the method's result as JSON) by key.
 // On MCP 2026-07-28 all of them go into one input-required result when any
-// is unanswered. Every request's capability is checked before anything is
-// sent.
+// is unanswered; an answer that does not have the shape of its method's
+// result counts as unanswered and is asked again. Every request's
+// capability is checked before anything is sent.
 func (cr *ClientRequests) RequestInput(ctx context.Context, reqs map[string]InputRequest) (map[string]json.RawMessage, error) {
 	if !cr.supported() {
 		return nil, ErrNotSupported
 	}
 	keys := make([]string, 0, len(reqs))
-	for k, r := range reqs {
+	for k := range reqs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys { // in key order: the same error every time
+		r := reqs[k]
 		capName := metadata.CapabilityOf(r.Method)
 		if capName == "" {
 			return nil, fmt.Errorf("requesting %q from the MCP client: not a method a tool may send", r.Method)
@@ -276,14 +282,12 @@ func (cr *ClientRequests) RequestInput(ctx context.Context, reqs map[string]Inpu
 		if _, ok := cr.caps[capName]; !ok {
 			return nil, &CapabilityError{Method: r.Method, Capability: capName}
 		}
-		keys = append(keys, k)
 	}
-	sort.Strings(keys)
 	out := make(map[string]json.RawMessage, len(reqs))
 	if cr.mode == metadata.InputModeInputRequired {
 		var pending []string
 		for _, k := range keys {
-			if a, ok := cr.answers[k]; ok {
+			if a, ok := cr.answers[k]; ok && usableAnswer(reqs[k].Method, a) {
 				out[k] = a
 			} else {
 				pending = append(pending, k)
@@ -310,6 +314,40 @@ func (cr *ClientRequests) RequestInput(ctx context.Context, reqs map[string]Inpu
 		out[k] = res
 	}
 	return out, nil
+}
+
+// usableAnswer reports whether raw has the shape of a result of method:
+// an answer that does not (12345 for an elicitation) is asked again, as if
+// it were missing, rather than handed to the handler.
+func usableAnswer(method string, raw json.RawMessage) bool {
+	switch method {
+	case metadata.MethodElicitationCreate:
+		var r struct {
+			Action  string          `json:"action"`
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(raw, &r) != nil {
+			return false
+		}
+		c := bytes.TrimSpace(r.Content)
+		okContent := len(c) == 0 || bytes.Equal(c, []byte("null")) || c[0] == '{'
+		return okContent && (r.Action == "accept" || r.Action == "decline" || r.Action == "cancel")
+	case metadata.MethodSamplingCreate:
+		var r struct {
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(raw, &r) != nil {
+			return false
+		}
+		c := bytes.TrimSpace(r.Content)
+		return len(c) > 0 && (c[0] == '{' || c[0] == '[')
+	case metadata.MethodRootsList:
+		var r struct {
+			Roots *[]Root `json:"roots"`
+		}
+		return json.Unmarshal(raw, &r) == nil && r.Roots != nil
+	}
+	return false
 }
 
 // inputRequired reports whether a request ended this run.

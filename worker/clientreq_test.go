@@ -1,12 +1,14 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -142,11 +144,15 @@ func TestClientRequests(t *testing.T) {
 		assert.Equal(t, []string{"elicitation-1", "sampling-2", "my_roots"}, []string{got[0].Key, got[1].Key, got[2].Key})
 		assert.JSONEq(t, `{"message":"Proceed?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}`, string(got[0].Params))
 	})
-	t.Run("capability absent: nothing is sent", func(t *testing.T) {
+	t.Run("capability absent: nothing is sent, the call fails with -32021", func(t *testing.T) {
 		fc := newFakeClient(t, answerAll)
-		text, isErr := resultText(t, (invokeWith(t, srv.URL, "ask", fc.offer(metadata.InputModeStream, `{"sampling":{}}`, nil))))
-		assert.True(t, isErr)
-		assert.Contains(t, text, `the MCP client does not support elicitation/create (no "elicitation" capability)`)
+		status, body := postRaw(t, srv.URL, "ask", `{"name":"ask","arguments":{}}`, fc.offer(metadata.InputModeStream, `{"sampling":{}}`, nil))
+		require.Equal(t, http.StatusInternalServerError, status, "%s", body)
+		var fr metadata.FailureReply
+		require.NoError(t, json.Unmarshal(body, &fr))
+		assert.Equal(t, metadata.CodeMissingRequiredClientCapability, fr.Code)
+		assert.Contains(t, fr.Error, `the MCP client does not support elicitation/create (no "elicitation" capability)`)
+		assert.JSONEq(t, `{"requiredCapabilities":{"elicitation":{}}}`, string(fr.Data))
 		assert.Empty(t, fc.requests())
 	})
 	t.Run("declined and the client's errors", func(t *testing.T) {
@@ -183,6 +189,48 @@ func TestClientRequests(t *testing.T) {
 	})
 }
 
+// TestInputRequiredAnswersMustHaveTheResultShape: on MCP 2026-07-28 an
+// answer that is not a result of its method is asked again, as a missing
+// one is, and never reaches the handler.
+func TestInputRequiredAnswersMustHaveTheResultShape(t *testing.T) {
+	tests := []struct {
+		name   string
+		method string
+		answer string
+		usable bool
+	}{
+		{"elicitation accepted", metadata.MethodElicitationCreate, `{"action":"accept","content":{"ok":true}}`, true},
+		{"elicitation declined", metadata.MethodElicitationCreate, `{"action":"decline"}`, true},
+		{"elicitation cancelled, null content", metadata.MethodElicitationCreate, `{"action":"cancel","content":null}`, true},
+		{"elicitation: a number", metadata.MethodElicitationCreate, `12345`, false},
+		{"elicitation: null", metadata.MethodElicitationCreate, `null`, false},
+		{"elicitation: unknown action", metadata.MethodElicitationCreate, `{"action":"maybe"}`, false},
+		{"elicitation: content not an object", metadata.MethodElicitationCreate, `{"action":"accept","content":"x"}`, false},
+		{"sampling", metadata.MethodSamplingCreate, `{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`, true},
+		{"sampling: no content", metadata.MethodSamplingCreate, `{"role":"assistant","model":"m"}`, false},
+		{"roots", metadata.MethodRootsList, `{"roots":[]}`, true},
+		{"roots: missing", metadata.MethodRootsList, `{}`, false},
+		{"roots: not a list", metadata.MethodRootsList, `{"roots":"file:///"}`, false},
+		{"an unknown method", "ping", `{}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.usable, usableAnswer(tt.method, json.RawMessage(tt.answer)))
+		})
+	}
+
+	srv := httptest.NewServer(askingApp(time.Minute).Handler())
+	t.Cleanup(srv.Close)
+	fc := newFakeClient(t, func(metadata.Notification) (int, string) { return 200, `{"inputRequired":true}` })
+	text, isErr := resultText(t, invokeWith(t, srv.URL, "ask", fc.offer(metadata.InputModeInputRequired, `{"elicitation":{},"sampling":{},"roots":{}}`,
+		map[string]any{"elicitation-1": 12345})))
+	assert.True(t, isErr)
+	assert.Contains(t, text, ErrInputRequired.Error())
+	got := fc.requests()
+	require.Len(t, got, 1)
+	assert.Equal(t, "elicitation-1", got[0].Key, "the malformed answer is asked again")
+}
+
 func TestClientRequestTimeLimitAndCancel(t *testing.T) {
 	srv := httptest.NewServer(askingApp(100 * time.Millisecond).Handler())
 	t.Cleanup(srv.Close)
@@ -209,5 +257,63 @@ func TestClientRequestTimeLimitAndCancel(t *testing.T) {
 		assert.True(t, errors.Is(err, context.Canceled), "%v", err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the request did not end with its context")
+	}
+}
+
+// TestRequestInputChecksCapabilitiesInKeyOrder: with several capabilities
+// missing, the error names the one of the first key, every time.
+func TestRequestInputChecksCapabilitiesInKeyOrder(t *testing.T) {
+	cr := &ClientRequests{ch: &notifier{ctx: context.Background(), url: "http://127.0.0.1:9/n", auth: "Bearer x"},
+		mode: metadata.InputModeStream, caps: map[string]json.RawMessage{}, timeout: time.Minute}
+	reqs := map[string]InputRequest{
+		"user_name":    ElicitationRequest("Name?", map[string]any{"type": "object"}),
+		"greeting":     SamplingRequest(&CreateMessageParams{MaxTokens: 1}),
+		"client_roots": RootsRequest(),
+	}
+	for range 20 { // map order varies from one range to the next
+		_, err := cr.RequestInput(context.Background(), reqs)
+		var ce *CapabilityError
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, "roots", ce.Capability)
+	}
+}
+
+// BenchmarkClientRequest is one invocation through the worker's handler
+// (in process) of a tool that asks nothing, and of one that elicits once
+// over a loopback channel whose host answers at once: the difference is
+// what a request costs the worker (the client's own time aside).
+func BenchmarkClientRequest(b *testing.B) {
+	a := New(&Options{Stdout: io.Discard, Stderr: io.Discard})
+	a.ConfigureMcpTool("plain").Handle(func(context.Context, *ToolContext) (*Result, error) { return TextResult("ok"), nil })
+	a.ConfigureMcpTool("elicit").Handle(func(ctx context.Context, tc *ToolContext) (*Result, error) {
+		el, err := tc.Elicit(ctx, "Proceed?", map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}})
+		if err != nil {
+			return nil, err
+		}
+		return TextResult(el.Action), nil
+	})
+	h := a.Handler()
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.WriteString(w, `{"result":{"action":"accept","content":{"ok":true}}}`)
+	}))
+	b.Cleanup(host.Close)
+	for _, tool := range []string{"plain", "elicit"} {
+		b.Run(tool, func(b *testing.B) {
+			payload := []byte(body(b, `{"name":"`+tool+`","arguments":{}}`, 1))
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, "/"+tool, bytes.NewReader(payload))
+				req.Header.Set(metadata.HeaderNotifyURL, host.URL+"/n")
+				req.Header.Set(metadata.HeaderNotifyToken, "tok")
+				req.Header.Set(metadata.HeaderInputMode, metadata.InputModeStream)
+				req.Header.Set(metadata.HeaderClientCapabilities, metadata.EncodeHeaderJSON(json.RawMessage(`{"elicitation":{}}`)))
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK || strings.Contains(w.Body.String(), `isError`) {
+					b.Fatal(w.Body.String())
+				}
+			}
+		})
 	}
 }

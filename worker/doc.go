@@ -121,7 +121,8 @@
 // metadata.MediaTypeDirectResult (funchost does), the reply is the
 // metadata.DirectReply instead, the same result encoded once. Handler
 // errors, panics and arguments that do not decode into In become isError
-// results; the process keeps serving. An unknown function is 404, a
+// results (a [*CapabilityError] excepted, see Asking the client); the
+// process keeps serving. An unknown function is 404, a
 // malformed body 400 and a body over Options.MaxBodyBytes 413, each with
 // {"error":"…"}; a broken configuration answers every request with 500
 // (see [App.Handler]).
@@ -172,4 +173,22 @@
 // and a bearer token); each send waits for funchost, at most 5 seconds, and
 // never fails the tool. The real Azure Functions host offers no channel:
 // there these calls do nothing ([ToolContext.Notifies] is false).
+//
+// # Asking the client
+//
+// A tool or prompt handler can ask the MCP client through the same
+// channel ([ClientRequests], part of [ToolContext] and [PromptContext]):
+// the user ([ClientRequests.Elicit]), the client's model
+// ([ClientRequests.CreateMessage]) or its roots ([ClientRequests.ListRoots]),
+// several at once with [ClientRequests.RequestInput]. On MCP revisions
+// before 2026-07-28 each call waits for the answer on the call's stream; on
+// 2026-07-28 (SEP-2322) an unanswered request ends the run with
+// [ErrInputRequired] and the handler runs again, from the start, with the
+// answers. A request the client has no capability for returns a
+// [*CapabilityError] before anything is sent; a handler that returns it
+// fails the invocation with HTTP 500 and a metadata.FailureReply of code
+// metadata.CodeMissingRequiredClientCapability naming the capability. Under
+// the real Azure Functions host every request returns [ErrNotSupported].
+// [ToolContext.CloseSSEStream] asks funchost to end the client's response
+// stream while the tool keeps running (SSE polling); the client resumes it.
 package worker

@@ -154,6 +154,9 @@ func TestKindBuildErrors(t *testing.T) {
 			a.ConfigureMcpResource("ui://t/view").Handle(readText)
 			a.ConfigureMcpTool("t").AsMcpApp(func(app *worker.AppBuilder) { app.WithView(worker.ViewFromHTML("<p/>")) }).Handle(toolText)
 		}, as: new(*binding.DuplicateError), message: `resource "ui://t/view" is already registered by function "ui_t_view"`},
+		{name: "view named by hand and not served", configure: func(a *worker.App) {
+			a.ConfigureMcpTool("t").WithMetadata("ui", map[string]string{"resourceUri": "ui://t/view"}).Handle(toolText)
+		}, is: worker.ErrApp, message: `tool "t": invalid MCP App configuration: the MCP App view is not served: _meta.ui.resourceUri is "ui://t/view"`},
 		{name: "app tool name not fit for the view function", configure: func(a *worker.App) {
 			a.ConfigureMcpTool("t.v").WithFunctionName("tv").AsMcpApp(func(app *worker.AppBuilder) { app.WithView(worker.ViewFromHTML("<p/>")) }).Handle(toolText)
 		}, is: worker.ErrInvalidFunctionName, message: `"functions--mcpapp-t.v" is not a valid function name`},
@@ -254,4 +257,13 @@ func TestConfigErrorNamesTheKind(t *testing.T) {
 	a.ConfigureMcpTool("review").Handle(toolText)
 	a.ConfigureMcpPrompt("review").Handle(promptText)
 	assert.ErrorContains(t, a.Build(), `prompt "review": function "review" is already used by tool "review" (set another with WithFunctionName)`)
+}
+
+// TestViewNamedByHand: a tool may name its view by hand when a resource
+// function serves it; the host applies the same rule.
+func TestViewNamedByHand(t *testing.T) {
+	a := worker.New(nil)
+	a.ConfigureMcpResource("ui://t/page").WithMimeType("text/html;profile=mcp-app").Handle(readText)
+	a.ConfigureMcpTool("t").WithMetadata("ui", map[string]string{"resourceUri": "ui://t/page"}).Handle(toolText)
+	assert.NoError(t, a.Build())
 }

@@ -60,11 +60,7 @@ func (s *server) serveKind(w http.ResponseWriter, r *http.Request, fn string) bo
 		logs, value, fail = s.readResource(r.Context(), k, raw, invocationID)
 	}
 	if fail != nil {
-		fail.Logs = logs.Logs()
-		data, _ := metadata.Marshal(fail)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = w.Write(data)
+		writeFailure(w, fail, logs.Logs())
 		return true
 	}
 	resp := []byte(`{"Outputs":{},"Logs":`)
@@ -119,9 +115,36 @@ func failure(code int, format string, args ...any) *metadata.FailureReply {
 	return &metadata.FailureReply{Error: fmt.Sprintf(format, args...), Code: code}
 }
 
-// handlerFailure is the reply to a handler's error: -32002 for
-// ErrResourceNotFound, -32602 for ErrInvalidParams, else -32603.
+// writeFailure answers a failed invocation: HTTP 500 with the failure reply
+// and the invocation's logs.
+func writeFailure(w http.ResponseWriter, fail *metadata.FailureReply, logs []string) {
+	fail.Logs = logs
+	data, _ := metadata.Marshal(fail)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusInternalServerError)
+	_, _ = w.Write(data)
+}
+
+// capabilityFailure is the reply to a handler's error that wraps a
+// [CapabilityError]: -32021 (MissingRequiredClientCapabilityError) naming
+// the capability in data.requiredCapabilities; nil for any other error.
+func capabilityFailure(err error) *metadata.FailureReply {
+	var ce *CapabilityError
+	if !errors.As(err, &ce) {
+		return nil
+	}
+	data := metadata.AppendJSONString([]byte(`{"requiredCapabilities":{`), ce.Capability)
+	data = append(data, `:{}}}`...)
+	return &metadata.FailureReply{Error: err.Error(), Code: metadata.CodeMissingRequiredClientCapability, Data: data}
+}
+
+// handlerFailure is the reply to a handler's error: -32021 for a
+// CapabilityError, -32002 for ErrResourceNotFound, -32602 for
+// ErrInvalidParams, else -32603.
 func handlerFailure(err error) *metadata.FailureReply {
+	if fail := capabilityFailure(err); fail != nil {
+		return fail
+	}
 	code := metadata.CodeInternalError
 	switch {
 	case errors.Is(err, ErrResourceNotFound):

@@ -3,6 +3,7 @@ package worker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -51,6 +52,7 @@ type notifier struct {
 	url, auth string
 	progress  bool // the client asked for progress
 	minLevel  int  // rank of the least severe level the client wants; -1: none
+	resumable bool // the response stream can be closed and resumed (CloseSSEStream)
 
 	mu     sync.Mutex // sends one at a time, in call order
 	broken bool       // a send failed: the channel is gone, stop trying
@@ -72,7 +74,9 @@ func newNotifier(ctx context.Context, h http.Header) *notifier {
 	if err != nil || u.Scheme != "http" || u.User != nil || !loopbackHost(u.Hostname()) {
 		return nil
 	}
-	n := &notifier{ctx: ctx, url: raw, auth: "Bearer " + token, progress: h.Get(metadata.HeaderNotifyProgress) == "true", minLevel: -1}
+	n := &notifier{ctx: ctx, url: raw, auth: "Bearer " + token, minLevel: -1,
+		progress:  h.Get(metadata.HeaderNotifyProgress) == "true",
+		resumable: h.Get(metadata.HeaderResumable) == "true"}
 	if lvl := h.Get(metadata.HeaderNotifyLogLevel); lvl != "" {
 		n.minLevel = metadata.LogLevelRank(lvl)
 	}
@@ -99,32 +103,50 @@ func (n *notifier) send(nt *metadata.Notification) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	status, err := n.postLocked(n.ctx, body)
+	// 400 is one bad notification (a level or progress the host refused);
+	// anything else that failed means the channel is gone.
+	if err == nil && status >= 300 && status != http.StatusBadRequest {
+		n.broken = true
+	}
+}
+
+// errChannelGone: an earlier send failed, or the invocation ended.
+var errChannelGone = errors.New("the host's channel for this call is gone")
+
+// postLocked POSTs one notification body, bounded by ctx, the invocation
+// and the notification timeout, and returns the host's status. A request
+// that fails, other than by the end of ctx, marks the channel broken. n.mu
+// must be held, so that sends keep their order.
+func (n *notifier) postLocked(parent context.Context, body []byte) (int, error) {
 	if n.broken {
-		return
+		return 0, errChannelGone
 	}
 	if n.ctx.Err() != nil { // the host gave up the invocation: no one listens
 		n.broken = true
-		return
+		return 0, errChannelGone
 	}
-	req, err := http.NewRequestWithContext(n.ctx, http.MethodPost, n.url, bytes.NewReader(body))
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	stop := context.AfterFunc(n.ctx, cancel)
+	defer stop()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.url, bytes.NewReader(body))
 	if err != nil {
 		n.broken = true
-		return
+		return 0, err
 	}
 	req.Header.Set("Authorization", n.auth)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := notifyClient.Do(req)
 	if err != nil {
-		n.broken = true
-		return
+		if parent.Err() == nil || n.ctx.Err() != nil {
+			n.broken = true
+		}
+		return 0, err
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 	_ = resp.Body.Close()
-	// 400 is one bad notification (a level or progress the host refused);
-	// anything else that failed means the channel is gone.
-	if resp.StatusCode >= 300 && resp.StatusCode != http.StatusBadRequest {
-		n.broken = true
-	}
+	return resp.StatusCode, nil
 }
 
 // Notifies reports whether notifications sent with [ToolContext.Progress]

@@ -132,7 +132,11 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 	s.app.logger.LogAttrs(r.Context(), slog.LevelDebug, "invocation",
 		slog.String("function", t.function), slog.String("tool", t.name), slog.String("invocationId", tc.InvocationID))
 
-	res, checked := s.call(r.Context(), t, tc)
+	res, checked, fail := s.call(r.Context(), t, tc)
+	if fail != nil {
+		writeFailure(w, fail, tc.Logs())
+		return
+	}
 	// funchost lists the direct reply in Accept and gets the result as it
 	// is; everyone else (the Functions host) gets today's reply, the result
 	// envelope as a string holding strings of JSON.
@@ -149,16 +153,18 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(resp)
 }
 
-// call runs the tool and always returns a result, with its output check
+// call runs the tool and returns a result, with its output check
 // ([metadata.ToolResult.Checked]) when it was validated: errors, bad
 // arguments and panics become isError results, and so does a result that
-// breaks the tool's output rules under strict validation.
-func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metadata.CallToolResult, checked string) {
+// breaks the tool's output rules under strict validation. The one error
+// that is no result is a handler's [CapabilityError]: the call fails, with
+// the failure reply of a missing client capability.
+func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metadata.CallToolResult, checked string, fail *metadata.FailureReply) {
 	defer func() {
 		if p := recover(); p != nil {
 			msg := fmt.Sprintf("tool %s panicked: %v", t.name, p)
 			fmt.Fprintf(s.app.stderr, "%s\n%s", msg, debug.Stack())
-			res, checked = metadata.ErrorResult(msg), ""
+			res, checked, fail = metadata.ErrorResult(msg), "", nil
 		}
 	}()
 	if issue := t.rules.CheckInput(tc.rawArgs, s.c.output); issue != nil {
@@ -170,23 +176,26 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metad
 		}
 		s.app.logger.LogAttrs(ctx, level, msg, slog.String("function", t.function), slog.String("invocationId", tc.InvocationID))
 		if issue.Mode == ValidationStrict {
-			return metadata.ErrorResult(issue.Error()), ""
+			return metadata.ErrorResult(issue.Error()), "", nil
 		}
 	}
 	out, err := t.invoke(ctx, tc, t)
 	if tc.inputRequired() {
 		// The host answers the call with the requests it was sent.
-		return metadata.ErrorResult(fmt.Sprintf("tool %s needs the MCP client's input: %v", t.name, ErrInputRequired)), ""
+		return metadata.ErrorResult(fmt.Sprintf("tool %s needs the MCP client's input: %v", t.name, ErrInputRequired)), "", nil
 	}
 	if err != nil {
 		tc.Logf("tool %s failed: %v", t.name, err)
-		return metadata.ErrorResult(err.Error()), ""
+		if fail := capabilityFailure(err); fail != nil {
+			return nil, "", fail
+		}
+		return metadata.ErrorResult(err.Error()), "", nil
 	}
 	ctr, err := callToolResult(out)
 	if err != nil {
 		msg := fmt.Sprintf("tool %s returned an invalid result: %v", t.name, err)
 		tc.Logf("%s", msg)
-		return metadata.ErrorResult(msg), ""
+		return metadata.ErrorResult(msg), "", nil
 	}
 	d := &binding.Decoded{Result: ctr}
 	if issue := t.rules.ShapeResult(d, s.c.output); issue != nil {
@@ -198,7 +207,7 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metad
 		}
 		s.app.logger.LogAttrs(ctx, level, msg, slog.String("function", t.function), slog.String("invocationId", tc.InvocationID))
 	}
-	return d.Result, d.Checked
+	return d.Result, d.Checked, nil
 }
 
 // ListenAndServe builds the app and serves [App.Handler] on addr until ctx is

@@ -10,16 +10,60 @@ import (
 	"time"
 )
 
-// SSEEvent is one server-sent event; a comment line comes as Name ":".
-type SSEEvent struct{ Name, Data string }
+// SSEEvent is one server-sent event; a comment line comes as Name ":". An
+// event without an event line is named "message", as SSE says.
+type SSEEvent struct{ Name, Data, ID, Retry string }
 
-// SSEStream is an open legacy MCP SSE stream.
+// SSEStream is an open SSE stream: a legacy MCP stream (OpenSSE) or the
+// response stream of a request (ReadSSE).
 type SSEStream struct {
 	// Events delivers the events in order; it is closed when the stream ends.
 	Events chan SSEEvent
-	// Endpoint is the message URL of the endpoint event, made absolute.
+	// Endpoint is the message URL of the endpoint event, made absolute
+	// (OpenSSE only).
 	Endpoint string
 	cancel   context.CancelFunc
+}
+
+// ReadSSE reads the events of resp's body in the background until the body
+// ends or cancel is called (cancel should end resp's request).
+func ReadSSE(resp *http.Response, cancel context.CancelFunc) *SSEStream {
+	s := &SSEStream{Events: make(chan SSEEvent, 4096), cancel: cancel}
+	go func() {
+		defer resp.Body.Close()
+		defer close(s.Events)
+		r := bufio.NewReader(resp.Body)
+		var ev SSEEvent
+		var has bool
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			line = strings.TrimRight(line, "\r\n")
+			switch {
+			case line == "":
+				if has {
+					if ev.Name == "" {
+						ev.Name = "message"
+					}
+					s.Events <- ev
+				}
+				ev, has = SSEEvent{}, false
+			case strings.HasPrefix(line, ":"):
+				s.Events <- SSEEvent{Name: ":", Data: line}
+			case strings.HasPrefix(line, "event:"):
+				ev.Name, has = strings.TrimSpace(strings.TrimPrefix(line, "event:")), true
+			case strings.HasPrefix(line, "data:"):
+				ev.Data, has = ev.Data+strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "), true
+			case strings.HasPrefix(line, "id:"):
+				ev.ID, has = strings.TrimSpace(strings.TrimPrefix(line, "id:")), true
+			case strings.HasPrefix(line, "retry:"):
+				ev.Retry, has = strings.TrimSpace(strings.TrimPrefix(line, "retry:")), true
+			}
+		}
+	}()
+	return s
 }
 
 // OpenSSE GETs sseURL (with the headers given), reads the endpoint event and
@@ -44,33 +88,7 @@ func OpenSSE(ctx context.Context, sseURL string, hdr http.Header) (*SSEStream, e
 		cancel()
 		return nil, fmt.Errorf("GET %s: %s", sseURL, resp.Status)
 	}
-	s := &SSEStream{Events: make(chan SSEEvent, 4096), cancel: cancel}
-	go func() {
-		defer resp.Body.Close()
-		defer close(s.Events)
-		r := bufio.NewReader(resp.Body)
-		var ev SSEEvent
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				return
-			}
-			line = strings.TrimRight(line, "\r\n")
-			switch {
-			case line == "":
-				if ev.Name != "" {
-					s.Events <- ev
-				}
-				ev = SSEEvent{}
-			case strings.HasPrefix(line, ":"):
-				s.Events <- SSEEvent{Name: ":", Data: line}
-			case strings.HasPrefix(line, "event: "):
-				ev.Name = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				ev.Data += strings.TrimPrefix(line, "data: ")
-			}
-		}
-	}()
+	s := ReadSSE(resp, cancel)
 	first, err := s.Next(10 * time.Second)
 	if err != nil {
 		s.Close()

@@ -310,7 +310,7 @@ func startSDK(toolsFile string, stateless bool) (*sdkProc, error) {
 // in-process host measurements.
 func startWorker(port int) (*proc, string, error) {
 	env := append(os.Environ(), metadata.EnvCustomHandlerPort+"="+strconv.Itoa(port))
-	p, waits, err := startProc(built.handler, nil, env, regexp.MustCompile(`serving \d+ tool\(s\) on (127\.0\.0\.1:\d+)`))
+	p, waits, err := startProc(built.handler, nil, env, regexp.MustCompile(`serving \d+ tool\(s\)[^\n]* on (127\.0\.0\.1:\d+)`))
 	if err != nil {
 		return nil, "", err
 	}

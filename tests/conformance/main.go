@@ -7,10 +7,11 @@
 // prompts are those of resources.ts, prompts.ts and completion.ts, with
 // completions of test_prompt_with_arguments' arguments.
 //
-// Tools the suite calls that this app does not have are for features the
-// project does not offer (a tool sending sampling or elicitation requests to
-// the client, input-required results); expected-failures/*.yaml lists them
-// with their reasons.
+// The tools and the prompt that ask the client (sampling, elicitation,
+// roots: on the call's stream before MCP 2026-07-28, as input-required
+// results on it) and the SSE polling tool are in clientreq.go. What the
+// suite checks that funchost does not pass is listed with its reason in
+// expected-failures/*.yaml.
 package main
 
 import (
@@ -26,6 +27,7 @@ func newApp() *worker.App {
 	app := worker.New(nil)
 	registerContentTools(app)
 	registerNotifyingTools(app)
+	registerClientRequestTools(app)
 	registerSchemaTools(app)
 	registerHeaderTools(app)
 	registerResources(app)

@@ -129,7 +129,7 @@ func (in *inbound) offer(ctx context.Context, m Message, finish func()) (out Out
 		return out, true
 	case Gone:
 		in.mu.Unlock()
-		in.log.Warn("backplane: a message for a stream that is not here can never be delivered; its sender is told",
+		in.log.Debug("backplane: a message that can never be delivered is dropped; its sender is told",
 			"at", in.where, "client", m.ClientID, "id", m.ID)
 		finish()
 		return Gone, true

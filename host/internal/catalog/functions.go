@@ -65,27 +65,6 @@ func (c *Catalog) addPrompt(fn *metadata.Function, b *metadata.Binding, file str
 	c.record(st, err)
 }
 
-// checkAppView is the rule of an MCP App: a tool whose metadata names a view
-// (ui.resourceUri) needs that resource served, else clients that show the
-// view find nothing.
-func (c *Catalog) checkAppView(t *binding.Tool) error {
-	if len(t.Trigger.Metadata) == 0 {
-		return nil
-	}
-	var meta struct {
-		UI *struct {
-			ResourceURI *string `json:"resourceUri"`
-		} `json:"ui"`
-	}
-	if json.Unmarshal(t.Trigger.Metadata, &meta) != nil || meta.UI == nil || meta.UI.ResourceURI == nil {
-		return nil
-	}
-	if _, _, ok := c.fns.reg.LookupResource(*meta.UI.ResourceURI); !ok {
-		return fmt.Errorf("metadata ui.resourceUri %q names no resource of the app: the MCP App's view is not served", *meta.UI.ResourceURI)
-	}
-	return nil
-}
-
 // LookupResource finds what serves a requested URI: a static resource (URIs
 // compared case-insensitively), else the first template that matches, with
 // its variables.

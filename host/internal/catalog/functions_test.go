@@ -91,7 +91,7 @@ func TestAppToolNeedsItsView(t *testing.T) {
 	c := load(t, root)
 	assert.Empty(t, c.Tools())
 	require.Len(t, c.Failures(), 1)
-	assert.Contains(t, c.Failures()[0].Error(), `ui.resourceUri "ui://chart/view" names no resource of the app`)
+	assert.Contains(t, c.Failures()[0].Error(), `the MCP App view is not served: _meta.ui.resourceUri is "ui://chart/view"`)
 
 	view, err := metadata.NewAppViewFunction("chart", "")
 	require.NoError(t, err)

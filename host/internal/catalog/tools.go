@@ -142,9 +142,8 @@ func (c *Catalog) addTool(root string, fn *metadata.Function, loaded loadedTool)
 	}
 	tool, err := loaded.tool, loaded.err
 	if err == nil {
-		if viewErr := c.checkAppView(tool); viewErr != nil {
-			err = &binding.ToolError{Function: fn.Name, Tool: toolName, File: file, Err: viewErr}
-		}
+		// The MCP App rule the worker's Build applies too.
+		err = c.fns.reg.CheckToolView(tool.Trigger)
 	}
 	if err != nil {
 		c.record(st, err)

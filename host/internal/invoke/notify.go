@@ -31,14 +31,28 @@ const MaxNotificationsPerCall = 10000
 // POST /invocations/{id}/notifications.
 const notifyPathPrefix = "/invocations/"
 
-// Notifier is the client's end of one call: where the notifications of its
-// invocation go. *mcp.Notifier is one (a nil one wants nothing); its errors
-// (mcp.ErrNotRequested, …) say what the hub answers the worker.
+// Notifier is the client's end of one call: where the notifications and
+// requests of its invocation go. *mcp.Notifier is one (a nil one wants
+// nothing); its errors (mcp.ErrNotRequested, …) say what the hub answers
+// the worker.
 type Notifier interface {
 	WantsProgress() bool
 	LogLevel() (level string, ok bool)
 	Progress(progress, total float64, message string) error
 	Log(level, logger string, data json.RawMessage) error
+	// RequestMode is metadata.InputModeStream or InputModeInputRequired
+	// when the call may ask the client something, "" otherwise.
+	RequestMode() string
+	// ClientCapabilities is the client's capabilities object.
+	ClientCapabilities() json.RawMessage
+	// InputResponses are the answers the client brought back, nil when none.
+	InputResponses() json.RawMessage
+	// Request asks the client (see mcp.Notifier.Request).
+	Request(ctx context.Context, key, method string, params json.RawMessage) (*metadata.RequestReply, error)
+	// Resumable reports whether CloseStream can work; CloseStream ends the
+	// client's response stream while the call goes on (SSE polling).
+	Resumable() bool
+	CloseStream() error
 }
 
 // Hub is the host end of the per-invocation call channel back from the
@@ -64,6 +78,10 @@ type channel struct {
 	token []byte
 	n     Notifier
 	sent  atomic.Int64
+	// ctx ends when the channel closes: a request waiting for the client's
+	// answer stops with it.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // Offer is what an invocation request carries of its channel: the headers
@@ -117,7 +135,8 @@ func (hub *Hub) start() error {
 // started; the start failure is logged once.
 func (hub *Hub) Open(id string, n Notifier) (*Offer, func()) {
 	level, logs := n.LogLevel()
-	if !n.WantsProgress() && !logs {
+	mode := n.RequestMode()
+	if !n.WantsProgress() && !logs && mode == "" && !n.Resumable() {
 		return nil, func() {}
 	}
 	var secret [32]byte
@@ -126,15 +145,17 @@ func (hub *Hub) Open(id string, n Notifier) (*Offer, func()) {
 		return nil, func() {}
 	}
 	token := base64.RawURLEncoding.EncodeToString(secret[:])
+	ctx, cancel := context.WithCancel(context.Background())
 	hub.mu.Lock()
 	first := !hub.started
 	err := hub.start()
 	if err == nil {
-		hub.calls[id] = &channel{token: []byte(token), n: n}
+		hub.calls[id] = &channel{token: []byte(token), n: n, ctx: ctx, cancel: cancel}
 	}
 	base := hub.base
 	hub.mu.Unlock()
 	if err != nil {
+		cancel()
 		if first {
 			hub.log.Error("worker notifications are off: "+err.Error(), "error", err)
 		}
@@ -149,7 +170,20 @@ func (hub *Hub) Open(id string, n Notifier) (*Offer, func()) {
 	if logs {
 		hdr.Set(metadata.HeaderNotifyLogLevel, level)
 	}
+	if n.Resumable() {
+		hdr.Set(metadata.HeaderResumable, "true")
+	}
+	if mode != "" {
+		hdr.Set(metadata.HeaderInputMode, mode)
+		if caps := n.ClientCapabilities(); len(caps) > 0 {
+			hdr.Set(metadata.HeaderClientCapabilities, metadata.EncodeHeaderJSON(caps))
+		}
+		if answers := n.InputResponses(); len(answers) > 0 {
+			hdr.Set(metadata.HeaderInputResponses, metadata.EncodeHeaderJSON(answers))
+		}
+	}
 	return &Offer{header: hdr}, func() {
+		cancel()
 		hub.mu.Lock()
 		delete(hub.calls, id)
 		hub.mu.Unlock()
@@ -194,14 +228,22 @@ func (hub *Hub) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad token", http.StatusUnauthorized)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, metadata.MaxNotificationBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, metadata.MaxRequestBytes))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			http.Error(w, fmt.Sprintf("a notification is at most %d bytes", metadata.MaxNotificationBytes), http.StatusRequestEntityTooLarge)
+			http.Error(w, fmt.Sprintf("a request is at most %d bytes", metadata.MaxRequestBytes), http.StatusRequestEntityTooLarge)
 			return
 		}
 		http.Error(w, "reading the body failed", http.StatusBadRequest)
 		return
+	}
+	if len(body) > metadata.MaxNotificationBytes {
+		// Only a request may be larger than a notification.
+		var head struct{ Type string }
+		if json.Unmarshal(body, &head) != nil || head.Type != metadata.NotificationRequest {
+			http.Error(w, fmt.Sprintf("a notification is at most %d bytes", metadata.MaxNotificationBytes), http.StatusRequestEntityTooLarge)
+			return
+		}
 	}
 	if call.sent.Add(1) > hub.maxPerCall {
 		http.Error(w, fmt.Sprintf("at most %d notifications per invocation", hub.maxPerCall), http.StatusTooManyRequests)
@@ -210,6 +252,18 @@ func (hub *Hub) serve(w http.ResponseWriter, r *http.Request) {
 	var nt metadata.Notification
 	if err := json.Unmarshal(body, &nt); err != nil {
 		http.Error(w, "decoding the notification: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	switch nt.Type {
+	case metadata.NotificationRequest:
+		hub.request(w, r, call, &nt)
+		return
+	case metadata.NotificationCloseStream:
+		if err := call.n.CloseStream(); err != nil {
+			http.Error(w, err.Error(), http.StatusConflict)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	switch err := deliver(call.n, &nt); {
@@ -222,6 +276,44 @@ func (hub *Hub) serve(w http.ResponseWriter, r *http.Request) {
 	default: // the client's stream failed
 		http.Error(w, "delivering the notification failed: "+err.Error(), http.StatusBadGateway)
 	}
+}
+
+// request serves a request to the client: it waits (as long as the
+// worker's POST and the invocation last) for the client's answer, or for
+// the call to record it for its input-required result, and answers 200
+// with a metadata.RequestReply.
+func (hub *Hub) request(w http.ResponseWriter, r *http.Request, call *channel, nt *metadata.Notification) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(call.ctx, cancel) // the invocation ended
+	defer stop()
+	reply, err := call.n.Request(ctx, nt.Key, nt.Method, nt.Params)
+	switch {
+	case err == nil:
+	case errors.Is(err, mcp.ErrNoClientRequests):
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	case errors.Is(err, mcp.ErrBadClientRequest):
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	case errors.Is(err, mcp.ErrCallEnded), call.ctx.Err() != nil:
+		http.Error(w, "the invocation has ended", http.StatusNotFound)
+		return
+	case ctx.Err() != nil:
+		http.Error(w, "the request was given up: "+err.Error(), http.StatusGatewayTimeout)
+		return
+	default: // the client's stream failed
+		http.Error(w, "sending the request to the client failed: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	data, err := metadata.Marshal(reply)
+	if err != nil {
+		http.Error(w, "encoding the reply failed", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(data)
 }
 
 var errBadNotification = errors.New("bad notification")

@@ -25,6 +25,13 @@ import (
 type fakeNotifier struct {
 	progress bool
 	level    string
+	mode     string
+	caps     json.RawMessage
+	answers  json.RawMessage
+	// resumable: the call's stream can be closed for the client to resume.
+	resumable bool
+	// ask answers Request; nil means the client is never asked.
+	ask func(ctx context.Context, key, method string, params json.RawMessage) (*metadata.RequestReply, error)
 
 	mu  sync.Mutex
 	got []string
@@ -48,6 +55,29 @@ func (f *fakeNotifier) Log(level, logger string, data json.RawMessage) error {
 	return f.err
 }
 
+func (f *fakeNotifier) Resumable() bool { return f.resumable }
+
+func (f *fakeNotifier) CloseStream() error {
+	if !f.resumable {
+		return mcp.ErrNotResumable
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.got = append(f.got, "close stream")
+	return nil
+}
+
+func (f *fakeNotifier) RequestMode() string                 { return f.mode }
+func (f *fakeNotifier) ClientCapabilities() json.RawMessage { return f.caps }
+func (f *fakeNotifier) InputResponses() json.RawMessage     { return f.answers }
+
+func (f *fakeNotifier) Request(ctx context.Context, key, method string, params json.RawMessage) (*metadata.RequestReply, error) {
+	f.mu.Lock()
+	f.got = append(f.got, "request "+key+" "+method+" "+string(params))
+	f.mu.Unlock()
+	return f.ask(ctx, key, method, params)
+}
+
 func (f *fakeNotifier) received() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -65,6 +95,13 @@ func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // post sends one notification as the worker SDK does and returns the status.
 func post(t *testing.T, target, token, body string) int {
 	t.Helper()
+	status, _ := postReply(t, target, token, body)
+	return status
+}
+
+// postReply sends one notification and returns the status and the body.
+func postReply(t *testing.T, target, token, body string) (int, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(body))
@@ -73,9 +110,9 @@ func post(t *testing.T, target, token, body string) int {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
-	_, _ = io.Copy(io.Discard, resp.Body)
+	data, _ := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
-	return resp.StatusCode
+	return resp.StatusCode, string(data)
 }
 
 func TestHubOffersAChannelOnlyWhenWanted(t *testing.T) {
@@ -196,4 +233,114 @@ func TestHubClose(t *testing.T) {
 	hub.Close() // twice is fine
 	_, err := http.Post(target, "application/json", strings.NewReader(`{}`))
 	assert.Error(t, err, "the listener is closed")
+}
+
+// TestHubOffersRequests: a call that may ask its client gets a channel even
+// when it wants no notification, and the offer tells the worker the mode,
+// the client's capabilities and the answers so far.
+func TestHubOffersRequests(t *testing.T) {
+	hub := NewHub(discard(), 0)
+	t.Cleanup(hub.Close)
+	offer, closeChannel := hub.Open("inv-1", &fakeNotifier{mode: metadata.InputModeInputRequired,
+		caps: json.RawMessage(`{"elicitation":{}}`), answers: json.RawMessage(`{"k":{"action":"accept"}}`)})
+	defer closeChannel()
+	require.NotNil(t, offer)
+	assert.Equal(t, metadata.InputModeInputRequired, offer.header.Get(metadata.HeaderInputMode))
+	var caps, answers map[string]json.RawMessage
+	require.NoError(t, metadata.DecodeHeaderJSON(offer.header.Get(metadata.HeaderClientCapabilities), &caps))
+	require.NoError(t, metadata.DecodeHeaderJSON(offer.header.Get(metadata.HeaderInputResponses), &answers))
+	assert.Contains(t, caps, "elicitation")
+	assert.JSONEq(t, `{"action":"accept"}`, string(answers["k"]))
+	assert.Empty(t, offer.header.Get(metadata.HeaderNotifyProgress))
+}
+
+// TestHubRequests: a request notification is answered with what the
+// client's end replies, and each failure with its status.
+func TestHubRequests(t *testing.T) {
+	hub := NewHub(discard(), 0)
+	t.Cleanup(hub.Close)
+	var answer func(ctx context.Context) (*metadata.RequestReply, error)
+	client := &fakeNotifier{mode: metadata.InputModeStream, caps: json.RawMessage(`{"sampling":{}}`),
+		ask: func(ctx context.Context, _, _ string, _ json.RawMessage) (*metadata.RequestReply, error) {
+			return answer(ctx)
+		}}
+	offer, closeChannel := hub.Open("inv-1", client)
+	require.NotNil(t, offer)
+	target, token := offer.header.Get(metadata.HeaderNotifyURL), offer.header.Get(metadata.HeaderNotifyToken)
+	const body = `{"type":"request","key":"sampling-1","method":"sampling/createMessage","params":{"maxTokens":5}}`
+	tests := []struct {
+		name   string
+		answer func(ctx context.Context) (*metadata.RequestReply, error)
+		status int
+		reply  string
+	}{
+		{"result", func(context.Context) (*metadata.RequestReply, error) {
+			return &metadata.RequestReply{Result: json.RawMessage(`{"model":"m"}`)}, nil
+		}, http.StatusOK, `{"result":{"model":"m"}}`},
+		{"client error", func(context.Context) (*metadata.RequestReply, error) {
+			return &metadata.RequestReply{Error: &metadata.RequestError{Code: -1, Message: "no"}}, nil
+		}, http.StatusOK, `{"error":{"code":-1,"message":"no"}}`},
+		{"input required", func(context.Context) (*metadata.RequestReply, error) {
+			return &metadata.RequestReply{InputRequired: true}, nil
+		}, http.StatusOK, `{"inputRequired":true}`},
+		{"no requests", func(context.Context) (*metadata.RequestReply, error) { return nil, mcp.ErrNoClientRequests }, http.StatusConflict, ""},
+		{"bad request", func(context.Context) (*metadata.RequestReply, error) { return nil, mcp.ErrBadClientRequest }, http.StatusBadRequest, ""},
+		{"call ended", func(context.Context) (*metadata.RequestReply, error) { return nil, mcp.ErrCallEnded }, http.StatusNotFound, ""},
+		{"stream failed", func(context.Context) (*metadata.RequestReply, error) { return nil, errors.New("broken pipe") }, http.StatusBadGateway, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			answer = tt.answer
+			status, reply := postReply(t, target, token, body)
+			assert.Equal(t, tt.status, status)
+			if tt.reply != "" {
+				assert.JSONEq(t, tt.reply, reply)
+			}
+		})
+	}
+	assert.Contains(t, client.received(), `request sampling-1 sampling/createMessage {"maxTokens":5}`)
+
+	// A request still waiting when the invocation ends is given up.
+	waiting := make(chan struct{})
+	answer = func(ctx context.Context) (*metadata.RequestReply, error) {
+		close(waiting)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	done := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, target, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- 0
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	<-waiting
+	closeChannel()
+	assert.Equal(t, http.StatusNotFound, <-done, "the invocation ended while its request waited")
+}
+
+// TestHubClosesResumableStreams: a call with a resumable stream gets a
+// channel that can close it; any other call's request to close is 409.
+func TestHubClosesResumableStreams(t *testing.T) {
+	hub := NewHub(discard(), 0)
+	t.Cleanup(hub.Close)
+	client := &fakeNotifier{resumable: true}
+	offer, closeChannel := hub.Open("inv-1", client)
+	defer closeChannel()
+	require.NotNil(t, offer, "a resumable stream alone opens the channel")
+	assert.Equal(t, "true", offer.header.Get(metadata.HeaderResumable))
+	target, token := offer.header.Get(metadata.HeaderNotifyURL), offer.header.Get(metadata.HeaderNotifyToken)
+	assert.Equal(t, http.StatusNoContent, post(t, target, token, `{"type":"closeStream"}`))
+	assert.Equal(t, []string{"close stream"}, client.received())
+
+	other := &fakeNotifier{progress: true}
+	offer, closeOther := hub.Open("inv-2", other)
+	defer closeOther()
+	assert.Empty(t, offer.header.Get(metadata.HeaderResumable))
+	assert.Equal(t, http.StatusConflict, post(t, offer.header.Get(metadata.HeaderNotifyURL), offer.header.Get(metadata.HeaderNotifyToken), `{"type":"closeStream"}`))
 }

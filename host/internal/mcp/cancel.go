@@ -95,7 +95,11 @@ func callScope(req *request, s *session) string {
 // with notifications/cancelled for its id (only when it has a scope), and
 // the function that ends it.
 func (h *handler) cancellable(req *request) (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(req.r.Context())
+	parent := req.r.Context()
+	if req.ctx != nil {
+		parent = req.ctx
+	}
+	ctx, cancel := context.WithCancelCause(parent)
 	if req.scope == "" {
 		return ctx, func() { cancel(nil) }
 	}

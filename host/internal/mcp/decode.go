@@ -32,6 +32,8 @@ type message struct {
 	params    []byte // nil when absent
 	hasResult bool
 	hasError  bool
+	// result and errorBody are the raw members of a response.
+	result, errorBody []byte
 
 	// The members of params the handler reads, when params is an object;
 	// nil when absent.
@@ -108,10 +110,17 @@ func decodeMessage(body []byte, msg *message) (int, string) {
 			}
 			msg.params = body[start:s.Pos()]
 			return ok
-		case "result":
-			msg.hasResult = true
-		case "error":
-			msg.hasError = true
+		case "result", "error":
+			start := s.Pos()
+			if !s.Skip() {
+				return false
+			}
+			if string(name) == "result" {
+				msg.hasResult, msg.result = true, body[start:s.Pos()]
+			} else {
+				msg.hasError, msg.errorBody = true, body[start:s.Pos()]
+			}
+			return true
 		}
 		return s.Skip()
 	})

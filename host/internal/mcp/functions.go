@@ -76,6 +76,9 @@ type PromptRequest struct {
 	Caller
 	Name      string
 	Arguments map[string]json.RawMessage // nil when absent
+	// Notify sends the prompt function's notifications and requests to the
+	// client; nil when the client can receive none (see [Notifier]).
+	Notify *Notifier
 }
 
 // CompleteRequest is one completion/complete.
@@ -135,8 +138,9 @@ func isFunctionMethod(method string) bool {
 // serveFunction answers one request for resources, prompts or
 // completions; it reports false when the handler serves no such thing (the
 // caller answers method-not-found).
-func (h *handler) serveFunction(req *request, method string, params json.RawMessage, c Caller) bool {
+func (h *handler) serveFunction(req *request, msg *message, s *session, c Caller) bool {
 	f := h.functions()
+	method, params := msg.method, msg.params
 	if f == nil || !isFunctionMethod(method) {
 		return false
 	}
@@ -149,31 +153,42 @@ func (h *handler) serveFunction(req *request, method string, params json.RawMess
 	case methodPromptsList:
 		h.listPage(req, c.ProtocolVersion, params, "prompts", lists.Prompts)
 	case methodResourcesRead:
-		var p struct {
-			URI *string `json:"uri"`
-		}
-		if json.Unmarshal(params, &p) != nil || p.URI == nil {
+		uri, ok := stringValue(member(params, "uri"))
+		if !ok {
 			h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'uri'.", nil)
 			return true
 		}
 		h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
-			res, err := f.ReadResource(ctx, &ReadRequest{Caller: c, URI: *p.URI})
+			res, err := f.ReadResource(ctx, &ReadRequest{Caller: c, URI: uri})
 			if err != nil || res == nil {
 				return nil, nil, orNoResult(err)
 			}
 			return res, nil, nil
-		}, c.ProtocolVersion, true)
+		}, c.ProtocolVersion, true, nil, callIdentity{})
 	case methodPromptsGet:
-		var p struct {
-			Name      *string                    `json:"name"`
-			Arguments map[string]json.RawMessage `json:"arguments"`
-		}
-		if json.Unmarshal(params, &p) != nil || p.Name == nil {
+		name, ok := stringValue(member(params, "name"))
+		if !ok {
 			h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'name'.", nil)
 			return true
 		}
+		rawArgs := member(params, "arguments")
+		args, ok := objectMembers(rawArgs)
+		if !ok {
+			h.rpcError(req, CodeInvalidParams, "Invalid params: 'arguments' must be an object.", nil)
+			return true
+		}
+		ident := callIdentity{method: methodPromptsGet, name: name, args: rawArgs}
+		var in *inputState
+		if c.Meta != nil {
+			var problem string
+			if in, problem = h.readInput(params, ident); problem != "" {
+				h.rpcError(req, CodeInvalidParams, problem, nil)
+				return true
+			}
+		}
+		n := h.notifier(req, msg, c.Meta, s, in)
 		h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
-			res, err := f.GetPrompt(ctx, &PromptRequest{Caller: c, Name: *p.Name, Arguments: p.Arguments})
+			res, err := f.GetPrompt(ctx, &PromptRequest{Caller: c, Name: name, Arguments: args, Notify: n})
 			if err != nil || res == nil {
 				return nil, nil, orNoResult(err)
 			}
@@ -181,29 +196,24 @@ func (h *handler) serveFunction(req *request, method string, params json.RawMess
 			cp := *res
 			cp.Meta = nil
 			return &cp, meta, nil
-		}, c.ProtocolVersion, false)
+		}, c.ProtocolVersion, false, n, ident)
 	case methodComplete:
 		if !lists.Completions {
 			return false
 		}
-		var p struct {
-			Ref      *metadata.CompletionRef      `json:"ref"`
-			Argument *metadata.CompletionArgument `json:"argument"`
-			Context  struct {
-				Arguments map[string]string `json:"arguments"`
-			} `json:"context"`
-		}
-		if err := json.Unmarshal(params, &p); err != nil || p.Ref == nil || p.Argument == nil {
-			h.rpcError(req, CodeInvalidParams, "Invalid params: completion/complete needs ref and argument.", nil)
+		cr, problem := decodeCompleteParams(params)
+		if problem != "" {
+			h.rpcError(req, CodeInvalidParams, problem, nil)
 			return true
 		}
+		cr.Caller = c
 		h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
-			res, err := f.Complete(ctx, &CompleteRequest{Caller: c, Ref: *p.Ref, Argument: *p.Argument, Arguments: p.Context.Arguments})
+			res, err := f.Complete(ctx, cr)
 			if err != nil || res == nil {
 				return nil, nil, orNoResult(err)
 			}
 			return res, nil, nil
-		}, c.ProtocolVersion, false)
+		}, c.ProtocolVersion, false, nil, callIdentity{})
 	}
 	return true
 }
@@ -220,14 +230,20 @@ func orNoResult(err error) error {
 // runFunction runs one request whose context ends when the client cancels
 // it, and answers with its result: an object encoded with metadata.Marshal,
 // plus resultType, the cache hints (cacheable) and the server info for a
-// modern revision. meta is the result's own _meta, left out of result.
-func (h *handler) runFunction(req *request, run func(ctx context.Context) (any, json.RawMessage, error), version string, cacheable bool) {
+// modern revision. meta is the result's own _meta, left out of result. n
+// is the request's Notifier (nil when it has none): a modern request that
+// asked the client something is answered with its input-required result.
+func (h *handler) runFunction(req *request, run func(ctx context.Context) (any, json.RawMessage, error), version string, cacheable bool, n *Notifier, ident callIdentity) {
 	ctx, done := h.cancellable(req)
 	defer done()
 	res, meta, err := run(ctx)
+	req.w = n.end(req.w) // no notification after this: the reply follows
+	if IsModern(version) && h.inputRequired(req, n, ident) {
+		return
+	}
 	if err != nil {
 		if pe, ok := errors.AsType[*ProtocolError](err); ok {
-			h.rpcError(req, pe.Code, pe.Message, pe.Data)
+			h.callError(req, pe, IsModern(version))
 			return
 		}
 		h.log.Error("mcp request failed", "error", err)
@@ -320,4 +336,88 @@ func parseCursor(c string) (int, bool) {
 	}
 	n, err := strconv.Atoi(string(raw[len(cursorPrefix):]))
 	return n, err == nil && n >= 0
+}
+
+// objectMembers reads a JSON object's members (names matched exactly, as
+// every member of a message is; a repeated name was refused by the
+// decoder); nil for an absent or null value, ok false for anything but an
+// object. The values are copies.
+func objectMembers(raw []byte) (map[string]json.RawMessage, bool) {
+	if len(raw) == 0 || raw[0] == 'n' {
+		return nil, true
+	}
+	if raw[0] != '{' {
+		return nil, false
+	}
+	out := map[string]json.RawMessage{}
+	it := members(raw)
+	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+		k, _ := stringValue(key)
+		out[k] = bytes.Clone(val)
+	}
+	return out, true
+}
+
+// stringMembers reads the members of an object of strings.
+func stringMembers(raw []byte) (map[string]string, bool) {
+	obj, ok := objectMembers(raw)
+	if !ok {
+		return nil, false
+	}
+	var out map[string]string
+	for k, v := range obj {
+		s, ok := stringValue(v)
+		if !ok {
+			return nil, false
+		}
+		if out == nil {
+			out = make(map[string]string, len(obj))
+		}
+		out[k] = s
+	}
+	return out, true
+}
+
+// decodeCompleteParams reads completion/complete's params with exact member
+// names; problem is the -32602 message.
+func decodeCompleteParams(params []byte) (*CompleteRequest, string) {
+	const need = "Invalid params: completion/complete needs ref {type, name or uri} and argument {name, value}, each a string."
+	ref, argument := member(params, "ref"), member(params, "argument")
+	if len(ref) == 0 || ref[0] != '{' || len(argument) == 0 || argument[0] != '{' {
+		return nil, need
+	}
+	cr := &CompleteRequest{}
+	for _, f := range []struct {
+		obj  []byte
+		name string
+		dst  *string
+		req  bool
+	}{
+		{ref, "type", &cr.Ref.Type, true},
+		{ref, "name", &cr.Ref.Name, false},
+		{ref, "uri", &cr.Ref.URI, false},
+		{argument, "name", &cr.Argument.Name, true},
+		{argument, "value", &cr.Argument.Value, true},
+	} {
+		raw := member(f.obj, f.name)
+		if raw == nil || raw[0] == 'n' {
+			if f.req {
+				return nil, need
+			}
+			continue
+		}
+		s, ok := stringValue(raw)
+		if !ok {
+			return nil, need
+		}
+		*f.dst = s
+	}
+	if ctx := member(params, "context"); len(ctx) > 0 && ctx[0] == '{' {
+		args, ok := stringMembers(member(ctx, "arguments"))
+		if !ok {
+			return nil, "Invalid params: context.arguments must be an object of strings."
+		}
+		cr.Arguments = args
+	}
+	return cr, ""
 }

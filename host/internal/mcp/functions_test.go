@@ -21,6 +21,8 @@ type fakeFunctions struct {
 	*fakeTools
 	lists *FunctionLists
 	reads []*ReadRequest
+	// prompt serves prompts/get when set.
+	prompt func(ctx context.Context, req *PromptRequest) (*metadata.GetPromptResult, error)
 }
 
 func (f *fakeFunctions) FunctionLists() *FunctionLists { return f.lists }
@@ -36,7 +38,10 @@ func (f *fakeFunctions) ReadResource(_ context.Context, req *ReadRequest) (*meta
 	return &metadata.ReadResourceResult{Contents: []metadata.ResourceContents{{URI: req.URI, MimeType: "text/plain", Text: &text}}}, nil
 }
 
-func (f *fakeFunctions) GetPrompt(_ context.Context, req *PromptRequest) (*metadata.GetPromptResult, error) {
+func (f *fakeFunctions) GetPrompt(ctx context.Context, req *PromptRequest) (*metadata.GetPromptResult, error) {
+	if f.prompt != nil {
+		return f.prompt(ctx, req)
+	}
 	if req.Name != "greet" {
 		return nil, &ProtocolError{Code: CodeInvalidParams, Message: "Unknown prompt: '" + req.Name + "'"}
 	}
@@ -153,7 +158,17 @@ func TestReadGetAndCompletePerRevision(t *testing.T) {
 	r = s.post(t, rpc(5, "completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "greet"}, "argument": map[string]any{"name": "who", "value": "a"}}), legacy)
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":5,"result":{"completion":{"values":["ax"],"hasMore":false}}}`, r.data)
 	r = s.post(t, rpc(6, "completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt"}}), legacy)
-	assert.JSONEq(t, errorBody("6", CodeInvalidParams, "Invalid params: completion/complete needs ref and argument."), r.data)
+	const needRef = "Invalid params: completion/complete needs ref {type, name or uri} and argument {name, value}, each a string."
+	assert.JSONEq(t, errorBody("6", CodeInvalidParams, needRef), r.data)
+	// Member names are matched exactly, as in every other message.
+	r = s.post(t, rpc(7, "resources/read", map[string]any{"URI": "test://a"}), legacy)
+	assert.JSONEq(t, errorBody("7", CodeInvalidParams, "Invalid params: missing required parameter 'uri'."), r.data)
+	r = s.post(t, rpc(8, "prompts/get", map[string]any{"Name": "greet"}), legacy)
+	assert.JSONEq(t, errorBody("8", CodeInvalidParams, "Invalid params: missing required parameter 'name'."), r.data)
+	r = s.post(t, rpc(9, "completion/complete", map[string]any{"ref": map[string]any{"Type": "ref/prompt", "name": "greet"}, "argument": map[string]any{"name": "who", "value": "a"}}), legacy)
+	assert.JSONEq(t, errorBody("9", CodeInvalidParams, needRef), r.data)
+	r = s.post(t, rpc(10, "prompts/get", map[string]any{"name": "greet", "arguments": []string{"who"}}), legacy)
+	assert.JSONEq(t, errorBody("10", CodeInvalidParams, "Invalid params: 'arguments' must be an object."), r.data)
 
 	// 2026-07-28: resultType, the cache hints on lists and reads, the server
 	// info in _meta; an unknown resource is -32602 (SEP-2164).

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -64,6 +65,12 @@ type handler struct {
 	levels *levelStore                 // logging/setLevel choices
 
 	pageSize int // entries per page of the list methods of functions.go
+
+	instanceID      string // names this instance in request ids
+	forwardResponse func(ctx context.Context, instanceID, scope string, body []byte) error
+	waits           waitTable   // requests to clients waiting for their answer
+	streams         resumeStore // resumable streams
+	resumeGrace     time.Duration
 }
 
 // toolList is a ToolsList slice checked once and remembered by identity.
@@ -112,6 +119,12 @@ func newHandler(tools Tools, opts *Options) *handler {
 	if o.PageSize <= 0 {
 		o.PageSize = DefaultPageSize
 	}
+	if o.ResumeGrace <= 0 {
+		o.ResumeGrace = DefaultResumeGrace
+	}
+	if o.InstanceID == "" || strings.Contains(o.InstanceID, requestIDSeparator) {
+		o.InstanceID = newID()
+	}
 	h := &handler{
 		sealer:   checkSealer(&o),
 		lifetime: o.SessionLifetime,
@@ -124,6 +137,10 @@ func newHandler(tools Tools, opts *Options) *handler {
 		modern:   slices.Clone(ModernVersions),
 		levels:   newLevelStore(DefaultMaxLogSessions),
 		pageSize: o.PageSize,
+
+		instanceID:      o.InstanceID,
+		forwardResponse: o.ForwardResponse,
+		resumeGrace:     o.ResumeGrace,
 	}
 	f, _ := tools.(Functions)
 	caps := functionCapabilities(f)
@@ -162,9 +179,18 @@ type request struct {
 	// scope names the client for cancellation (see callScope); "" when
 	// no notifications/cancelled can reach its calls.
 	scope string
+	// ctx, when set, is the parent of the call's context instead of the
+	// request's (a call that outlives its request).
+	ctx context.Context
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		if last := r.Header.Get(headerLastEventID); last != "" {
+			h.serveResume(w, r, last)
+			return
+		}
+	}
 	if r.Method != http.MethodPost {
 		w.Header()["Allow"] = allowPost
 		h.refuse(w, http.StatusMethodNotAllowed, nil, codeServerError, "Method not allowed", nil)
@@ -208,8 +234,8 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	method := msg.method
 	if method == "" {
 		if (msg.hasResult || msg.hasError) && msg.id != nil {
-			// A client's response to a server request: nothing is waiting for it.
-			w.WriteHeader(http.StatusAccepted)
+			// A client's response to a request a call sent it.
+			h.response(&request{w: w, r: r, sse: sse, id: msg.id}, &msg, body)
 			return
 		}
 		h.refuse(w, http.StatusBadRequest, validID(msg.id), CodeInvalidRequest, "Invalid Request: missing method", nil)
@@ -272,7 +298,7 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 		if vals := r.Header[headerSessionID]; len(vals) > 0 && c.Transport == metadata.TransportStreamableHTTP {
 			c.SessionID = vals[0]
 		}
-		if h.serveFunction(&req, method, msg.params, c) {
+		if h.serveFunction(&req, &msg, s, c) {
 			return
 		}
 		h.rpcError(&req, CodeMethodNotFound, "Method '"+jsonx.SafeText(method)+"' is not available.", nil)
@@ -349,6 +375,7 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 	var p struct {
 		ProtocolVersion string
 		ClientInfo      *metadata.ClientInfo
+		Capabilities    json.RawMessage
 	}
 	if len(params) > 0 && params[0] != 'n' {
 		if params[0] != '{' {
@@ -370,6 +397,7 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 			}
 			p.ClientInfo = info
 		}
+		p.Capabilities = member(params, "capabilities")
 	}
 	v := LatestVersion
 	if i := slices.Index(h.versions, p.ProtocolVersion); i >= 0 {
@@ -380,7 +408,7 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 		v = h.versions[len(h.versions)-1]
 		result = h.initial[v]
 	}
-	token, err := newSessionToken(h.sealer, h.lifetime, v, p.ClientInfo)
+	token, err := newSessionToken(h.sealer, h.lifetime, v, p.ClientInfo, p.Capabilities)
 	if err != nil {
 		h.log.Error("mcp initialize: minting the session token failed", "error", err)
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
@@ -418,12 +446,68 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 	if s != nil {
 		call.ClientInfo = s.client
 	}
-	call.Notify = h.notifier(req, msg, meta)
+	var in *inputState
+	ident := callIdentity{method: methodToolsCall, name: name, args: rawArgs}
+	if meta != nil {
+		if in, problem = h.readInput(msg.params, ident); problem != "" {
+			h.rpcError(req, CodeInvalidParams, problem, nil)
+			return
+		}
+	}
+	if h.resumableCall(req, meta, version, s) {
+		h.callResumable(req, msg, s, call, ident)
+		return
+	}
+	call.Notify = h.notifier(req, msg, meta, s, in)
+	h.finishCall(req, call, meta, ident)
+}
+
+// callResumable runs a call whose stream the client may resume (see
+// resume.go): the call runs on a goroutine of its own, with its own
+// context, and this request reads its stream until the result, until the
+// stream is closed, or until the client leaves.
+func (h *handler) callResumable(req *request, msg *message, s *session, call *CallRequest, ident callIdentity) {
+	rs, post := h.openResumable(req.w, req.scope)
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(req.r.Context()))
+	rs.cancel = cancel
+	own := *req // outlives this request: nothing of its pooled body
+	own.id = bytes.Clone(req.id)
+	own.log = nil
+	own.ctx = ctx
+	own.w = &resumableWriter{r: rs, hdr: http.Header{}}
+	call.Notify = h.notifier(&own, msg, nil, s, nil)
+	if call.Notify == nil {
+		call.Notify = &Notifier{h: h, scope: own.scope, minLevel: -1}
+	}
+	call.Notify.stream = rs
+	req.log.setOutcome("streamed")
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				h.log.Error("mcp tools/call failed", "tool", call.Name, "error", fmt.Sprintf("panic: %v", p))
+			}
+			cancel(nil)
+			rs.finish()
+		}()
+		h.finishCall(&own, call, nil, ident)
+	}()
+	rs.serve(req.r.Context(), post)
+}
+
+// finishCall runs a tools/call and writes its reply.
+func (h *handler) finishCall(req *request, call *CallRequest, meta *RequestMeta, ident callIdentity) {
+	name := call.Name
 	res, err := h.callCancellable(req, call)
 	req.w = call.Notify.end(req.w) // no notification after this: the reply follows
+	if rw, ok := req.w.(*resumableWriter); ok {
+		rw.lastEvent()
+	}
+	if meta != nil && h.inputRequired(req, call.Notify, ident) {
+		return
+	}
 	if err != nil {
 		if pe, ok := errors.AsType[*ProtocolError](err); ok {
-			h.rpcError(req, pe.Code, pe.Message, pe.Data)
+			h.callError(req, pe, meta != nil)
 			return
 		}
 		h.log.Error("mcp tools/call failed", "tool", name, "error", err)
@@ -458,6 +542,18 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 	buf.Write(out)
 	endReply(buf, req.sse)
 	h.send(req.w, http.StatusOK, req.sse, buf.Bytes())
+}
+
+// callError answers a call with the JSON-RPC error it failed with. On a
+// modern revision a missing client capability (-32021) is refused with
+// HTTP 400, as 2026-07-28 asks, unless the call's stream has started.
+func (h *handler) callError(req *request, pe *ProtocolError, modern bool) {
+	if _, streaming := req.w.(*streamTail); modern && !streaming && pe.Code == CodeMissingRequiredClientCapability {
+		req.log.setOutcome("error " + strconv.Itoa(pe.Code))
+		h.refuse(req.w, http.StatusBadRequest, req.id, pe.Code, pe.Message, pe.Data)
+		return
+	}
+	h.rpcError(req, pe.Code, pe.Message, pe.Data)
 }
 
 // callTool runs the tool, turning a panic into an error.

@@ -172,9 +172,27 @@ func (s *testServer) do(t *testing.T, method string, body io.Reader, headers map
 	return r
 }
 
-// sseData checks that raw is exactly one "message" event and returns its data.
+// withoutResumption drops what a resumable stream adds to an SSE body: the
+// priming event (an id, a retry and no data) and the id line of each event.
+func withoutResumption(raw string) string {
+	var b strings.Builder
+	for _, ev := range strings.SplitAfter(raw, "\n\n") {
+		if strings.HasPrefix(ev, "id: ") && strings.Contains(ev, "\ndata: \n") {
+			continue // priming
+		}
+		if strings.HasPrefix(ev, "id: ") {
+			_, ev, _ = strings.Cut(ev, "\n")
+		}
+		b.WriteString(ev)
+	}
+	return b.String()
+}
+
+// sseData checks that raw is exactly one "message" event (after what a
+// resumable stream adds) and returns its data.
 func sseData(t *testing.T, raw string) string {
 	t.Helper()
+	raw = withoutResumption(raw)
 	const prefix = "event: message\ndata: "
 	require.True(t, strings.HasPrefix(raw, prefix), "SSE body %q", raw)
 	require.True(t, strings.HasSuffix(raw, "\n\n"), "SSE body %q", raw)

@@ -122,6 +122,7 @@ type stream struct {
 	headers http.Header     // the GET's, for the tools' transport headers
 	ctx     context.Context // ends with the stream
 	wake    chan struct{}   // a message is waiting (capacity 1)
+	out     *sseWriter      // the stream: replies, and the calls' notifications and requests
 
 	mu     sync.Mutex
 	token  string   // Mcp-Session-Id minted by initialize, "" before
@@ -235,9 +236,10 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	out := &sseWriter{w: w, rc: http.NewResponseController(w), window: l.o.KeepAlive + time.Minute}
 	// The GET's headers live as long as the stream: they are kept, not
 	// copied, and only read.
-	s := &stream{id: id, headers: r.Header, ctx: ctx, wake: make(chan struct{}, 1)}
+	s := &stream{id: id, headers: r.Header, ctx: ctx, wake: make(chan struct{}, 1), out: out}
 	l.mu.Lock()
 	switch {
 	case l.closed:
@@ -268,7 +270,6 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	setFraming(hdr, true)
 	hdr.Set("Connection", "keep-alive")
 	w.WriteHeader(http.StatusOK)
-	out := &sseWriter{w: w, rc: http.NewResponseController(w), window: l.o.KeepAlive + time.Minute}
 	if err := out.event("endpoint", []byte(endpoint)); err != nil {
 		return
 	}
@@ -342,6 +343,9 @@ func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte) []byte {
 	// The stream's messages share its scope, whether or not they
 	// initialized a session: its calls are its own to cancel.
 	ctx = withStreamScope(context.WithValue(ctx, transportKey{}, metadata.TransportSSE), s.id)
+	// A call's notifications and requests go out on the stream while it
+	// runs, before its reply.
+	ctx = withSink(ctx, func(msg []byte) error { return s.out.event(eventMessage, msg) })
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "/", bytes.NewReader(msg))
 	if err != nil {
 		l.log.Error("mcp sse: building the request failed", "error", err)
@@ -386,6 +390,8 @@ type route struct {
 	id string
 	// cancel marks a well-formed notifications/cancelled notification.
 	cancel bool
+	// response marks a response (to a request a call sent the client).
+	response bool
 }
 
 func routeOf(msg []byte) route {
@@ -393,7 +399,7 @@ func routeOf(msg []byte) route {
 	code, _ := decodeMessage(msg, &m)
 	switch {
 	case code == 0 && m.method == "" && (m.hasResult || m.hasError) && m.id != nil:
-		return route{} // a response
+		return route{response: true}
 	case m.id == nil:
 		return route{cancel: code == 0 && m.method == methodCancelled && m.paramsProblem == ""}
 	}
@@ -528,11 +534,12 @@ func (l *LegacySSE) enqueue(clientID string, msg []byte) enqueueResult {
 	if s == nil {
 		return noStream
 	}
-	if routeOf(msg).cancel {
+	if rt := routeOf(msg); rt.cancel || rt.response {
 		// The stream runs one request at a time: queued behind the call it
-		// names, a cancellation would arrive only once that call is over.
-		// It is run at once instead, in the stream's scope and context, so
-		// it can only cancel a call of this stream.
+		// names, a cancellation (or the answer the call waits for) would
+		// arrive only once that call is over. It is run at once instead, in
+		// the stream's scope and context, so it can only reach a call of
+		// this stream.
 		l.run(s.ctx, s, msg)
 		return enqueued
 	}
@@ -682,4 +689,20 @@ func (r *recorder) Write(p []byte) (int, error) {
 		r.status = http.StatusOK
 	}
 	return r.body.Write(p)
+}
+
+// sinkKey carries, in the context of a message that came over the legacy
+// SSE transport, the function writing a message on the client's stream.
+type sinkKey struct{}
+
+// withSink marks ctx as able to write messages on the client's stream.
+func withSink(ctx context.Context, sink func(msg []byte) error) context.Context {
+	return context.WithValue(ctx, sinkKey{}, sink)
+}
+
+// sinkOf returns the stream writer of a legacy SSE message, nil for any
+// other request.
+func sinkOf(ctx context.Context) func(msg []byte) error {
+	f, _ := ctx.Value(sinkKey{}).(func(msg []byte) error)
+	return f
 }

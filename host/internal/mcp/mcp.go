@@ -62,6 +62,19 @@ type Options struct {
 	// initialize; 0 means DefaultSessionLifetime. An expired token gets 404,
 	// which tells the client to initialize again.
 	SessionLifetime time.Duration
+	// InstanceID names this host instance in the ids of the requests its
+	// calls send their clients, so that an answer landing on another
+	// instance finds its way back; "" means a random id.
+	InstanceID string
+	// ForwardResponse carries a client's response to a request of a call
+	// running on another instance (the one the request id names); the
+	// receiving instance hands it to [DeliverResponse]. nil means there are
+	// no other instances.
+	ForwardResponse func(ctx context.Context, instanceID, scope string, body []byte) error
+	// ResumeGrace is how long a call whose resumable stream nobody reads
+	// goes on before it is cancelled, and how long an unread result is
+	// kept for the client to resume; 0 means DefaultResumeGrace.
+	ResumeGrace time.Duration
 }
 
 // RevisionTools is a [Tools] whose advertised list depends on the client's

@@ -28,7 +28,7 @@ const (
 	CodeHeaderMismatch = -32020
 	// CodeMissingRequiredClientCapability: the request needs a client
 	// capability its _meta does not declare (HTTP 400).
-	CodeMissingRequiredClientCapability = -32021
+	CodeMissingRequiredClientCapability = metadata.CodeMissingRequiredClientCapability
 	// CodeUnsupportedProtocolVersion: the request's revision is not served;
 	// data lists the supported ones (HTTP 400).
 	CodeUnsupportedProtocolVersion = -32022
@@ -254,7 +254,7 @@ func (h *handler) serveModern(req *request, msg *message) bool {
 	default:
 		c := Caller{ProtocolVersion: meta.ProtocolVersion, ClientInfo: meta.ClientInfo, Meta: meta,
 			Headers: req.r.Header, Transport: transportOf(req.r.Context())}
-		if h.serveFunction(req, msg.method, msg.params, c) {
+		if h.serveFunction(req, msg, nil, c) {
 			return true
 		}
 		// ping, initialize, logging/setLevel… are not part of 2026-07-28.

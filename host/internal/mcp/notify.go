@@ -43,25 +43,42 @@ var (
 	ErrBadLogLevel = errors.New("unknown log level")
 )
 
-// Notifier sends the notifications of one tools/call to the client on the
-// request's SSE stream, before the result: notifications/progress when the
-// request carried a progressToken, notifications/message at or above the
-// log level the client chose. The first notification starts the stream
-// (status 200, text/event-stream); the result follows as the last event.
+// Notifier is the client's end of one call (a tools/call or a prompts/get)
+// while it runs: it sends the call's notifications and requests to the
+// client, and collects the requests a 2026-07-28 call answers with.
+//
+// Notifications: notifications/progress when the request carried a
+// progressToken, notifications/message at or above the log level the client
+// chose. They travel on the request's SSE stream (the first one starts it:
+// status 200, text/event-stream; the result follows as the last event), or
+// on the client's legacy SSE stream.
+//
+// Requests (elicitation/create, sampling/createMessage, roots/list): see
+// [Notifier.Request] and [Notifier.RequestMode].
+//
 // Its methods are safe for concurrent use; once the handler writes the
 // result they return ErrCallEnded.
 type Notifier struct {
 	progressToken []byte // the request's _meta.progressToken, nil when none
 	minLevel      int    // rank of the least severe level sent; -1: none
 
+	h       *handler
+	scope   string          // the client's scope (see callScope), for routing answers
+	mode    string          // metadata.InputModeStream, InputModeInputRequired or ""
+	caps    json.RawMessage // the client's capabilities object, nil when unknown
+	answers *inputState     // input-required: the client's answers so far
+	stream  *resumable      // the call's resumable stream, nil when it has none
+
 	mu           sync.Mutex
 	w            http.ResponseWriter
 	rc           *http.ResponseController
+	sink         func(msg []byte) error // the legacy SSE stream, when the call came over it
 	started      bool
 	ended        bool
 	lastProgress float64
 	sentProgress bool
 	buf          bytes.Buffer
+	pending      []inputRequest // input-required: the requests of the result, in order
 }
 
 // WantsProgress reports whether the client asked for progress.
@@ -143,30 +160,44 @@ func (n *Notifier) Log(level, logger string, data json.RawMessage) error {
 	return n.send()
 }
 
-// begin starts the SSE event of a notification in n.buf; the caller writes
-// the params object and calls send. n.mu is held.
+// begin starts a notification in n.buf; the caller writes the params
+// object and calls send. n.mu is held.
 func (n *Notifier) begin(method string) *bytes.Buffer {
 	n.buf.Reset()
-	beginEvent(&n.buf, eventMessage)
 	n.buf.WriteString(`{"jsonrpc":"2.0","method":"`)
 	n.buf.WriteString(method)
 	n.buf.WriteString(`","params":`)
 	return &n.buf
 }
 
-// send closes the event in n.buf and writes it, starting the stream first
-// if needed. n.mu is held.
+// send closes the message in n.buf (its params and itself) and emits it.
+// n.mu is held.
 func (n *Notifier) send() error {
 	n.buf.WriteString("}}") // params, message
-	endEvent(&n.buf)
+	return n.emit(n.buf.Bytes())
+}
+
+// emit writes one JSON-RPC message (one line) to the client: on the legacy
+// SSE stream of the call, or as an event of the request's own stream,
+// starting it first if needed. n.mu is held.
+func (n *Notifier) emit(msg []byte) error {
+	if n.sink != nil {
+		return n.sink(msg)
+	}
+	if n.w == nil {
+		return ErrNotRequested // the client accepts no stream
+	}
 	if !n.started {
 		setFraming(n.w.Header(), true)
 		n.w.WriteHeader(http.StatusOK)
 		n.started = true
 	}
+	frame := getBuffer()
+	defer putBuffer(frame)
+	appendEvent(frame, eventMessage, msg)
 	// A client that stops reading must not hold the tool: bound the write.
 	deadline := n.rc.SetWriteDeadline(time.Now().Add(notifyWriteTimeout)) == nil
-	_, err := n.w.Write(n.buf.Bytes())
+	_, err := n.w.Write(frame.Bytes())
 	if err == nil {
 		err = n.rc.Flush()
 	}
@@ -203,30 +234,58 @@ func (t *streamTail) Header() http.Header         { return t.hdr }
 func (t *streamTail) WriteHeader(int)             {}
 func (t *streamTail) Write(p []byte) (int, error) { return t.w.Write(p) }
 
-// notifier returns the Notifier of a tools/call, or nil when the client
-// can receive no notification: it does not accept text/event-stream, or it
-// asked for neither progress nor log messages. A modern request (meta not
-// nil) carries its progress token and log level in its _meta; a legacy one
-// its progress token, and its session's logging/setLevel choice applies.
-func (h *handler) notifier(req *request, msg *message, meta *RequestMeta) *Notifier {
-	if !req.sse {
-		return nil
-	}
-	var token []byte
-	level := -1
-	switch {
-	case meta != nil:
+// notifier returns the Notifier of a call (tools/call, prompts/get), or
+// nil when the client can receive nothing during it.
+//
+// A modern request (meta not nil) carries its progress token, log level and
+// capabilities in its _meta; notifications need the request's own SSE
+// stream, and requests to the client always end the call with an
+// input-required result (in holds the answers it brought back).
+//
+// A legacy request carries its progress token; its session's
+// logging/setLevel choice applies, and the capabilities the session's
+// initialize declared. Notifications and requests travel on the request's
+// SSE stream, or on the client's legacy SSE stream when the call came over
+// it; a client that accepts neither gets none.
+func (h *handler) notifier(req *request, msg *message, meta *RequestMeta, s *session, in *inputState) *Notifier {
+	var (
+		token   []byte
+		level   = -1
+		mode    string
+		caps    json.RawMessage
+		answers *inputState
+	)
+	if meta != nil {
 		token, level = meta.ProgressToken, metadata.LogLevelRank(meta.LogLevel)
-	default:
+		// The client's capabilities are known: a request for one it lacks
+		// is refused with -32021, so the function learns which.
+		mode, caps, answers = metadata.InputModeInputRequired, meta.ClientCapabilities, in
+	} else {
 		token = progressToken(msg.meta)
 		if vals := req.r.Header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
 			level = h.levels.get(vals[0])
 		}
+		if s != nil && len(s.caps) > 0 {
+			mode, caps = metadata.InputModeStream, s.caps
+		}
 	}
-	if token == nil && level < 0 {
+	sink := sinkOf(req.r.Context())
+	if sink == nil && !req.sse {
+		// Nothing reaches this client before the result: no notification,
+		// and requests only the input-required way.
+		token, level = nil, -1
+		if mode == metadata.InputModeStream {
+			mode = ""
+		}
+	}
+	if token == nil && level < 0 && mode == "" {
 		return nil
 	}
-	return &Notifier{progressToken: token, minLevel: level, w: req.w, rc: http.NewResponseController(req.w)}
+	n := &Notifier{h: h, scope: req.scope, progressToken: token, minLevel: level, mode: mode, caps: caps, answers: answers, sink: sink}
+	if sink == nil && req.sse {
+		n.w, n.rc = req.w, http.NewResponseController(req.w)
+	}
+	return n
 }
 
 // progressToken reads progressToken (a string or a number, kept as raw

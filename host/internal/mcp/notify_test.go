@@ -39,6 +39,7 @@ func (s *testServer) stream(t *testing.T, body string, headers map[string]string
 // sseEvents splits an SSE body into the data of its "message" events.
 func sseEvents(t *testing.T, raw string) []string {
 	t.Helper()
+	raw = withoutResumption(raw)
 	require.True(t, strings.HasSuffix(raw, "\n\n"), "SSE body %q", raw)
 	var out []string
 	for _, ev := range strings.Split(strings.TrimSuffix(raw, "\n\n"), "\n\n") {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -22,6 +23,9 @@ type sessionToken struct {
 	ID      string       `json:"id"`
 	Version string       `json:"v"`
 	Client  *tokenClient `json:"c,omitempty"`
+	// Caps are the client capabilities a call may use (see
+	// requestCapabilities), as initialize declared them; nil when none.
+	Caps json.RawMessage `json:"k,omitempty"`
 }
 
 type tokenClient struct {
@@ -34,6 +38,7 @@ type session struct {
 	id      string // random, sealed in the token: the scope of its calls
 	version string
 	client  *metadata.ClientInfo
+	caps    json.RawMessage // see sessionToken.Caps
 }
 
 // Errors of parseSessionToken.
@@ -50,8 +55,8 @@ var (
 const MaxClientInfoBytes = 256
 
 // newSessionToken mints the sealed Mcp-Session-Id of an initialize response.
-func newSessionToken(sealer *auth.Sealer, ttl time.Duration, version string, client *metadata.ClientInfo) (string, error) {
-	t := sessionToken{ID: newID(), Version: version}
+func newSessionToken(sealer *auth.Sealer, ttl time.Duration, version string, client *metadata.ClientInfo, caps json.RawMessage) (string, error) {
+	t := sessionToken{ID: newID(), Version: version, Caps: requestCapabilitiesOf(caps)}
 	if client != nil {
 		t.Client = &tokenClient{Name: cut(client.Name, MaxClientInfoBytes), Version: cut(client.Version, MaxClientInfoBytes)}
 	}
@@ -80,11 +85,46 @@ func parseSessionToken(sealer *auth.Sealer, token string, versions []string) (*s
 	if t.ID == "" || i < 0 {
 		return nil, exp, errInvalidToken
 	}
-	s := &session{id: t.ID, version: versions[i]}
+	s := &session{id: t.ID, version: versions[i], caps: t.Caps}
 	if t.Client != nil {
 		s.client = &metadata.ClientInfo{Name: t.Client.Name, Version: t.Client.Version}
 	}
 	return s, exp, nil
+}
+
+// MaxCapabilityBytes bounds each capability a session token keeps: a
+// larger one is kept as {} (declared, without its details), so that a
+// token stays far below the size of a request header the host accepts.
+const MaxCapabilityBytes = 512
+
+// requestCapabilitiesOf returns the members of a capabilities object that
+// a call may use (elicitation, sampling, roots), compact; nil when none.
+func requestCapabilitiesOf(caps []byte) json.RawMessage {
+	if len(caps) == 0 || caps[0] != '{' {
+		return nil
+	}
+	var b bytes.Buffer
+	for _, name := range requestCapabilities {
+		v := member(caps, name)
+		if v == nil || v[0] == 'n' {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteByte('{')
+		} else {
+			b.WriteByte(',')
+		}
+		appendString(&b, name)
+		b.WriteByte(':')
+		if len(v) > MaxCapabilityBytes || v[0] != '{' || json.Compact(&b, v) != nil {
+			b.WriteString("{}")
+		}
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	b.WriteByte('}')
+	return b.Bytes()
 }
 
 // cut returns s cut to at most n bytes, on a character boundary.

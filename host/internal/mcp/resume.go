@@ -1,0 +1,411 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/funcmcp/funcmcp/host/internal/ids"
+)
+
+// Resumable streams (MCP 2025-11-25, SEP-1699). The response stream of a
+// tools/call of a session at 2025-11-25 or later starts with a priming
+// event — an id and no data — and a retry interval, and every later event
+// carries an id "<stream>_<n>". When the stream closes before the result
+// (the client's connection dropped, or the tool asked to close it with
+// [Notifier.CloseStream] so that the client polls), the call goes on and
+// its events are kept; the client reconnects with GET and Last-Event-ID,
+// gets the events after that id and then the rest as they come, the result
+// last.
+//
+// The events are kept in this process only: a GET that lands on another
+// instance (without sticky sessions) is refused with 400, and the client
+// may call again. A call without a reader is cancelled after
+// Options.ResumeGrace; a finished call whose result nobody read is kept
+// that long too. Each stream keeps at most MaxResumeEvents events and
+// MaxResumeBytes bytes: the oldest go first (a client resuming from one of
+// them gets what is left).
+
+// Resumable stream limits.
+const (
+	// DefaultResumeGrace is how long a call goes on without a reader, and
+	// how long an unread result is kept, when Options.ResumeGrace is 0.
+	DefaultResumeGrace = time.Minute
+	// ResumeRetry is the retry interval the priming event asks clients to
+	// wait before reconnecting.
+	ResumeRetry = time.Second
+	// MaxResumeEvents and MaxResumeBytes bound the events kept per stream.
+	MaxResumeEvents = 256
+	MaxResumeBytes  = 1 << 20
+	// primeFlushDelay: the priming event is flushed with the first event,
+	// or after this delay when the call is still running.
+	primeFlushDelay = 50 * time.Millisecond
+)
+
+// resumeFromVersion is the first revision whose clients resume streams.
+const resumeFromVersion = "2025-11-25"
+
+// headerLastEventID is the header of a resuming GET.
+const headerLastEventID = "Last-Event-Id"
+
+// ErrNotResumable: the call's stream cannot be closed for the client to
+// resume it (it is not a resumable stream).
+var ErrNotResumable = errors.New("the call's stream is not resumable")
+
+// errReaderGone is the cause of a call cancelled because nobody read its
+// stream within ResumeGrace.
+var errReaderGone = errors.New("the client left and did not resume the stream")
+
+// resumeStore holds the resumable streams of this handler by id.
+type resumeStore struct {
+	mu sync.Mutex
+	m  map[string]*resumable
+}
+
+func (s *resumeStore) add(r *resumable) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]*resumable{}
+	}
+	s.m[r.id] = r
+}
+
+func (s *resumeStore) get(id string) *resumable {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[id]
+}
+
+func (s *resumeStore) remove(id string) {
+	s.mu.Lock()
+	delete(s.m, id)
+	s.mu.Unlock()
+}
+
+// resumable is one resumable response stream.
+type resumable struct {
+	id    string
+	scope string
+	store *resumeStore
+	grace time.Duration // see ResumeGrace
+	// cancel ends the call's context (its parent outlives the POST).
+	cancel context.CancelCauseFunc
+
+	mu       sync.Mutex
+	events   [][]byte // the events kept, oldest first, each with its id line
+	first    int      // number of events[0]
+	next     int      // number of the next event
+	size     int      // bytes of events
+	live     *liveWriter
+	done     bool          // the result was written
+	finished chan struct{} // closed when done
+	release  chan struct{} // closed when the tool asks to close the stream
+	released bool
+	orphan   *time.Timer // runs while nobody reads
+	primed   bool        // the priming event went out
+	last     bool        // the next event is the result
+}
+
+// liveWriter is the connection a resumable stream is written to now.
+type liveWriter struct {
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	gone chan struct{} // closed when the stream is given to another reader or fails
+	once sync.Once
+}
+
+func (l *liveWriter) detach() { l.once.Do(func() { close(l.gone) }) }
+
+// resumableCall reports whether a tools/call gets a resumable stream.
+func (h *handler) resumableCall(req *request, meta *RequestMeta, version string, s *session) bool {
+	return meta == nil && req.sse && s != nil && req.scope != "" && version >= resumeFromVersion && !IsModern(version) &&
+		sinkOf(req.r.Context()) == nil
+}
+
+// openResumable starts the resumable stream of a call on w (headers and the
+// priming event) and returns it and w as its first reader.
+func (h *handler) openResumable(w http.ResponseWriter, scope string) (*resumable, *liveWriter) {
+	r := &resumable{
+		id:       h.instanceID + requestIDSeparator + ids.Random(ids.LowerAlnum, 16),
+		scope:    scope,
+		store:    &h.streams,
+		grace:    h.resumeGrace,
+		finished: make(chan struct{}),
+		release:  make(chan struct{}),
+	}
+	setFraming(w.Header(), true)
+	w.WriteHeader(http.StatusOK)
+	r.live = &liveWriter{w: w, rc: http.NewResponseController(w), gone: make(chan struct{})}
+	prime := "id: " + r.eventID(0) + "\nretry: " + strconv.FormatInt(ResumeRetry.Milliseconds(), 10) + "\ndata: \n\n"
+	r.events = append(r.events, []byte(prime))
+	r.next, r.size = 1, len(prime)
+	_, _ = r.live.w.Write([]byte(prime)) // buffered: flushed with the first event, or soon
+	time.AfterFunc(primeFlushDelay, r.flushPrime)
+	h.streams.add(r)
+	return r, r.live
+}
+
+func (r *resumable) eventID(n int) string { return r.id + "_" + strconv.Itoa(n) }
+
+// flushPrime sends the priming event when nothing else has yet.
+func (r *resumable) flushPrime() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.primed || r.live == nil {
+		return
+	}
+	r.primed = true
+	if r.live.rc.Flush() != nil {
+		r.dropLive()
+	}
+}
+
+// append keeps one event (an SSE event without id line) and writes it to
+// the live reader, if any.
+func (r *resumable) append(ev []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b bytes.Buffer
+	b.Grow(len(ev) + len(r.id) + 16)
+	b.WriteString("id: ")
+	b.WriteString(r.eventID(r.next))
+	b.WriteByte('\n')
+	b.Write(ev)
+	r.next++
+	r.events = append(r.events, b.Bytes())
+	r.size += b.Len()
+	for len(r.events) > 1 && (len(r.events) > MaxResumeEvents || r.size > MaxResumeBytes) {
+		r.size -= len(r.events[0])
+		r.events[0] = nil
+		r.events = r.events[1:]
+		r.first++
+	}
+	if r.live != nil {
+		if r.last {
+			// The result: the reader's request returns right after it,
+			// which flushes it (in one response, with its length, when the
+			// priming event was not flushed yet).
+			if _, err := r.live.w.Write(b.Bytes()); err != nil {
+				r.dropLive()
+			}
+			return
+		}
+		r.primed = true
+		if !r.write(r.live, b.Bytes()) {
+			r.dropLive()
+		}
+	}
+}
+
+// write writes p to l, bounded like a notification. r.mu is held.
+func (r *resumable) write(l *liveWriter, p []byte) bool {
+	deadline := l.rc.SetWriteDeadline(time.Now().Add(notifyWriteTimeout)) == nil
+	_, err := l.w.Write(p)
+	if err == nil {
+		err = l.rc.Flush()
+	}
+	if deadline {
+		_ = l.rc.SetWriteDeadline(time.Time{})
+	}
+	return err == nil
+}
+
+// dropLive forgets the live reader; nobody reads until a resume. r.mu is
+// held.
+func (r *resumable) dropLive() {
+	if r.live == nil {
+		return
+	}
+	r.live.detach()
+	r.live = nil
+	r.startOrphan()
+}
+
+// startOrphan arms the timer that ends the call (or forgets its unread
+// result) when nobody resumes in time. r.mu is held.
+func (r *resumable) startOrphan() {
+	if r.orphan != nil {
+		r.orphan.Stop()
+	}
+	r.orphan = time.AfterFunc(r.grace, func() {
+		r.mu.Lock()
+		idle := r.live == nil
+		done := r.done
+		r.mu.Unlock()
+		if !idle {
+			return
+		}
+		if done {
+			r.store.remove(r.id)
+			return
+		}
+		r.cancel(errReaderGone)
+	})
+}
+
+// detachLive gives up l as the live reader (its request ended).
+func (r *resumable) detachLive(l *liveWriter) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.live == l {
+		r.dropLive()
+	}
+}
+
+// finish marks the result written; a stream whose result was read is
+// forgotten at once.
+func (r *resumable) finish() {
+	r.mu.Lock()
+	r.done = true
+	close(r.finished)
+	read := r.live != nil
+	if read && r.orphan != nil {
+		r.orphan.Stop()
+	}
+	if !read {
+		r.startOrphan() // the unread result is kept a while
+	}
+	r.mu.Unlock()
+	if read {
+		r.store.remove(r.id)
+	}
+}
+
+// closeStream ends the current reader's stream, as the tool asked; the
+// call goes on.
+func (r *resumable) closeStream() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.released {
+		r.released = true
+		close(r.release)
+	}
+	if r.live != nil && !r.primed {
+		r.primed = true
+		_ = r.live.rc.Flush()
+	}
+	r.dropLive()
+}
+
+// serve waits on the request that reads r through l until the result is
+// written, the stream is given to another reader or closed, or the
+// reader leaves.
+func (r *resumable) serve(ctx context.Context, l *liveWriter) {
+	select {
+	case <-r.finished:
+	case <-l.gone:
+	case <-ctx.Done():
+	}
+	r.detachLive(l)
+}
+
+// resume attaches a new reader: it replays the events after last and
+// reports false when there are none to give (another instance's stream,
+// or one gone).
+func (r *resumable) resume(w http.ResponseWriter, last int) *liveWriter {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.live != nil {
+		r.live.detach() // the newest reader wins
+	}
+	if r.orphan != nil {
+		r.orphan.Stop()
+	}
+	setFraming(w.Header(), true)
+	w.WriteHeader(http.StatusOK)
+	l := &liveWriter{w: w, rc: http.NewResponseController(w), gone: make(chan struct{})}
+	from := max(last+1-r.first, 0)
+	for _, ev := range r.events[from:] {
+		if !r.write(l, ev) {
+			l.detach()
+			r.live = nil
+			r.startOrphan()
+			return l
+		}
+	}
+	if r.done {
+		l.detach()
+		r.live = nil
+		go r.store.remove(r.id) // everything was read
+		return l
+	}
+	r.live = l
+	r.primed = true
+	return l
+}
+
+// serveResume serves GET with Last-Event-ID: the rest of a resumable
+// stream of the client's session.
+func (h *handler) serveResume(w http.ResponseWriter, r *http.Request, lastID string) {
+	req := &request{w: w, r: r}
+	s, ok := h.session(req)
+	if !ok {
+		return
+	}
+	streamID, n, ok := parseEventID(lastID)
+	var rs *resumable
+	if ok {
+		rs = h.streams.get(streamID)
+	}
+	if rs == nil || rs.scope != callScope(req, s) {
+		h.refuse(w, http.StatusBadRequest, nil, codeServerError,
+			"Bad Request: no stream to resume with this Last-Event-ID here (streams are kept on the instance that served the call, while it runs and "+
+				h.resumeGrace.String()+" after); call again.", nil)
+		return
+	}
+	l := rs.resume(w, n)
+	rs.serve(r.Context(), l)
+}
+
+// parseEventID splits "<stream>_<n>".
+func parseEventID(id string) (string, int, bool) {
+	i := strings.LastIndexByte(id, '_')
+	if i <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(id[i+1:])
+	return id[:i], n, err == nil && n >= 0
+}
+
+// CloseStream ends the client's current response stream while the call
+// goes on (SSE polling): the client resumes it with GET and Last-Event-ID.
+// It fails with ErrNotResumable unless the call has a resumable stream.
+func (n *Notifier) CloseStream() error {
+	if n == nil || n.stream == nil {
+		return ErrNotResumable
+	}
+	n.stream.closeStream()
+	return nil
+}
+
+// Resumable reports whether the call's stream can be closed and resumed.
+func (n *Notifier) Resumable() bool { return n != nil && n.stream != nil }
+
+// resumableWriter is the ResponseWriter of a call with a resumable stream:
+// each Write is one whole SSE event, kept and sent to the live reader.
+type resumableWriter struct {
+	r   *resumable
+	hdr http.Header
+}
+
+func (rw *resumableWriter) Header() http.Header { return rw.hdr }
+func (rw *resumableWriter) WriteHeader(int)     {}
+
+// lastEvent marks the next Write as the call's result.
+func (rw *resumableWriter) lastEvent() {
+	rw.r.mu.Lock()
+	rw.r.last = true
+	rw.r.mu.Unlock()
+}
+func (rw *resumableWriter) Write(p []byte) (int, error) { rw.r.append(p); return len(p), nil }
+
+// FlushError and SetWriteDeadline let http.ResponseController work: every
+// event is flushed, and bounded, as it is written.
+func (rw *resumableWriter) FlushError() error                { return nil }
+func (rw *resumableWriter) SetWriteDeadline(time.Time) error { return nil }
