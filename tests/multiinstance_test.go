@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,7 +58,7 @@ type fleet struct {
 // Azure: each instance's managed identity (App Service's identity
 // endpoint, stood in for by the test) hands out the token redis-server's
 // ACL user takes as its password.
-func startFleet(t *testing.T, kind string) *fleet {
+func startFleet(t testing.TB, kind string) *fleet {
 	t.Helper()
 	f := &fleet{kind: kind, env: []string{
 		"FUNCMCP_BACKPLANE=" + kind,
@@ -379,7 +380,7 @@ func TestInspectorCLILegacySSE(t *testing.T) {
 
 // openClient opens a legacy SSE stream on streamOn, initializes it through
 // streamOn, and returns the client with its POSTs aimed at postOn.
-func openClient(t *testing.T, n int, streamOn, postOn *host) (c *sseClient, direct string) {
+func openClient(t testing.TB, n int, streamOn, postOn *host) (c *sseClient, direct string) {
 	t.Helper()
 	st, err := testutil.OpenSSE(t.Context(), streamOn.base+endpointPath+"/sse", nil)
 	require.NoError(t, err)
@@ -626,4 +627,75 @@ func TestMultiInstanceIdentityStorage(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, string(out), "AzureWebJobsStorage__clientSecret (from environment AzureWebJobsStorage__clientSecret) is not supported by funchost")
 	assert.NotContains(t, string(out), "hush")
+}
+
+// BenchmarkMultiInstancePing measures finding 5 with real processes: a
+// legacy SSE ping POSTed to one funchost instance whose stream is on
+// another, from the POST until the reply is read from the stream, through
+// Azurite's queues and through redis-server (over TLS with Entra tokens,
+// as startFleet sets it up), beside the same instance ("same": the POST
+// goes to the stream's own instance). "sequential" sends one message
+// after another; "think" pauses 50-500 ms between them. Reports p50/p99
+// of the round trip and msgs/s (one over the mean round trip: one
+// message in flight at a time).
+func BenchmarkMultiInstancePing(b *testing.B) {
+	for _, kind := range append([]string{"same"}, backplanes...) {
+		b.Run(kind, func(b *testing.B) {
+			env := []string{"WEBSITE_AUTH_ENCRYPTION_KEY=" + sharedSessionKey}
+			if kind != "same" {
+				env = startFleet(b, kind).env
+			}
+			app := sample(b)
+			owner := startHostEnv(b, app, env)
+			other := owner
+			if kind != "same" {
+				other = startHostEnv(b, app, env)
+			}
+			c, _ := openClient(b, 1, owner, other)
+			st, url := c.stream, c.post
+			id := 0
+			for _, think := range []bool{false, true} {
+				name := "sequential"
+				if think {
+					name = "think"
+				}
+				b.Run(name, func(b *testing.B) {
+					var lat []time.Duration
+					for b.Loop() {
+						if think {
+							time.Sleep(50*time.Millisecond + rand.N(450*time.Millisecond))
+						}
+						id++
+						start := time.Now()
+						code, body, err := postTo(b.Context(), url, pingMessage(id))
+						require.NoError(b, err)
+						require.Equal(b, http.StatusAccepted, code, body)
+						ev, err := st.Next(clientTimeout)
+						require.NoError(b, err)
+						lat = append(lat, time.Since(start))
+						got, err := replyID(ev.Data)
+						require.NoError(b, err)
+						require.Equal(b, id, got)
+					}
+					reportLatencies(b, lat)
+				})
+			}
+		})
+	}
+}
+
+// reportLatencies reports the p50 and p99 of round trips made one at a
+// time, and the messages per second that makes.
+func reportLatencies(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	var sum time.Duration
+	for _, d := range lat {
+		sum += d
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(len(lat))/sum.Seconds(), "msgs/s")
 }
