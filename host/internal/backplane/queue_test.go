@@ -373,3 +373,38 @@ func TestNewQueueConnections(t *testing.T) {
 	_, err = NewQueue("Not-Valid", Storage{ConnectionString: DevelopmentStorage}, nil)
 	assert.ErrorContains(t, err, "instance id")
 }
+
+// BenchmarkQueueIdleRequests counts, through the client's transport, the
+// storage requests of an instance left idle with the default options:
+// after one message, past the fast polling and the back-off ramp, over a
+// minute. Not under -short.
+func BenchmarkQueueIdleRequests(b *testing.B) {
+	if testing.Short() {
+		b.Skip("takes a minute and a half")
+	}
+	az := testutil.StartAzurite(b, repoRoot(b))
+	ctx := b.Context()
+	counted := newCountingTransport(nil)
+	q, err := NewQueue("idleone", Storage{Name: "AzureWebJobsStorage", ConnectionString: az.ConnectionString(), Transport: counted}, nil)
+	require.NoError(b, err)
+	sa := newStreams("client1")
+	require.NoError(b, q.Start(ctx, sa.deliver))
+	defer q.Stop(context.WithoutCancel(ctx))
+	_, err = q.Send(ctx, "idleone", msg(1))
+	require.NoError(b, err)
+	var o QueueOptions
+	o.withDefaults()
+	warm := o.HotWindow + 25*time.Second // past the ramp of 100 ms steps to MaxIdleWait
+	const window = time.Minute
+	for b.Loop() {
+		time.Sleep(warm)
+		before, kinds := counted.total.Load(), counted.counts()
+		time.Sleep(window)
+		n := counted.total.Load() - before
+		b.ReportMetric(float64(n)/window.Seconds(), "requests/s")
+		after := counted.counts()
+		for k, v := range after {
+			b.Logf("%s: %d in %s", k, v-kinds[k], window)
+		}
+	}
+}
