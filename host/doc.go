@@ -136,10 +136,13 @@
 // on the stream), behind the same key check. Each host has a random
 // instance id; a POST for a stream on another instance goes through the
 // backplane that the app setting FUNCMCP_BACKPLANE names: memory (default,
-// the hosts of one process) or azurequeues (Azure Storage Queues on the
-// AzureWebJobsStorage connection, queue mcp-backplane-<instance id>,
-// created by Run before it serves and deleted when it stops). Instances
-// that share work need the same session key (WEBSITE_AUTH_ENCRYPTION_KEY).
+// the hosts of one process), azurequeues (Azure Storage Queues and blobs on
+// the AzureWebJobsStorage connection, a connection string or identity-based
+// settings, queue mcp-backplane-<instance id>, created by Run before it
+// serves and deleted when it stops) or redis (the FUNCMCP_REDIS
+// connection). The POST is answered once the stream's instance said what
+// became of the message. Instances that share work need the same session
+// key (WEBSITE_AUTH_ENCRYPTION_KEY).
 //
 // # Packages
 //
@@ -164,5 +167,6 @@
 //	jsonrpc, ids, backoff, dedup             wire errors, random ids, back-off, duplicate window
 //
 // Below all of these they use the module's metadata, binding and
-// internal/jsonx; outside it, azcore (invoke, backplane) and chi (host).
+// internal/jsonx; outside it, azcore (invoke, backplane), the storage and
+// go-redis clients (backplane), azidentity and chi (host).
 package host
