@@ -28,6 +28,11 @@
 //     ui://bar_chart/view by the function functions--mcpapp-bar_chart;
 //   - estimate_pi: a long-running typed tool that reports progress and sends
 //     log messages to the client;
+//   - simulate_epidemic: a tool that takes minutes (a stochastic SIR
+//     epidemic, two minutes by default) declared with WithTaskSupport: a
+//     client that negotiated the MCP tasks extension gets a task, polls it
+//     every second and reads the progress as its status message; others
+//     wait for the result, as for any tool;
 //   - book_days_off: asks the user to confirm (elicitation) before it books
 //     a period off, and leaves it unconfirmed when the client cannot ask;
 //   - suggest_trip: asks the client's model (sampling) for a trip to fill
@@ -47,6 +52,6 @@
 // Functions MCP extension does not offer.
 //
 // All data is computed from the arguments, with no network; estimate_pi's
-// random points come from a fixed seed, so the same arguments give the same
-// result.
+// random points come from a fixed seed and simulate_epidemic's draws from
+// the seed it is given, so the same arguments give the same result.
 package main

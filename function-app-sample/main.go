@@ -19,6 +19,7 @@ func newApp() *worker.App {
 	registerRoman(app)
 	registerBarChart(app)
 	registerPi(app)
+	registerEpidemic(app)
 	registerDaysOff(app)
 	registerTrip(app)
 	registerHolidayResources(app)

@@ -3,15 +3,12 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/catalog"
-	"github.com/funcmcp/funcmcp/host/internal/guard"
-	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
@@ -77,43 +74,25 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 	if res, err := h.checkInput(ctx, t, req); res != nil || err != nil {
 		return res, err
 	}
-	release, err := h.calls.Admit()
+	ctx, iv, done, err := h.admit(ctx, t.Function, slog.String("tool", t.Name))
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	ctx, stop := h.calls.Drainable(ctx)
-	defer stop()
-	id := ids.GUID()
-	start := time.Now()
-	res, err := h.invokeTool(ctx, t, id, req)
-	if ctx.Err() != nil {
-		// The client went away or cancelled, or the host is stopping: not a
-		// failure of the function.
-		cause := context.Cause(ctx)
-		h.log.LogAttrs(ctx, slog.LevelInfo, fmt.Sprintf("Executed 'Functions.%s' (Cancelled)", t.Function),
-			slog.String("tool", t.Name), slog.String("invocationId", id), slog.String("reason", cause.Error()),
-			slog.Duration("duration", time.Since(start).Round(time.Microsecond)))
-		if errors.Is(cause, guard.ErrShuttingDown) {
-			return nil, guard.ShuttingDown()
+	defer done()
+	res, err := h.invokeTool(ctx, t, iv, req)
+	switch {
+	case ctx.Err() != nil:
+		if stopping := iv.cancelled(ctx); stopping != nil {
+			return nil, stopping
 		}
-		return res, err
-	}
-	if err != nil {
-		h.log.LogAttrs(ctx, slog.LevelInfo, fmt.Sprintf("Executed 'Functions.%s' (Failed)", t.Function),
-			slog.String("tool", t.Name), slog.String("invocationId", id), slog.String("reason", err.Error()),
-			slog.Duration("duration", time.Since(start).Round(time.Microsecond)))
-	} else {
-		outcome := "Succeeded"
-		switch {
-		case req.Notify.InputPending():
-			outcome = "Input required" // the call is answered with the client's requests
-		case res.IsError:
-			outcome = "Failed"
-		}
-		h.log.LogAttrs(ctx, slog.LevelInfo, fmt.Sprintf("Executed 'Functions.%s' (%s)", t.Function, outcome),
-			slog.String("tool", t.Name), slog.String("invocationId", id),
-			slog.Duration("duration", time.Since(start).Round(time.Microsecond)))
+	case err != nil:
+		iv.executed(ctx, "Failed", slog.String("reason", err.Error()))
+	case req.Notify.InputPending():
+		iv.executed(ctx, "Input required") // the call is answered with the client's requests
+	case res.IsError:
+		iv.executed(ctx, "Failed")
+	default:
+		iv.executed(ctx, "Succeeded")
 	}
 	return res, err
 }
@@ -152,7 +131,8 @@ func (h *Host) checkInput(ctx context.Context, t *catalog.Tool, req *mcp.CallReq
 }
 
 // invokeTool runs one invocation of t on the worker and shapes its result.
-func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, id string, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
+func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, iv *invocation, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
+	id := iv.id
 	fn := &invoke.Function{Name: t.Function, DataKey: t.DataKey, Tool: t.Name}
 	body, err := invoke.Body(fn, &invoke.Call{
 		Arguments:  req.Arguments,
@@ -167,12 +147,20 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, id string, req *
 	offer, closeChannel := h.notify.Open(id, req.Notify)
 	defer closeChannel()
 	resp, err := h.inv.Invoke(invoke.WithOffer(ctx, offer), fn, id, body)
+	if err != nil && req.Notify.InTask() {
+		// A task tells a failure of the function (failed, with this
+		// error) from the tool's own error result (completed).
+		h.failed(ctx, t, id, err) // logs why
+		if fr := failureOf(err); fr != nil {
+			return nil, protocolError(fr)
+		}
+		return nil, &mcp.ProtocolError{Code: mcp.CodeInternalError,
+			Message: fmt.Sprintf("Internal error: the function failed (invocation %s); the host's log says why.", id)}
+	}
 	if fr := failureOf(err); fr != nil && fr.Code == metadata.CodeMissingRequiredClientCapability {
 		// The tool needs a capability the client did not declare: -32021 on
 		// 2026-07-28, a tool error before (the code is not theirs).
-		for _, line := range fr.Logs {
-			h.log.LogAttrs(ctx, slog.LevelInfo, line, slog.String("function", t.Function), slog.String("invocationId", id))
-		}
+		iv.workerLogs(ctx, fr.Logs)
 		if mcp.IsModern(req.ProtocolVersion) {
 			return nil, protocolError(fr)
 		}
@@ -181,9 +169,7 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, id string, req *
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil
 	}
-	for _, line := range resp.Logs {
-		h.log.LogAttrs(ctx, slog.LevelInfo, line, slog.String("function", t.Function), slog.String("invocationId", id))
-	}
+	iv.workerLogs(ctx, resp.Logs)
 	d, err := resp.Result(t.Binding.Trigger.UseResultSchema)
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil

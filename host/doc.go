@@ -2,6 +2,9 @@
 // extension: it serves the mcpToolTrigger functions of a custom-handler
 // function app as MCP tools over Streamable HTTP at /runtime/webhooks/mcp.
 //
+// The wire contract with the other side is written once, in
+// docs/contract.md of the repository (Go names in package metadata).
+//
 // # Loading
 //
 // [New] reads the script root: host.json (customHandler.description
@@ -150,23 +153,8 @@
 // defaults, [New], [Host.Run], [Host.Handler], [Host.Status], [Host.Close],
 // the routes, the tools/call flow between the MCP front and the worker, the
 // status endpoint and the legacy SSE and backplane wiring. The work is done
-// under host/internal, one job per package. Each imports only packages
-// listed below it (tests/deps_test.go enforces it); none imports host:
-//
-//	host                                     public face and glue
-//	  │  may import every package below
-//	  ▼
-//	invoke    ─► mcp, auth, ids              worker client, call channel back
-//	mcp       ─► auth, jsonrpc, dedup, ids   MCP protocol front (Streamable HTTP, legacy SSE)
-//	supervise ─► config, backoff, ids        the worker process: start, ready, restart, probe, stop
-//	catalog   ─► jsonrpc                     served MCP functions, lists, argument bounds
-//	guard     ─► jsonrpc                     Host/Origin, content type, connections, deadlines, admission, drain
-//	backplane ─► backoff, dedup              legacy SSE messages across instances
-//	auth      ─► config                      function keys, session key, sealed tokens
-//	config                                   host.json, local.settings.json, app settings
-//	jsonrpc, ids, backoff, dedup             wire errors, random ids, back-off, duplicate window
-//
-// Below all of these they use the module's metadata, binding and
-// internal/jsonx; outside it, azcore (invoke, backplane), the storage and
-// go-redis clients (backplane), azidentity and chi (host).
+// under host/internal, one job per package, in layers: each imports only
+// packages of the layers below it, and none imports host. The packages,
+// their jobs and their layers are drawn in docs/architecture.md;
+// tests/deps_test.go checks the drawing against the imports.
 package host

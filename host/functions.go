@@ -6,12 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/host/internal/catalog"
-	"github.com/funcmcp/funcmcp/host/internal/guard"
-	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
@@ -170,52 +167,37 @@ func (h *Host) invokeFunction(ctx context.Context, fn *invoke.Function, what str
 	if err != nil {
 		return nil, h.functionFailed(ctx, fn, fmt.Errorf("encoding the %s context: %w", what, err))
 	}
-	release, err := h.calls.Admit()
+	ctx, iv, done, err := h.admit(ctx, fn.Name)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	ctx, stop := h.calls.Drainable(ctx)
-	defer stop()
-	id := ids.GUID()
-	start := time.Now()
-	offer, closeChannel := h.notify.Open(id, notify)
+	defer done()
+	offer, closeChannel := h.notify.Open(iv.id, notify)
 	defer closeChannel()
-	reply, err := h.inv.Invoke(invoke.WithOffer(ctx, offer), fn, id, invoke.ContextBody(fn, ctxJSON, start))
-	logAttrs := func(outcome string, extra ...slog.Attr) {
-		attrs := append([]slog.Attr{slog.String("function", fn.Name), slog.String("invocationId", id),
-			slog.Duration("duration", time.Since(start).Round(time.Microsecond))}, extra...)
-		h.log.LogAttrs(ctx, slog.LevelInfo, fmt.Sprintf("Executed 'Functions.%s' (%s)", fn.Name, outcome), attrs...)
-	}
+	reply, err := h.inv.Invoke(invoke.WithOffer(ctx, offer), fn, iv.id, invoke.ContextBody(fn, ctxJSON, iv.start))
 	if ctx.Err() != nil {
-		cause := context.Cause(ctx)
-		logAttrs("Cancelled", slog.String("reason", cause.Error()))
-		if errors.Is(cause, guard.ErrShuttingDown) {
-			return nil, guard.ShuttingDown()
+		if stopping := iv.cancelled(ctx); stopping != nil {
+			return nil, stopping
 		}
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInternalError, Message: "Request cancelled"}
 	}
 	if err != nil {
 		if fr := failureOf(err); fr != nil {
-			for _, line := range fr.Logs {
-				h.log.LogAttrs(ctx, slog.LevelInfo, line, slog.String("function", fn.Name), slog.String("invocationId", id))
-			}
+			iv.workerLogs(ctx, fr.Logs)
 			if notify.InputPending() {
 				// The worker ended the run to ask the client: the request is
 				// answered with an input-required result.
-				logAttrs("Input required")
+				iv.executed(ctx, "Input required")
 			} else {
-				logAttrs("Failed", slog.String("reason", fr.Error))
+				iv.executed(ctx, "Failed", slog.String("reason", fr.Error))
 			}
 			return nil, protocolError(fr)
 		}
-		logAttrs("Failed")
+		iv.executed(ctx, "Failed")
 		return nil, h.functionFailed(ctx, fn, err)
 	}
-	for _, line := range reply.Logs {
-		h.log.LogAttrs(ctx, slog.LevelInfo, line, slog.String("function", fn.Name), slog.String("invocationId", id))
-	}
-	logAttrs("Succeeded")
+	iv.workerLogs(ctx, reply.Logs)
+	iv.executed(ctx, "Succeeded")
 	return reply, nil
 }
 

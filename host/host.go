@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -81,6 +82,10 @@ type Host struct {
 	secrets *auth.Secrets
 	health  health
 	legacy  *legacy
+	// endpoint is the MCP endpoint (tasks live in it); stopSweep ends the
+	// removal of expired task records.
+	endpoint  http.Handler
+	stopSweep context.CancelFunc
 	// restartDelay overrides the supervisor's first back-off step (tests).
 	restartDelay time.Duration
 	calls        *guard.Calls
@@ -167,7 +172,7 @@ func New(opts *Options) (*Host, error) {
 		h.logLoadFailure(e)
 	}
 	if h.handler, err = h.routes(); err != nil {
-		return nil, fmt.Errorf("setting up the legacy SSE transport: %w", err)
+		return nil, fmt.Errorf("setting up the MCP endpoints: %w", err)
 	}
 	return h, nil
 }
@@ -187,7 +192,19 @@ func (h *Host) routes() (http.Handler, error) {
 		InstanceID:      h.legacy.instanceID,
 		ForwardResponse: h.legacy.forwardResponse,
 	}
+	if opts.Tasks, err = h.taskOptions(context.Background(), h.legacy.kind); err != nil {
+		return nil, err
+	}
+	if h.opts.TaskHeartbeat > 0 && opts.Tasks != nil {
+		opts.Tasks.Heartbeat = h.opts.TaskHeartbeat
+	}
 	endpoint := mcp.NewHandler(toolSet{h}, opts)
+	h.endpoint = endpoint
+	if opts.Tasks != nil {
+		ctx, stop := context.WithCancel(context.Background())
+		h.stopSweep = stop
+		go h.sweepTasks(ctx, opts.Tasks.Store)
+	}
 	if err = h.legacy.attach(h, opts, endpoint); err != nil {
 		return nil, err
 	}
@@ -215,6 +232,14 @@ func (h *Host) Handler() http.Handler { return h.handler }
 func (h *Host) Close() error {
 	h.closeOnce.Do(func() {
 		h.closed.Store(true)
+		if h.stopSweep != nil {
+			h.stopSweep()
+		}
+		// Tasks running here end failed (the host stopped), their records
+		// written before the worker connections go.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		mcp.StopTasks(ctx, h.endpoint)
+		cancel()
 		h.notify.Close()
 		h.inv.Close()
 		h.legacy.sse.Close()

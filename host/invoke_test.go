@@ -48,7 +48,7 @@ func TestWorkerFailures(t *testing.T) {
 			assert.Contains(t, logs.String(), "level=ERROR")
 			assert.Contains(t, logs.String(), "invocationId=")
 			assert.Equal(t, 1, strings.Count(logs.String(), "level=ERROR"), "one error line per failure: %s", logs.String())
-			assert.Regexp(t, `level=INFO msg="Executed 'Functions\.`+tc.tool+`' \(Failed\)" tool=`+tc.tool+` invocationId=[0-9a-f-]+ duration=`, logs.String())
+			assert.Regexp(t, `level=INFO msg="Executed 'Functions\.`+tc.tool+`' \(Failed\)" function=`+tc.tool+` tool=`+tc.tool+` invocationId=[0-9a-f-]+ duration=`, logs.String())
 
 			if tc.workerURL != "" {
 				return

@@ -100,6 +100,10 @@ type Options struct {
 	SessionKey []byte
 	// SessionLifetime is how long a session token is accepted; default 24h.
 	SessionLifetime time.Duration
+	// TaskHeartbeat, when not 0, overrides the FUNCMCP_TASK_HEARTBEAT
+	// setting: how often an instance running an MCP task refreshes its
+	// record (see SettingTaskHeartbeat).
+	TaskHeartbeat time.Duration
 
 	// MaxCallsInFlight bounds the tool calls running at once; a call over it
 	// gets a JSON-RPC "busy" error (-32000). Default 256.

@@ -131,7 +131,7 @@ func TestRealWorkerProcess(t *testing.T) {
 	assert.Contains(t, out.String(), "[handler] worker stderr line\n")
 	assert.Regexp(t, `\[handler\] invoked get_weather \(invocation [0-9a-f-]{36}\)`, out.String())
 	assert.Contains(t, logs.String(), `msg="worker handled get_weather"`)
-	assert.Regexp(t, `level=INFO msg="Executed 'Functions\.get_weather' \(Succeeded\)" tool=get_weather invocationId=[0-9a-f-]{36} duration=\d`, logs.String())
+	assert.Regexp(t, `level=INFO msg="Executed 'Functions\.get_weather' \(Succeeded\)" function=get_weather tool=get_weather invocationId=[0-9a-f-]{36} duration=\d`, logs.String())
 	// The endpoint line comes after the worker was ready.
 	assert.Less(t, strings.Index(out.String(), "[handler] worker listening"), strings.Index(out.String(), "MCP server endpoint:"))
 }

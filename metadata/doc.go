@@ -8,6 +8,11 @@
 // worker SDK that emits function.json at build time and the host that reads it)
 // share one definition and cannot drift apart.
 //
+// The contract itself — function.json keys, the invocation request and
+// reply, the direct reply, the call channel, requests to the client, tasks —
+// is written once, in docs/contract.md of the repository; this package holds
+// its Go names and code.
+//
 // # function.json
 //
 // A function app is a folder with host.json and one sub-folder per function,

@@ -13,8 +13,9 @@ import (
 const KeyTask = "task"
 
 // Task support values: optional (a client that negotiated the tasks
-// extension gets a task, others a synchronous call) or required (a client
-// that did not negotiate it is refused with -32021).
+// extension gets a task, others a synchronous call) or required (a
+// 2026-07-28 client that did not negotiate it is refused with -32021;
+// earlier revisions, which have no tasks, run the tool synchronously).
 const (
 	TaskOptional = "optional"
 	TaskRequired = "required"
@@ -29,6 +30,12 @@ type TaskSupport struct {
 	// PollIntervalMs is the polling interval suggested to clients (0: the
 	// host's default).
 	PollIntervalMs int64 `json:"pollIntervalMs,omitempty"`
+	// Deferred: the call starts synchronously, as for a client without
+	// tasks (it may ask the client the 2026-07-28 way, ending with an
+	// input-required result), and becomes a task only when the handler
+	// asks the host to (see [HeaderTask]). Without it the host creates the
+	// task before the handler runs.
+	Deferred bool `json:"deferred,omitempty"`
 }
 
 // Check reports what is wrong with a task declaration.
@@ -41,4 +48,37 @@ func (t *TaskSupport) Check() error {
 		errs = append(errs, errors.New(KeyTask+": ttlMs and pollIntervalMs must not be negative"))
 	}
 	return errors.Join(errs...)
+}
+
+// Tasks under funchost. Beside the channel headers (see [HeaderNotifyURL])
+// the host tells the worker whether the call is, or may become, a task:
+//
+//	X-Funcmcp-Task: running | offered
+//
+// "running": the client already has the task handle; requests to the
+// client travel in stream mode and wait for the client's tasks/update,
+// progress becomes the task's status message. "offered": the call runs
+// synchronously (a tool whose declaration is Deferred), and the worker may
+// POST {"type":"startTask"} ([NotificationStartTask]) to turn it into a
+// task; the host then gives the client the task handle and answers 200
+// with a [StartTaskReply], or 409 when it cannot. The Azure Functions host
+// sends neither: there every call is synchronous.
+const HeaderTask = "X-Funcmcp-Task"
+
+// Values of [HeaderTask].
+const (
+	TaskStateRunning = "running"
+	TaskStateOffered = "offered"
+)
+
+// NotificationStartTask asks the host to turn the call into a task (see
+// [HeaderTask]); it has no other field.
+const NotificationStartTask = "startTask"
+
+// StartTaskReply is the host's answer to [NotificationStartTask]: the
+// task's id and the input mode of the call from now on
+// ([InputModeStream]).
+type StartTaskReply struct {
+	TaskID    string `json:"taskId"`
+	InputMode string `json:"inputMode"`
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -172,13 +173,19 @@ func TestGoSDKClientAnswersTheTools(t *testing.T) {
 			require.NoError(t, err)
 			require.False(t, pi.IsError)
 
+			// The SDK hands notifications to their handlers on goroutines of
+			// their own: the last ones may land after the result.
+			assert.EventuallyWithT(t, func(c *assert.CollectT) {
+				mu.Lock()
+				defer mu.Unlock()
+				assert.Equal(c, []float64{1, 2, 3, 4}, progress)
+				assert.Contains(c, logs, "info")
+			}, 10*time.Second, 20*time.Millisecond)
 			mu.Lock()
 			defer mu.Unlock()
 			require.Len(t, asked, 2)
 			assert.Contains(t, asked[0], "Book 1 days of leave")
 			assert.Equal(t, "sampling", asked[1])
-			assert.Equal(t, []float64{1, 2, 3, 4}, progress)
-			assert.Contains(t, logs, "info")
 		})
 	}
 }

@@ -165,7 +165,7 @@ func TestDependencyDirection(t *testing.T) {
 // under host/internal must be added here with what it may import.
 var hostInternalImports = map[string][]string{
 	"invoke":    {"mcp", "auth", "ids"},
-	"mcp":       {"auth", "jsonrpc", "dedup", "ids"},
+	"mcp":       {"auth", "jsonrpc", "dedup", "ids", "tasks"},
 	"supervise": {"config", "backoff", "ids"},
 	"catalog":   {"jsonrpc"},
 	"guard":     {"jsonrpc"},
@@ -448,4 +448,40 @@ func foreignTypesInAPI(t *testing.T, file string, src []byte) []string {
 		}
 	}
 	return out
+}
+
+// TestArchitectureDiagram: the drawing of host's layers in
+// docs/architecture.md (the text block after "<!-- host layers -->") names
+// every host/internal package with exactly the imports hostInternalImports
+// allows, so the page cannot drift from the code.
+func TestArchitectureDiagram(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "architecture.md"))
+	require.NoError(t, err)
+	_, block, found := strings.Cut(string(data), "<!-- host layers -->\n```text\n")
+	require.True(t, found, "docs/architecture.md has no host layers drawing")
+	block, _, found = strings.Cut(block, "```")
+	require.True(t, found)
+	drawn := map[string][]string{}
+	for _, line := range strings.Split(block, "\n") {
+		left, _, _ := strings.Cut(line, "  ") // the job follows two spaces or more
+		if name, imports, ok := strings.Cut(line, "─►"); ok {
+			imports, _, _ = strings.Cut(strings.TrimSpace(imports), "  ")
+			drawn[strings.TrimSpace(name)] = strings.Split(imports, ", ")
+			continue
+		}
+		if left == "host" || strings.TrimSpace(left) == "" || strings.ContainsAny(left, "│▼") {
+			continue
+		}
+		for _, name := range strings.Split(left, ", ") {
+			drawn[name] = nil
+		}
+	}
+	want := map[string][]string{}
+	for name, imports := range hostInternalImports {
+		want[name] = slices.Sorted(slices.Values(imports))
+	}
+	for name, imports := range drawn {
+		drawn[name] = slices.Sorted(slices.Values(imports))
+	}
+	assert.Equal(t, want, drawn)
 }

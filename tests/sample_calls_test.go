@@ -105,6 +105,22 @@ var sampleTools = []sampleTool{
 		},
 	},
 	{
+		// Minutes long as a task by default; here one second, synchronously
+		// for clients without tasks.
+		name:            "simulate_epidemic",
+		args:            map[string]any{"population": 10000, "days": 60, "duration_seconds": 1, "seed": 1},
+		inspectorArgs:   []string{"population=10000", "days=60", "duration_seconds=1", "seed=1"},
+		hasOutputSchema: true,
+		checkStructured: func(t *testing.T, sc map[string]any) {
+			assert.EqualValues(t, 10000, sc["population"])
+			assert.EqualValues(t, 60, sc["days"])
+			assert.Len(t, sc["weekly"], 9)
+			final, ok := sc["final"].(map[string]any)
+			require.True(t, ok, "final is an object: %v", sc["final"])
+			assert.EqualValues(t, 60, final["day"])
+		},
+	},
+	{
 		name:          "to_roman",
 		args:          map[string]any{"number": 2026},
 		inspectorArgs: []string{"number=2026"},

@@ -184,7 +184,29 @@ func newClientRequests(ch *notifier, h http.Header, timeout time.Duration) *Clie
 
 // supported reports whether the host offers requests to the client.
 func (cr *ClientRequests) supported() bool {
-	return cr != nil && cr.ch != nil && (cr.mode == metadata.InputModeStream || cr.mode == metadata.InputModeInputRequired)
+	if cr == nil || cr.ch == nil {
+		return false
+	}
+	m := cr.inputMode()
+	return m == metadata.InputModeStream || m == metadata.InputModeInputRequired
+}
+
+// inputMode is the call's input mode: it changes to stream when the call
+// becomes a task (see [ToolContext.RunAsTask]).
+func (cr *ClientRequests) inputMode() string {
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	return cr.mode
+}
+
+// setInputMode changes the input mode (the call became a task).
+func (cr *ClientRequests) setInputMode(mode string) {
+	if cr == nil {
+		return
+	}
+	cr.mu.Lock()
+	cr.mode = mode
+	cr.mu.Unlock()
 }
 
 // ClientCapabilities returns the capabilities the client declared (each a
@@ -284,7 +306,7 @@ func (cr *ClientRequests) RequestInput(ctx context.Context, reqs map[string]Inpu
 		}
 	}
 	out := make(map[string]json.RawMessage, len(reqs))
-	if cr.mode == metadata.InputModeInputRequired {
+	if cr.inputMode() == metadata.InputModeInputRequired {
 		var pending []string
 		for _, k := range keys {
 			if a, ok := cr.answers[k]; ok && usableAnswer(reqs[k].Method, a) {
@@ -306,12 +328,41 @@ func (cr *ClientRequests) RequestInput(ctx context.Context, reqs map[string]Inpu
 		cr.mu.Unlock()
 		return nil, ErrInputRequired
 	}
-	for _, k := range keys {
-		res, err := cr.send(ctx, k, reqs[k])
+	if len(keys) == 1 {
+		res, err := cr.send(ctx, keys[0], reqs[keys[0]])
 		if err != nil {
 			return nil, err
 		}
-		out[k] = res
+		out[keys[0]] = res
+		return out, nil
+	}
+	// Several at once: all are asked together (a task shows them all as
+	// pending), the first failure gives up the others.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		key string
+		res json.RawMessage
+		err error
+	}
+	answers := make(chan answer, len(keys))
+	for _, k := range keys {
+		go func() {
+			res, err := cr.send(ctx, k, reqs[k])
+			answers <- answer{k, res, err}
+		}()
+	}
+	var first error
+	for range keys {
+		a := <-answers
+		if a.err != nil && first == nil {
+			first = a.err
+			cancel()
+		}
+		out[a.key] = a.res
+	}
+	if first != nil {
+		return nil, first
 	}
 	return out, nil
 }

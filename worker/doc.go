@@ -3,6 +3,9 @@
 // output schemas and structured results, and MCP resources, resource
 // templates, prompts and MCP Apps.
 //
+// The wire contract with the other side is written once, in
+// docs/contract.md of the repository (Go names in package metadata).
+//
 // # Quick start
 //
 //	type WeatherIn struct {
@@ -191,4 +194,21 @@
 // the real Azure Functions host every request returns [ErrNotSupported].
 // [ToolContext.CloseSSEStream] asks funchost to end the client's response
 // stream while the tool keeps running (SSE polling); the client resumes it.
+//
+// # Tasks
+//
+// A tool declared with [ToolBuilder.WithTaskSupport] ([TaskOptional] or
+// [TaskRequired], with an optional TTL and poll interval in [TaskOptions])
+// may run as an MCP task (the tasks extension, SEP-2663) under funchost: a
+// client that negotiated the extension gets a task handle at once and polls
+// it, while the handler runs in the background. The handler stays the same:
+// [ToolContext.InTask] reports that it runs as a task, its progress becomes
+// the task's status message, and its requests to the client wait for the
+// client's tasks/update. With TaskOptions.Deferred the call starts
+// synchronously and becomes a task when the handler calls
+// [ToolContext.RunAsTask], which returns an error matching
+// [ErrNotSupported] when no task is on offer. A handler's error is a tool
+// error (the task completes with an isError result); a panic in a task fails
+// it (HTTP 500, code -32603). The real Azure Functions host ignores the
+// declaration and runs every call synchronously.
 package worker

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/funcmcp/funcmcp/metadata"
@@ -50,9 +51,11 @@ var notifyClient = &http.Client{
 type notifier struct {
 	ctx       context.Context // the invocation's: once it is done, nothing is sent
 	url, auth string
-	progress  bool // the client asked for progress
-	minLevel  int  // rank of the least severe level the client wants; -1: none
-	resumable bool // the response stream can be closed and resumed (CloseSSEStream)
+	progress  bool   // the client asked for progress
+	minLevel  int    // rank of the least severe level the client wants; -1: none
+	resumable bool   // the response stream can be closed and resumed (CloseSSEStream)
+	task      string // metadata.TaskStateRunning, TaskStateOffered or "" (see task.go); under mu
+	inTask    atomic.Bool
 
 	mu     sync.Mutex // sends one at a time, in call order
 	broken bool       // a send failed: the channel is gone, stop trying
@@ -76,7 +79,9 @@ func newNotifier(ctx context.Context, h http.Header) *notifier {
 	}
 	n := &notifier{ctx: ctx, url: raw, auth: "Bearer " + token, minLevel: -1,
 		progress:  h.Get(metadata.HeaderNotifyProgress) == "true",
-		resumable: h.Get(metadata.HeaderResumable) == "true"}
+		resumable: h.Get(metadata.HeaderResumable) == "true",
+		task:      h.Get(metadata.HeaderTask)}
+	n.inTask.Store(n.task == metadata.TaskStateRunning)
 	if lvl := h.Get(metadata.HeaderNotifyLogLevel); lvl != "" {
 		n.minLevel = metadata.LogLevelRank(lvl)
 	}
@@ -119,12 +124,19 @@ var errChannelGone = errors.New("the host's channel for this call is gone")
 // that fails, other than by the end of ctx, marks the channel broken. n.mu
 // must be held, so that sends keep their order.
 func (n *notifier) postLocked(parent context.Context, body []byte) (int, error) {
+	status, _, err := n.exchangeLocked(parent, body)
+	return status, err
+}
+
+// exchangeLocked is postLocked, returning the start of the host's answer
+// too (at most 4 KiB).
+func (n *notifier) exchangeLocked(parent context.Context, body []byte) (int, []byte, error) {
 	if n.broken {
-		return 0, errChannelGone
+		return 0, nil, errChannelGone
 	}
 	if n.ctx.Err() != nil { // the host gave up the invocation: no one listens
 		n.broken = true
-		return 0, errChannelGone
+		return 0, nil, errChannelGone
 	}
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
@@ -133,7 +145,7 @@ func (n *notifier) postLocked(parent context.Context, body []byte) (int, error) 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.url, bytes.NewReader(body))
 	if err != nil {
 		n.broken = true
-		return 0, err
+		return 0, nil, err
 	}
 	req.Header.Set("Authorization", n.auth)
 	req.Header.Set("Content-Type", "application/json")
@@ -142,11 +154,11 @@ func (n *notifier) postLocked(parent context.Context, body []byte) (int, error) 
 		if parent.Err() == nil || n.ctx.Err() != nil {
 			n.broken = true
 		}
-		return 0, err
+		return 0, nil, err
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	_ = resp.Body.Close()
-	return resp.StatusCode, nil
+	return resp.StatusCode, reply, nil
 }
 
 // Notifies reports whether notifications sent with [ToolContext.Progress]
@@ -158,14 +170,15 @@ func (tc *ToolContext) Notifies() bool { return tc.notify.notifies() }
 // Progress tells the client how far the tool has got: done out of total
 // (total <= 0 when unknown), with an optional message. funchost forwards it
 // as notifications/progress on the call's response stream, before the
-// result, when the client sent a progressToken; otherwise, and under the
-// real Azure Functions host, it does nothing. done must increase from one
+// result, when the client sent a progressToken, and in a task (see
+// [ToolContext.InTask]) as the task's status message; otherwise, and under
+// the real Azure Functions host, it does nothing. done must increase from one
 // call to the next. It waits until the host has the notification (a
 // loopback round trip, at most 5 seconds, and never past the end of the
 // invocation: once the host has dropped the call nothing is sent); failures
 // are ignored.
 func (tc *ToolContext) Progress(done, total float64, message string) {
-	if tc.notify == nil || !tc.notify.progress {
+	if tc.notify == nil || !tc.notify.progress && !tc.InTask() {
 		return
 	}
 	tc.notify.send(&metadata.Notification{Type: metadata.NotificationProgress, Progress: &done, Total: total, Message: message})

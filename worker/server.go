@@ -158,13 +158,19 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 // arguments and panics become isError results, and so does a result that
 // breaks the tool's output rules under strict validation. The one error
 // that is no result is a handler's [CapabilityError]: the call fails, with
-// the failure reply of a missing client capability.
+// the failure reply of a missing client capability; and a panic in a call
+// that runs as a task fails it with -32603 (the task ends failed).
 func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metadata.CallToolResult, checked string, fail *metadata.FailureReply) {
 	defer func() {
 		if p := recover(); p != nil {
 			msg := fmt.Sprintf("tool %s panicked: %v", t.name, p)
 			fmt.Fprintf(s.app.stderr, "%s\n%s", msg, debug.Stack())
 			res, checked, fail = metadata.ErrorResult(msg), "", nil
+			if tc.InTask() {
+				// A task tells a tool's error (completed, isError) from a
+				// failure of the server (failed): a panic is the latter.
+				res, fail = nil, &metadata.FailureReply{Error: msg, Code: metadata.CodeInternalError}
+			}
 		}
 	}()
 	if issue := t.rules.CheckInput(tc.rawArgs, s.c.output); issue != nil {

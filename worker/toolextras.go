@@ -46,6 +46,12 @@ type TaskOptions struct {
 	TTL time.Duration
 	// PollInterval is how often a client should poll tasks/get.
 	PollInterval time.Duration
+	// Deferred starts each call synchronously, as for a client without
+	// tasks, and makes it a task only when the handler calls
+	// [ToolContext.RunAsTask]: a tool can first ask the client what it
+	// needs (on MCP 2026-07-28 the input-required way) and then go on as a
+	// task. Without it the call is a task before the handler runs.
+	Deferred bool
 }
 
 // WithTaskSupport lets the tool run as an MCP task (the tasks extension,
@@ -60,6 +66,7 @@ func (b *ToolBuilder) WithTaskSupport(support string, opts *TaskOptions) *ToolBu
 	ts := &metadata.TaskSupport{Support: support}
 	if opts != nil {
 		ts.TTLMs, ts.PollIntervalMs = opts.TTL.Milliseconds(), opts.PollInterval.Milliseconds()
+		ts.Deferred = opts.Deferred
 	}
 	if err := ts.Check(); err != nil {
 		b.errs = append(b.errs, ruleErr(ErrOutputSetting, "%v", err))

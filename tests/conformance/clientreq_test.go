@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,9 @@ import (
 type fakeHost struct {
 	srv  *httptest.Server
 	mode string
+	// startTask is the status the host answers a startTask with (0: 200
+	// and a task in stream mode).
+	startTask int
 
 	mu   sync.Mutex
 	sent []metadata.Notification
@@ -46,6 +50,10 @@ func newFakeHost(t *testing.T, mode string) *fakeHost {
 		h.sent = append(h.sent, n)
 		h.mu.Unlock()
 		switch {
+		case n.Type == metadata.NotificationStartTask && h.startTask == 0:
+			_, _ = io.WriteString(w, `{"taskId":"task-1","inputMode":"stream"}`)
+		case n.Type == metadata.NotificationStartTask:
+			w.WriteHeader(h.startTask)
 		case n.Type != metadata.NotificationRequest:
 			w.WriteHeader(http.StatusNoContent)
 		case h.mode == metadata.InputModeInputRequired:
@@ -69,7 +77,7 @@ func (h *fakeHost) take() []metadata.Notification {
 
 // elicitValues are the values the fake user enters, by property name.
 var elicitValues = map[string]any{
-	"name": "Alice", "color": "blue", "ok": true, "context": "test context",
+	"name": "Alice", "color": "blue", "ok": true, "confirm": true, "context": "test context",
 	"username": "testuser", "email": "test@example.com",
 	"age": 25, "score": 88, "status": "inactive", "verified": false,
 	"untitledSingle": "option1", "titledSingle": "value1", "legacyEnum": "opt1",
@@ -300,11 +308,21 @@ func TestFixtureAsksTheClient(t *testing.T) {
 				require.Nil(t, out.failure)
 				assert.False(t, out.isError, out.text)
 				assert.Equal(t, tt.want, out.text)
+				// The requests of one round are sent together, in any order.
+				got := requestsOf(t, h.take())
+				total := 0
+				for _, round := range tt.rounds {
+					total += len(round)
+				}
+				require.Len(t, got, total, "%v", got)
 				var all []request
 				for _, round := range tt.rounds {
-					all = append(all, round...)
+					mine := got[len(all) : len(all)+len(round)]
+					slices.SortFunc(mine, func(a, b request) int { return strings.Compare(a.key, b.key) })
+					want := slices.SortedFunc(slices.Values(round), func(a, b request) int { return strings.Compare(a.key, b.key) })
+					all = append(all, want...)
 				}
-				assertRequests(t, all, requestsOf(t, h.take()))
+				assertRequests(t, all, got)
 			})
 			t.Run("input-required", func(t *testing.T) {
 				h := newFakeHost(t, metadata.InputModeInputRequired)

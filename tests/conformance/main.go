@@ -9,7 +9,10 @@
 //
 // The tools and the prompt that ask the client (sampling, elicitation,
 // roots: on the call's stream before MCP 2026-07-28, as input-required
-// results on it) and the SSE polling tool are in clientreq.go. What the
+// results on it) and the SSE polling tool are in clientreq.go; the
+// fixtures of the tasks extension's scenarios (tasks-*: greet,
+// slow_compute, failing_job, protocol_error_job, confirm_delete,
+// multi_input, test_tool_with_task) are in tasks.go. What the
 // suite checks that funchost does not pass is listed with its reason in
 // expected-failures/*.yaml.
 package main
@@ -30,6 +33,7 @@ func newApp() *worker.App {
 	registerClientRequestTools(app)
 	registerSchemaTools(app)
 	registerHeaderTools(app)
+	registerTaskTools(app)
 	registerResources(app)
 	registerPrompts(app)
 	return app

@@ -53,6 +53,10 @@ type Notifier interface {
 	// client's response stream while the call goes on (SSE polling).
 	Resumable() bool
 	CloseStream() error
+	// TaskState is metadata.TaskStateRunning, TaskStateOffered or "";
+	// StartTask makes an offered call a task (see mcp.Notifier.StartTask).
+	TaskState() string
+	StartTask(ctx context.Context) (*metadata.StartTaskReply, error)
 }
 
 // Hub is the host end of the per-invocation call channel back from the
@@ -136,7 +140,8 @@ func (hub *Hub) start() error {
 func (hub *Hub) Open(id string, n Notifier) (*Offer, func()) {
 	level, logs := n.LogLevel()
 	mode := n.RequestMode()
-	if !n.WantsProgress() && !logs && mode == "" && !n.Resumable() {
+	task := n.TaskState()
+	if !n.WantsProgress() && !logs && mode == "" && !n.Resumable() && task == "" {
 		return nil, func() {}
 	}
 	var secret [32]byte
@@ -172,6 +177,9 @@ func (hub *Hub) Open(id string, n Notifier) (*Offer, func()) {
 	}
 	if n.Resumable() {
 		hdr.Set(metadata.HeaderResumable, "true")
+	}
+	if task != "" {
+		hdr.Set(metadata.HeaderTask, task)
 	}
 	if mode != "" {
 		hdr.Set(metadata.HeaderInputMode, mode)
@@ -258,6 +266,9 @@ func (hub *Hub) serve(w http.ResponseWriter, r *http.Request) {
 	case metadata.NotificationRequest:
 		hub.request(w, r, call, &nt)
 		return
+	case metadata.NotificationStartTask:
+		hub.startTask(w, r, call)
+		return
 	case metadata.NotificationCloseStream:
 		if err := call.n.CloseStream(); err != nil {
 			http.Error(w, err.Error(), http.StatusConflict)
@@ -306,7 +317,27 @@ func (hub *Hub) request(w http.ResponseWriter, r *http.Request, call *channel, n
 		http.Error(w, "sending the request to the client failed: "+err.Error(), http.StatusBadGateway)
 		return
 	}
-	data, err := metadata.Marshal(reply)
+	writeReply(w, reply)
+}
+
+// startTask makes the call a task: 200 with a metadata.StartTaskReply, or
+// 409 when it cannot be one.
+func (hub *Hub) startTask(w http.ResponseWriter, r *http.Request, call *channel) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(call.ctx, cancel) // the invocation ended
+	defer stop()
+	reply, err := call.n.StartTask(ctx)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	writeReply(w, reply)
+}
+
+// writeReply answers the worker 200 with v as JSON.
+func writeReply(w http.ResponseWriter, v any) {
+	data, err := metadata.Marshal(v)
 	if err != nil {
 		http.Error(w, "encoding the reply failed", http.StatusInternalServerError)
 		return

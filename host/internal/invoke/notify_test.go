@@ -30,6 +30,8 @@ type fakeNotifier struct {
 	answers  json.RawMessage
 	// resumable: the call's stream can be closed for the client to resume.
 	resumable bool
+	// task: metadata.TaskStateOffered or TaskStateRunning, "" for none.
+	task string
 	// ask answers Request; nil means the client is never asked.
 	ask func(ctx context.Context, key, method string, params json.RawMessage) (*metadata.RequestReply, error)
 
@@ -65,6 +67,24 @@ func (f *fakeNotifier) CloseStream() error {
 	defer f.mu.Unlock()
 	f.got = append(f.got, "close stream")
 	return nil
+}
+
+func (f *fakeNotifier) TaskState() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.task
+}
+
+func (f *fakeNotifier) StartTask(context.Context) (*metadata.StartTaskReply, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch f.task {
+	case metadata.TaskStateOffered, metadata.TaskStateRunning:
+		f.task = metadata.TaskStateRunning
+		f.got = append(f.got, "start task")
+		return &metadata.StartTaskReply{TaskID: "t1", InputMode: metadata.InputModeStream}, nil
+	}
+	return nil, mcp.ErrNoTask
 }
 
 func (f *fakeNotifier) RequestMode() string                 { return f.mode }
@@ -343,4 +363,30 @@ func TestHubClosesResumableStreams(t *testing.T) {
 	defer closeOther()
 	assert.Empty(t, offer.header.Get(metadata.HeaderResumable))
 	assert.Equal(t, http.StatusConflict, post(t, offer.header.Get(metadata.HeaderNotifyURL), offer.header.Get(metadata.HeaderNotifyToken), `{"type":"closeStream"}`))
+}
+
+func TestHubStartsTasks(t *testing.T) {
+	hub := NewHub(discard(), 0)
+	t.Cleanup(hub.Close)
+	client := &fakeNotifier{task: metadata.TaskStateOffered}
+	offer, closeChannel := hub.Open("inv-1", client)
+	defer closeChannel()
+	require.NotNil(t, offer, "a task offer alone opens the channel")
+	assert.Equal(t, metadata.TaskStateOffered, offer.header.Get(metadata.HeaderTask))
+	target, token := offer.header.Get(metadata.HeaderNotifyURL), offer.header.Get(metadata.HeaderNotifyToken)
+	status, body := postReply(t, target, token, `{"type":"startTask"}`)
+	assert.Equal(t, http.StatusOK, status)
+	assert.JSONEq(t, `{"taskId":"t1","inputMode":"stream"}`, body)
+	assert.Equal(t, []string{"start task"}, client.received())
+
+	running := &fakeNotifier{task: metadata.TaskStateRunning}
+	offer, closeRunning := hub.Open("inv-2", running)
+	defer closeRunning()
+	assert.Equal(t, metadata.TaskStateRunning, offer.header.Get(metadata.HeaderTask))
+
+	other := &fakeNotifier{progress: true}
+	offer, closeOther := hub.Open("inv-3", other)
+	defer closeOther()
+	assert.Empty(t, offer.header.Get(metadata.HeaderTask))
+	assert.Equal(t, http.StatusConflict, post(t, offer.header.Get(metadata.HeaderNotifyURL), offer.header.Get(metadata.HeaderNotifyToken), `{"type":"startTask"}`))
 }

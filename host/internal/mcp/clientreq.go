@@ -63,13 +63,15 @@ func (n *Notifier) RequestMode() string {
 	if n == nil {
 		return ""
 	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	return n.mode
 }
 
 // ClientCapabilities returns the capabilities object the client declared
 // (nil when the call cannot ask it anything).
 func (n *Notifier) ClientCapabilities() json.RawMessage {
-	if n == nil || n.mode == "" {
+	if n.RequestMode() == "" {
 		return nil
 	}
 	return n.caps
@@ -97,7 +99,8 @@ func (n *Notifier) InputResponses() json.RawMessage {
 // A request for a capability the client did not declare is answered with
 // a -32021 error reply, without asking.
 func (n *Notifier) Request(ctx context.Context, key, method string, params json.RawMessage) (*metadata.RequestReply, error) {
-	if n == nil || n.mode == "" {
+	mode := n.RequestMode()
+	if mode == "" {
 		return nil, ErrNoClientRequests
 	}
 	capName := metadata.CapabilityOf(method)
@@ -123,8 +126,11 @@ func (n *Notifier) Request(ctx context.Context, key, method string, params json.
 		_ = json.Compact(&b, params) // valid: checked above
 		params = b.Bytes()
 	}
-	if n.mode == metadata.InputModeInputRequired {
+	switch {
+	case mode == metadata.InputModeInputRequired:
 		return n.inputRequired(key, method, params)
+	case n.task.on():
+		return n.task.request(ctx, key, method, params)
 	}
 	return n.ask(ctx, method, params)
 }

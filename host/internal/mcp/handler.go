@@ -71,6 +71,7 @@ type handler struct {
 	waits           waitTable   // requests to clients waiting for their answer
 	streams         resumeStore // resumable streams
 	resumeGrace     time.Duration
+	tasks           *taskService // nil when tasks are off
 }
 
 // toolList is a ToolsList slice checked once and remembered by identity.
@@ -149,7 +150,12 @@ func newHandler(tools Tools, opts *Options) *handler {
 	}
 	h.discoverVersions = append(slices.Clone(h.modern), h.versions...)
 	slices.SortFunc(h.discoverVersions, func(a, b string) int { return strings.Compare(b, a) })
-	h.modernReplies = newModernReplies(&o, h.discoverVersions, caps)
+	modernCaps := caps
+	if o.Tasks != nil && o.Tasks.Store != nil {
+		h.tasks = newTaskService(o.Tasks, o.InstanceID, o.Logger)
+		modernCaps += `,"extensions":{"` + ExtensionTasks + `":{}}`
+	}
+	h.modernReplies = newModernReplies(&o, h.discoverVersions, modernCaps)
 	return h
 }
 
@@ -454,6 +460,19 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 			return
 		}
 	}
+	if ts := h.taskToolSupport(name); ts != nil && meta != nil {
+		if clientHasTasks(meta.ClientCapabilities) {
+			h.callAsTask(req, call, meta, in, ident, ts)
+			return
+		}
+		if ts.Support == metadata.TaskRequired {
+			h.callError(req, &ProtocolError{Code: CodeMissingRequiredClientCapability,
+				Message: "Missing required client capability: tool '" + jsonx.SafeText(name) + "' runs only as a task; declare the " +
+					ExtensionTasks + " extension in _meta." + MetaClientCapabilities + ".extensions.",
+				Data: tasksRequiredData}, true)
+			return
+		}
+	}
 	if h.resumableCall(req, meta, version, s) {
 		h.callResumable(req, msg, s, call, ident)
 		return
@@ -496,8 +515,13 @@ func (h *handler) callResumable(req *request, msg *message, s *session, call *Ca
 
 // finishCall runs a tools/call and writes its reply.
 func (h *handler) finishCall(req *request, call *CallRequest, meta *RequestMeta, ident callIdentity) {
-	name := call.Name
 	res, err := h.callCancellable(req, call)
+	h.writeCall(req, call, meta, ident, res, err)
+}
+
+// writeCall answers a tools/call with what the tool returned.
+func (h *handler) writeCall(req *request, call *CallRequest, meta *RequestMeta, ident callIdentity, res *metadata.CallToolResult, err error) {
+	name := call.Name
 	req.w = call.Notify.end(req.w) // no notification after this: the reply follows
 	if rw, ok := req.w.(*resumableWriter); ok {
 		rw.lastEvent()

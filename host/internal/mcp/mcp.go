@@ -75,6 +75,19 @@ type Options struct {
 	// goes on before it is cancelled, and how long an unread result is
 	// kept for the client to resume; 0 means DefaultResumeGrace.
 	ResumeGrace time.Duration
+	// Tasks turns MCP tasks on for the tools of a [TaskTools] that
+	// support them (2026-07-28, the io.modelcontextprotocol/tasks
+	// extension); nil leaves them off and every call synchronous.
+	Tasks *TaskOptions
+}
+
+// StopTasks ends the tasks running on endpoint, the handler of
+// [NewHandler] (each ends failed: the host stopped), and waits until their
+// records say so, at most until ctx ends.
+func StopTasks(ctx context.Context, endpoint http.Handler) {
+	if h, ok := endpoint.(*handler); ok && h.tasks != nil {
+		h.tasks.stop(ctx)
+	}
 }
 
 // RevisionTools is a [Tools] whose advertised list depends on the client's

@@ -87,6 +87,7 @@ type modernReplies struct {
 	discover       []byte // the whole server/discover result
 	listHead       []byte // the tools/list result up to the tools array
 	callHead       string // what a tools/call result starts with after '{'
+	ack            []byte // the empty result of tasks/update and tasks/cancel
 	cache          string // "ttlMs":…,"cacheScope":…
 }
 
@@ -123,6 +124,7 @@ func newModernReplies(o *Options, versions []string, moreCaps string) *modernRep
 		discover:       d,
 		listHead:       head,
 		callHead:       `"resultType":"complete",`,
+		ack:            append(append([]byte(`{"resultType":"complete","_meta":{`), serverInfoMeta...), "}}"...),
 		cache:          cache,
 	}
 }
@@ -251,6 +253,8 @@ func (h *handler) serveModern(req *request, msg *message) bool {
 		h.toolsList(req, meta.ProtocolVersion)
 	case methodToolsCall:
 		h.toolsCall(req, msg, meta.ProtocolVersion, nil, meta)
+	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
+		h.serveTaskMethod(req, msg, meta)
 	default:
 		c := Caller{ProtocolVersion: meta.ProtocolVersion, ClientInfo: meta.ClientInfo, Meta: meta,
 			Headers: req.r.Header, Transport: transportOf(req.r.Context())}
@@ -268,6 +272,9 @@ func (h *handler) serveModern(req *request, msg *message) bool {
 func isModernMethod(method string) bool {
 	switch method {
 	case methodDiscover, methodToolsList, methodToolsCall:
+		return true
+	}
+	if isTaskMethod(method) {
 		return true
 	}
 	return isFunctionMethod(method)
@@ -295,6 +302,8 @@ func checkModernHeaders(hdr http.Header, hasVersion bool, msg *message) string {
 		source = "name"
 	case "resources/read":
 		source = "uri"
+	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
+		source = "taskId" // SEP-2663
 	default:
 		return ""
 	}

@@ -68,6 +68,7 @@ type Notifier struct {
 	caps    json.RawMessage // the client's capabilities object, nil when unknown
 	answers *inputState     // input-required: the client's answers so far
 	stream  *resumable      // the call's resumable stream, nil when it has none
+	task    *taskRun        // the task the call is or may become, nil when none
 
 	mu           sync.Mutex
 	w            http.ResponseWriter
@@ -82,7 +83,7 @@ type Notifier struct {
 }
 
 // WantsProgress reports whether the client asked for progress.
-func (n *Notifier) WantsProgress() bool { return n != nil && n.progressToken != nil }
+func (n *Notifier) WantsProgress() bool { return n != nil && (n.progressToken != nil || n.task != nil) }
 
 // LogLevel returns the least severe log level the client wants, and false
 // when it wants no log messages.
@@ -98,6 +99,9 @@ func (n *Notifier) LogLevel() (string, bool) {
 func (n *Notifier) Progress(progress, total float64, message string) error {
 	if !n.WantsProgress() {
 		return ErrNotRequested
+	}
+	if n.task != nil {
+		return n.task.progress(progress, total, message)
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -119,6 +119,7 @@ type record struct {
 	StatusMessage   string                     `json:"statusMessage,omitempty"`
 	Created         time.Time                  `json:"created"`
 	Updated         time.Time                  `json:"updated"`
+	Heartbeat       time.Time                  `json:"heartbeat,omitzero"`
 	TTLMs           int64                      `json:"ttlMs"`
 	PollMs          int64                      `json:"pollMs,omitempty"`
 	InputRequests   map[string]json.RawMessage `json:"inputRequests,omitempty"`
@@ -130,14 +131,14 @@ type record struct {
 
 func toRecord(t *Task) *record {
 	return &record{ID: t.ID, Scope: t.Scope, Tool: t.Tool, Function: t.Function, Instance: t.Instance, Status: t.Status,
-		StatusMessage: t.StatusMessage, Created: t.Created, Updated: t.Updated, TTLMs: t.TTL.Milliseconds(),
+		StatusMessage: t.StatusMessage, Created: t.Created, Updated: t.Updated, Heartbeat: t.Heartbeat, TTLMs: t.TTL.Milliseconds(),
 		PollMs: t.PollInterval.Milliseconds(), InputRequests: t.InputRequests, InputResponses: t.InputResponses,
 		Result: t.Result, Error: t.Error, CancelRequested: t.CancelRequested}
 }
 
 func (r *record) task() *Task {
 	return &Task{ID: r.ID, Scope: r.Scope, Tool: r.Tool, Function: r.Function, Instance: r.Instance, Status: r.Status,
-		StatusMessage: r.StatusMessage, Created: r.Created, Updated: r.Updated, TTL: time.Duration(r.TTLMs) * time.Millisecond,
+		StatusMessage: r.StatusMessage, Created: r.Created, Updated: r.Updated, Heartbeat: r.Heartbeat, TTL: time.Duration(r.TTLMs) * time.Millisecond,
 		PollInterval: time.Duration(r.PollMs) * time.Millisecond, InputRequests: r.InputRequests,
 		InputResponses: r.InputResponses, Result: r.Result, Error: r.Error, CancelRequested: r.CancelRequested}
 }

@@ -41,6 +41,10 @@ type Task struct {
 	StatusMessage string
 	Created       time.Time
 	Updated       time.Time
+	// Heartbeat is when the instance running the task last said it still
+	// does; a task not terminal whose heartbeat is long past ran on an
+	// instance that stopped.
+	Heartbeat time.Time
 	// TTL is how long after its creation the task stays readable.
 	TTL time.Duration
 	// PollInterval is the interval suggested to the client.

@@ -1,0 +1,608 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/tasks"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// taskService runs the tasks of one handler and answers for all of them
+// from the store.
+type taskService struct {
+	store           tasks.Store
+	ttl, poll, beat time.Duration
+	instance        string
+	log             *slog.Logger
+	now             func() time.Time
+	wg              sync.WaitGroup
+	mu              sync.Mutex
+	local           map[string]*taskRun // tasks running on this instance, by id
+	stopping        bool
+}
+
+func newTaskService(o *TaskOptions, instance string, log *slog.Logger) *taskService {
+	s := &taskService{store: o.Store, ttl: o.TTL, poll: o.PollInterval, beat: o.Heartbeat, instance: instance,
+		log: log, now: time.Now, local: map[string]*taskRun{}}
+	if s.ttl <= 0 {
+		s.ttl = DefaultTaskTTL
+	}
+	if s.poll <= 0 {
+		s.poll = DefaultTaskPollInterval
+	}
+	if s.beat <= 0 {
+		s.beat = DefaultTaskHeartbeat
+	}
+	return s
+}
+
+// errTaskOver: the task ended (cancelled, expired, failed) while its work
+// was still running.
+var errTaskOver = errors.New("the task has ended")
+
+// errHostStopping ends the work of tasks when the host stops.
+var errHostStopping = errors.New("the host stopped while the task was running")
+
+// get returns the task id of scope, ending it failed first when the
+// instance that ran it is gone.
+func (s *taskService) get(ctx context.Context, scope, id string) (*tasks.Task, error) {
+	t, err := s.store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.Scope != scope {
+		return nil, tasks.ErrNotFound
+	}
+	if t.Status.Terminal() || s.runsHere(id) || s.now().Sub(t.Heartbeat) < staleBeats*s.beat {
+		return t, nil
+	}
+	return s.store.Update(ctx, id, func(t *tasks.Task) error {
+		if !t.Status.Terminal() && s.now().Sub(t.Heartbeat) >= staleBeats*s.beat {
+			settle(t, tasks.StatusFailed, s.now(), "", &jsonrpc.Error{Code: CodeInternalError,
+				Message: fmt.Sprintf("The host instance running the task (%s) stopped before the task finished.", t.Instance)}, nil)
+		}
+		return nil
+	})
+}
+
+func (s *taskService) runsHere(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.local[id] != nil
+}
+
+// wake tells the run of task id on this instance, if any, to read its
+// record now.
+func (s *taskService) wake(id string) {
+	s.mu.Lock()
+	r := s.local[id]
+	s.mu.Unlock()
+	if r != nil {
+		r.poke()
+	}
+}
+
+// update delivers the answers of tasks/update: each answers the pending
+// request of its key (others are ignored); when none is left pending the
+// task is working again.
+func (s *taskService) update(ctx context.Context, scope, id string, answers map[string]json.RawMessage) error {
+	_, err := s.store.Update(ctx, id, func(t *tasks.Task) error {
+		if t.Scope != scope {
+			return tasks.ErrNotFound
+		}
+		if t.Status.Terminal() {
+			return nil
+		}
+		changed := false
+		for k, a := range answers {
+			if _, ok := t.InputRequests[k]; !ok {
+				continue
+			}
+			delete(t.InputRequests, k)
+			if t.InputResponses == nil {
+				t.InputResponses = map[string]json.RawMessage{}
+			}
+			t.InputResponses[k] = a
+			changed = true
+		}
+		if changed {
+			if len(t.InputRequests) == 0 && t.Status == tasks.StatusInputRequired {
+				t.Status = tasks.StatusWorking
+			}
+			t.Updated = s.now()
+		}
+		return nil
+	})
+	if err == nil {
+		s.wake(id)
+	}
+	return err
+}
+
+// cancelTask ends a task cancelled (a terminal task stays as it is); the
+// instance running it stops the work.
+func (s *taskService) cancelTask(ctx context.Context, scope, id string) error {
+	_, err := s.store.Update(ctx, id, func(t *tasks.Task) error {
+		if t.Scope != scope {
+			return tasks.ErrNotFound
+		}
+		if !t.Status.Terminal() {
+			t.CancelRequested = true
+			settle(t, tasks.StatusCancelled, s.now(), "Cancelled by the client.", nil, nil)
+		}
+		return nil
+	})
+	if err == nil {
+		s.wake(id)
+	}
+	return err
+}
+
+// settle makes t terminal.
+func settle(t *tasks.Task, st tasks.Status, now time.Time, message string, e *jsonrpc.Error, result json.RawMessage) {
+	t.Status, t.Updated, t.Error, t.Result = st, now, e, result
+	if message != "" {
+		t.StatusMessage = message
+	}
+	t.InputRequests, t.InputResponses = nil, nil
+}
+
+// stop ends the tasks running here (failed: the host stopped) and waits
+// for their records, at most until ctx ends.
+func (s *taskService) stop(ctx context.Context) {
+	s.mu.Lock()
+	s.stopping = true
+	runs := make([]*taskRun, 0, len(s.local))
+	for _, r := range s.local {
+		runs = append(runs, r)
+	}
+	s.mu.Unlock()
+	for _, r := range runs {
+		r.cancel(errHostStopping)
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// taskRun is one task whose work runs on this instance.
+type taskRun struct {
+	s       *taskService
+	id      string
+	scope   string
+	tool    string
+	ttl     time.Duration
+	poll    time.Duration
+	ctx     context.Context // the work's
+	cancel  context.CancelCauseFunc
+	started chan struct{} // closed once the record exists
+	wakeCh  chan struct{}
+
+	mu       sync.Mutex
+	created  *tasks.Task // the record as created
+	isOn     bool
+	message  string // the latest status message not yet stored
+	dirty    bool
+	waiters  map[string]chan json.RawMessage // requests waiting for their answer, by key
+	finished bool
+}
+
+// newRun prepares a task for a call of tool; nothing is stored yet.
+func (s *taskService) newRun(ctx context.Context, cancel context.CancelCauseFunc, scope, tool string, ts *metadata.TaskSupport) *taskRun {
+	r := &taskRun{s: s, id: ids.Random(ids.LowerAlnum, 26), scope: scope, tool: tool, ttl: s.ttl, poll: s.poll,
+		ctx: ctx, cancel: cancel, started: make(chan struct{}), wakeCh: make(chan struct{}, 1), waiters: map[string]chan json.RawMessage{}}
+	if ts.TTLMs > 0 {
+		r.ttl = time.Duration(ts.TTLMs) * time.Millisecond
+	}
+	r.ttl = min(r.ttl, MaxTaskTTL)
+	if ts.PollIntervalMs > 0 {
+		r.poll = time.Duration(ts.PollIntervalMs) * time.Millisecond
+	}
+	return r
+}
+
+// start stores the task's record (durably: once it returns, any instance
+// finds it) and starts watching it. It is done once; later calls return
+// the record made by the first.
+func (r *taskRun) start(ctx context.Context) (*tasks.Task, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.isOn {
+		return r.created, nil
+	}
+	if r.ctx.Err() != nil {
+		return nil, context.Cause(r.ctx)
+	}
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	r.s.mu.Lock()
+	stopping := r.s.stopping
+	r.s.mu.Unlock()
+	if stopping {
+		return nil, errHostStopping
+	}
+	now := r.s.now()
+	t := &tasks.Task{ID: r.id, Scope: r.scope, Tool: r.tool, Instance: r.s.instance, Status: tasks.StatusWorking,
+		Created: now, Updated: now, Heartbeat: now, TTL: r.ttl, PollInterval: r.poll}
+	if err := r.s.store.Create(ctx, t); err != nil {
+		return nil, fmt.Errorf("storing the task: %w", err)
+	}
+	r.created, r.isOn = t, true
+	r.s.mu.Lock()
+	r.s.local[r.id] = r
+	r.s.mu.Unlock()
+	r.s.wg.Add(1)
+	close(r.started)
+	return t, nil
+}
+
+// on reports whether the task exists (start succeeded).
+func (r *taskRun) on() bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.isOn
+}
+
+func (r *taskRun) poke() {
+	select {
+	case r.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+// progress keeps the latest progress as the task's status message, stored
+// at the next heartbeat.
+func (r *taskRun) progress(progress, total float64, message string) error {
+	if !r.on() {
+		return ErrNotRequested // a deferred task not started: the call has no progress token
+	}
+	if message == "" {
+		message = formatProgress(progress, total)
+	}
+	r.mu.Lock()
+	r.message, r.dirty = message, true
+	r.mu.Unlock()
+	return nil
+}
+
+func formatProgress(progress, total float64) string {
+	if total > 0 {
+		return fmt.Sprintf("%g of %g done", progress, total)
+	}
+	return fmt.Sprintf("%g done", progress)
+}
+
+// request records a request to the client as one of the task's input
+// requests and waits for the answer a tasks/update brings, on any
+// instance.
+func (r *taskRun) request(ctx context.Context, key, method string, params json.RawMessage) (*metadata.RequestReply, error) {
+	if key == "" {
+		return nil, fmt.Errorf("%w: a request needs a key", ErrBadClientRequest)
+	}
+	var entry bytes.Buffer
+	entry.WriteString(`{"method":`)
+	appendString(&entry, method)
+	entry.WriteString(`,"params":`)
+	entry.Write(params)
+	entry.WriteByte('}')
+	answer := make(chan json.RawMessage, 1)
+	r.mu.Lock()
+	if r.finished {
+		r.mu.Unlock()
+		return nil, ErrCallEnded
+	}
+	r.waiters[key] = answer
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.waiters, key)
+		r.mu.Unlock()
+	}()
+	_, err := r.s.store.Update(ctx, r.id, func(t *tasks.Task) error {
+		if t.Status.Terminal() {
+			return errTaskOver
+		}
+		if t.InputRequests == nil {
+			t.InputRequests = map[string]json.RawMessage{}
+		}
+		t.InputRequests[key] = entry.Bytes()
+		t.Status, t.Updated = tasks.StatusInputRequired, r.s.now()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.poke() // poll faster while waiting
+	select {
+	case a := <-answer:
+		return &metadata.RequestReply{Result: a}, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// waiting reports whether a request waits for its answer.
+func (r *taskRun) waiting() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.waiters) > 0
+}
+
+// watch keeps the record fresh while the work runs: a heartbeat, the
+// latest status message, and from the record the answers to hand to
+// waiting requests and a cancellation (or expiry) to stop the work. It
+// ends with ctx (the work's).
+func (r *taskRun) watch(ctx context.Context) {
+	timer := time.NewTimer(r.s.beat)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.wakeCh:
+		case <-timer.C:
+		}
+		r.pass(ctx)
+		next := r.s.beat
+		if r.waiting() {
+			next = min(inputPoll, next)
+		}
+		timer.Reset(next)
+	}
+}
+
+// pass is one read and write of the record.
+func (r *taskRun) pass(ctx context.Context) {
+	r.mu.Lock()
+	message, dirty := r.message, r.dirty
+	r.mu.Unlock()
+	var answers map[string]json.RawMessage
+	var over error
+	_, err := r.s.store.Update(ctx, r.id, func(t *tasks.Task) error {
+		answers, over = nil, nil
+		if t.Status.Terminal() {
+			over = errTaskOver
+			if t.CancelRequested {
+				over = errors.New("the task was cancelled")
+			}
+			return over
+		}
+		t.Heartbeat = r.s.now()
+		if dirty && t.StatusMessage != message {
+			t.StatusMessage, t.Updated = message, t.Heartbeat
+		}
+		r.mu.Lock()
+		for k := range r.waiters {
+			if a, ok := t.InputResponses[k]; ok {
+				if answers == nil {
+					answers = map[string]json.RawMessage{}
+				}
+				answers[k] = a
+				delete(t.InputResponses, k)
+			}
+		}
+		r.mu.Unlock()
+		return nil
+	})
+	switch {
+	case over != nil:
+		r.cancel(over)
+		return
+	case errors.Is(err, tasks.ErrNotFound):
+		r.cancel(errors.New("the task's time to live ran out"))
+		return
+	case err != nil:
+		return // the store failed: try again at the next pass
+	}
+	r.mu.Lock()
+	if dirty && r.message == message {
+		r.dirty = false
+	}
+	for k, a := range answers {
+		if ch := r.waiters[k]; ch != nil {
+			ch <- a // capacity 1, one answer per key
+			delete(r.waiters, k)
+		}
+	}
+	r.mu.Unlock()
+}
+
+// finish stores the outcome of the work: the result (completed, also when
+// it is an isError result), or failed with the protocol error. A task
+// cancelled meanwhile stays cancelled.
+func (r *taskRun) finish(ctx context.Context, result json.RawMessage, failure *jsonrpc.Error) {
+	r.mu.Lock()
+	r.finished = true
+	r.mu.Unlock()
+	defer func() {
+		r.s.mu.Lock()
+		delete(r.s.local, r.id)
+		r.s.mu.Unlock()
+		r.s.wg.Done()
+	}()
+	// The work's context may be over (cancelled, the host stopping): the
+	// record is written anyway, bounded.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	_, err := r.s.store.Update(wctx, r.id, func(t *tasks.Task) error {
+		if t.Status.Terminal() {
+			return nil
+		}
+		if failure != nil {
+			settle(t, tasks.StatusFailed, r.s.now(), "", failure, nil)
+		} else {
+			settle(t, tasks.StatusCompleted, r.s.now(), "", nil, result)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, tasks.ErrNotFound) {
+		r.s.log.Error("mcp: storing the outcome of a task failed", "task", r.id, "tool", r.tool, "error", err)
+	}
+}
+
+// callAsTask runs a tools/call of a client that negotiated tasks, for a
+// tool that supports them: as a task from the start, or, for a deferred
+// tool, synchronously until its handler makes it one. The call runs on a
+// goroutine with a context of its own; this request answers with the task
+// handle once the task exists, or with the call's own result when it ended
+// first.
+func (h *handler) callAsTask(req *request, call *CallRequest, meta *RequestMeta, in *inputState, ident callIdentity, ts *metadata.TaskSupport) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(req.r.Context()))
+	run := h.tasks.newRun(ctx, cancel, taskScope(req.r), call.Name, ts)
+	n := &Notifier{h: h, minLevel: -1, mode: metadata.InputModeInputRequired, caps: meta.ClientCapabilities, answers: in, task: run}
+	call.Notify = n
+	call.Headers = req.r.Header.Clone()
+	if !ts.Deferred {
+		if _, err := n.startTask(ctx); err != nil {
+			cancel(err)
+			h.log.Error("mcp: creating a task failed", "tool", call.Name, "error", err)
+			h.rpcError(req, CodeInternalError, "Internal error: the task could not be created.", nil)
+			return
+		}
+	}
+	// Until the task exists, the client leaving ends the call.
+	stop := context.AfterFunc(req.r.Context(), func() {
+		if !run.on() {
+			cancel(context.Cause(req.r.Context()))
+		}
+	})
+	defer stop()
+	var (
+		res  *metadata.CallToolResult
+		err  error
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("calling tool %q: panic: %v", call.Name, p)
+				if run.on() {
+					run.finish(ctx, nil, &jsonrpc.Error{Code: CodeInternalError, Message: "Internal error"})
+				}
+			}
+			cancel(nil)
+		}()
+		go run.watchWhenStarted(ctx)
+		res, err = h.callTool(ctx, call)
+		if run.on() {
+			result, failure := h.taskOutcome(call, res, err)
+			if ctx.Err() != nil {
+				// Cancelled (the record says so already), expired, or the
+				// host is stopping: not the tool's outcome.
+				result, failure = nil, &jsonrpc.Error{Code: CodeInternalError,
+					Message: "The task's work stopped: " + context.Cause(ctx).Error() + "."}
+			}
+			run.finish(ctx, result, failure)
+		}
+	}()
+	select {
+	case <-run.started:
+	case <-done:
+	case <-req.r.Context().Done():
+		return
+	}
+	if run.on() {
+		req.log.setOutcome("task")
+		h.result(req, h.createTaskResult(run.created))
+		return
+	}
+	h.writeCall(req, call, meta, ident, res, err)
+}
+
+// watchWhenStarted watches the task's record once it exists.
+func (r *taskRun) watchWhenStarted(ctx context.Context) {
+	select {
+	case <-r.started:
+		r.watch(ctx)
+	case <-ctx.Done():
+	}
+}
+
+// taskOutcome is what a task's record keeps of the call: the result as
+// the synchronous call would have answered it, or the protocol error.
+func (h *handler) taskOutcome(call *CallRequest, res *metadata.CallToolResult, err error) (json.RawMessage, *jsonrpc.Error) {
+	if err != nil {
+		if pe, ok := errors.AsType[*ProtocolError](err); ok {
+			return nil, pe
+		}
+		if errors.Is(err, errHostStopping) {
+			return nil, &jsonrpc.Error{Code: CodeInternalError, Message: "The host stopped while the task was running."}
+		}
+		h.log.Error("mcp tools/call failed", "tool", call.Name, "error", err)
+		return nil, &jsonrpc.Error{Code: CodeInternalError, Message: "Internal error"}
+	}
+	if res == nil {
+		return nil, &jsonrpc.Error{Code: CodeInternalError, Message: "Internal error: the tool returned no result."}
+	}
+	cp := *res
+	cp.Meta = h.modernReplies.withServerInfo(res.Meta)
+	out, aerr := cp.AppendCheckedJSON(nil, h.modernReplies.callHead)
+	if aerr != nil {
+		h.log.Error("mcp tools/call failed", "tool", call.Name, "error", aerr)
+		return nil, &jsonrpc.Error{Code: CodeInternalError, Message: "Internal error"}
+	}
+	return out, nil
+}
+
+// TaskState is metadata.TaskStateRunning when the call runs as a task,
+// TaskStateOffered when it may become one ([Notifier.StartTask]), "" when
+// it cannot.
+func (n *Notifier) TaskState() string {
+	switch {
+	case n == nil || n.task == nil:
+		return ""
+	case n.task.on():
+		return metadata.TaskStateRunning
+	}
+	return metadata.TaskStateOffered
+}
+
+// InTask reports whether the call runs as a task: a failure of the
+// function is then the task's error, not an isError result.
+func (n *Notifier) InTask() bool { return n != nil && n.task.on() }
+
+// ErrNoTask: the call cannot become a task.
+var ErrNoTask = errors.New("this call cannot run as a task")
+
+// StartTask makes the call a task now, for a tool declared Deferred: the
+// client gets the task handle and requests to the client wait for
+// tasks/update from now on. Starting a task that runs is no error.
+func (n *Notifier) StartTask(ctx context.Context) (*metadata.StartTaskReply, error) {
+	if n == nil || n.task == nil {
+		return nil, ErrNoTask
+	}
+	t, err := n.startTask(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoTask, err)
+	}
+	return &metadata.StartTaskReply{TaskID: t.ID, InputMode: metadata.InputModeStream}, nil
+}
+
+// startTask makes the call a task now.
+func (n *Notifier) startTask(ctx context.Context) (*tasks.Task, error) {
+	t, err := n.task.start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n.mu.Lock()
+	n.mode = metadata.InputModeStream
+	n.mu.Unlock()
+	return t, nil
+}

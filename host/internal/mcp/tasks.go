@@ -1,0 +1,275 @@
+package mcp
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/tasks"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// MCP tasks (the tasks extension, io.modelcontextprotocol/tasks, SEP-2663)
+// on 2026-07-28.
+//
+// A request whose _meta clientCapabilities declare the extension, calling a
+// tool that supports tasks, gets a task: the host stores a record in the
+// task store every instance shares, answers
+//
+//	{"resultType":"task","taskId":…,"status":"working","createdAt":…,
+//	 "lastUpdatedAt":…,"ttlMs":…,"pollIntervalMs":…,"_meta":{…}}
+//
+// and runs the invocation on its own, past the request. The client polls
+// tasks/get, answers the task's input requests with tasks/update and may
+// cancel it with tasks/cancel; any instance answers those from the store.
+// A tool declared Deferred first runs as a synchronous call (asking the
+// input-required way) and becomes a task when its handler asks for it.
+//
+// A task belongs to the credentials of the request that made it (see
+// taskScope): a request with other credentials is told it does not exist.
+// Task ids are 128 random bits.
+
+// ExtensionTasks names the tasks extension in capabilities.extensions.
+const ExtensionTasks = "io.modelcontextprotocol/tasks"
+
+// Methods of the tasks extension.
+const (
+	methodTasksGet    = "tasks/get"
+	methodTasksUpdate = "tasks/update"
+	methodTasksCancel = "tasks/cancel"
+)
+
+// Task defaults.
+const (
+	// DefaultTaskTTL is how long a task stays readable after its creation
+	// when its tool suggests nothing.
+	DefaultTaskTTL = time.Hour
+	// MaxTaskTTL bounds the time to live a tool may ask for.
+	MaxTaskTTL = 7 * 24 * time.Hour
+	// DefaultTaskPollInterval is the poll interval suggested to clients
+	// when the tool suggests nothing.
+	DefaultTaskPollInterval = time.Second
+	// DefaultTaskHeartbeat is how often the instance running a task
+	// refreshes its record; see [TaskOptions.Heartbeat].
+	DefaultTaskHeartbeat = 5 * time.Second
+	// staleBeats heartbeats missed make a task's instance count as gone.
+	staleBeats = 3
+	// inputPoll is how often a task waiting for its client's answers reads
+	// its record, for answers that reach another instance.
+	inputPoll = 250 * time.Millisecond
+)
+
+// TaskOptions turn tasks on (see [Options.Tasks]).
+type TaskOptions struct {
+	// Store keeps the task records; every instance of the app must share
+	// it. Required.
+	Store tasks.Store
+	// TTL and PollInterval are the defaults for tools that suggest none;
+	// 0 means DefaultTaskTTL and DefaultTaskPollInterval.
+	TTL, PollInterval time.Duration
+	// Heartbeat is how often an instance running a task refreshes the
+	// task's record and reads it for a cancellation made on another
+	// instance; a task whose record went three heartbeats without a refresh
+	// ran on an instance that stopped, and the next tasks/get ends it
+	// failed. 0 means DefaultTaskHeartbeat.
+	Heartbeat time.Duration
+}
+
+// TaskTools is a [Tools] some of whose tools may run as tasks.
+type TaskTools interface {
+	Tools
+	// TaskSupport returns the task declaration of tool name, nil when it
+	// runs synchronously only.
+	TaskSupport(name string) *metadata.TaskSupport
+}
+
+// clientHasTasks reports whether a capabilities object declares the tasks
+// extension.
+func clientHasTasks(caps []byte) bool {
+	ext := member(caps, "extensions")
+	if ext == nil || ext[0] != '{' {
+		return false
+	}
+	v := member(ext, ExtensionTasks)
+	return v != nil && v[0] != 'n'
+}
+
+// tasksRequiredData is the data of the -32021 error of a request that needs
+// the tasks extension.
+var tasksRequiredData = json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + ExtensionTasks + `":{}}}}`)
+
+// taskScope names the owner of the tasks a request makes or reads: a digest
+// of its credentials (Authorization, x-functions-key, the code query
+// parameter). Requests with no credentials share one scope; their task ids,
+// 128 random bits, are what keeps one client's tasks from another.
+func taskScope(r *http.Request) string {
+	d := sha256.New()
+	for _, k := range [...]string{"Authorization", "X-Functions-Key"} {
+		for _, v := range r.Header.Values(k) {
+			d.Write([]byte(v))
+			d.Write([]byte{0})
+		}
+		d.Write([]byte{1})
+	}
+	d.Write([]byte(r.URL.Query().Get("code")))
+	return "cred:" + base64.RawURLEncoding.EncodeToString(d.Sum(nil)[:18])
+}
+
+// taskToolSupport returns the task declaration of tool name when tasks are
+// on, nil otherwise.
+func (h *handler) taskToolSupport(name string) *metadata.TaskSupport {
+	if h.tasks == nil {
+		return nil
+	}
+	tt, ok := h.tools.(TaskTools)
+	if !ok {
+		return nil
+	}
+	return tt.TaskSupport(name)
+}
+
+// isTaskMethod reports whether method is one of the extension's.
+func isTaskMethod(method string) bool {
+	return method == methodTasksGet || method == methodTasksUpdate || method == methodTasksCancel
+}
+
+// serveTaskMethod answers tasks/get, tasks/update and tasks/cancel.
+func (h *handler) serveTaskMethod(req *request, msg *message, meta *RequestMeta) {
+	if h.tasks == nil || !clientHasTasks(meta.ClientCapabilities) {
+		req.log.setOutcome("error " + strconv.Itoa(CodeMissingRequiredClientCapability))
+		h.refuse(req.w, http.StatusBadRequest, validID(req.id), CodeMissingRequiredClientCapability,
+			"Missing required client capability: "+msg.method+" needs the "+ExtensionTasks+" extension in _meta."+
+				MetaClientCapabilities+".extensions.", tasksRequiredData)
+		return
+	}
+	id, ok := stringValue(member(msg.params, "taskId"))
+	if !ok || id == "" {
+		h.rpcError(req, CodeInvalidParams, "Invalid params: taskId must be a non-empty string.", nil)
+		return
+	}
+	ctx := req.r.Context()
+	scope := taskScope(req.r)
+	var err error
+	switch msg.method {
+	case methodTasksGet:
+		var t *tasks.Task
+		if t, err = h.tasks.get(ctx, scope, id); err == nil {
+			h.result(req, h.detailedTask(t))
+			return
+		}
+	case methodTasksUpdate:
+		var answers map[string]json.RawMessage
+		if answers, ok = taskAnswers(member(msg.params, paramInputResponses)); !ok {
+			h.rpcError(req, CodeInvalidParams, "Invalid params: inputResponses must be an object of the answers (objects) by key.", nil)
+			return
+		}
+		err = h.tasks.update(ctx, scope, id, answers)
+	case methodTasksCancel:
+		err = h.tasks.cancelTask(ctx, scope, id)
+	}
+	switch {
+	case err == nil:
+		h.result(req, h.modernReplies.ack)
+	case errors.Is(err, tasks.ErrNotFound):
+		h.rpcError(req, CodeInvalidParams, "Invalid params: no task '"+jsonx.SafeText(id)+"' (unknown, expired, or made with other credentials).", nil)
+	default:
+		h.log.Error("mcp: reading or writing a task failed", "method", msg.method, "task", jsonx.SafeText(id), "error", err)
+		h.rpcError(req, CodeInternalError, "Internal error: the task store failed.", nil)
+	}
+}
+
+// taskAnswers reads the inputResponses of tasks/update: an object whose
+// members are objects (the results of the requests).
+func taskAnswers(raw []byte) (map[string]json.RawMessage, bool) {
+	out := map[string]json.RawMessage{}
+	if raw == nil || raw[0] == 'n' {
+		return out, true
+	}
+	if raw[0] != '{' {
+		return nil, false
+	}
+	size := 0
+	it := members(raw)
+	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+		k, _ := stringValue(key)
+		if val[0] != '{' {
+			return nil, false
+		}
+		out[k] = compactJSON(val)
+		size += len(k) + len(val)
+	}
+	return out, size <= MaxInputResponseBytes
+}
+
+// taskTime is the form of the times of a task: RFC 3339 in UTC, to the
+// millisecond.
+const taskTime = "2006-01-02T15:04:05.000Z"
+
+// appendTaskHead writes the members every task result shares, after '{':
+// resultType, taskId, status, statusMessage, createdAt, lastUpdatedAt,
+// ttlMs, pollIntervalMs.
+func appendTaskHead(b *bytes.Buffer, resultType string, t *tasks.Task) {
+	b.WriteString(`"resultType":`)
+	appendString(b, resultType)
+	b.WriteString(`,"taskId":`)
+	appendString(b, t.ID)
+	b.WriteString(`,"status":`)
+	appendString(b, string(t.Status))
+	if t.StatusMessage != "" {
+		b.WriteString(`,"statusMessage":`)
+		appendString(b, t.StatusMessage)
+	}
+	b.WriteString(`,"createdAt":"`)
+	b.WriteString(t.Created.UTC().Format(taskTime))
+	b.WriteString(`","lastUpdatedAt":"`)
+	b.WriteString(t.Updated.UTC().Format(taskTime))
+	b.WriteString(`","ttlMs":`)
+	b.WriteString(strconv.FormatInt(t.TTL.Milliseconds(), 10))
+	b.WriteString(`,"pollIntervalMs":`)
+	b.WriteString(strconv.FormatInt(max(t.PollInterval.Milliseconds(), 1), 10))
+}
+
+// createTaskResult is the answer to a tools/call that made task t.
+func (h *handler) createTaskResult(t *tasks.Task) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	appendTaskHead(&b, "task", t)
+	b.WriteString(`,"_meta":`)
+	b.Write(h.modernReplies.metaOnly)
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// detailedTask is the answer to tasks/get: the task with its result, its
+// error or its pending input requests.
+func (h *handler) detailedTask(t *tasks.Task) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	appendTaskHead(&b, "complete", t)
+	switch {
+	case t.Status == tasks.StatusCompleted && len(t.Result) > 0:
+		b.WriteString(`,"result":`)
+		b.Write(t.Result)
+	case t.Status == tasks.StatusFailed && t.Error != nil:
+		e, err := jsonrpc.AppendErrorMember(b.AvailableBuffer(), t.Error.Code, t.Error.Message, t.Error.Data)
+		b.Write(e) // complete even when its data did not encode
+		if err != nil {
+			h.log.Error("mcp: encoding a task's error data failed", "task", t.ID, "error", err)
+		}
+	case t.Status == tasks.StatusInputRequired && len(t.InputRequests) > 0:
+		b.WriteString(`,"inputRequests":`)
+		r, _ := json.Marshal(t.InputRequests) // raw messages from the store: valid
+		b.Write(r)
+	}
+	b.WriteString(`,"_meta":`)
+	b.Write(h.modernReplies.metaOnly)
+	b.WriteByte('}')
+	return b.Bytes()
+}

@@ -1,0 +1,426 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/host/internal/tasks"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// taskTools adds task declarations to the fake tools.
+type taskTools struct {
+	*fakeTools
+	support map[string]*metadata.TaskSupport
+}
+
+func (t *taskTools) TaskSupport(name string) *metadata.TaskSupport { return t.support[name] }
+
+var tasksCaps = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{ExtensionTasks: map[string]any{}}}
+
+// taskServer serves echo (synchronous only) and the task tools of call on
+// store, with heartbeats of beat.
+func taskServer(t *testing.T, store tasks.Store, beat time.Duration, call func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error)) *testServer {
+	t.Helper()
+	ft := newFakeTools()
+	ft.call = func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		if req.Name == "echo" {
+			return echoCall(ctx, req)
+		}
+		return call(ctx, req)
+	}
+	tt := &taskTools{fakeTools: ft, support: map[string]*metadata.TaskSupport{
+		"job":      {Support: metadata.TaskOptional, PollIntervalMs: 50},
+		"must":     {Support: metadata.TaskRequired},
+		"deferred": {Support: metadata.TaskRequired, Deferred: true},
+	}}
+	logs := &syncBuffer{}
+	h := NewHandler(tt, &Options{Sealer: testSealer, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		ServerInfo: Implementation{Name: "modern-test", Version: "9.9.9"},
+		Tasks:      &TaskOptions{Store: store, Heartbeat: beat}})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		StopTasks(ctx, h)
+	})
+	return &testServer{Server: srv, tools: ft, logs: logs}
+}
+
+// taskCall is a 2026-07-28 tools/call of name with caps.
+func taskCall(name string, args map[string]any, caps map[string]any, extra map[string]any) string {
+	meta := modernMeta(ModernVersion)
+	meta[MetaClientCapabilities] = caps
+	params := map[string]any{"name": name, "arguments": args, "_meta": meta}
+	for k, v := range extra {
+		params[k] = v
+	}
+	return rpc(1, "tools/call", params)
+}
+
+// taskRequest is a tasks/* request for task id.
+func taskRequest(method, id string, caps map[string]any, extra map[string]any) string {
+	meta := modernMeta(ModernVersion)
+	meta[MetaClientCapabilities] = caps
+	params := map[string]any{"taskId": id, "_meta": meta}
+	for k, v := range extra {
+		params[k] = v
+	}
+	return rpc(2, method, params)
+}
+
+// envelope is a JSON-RPC reply with a task-shaped result.
+type envelope struct {
+	Result map[string]json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	} `json:"error"`
+}
+
+func (s *testServer) rpcCall(t *testing.T, body, method, name string, headers map[string]string) (int, envelope) {
+	t.Helper()
+	h := modernHeaders(method, name)
+	for k, v := range headers {
+		h[k] = v
+	}
+	r := s.post(t, body, h)
+	var env envelope
+	require.NoError(t, json.Unmarshal([]byte(r.data), &env), r.data)
+	return r.status, env
+}
+
+func str(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	var s string
+	require.NoError(t, json.Unmarshal(raw, &s), string(raw))
+	return s
+}
+
+// createTask calls name and returns the task id of its CreateTaskResult.
+func createTask(t *testing.T, s *testServer, name string, args map[string]any, headers map[string]string) string {
+	t.Helper()
+	status, env := s.rpcCall(t, taskCall(name, args, tasksCaps, nil), methodToolsCall, name, headers)
+	require.Equal(t, http.StatusOK, status)
+	require.Nil(t, env.Error)
+	require.Equal(t, `"task"`, string(env.Result["resultType"]))
+	return str(t, env.Result["taskId"])
+}
+
+// getTask answers tasks/get of id.
+func getTask(t *testing.T, s *testServer, id string, headers map[string]string) envelope {
+	t.Helper()
+	_, env := s.rpcCall(t, taskRequest(methodTasksGet, id, tasksCaps, nil), methodTasksGet, id, headers)
+	return env
+}
+
+// waitStatus polls tasks/get until the task has status (bounded).
+func waitStatus(t *testing.T, s *testServer, id, status string) envelope {
+	t.Helper()
+	var env envelope
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		env = getTask(t, s, id, nil)
+		if assert.NotNil(c, env.Result) {
+			assert.Equal(c, `"`+status+`"`, string(env.Result["status"]))
+		}
+	}, 10*time.Second, 10*time.Millisecond)
+	return env
+}
+
+func TestTaskCreatedAndCompleted(t *testing.T) {
+	release := make(chan struct{})
+	s := taskServer(t, tasks.NewMemory(nil), 0, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		<-release
+		if req.Name == "must" {
+			return metadata.ErrorResult("the job failed"), nil
+		}
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("done")}}, nil
+	})
+	// The extension is advertised.
+	_, disc := s.rpcCall(t, rpc("d", methodDiscover, map[string]any{"_meta": modernMeta(ModernVersion)}), methodDiscover, "", nil)
+	assert.JSONEq(t, `{"tools":{},"extensions":{"`+ExtensionTasks+`":{}}}`, string(disc.Result["capabilities"]))
+
+	status, env := s.rpcCall(t, taskCall("job", nil, tasksCaps, nil), methodToolsCall, "job", nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Nil(t, env.Error)
+	for _, k := range []string{"taskId", "status", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"} {
+		assert.Contains(t, env.Result, k)
+	}
+	for _, k := range []string{"task", "result", "error", "inputRequests", "requestState", "ttl", "pollInterval"} {
+		assert.NotContains(t, env.Result, k)
+	}
+	assert.Equal(t, `"task"`, string(env.Result["resultType"]))
+	assert.Equal(t, `"working"`, string(env.Result["status"]))
+	assert.Equal(t, "50", string(env.Result["pollIntervalMs"]))
+	assert.Equal(t, "3600000", string(env.Result["ttlMs"]))
+	assert.Regexp(t, `^"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"$`, string(env.Result["createdAt"]))
+	id := str(t, env.Result["taskId"])
+	assert.Len(t, id, 26)
+
+	// Readable at once, working, without a result.
+	got := getTask(t, s, id, nil)
+	require.NotNil(t, got.Result, "tasks/get right after the create")
+	assert.Equal(t, `"complete"`, string(got.Result["resultType"]))
+	assert.Equal(t, `"working"`, string(got.Result["status"]))
+	assert.NotContains(t, got.Result, "result")
+
+	mustID := createTask(t, s, "must", nil, nil)
+	close(release)
+	done := waitStatus(t, s, id, "completed")
+	assert.JSONEq(t, `{"resultType":"complete","content":[{"type":"text","text":"done"}],`+serverInfoMeta+`}`, string(done.Result["result"]))
+	assert.NotContains(t, done.Result, "error")
+	// A tool's error result completes the task, with isError.
+	failed := waitStatus(t, s, mustID, "completed")
+	assert.Contains(t, string(failed.Result["result"]), `"isError":true`)
+}
+
+func TestTaskGates(t *testing.T) {
+	s := taskServer(t, tasks.NewMemory(nil), 0, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("sync " + req.Name)}}, nil
+	})
+	plain := map[string]any{}
+	// Without the extension: task methods are refused with -32021 (HTTP 400)…
+	for _, m := range []string{methodTasksGet, methodTasksUpdate, methodTasksCancel} {
+		status, env := s.rpcCall(t, taskRequest(m, "x", plain, nil), m, "x", nil)
+		assert.Equal(t, http.StatusBadRequest, status, m)
+		if assert.NotNil(t, env.Error, m) {
+			assert.Equal(t, CodeMissingRequiredClientCapability, env.Error.Code, m)
+		}
+	}
+	// …an optional tool runs synchronously…
+	_, env := s.rpcCall(t, taskCall("job", nil, plain, nil), methodToolsCall, "job", nil)
+	require.Nil(t, env.Error)
+	assert.Equal(t, `"complete"`, string(env.Result["resultType"]))
+	assert.NotContains(t, env.Result, "taskId")
+	// …a required one is refused, saying what it needs.
+	status, env := s.rpcCall(t, taskCall("must", nil, plain, nil), methodToolsCall, "must", nil)
+	assert.Equal(t, http.StatusBadRequest, status)
+	require.NotNil(t, env.Error)
+	assert.Equal(t, CodeMissingRequiredClientCapability, env.Error.Code)
+	assert.JSONEq(t, string(tasksRequiredData), string(env.Error.Data))
+	// A synchronous tool stays synchronous, a legacy task hint is ignored.
+	_, env = s.rpcCall(t, taskCall("echo", map[string]any{"text": "hi"}, tasksCaps, map[string]any{"task": map[string]any{"ttl": 60000}}), methodToolsCall, "echo", nil)
+	require.Nil(t, env.Error)
+	assert.NotContains(t, env.Result, "taskId")
+	// Unknown ids are -32602; removed methods -32601; Mcp-Name must be the id.
+	env = getTask(t, s, "nope", nil)
+	require.NotNil(t, env.Error)
+	assert.Equal(t, CodeInvalidParams, env.Error.Code)
+	_, env = s.rpcCall(t, taskRequest(methodTasksCancel, "nope", tasksCaps, nil), methodTasksCancel, "nope", nil)
+	require.NotNil(t, env.Error)
+	assert.Equal(t, CodeInvalidParams, env.Error.Code)
+	for _, m := range []string{"tasks/result", "tasks/list"} {
+		_, env = s.rpcCall(t, taskRequest(m, "x", tasksCaps, nil), m, "", nil)
+		require.NotNil(t, env.Error, m)
+		assert.Equal(t, CodeMethodNotFound, env.Error.Code, m)
+	}
+	id := createTask(t, s, "job", nil, nil)
+	status, env = s.rpcCall(t, taskRequest(methodTasksGet, id, tasksCaps, nil), methodTasksGet, "another-id", nil)
+	assert.Equal(t, http.StatusBadRequest, status)
+	require.NotNil(t, env.Error)
+	assert.Equal(t, CodeHeaderMismatch, env.Error.Code)
+}
+
+func TestTaskBelongsToItsCredentials(t *testing.T) {
+	s := taskServer(t, tasks.NewMemory(nil), 0, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	alice := map[string]string{"Authorization": "Bearer alice"}
+	bob := map[string]string{"Authorization": "Bearer bob"}
+	id := createTask(t, s, "job", nil, alice)
+	env := getTask(t, s, id, bob)
+	require.NotNil(t, env.Error, "another client reads the task")
+	assert.Equal(t, CodeInvalidParams, env.Error.Code)
+	_, env = s.rpcCall(t, taskRequest(methodTasksCancel, id, tasksCaps, nil), methodTasksCancel, id, bob)
+	require.NotNil(t, env.Error, "another client cancels the task")
+	assert.Equal(t, CodeInvalidParams, env.Error.Code)
+	assert.Equal(t, `"working"`, string(getTask(t, s, id, alice).Result["status"]))
+}
+
+func TestTaskCancel(t *testing.T) {
+	stopped := make(chan error, 1)
+	s := taskServer(t, tasks.NewMemory(nil), 0, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		<-ctx.Done()
+		stopped <- context.Cause(ctx)
+		return metadata.ErrorResult("stopped"), nil
+	})
+	id := createTask(t, s, "job", nil, nil)
+	_, env := s.rpcCall(t, taskRequest(methodTasksCancel, id, tasksCaps, nil), methodTasksCancel, id, nil)
+	require.Nil(t, env.Error)
+	assert.Equal(t, `"complete"`, string(env.Result["resultType"]))
+	for _, k := range []string{"taskId", "status", "result", "error", "inputRequests"} {
+		assert.NotContains(t, env.Result, k)
+	}
+	select {
+	case cause := <-stopped:
+		assert.ErrorContains(t, cause, "cancelled")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the work was not stopped")
+	}
+	waitStatus(t, s, id, "cancelled")
+	// Cancelling a terminal task is acknowledged the same way.
+	_, env = s.rpcCall(t, taskRequest(methodTasksCancel, id, tasksCaps, nil), methodTasksCancel, id, nil)
+	require.Nil(t, env.Error)
+	assert.Equal(t, `"complete"`, string(env.Result["resultType"]))
+	assert.Equal(t, `"cancelled"`, string(getTask(t, s, id, nil).Result["status"]))
+}
+
+func TestTaskFailed(t *testing.T) {
+	s := taskServer(t, tasks.NewMemory(nil), 0, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		return nil, &ProtocolError{Code: CodeInternalError, Message: "the function crashed"}
+	})
+	id := createTask(t, s, "job", nil, nil)
+	env := waitStatus(t, s, id, "failed")
+	assert.JSONEq(t, `{"code":-32603,"message":"the function crashed"}`, string(env.Result["error"]))
+	assert.NotContains(t, env.Result, "result")
+}
+
+// TestTaskInputRequests: requests of a task are its input requests until
+// tasks/update answers them, one at a time if the client likes.
+func TestTaskInputRequests(t *testing.T) {
+	s := taskServer(t, tasks.NewMemory(nil), 0, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		var wg sync.WaitGroup
+		answers := make([]string, 2)
+		errs := make([]error, 2)
+		for i, key := range []string{"name", "confirm"} {
+			wg.Go(func() {
+				r, err := req.Notify.Request(ctx, key, "elicitation/create", json.RawMessage(elicitParams))
+				if err == nil {
+					answers[i] = string(r.Result)
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return metadata.ErrorResult(err.Error()), nil
+		}
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent(strings.Join(answers, " + "))}}, nil
+	})
+	id := createTask(t, s, "job", nil, nil)
+	var env envelope
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		env = getTask(t, s, id, nil)
+		var reqs map[string]struct{ Method string }
+		_ = json.Unmarshal(env.Result["inputRequests"], &reqs)
+		assert.Equal(c, `"input_required"`, string(env.Result["status"]))
+		assert.Len(c, reqs, 2)
+		assert.Equal(c, "elicitation/create", reqs["name"].Method)
+	}, 10*time.Second, 10*time.Millisecond)
+
+	update := func(answers map[string]any) {
+		t.Helper()
+		_, env := s.rpcCall(t, taskRequest(methodTasksUpdate, id, tasksCaps, map[string]any{"inputResponses": answers}), methodTasksUpdate, id, nil)
+		require.Nil(t, env.Error)
+		assert.Equal(t, `"complete"`, string(env.Result["resultType"]))
+		assert.NotContains(t, env.Result, "status")
+	}
+	update(map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}, "unknown": map[string]any{}})
+	env = getTask(t, s, id, nil)
+	assert.Equal(t, `"input_required"`, string(env.Result["status"]))
+	var left map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(env.Result["inputRequests"], &left))
+	assert.Equal(t, []string{"confirm"}, keys(left))
+
+	update(map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}})
+	env = waitStatus(t, s, id, "completed")
+	assert.Contains(t, string(env.Result["result"]), `{\"action\":\"accept\",\"content\":{\"name\":\"Ada\"}} + {\"action\":\"accept\",\"content\":{\"confirm\":true}}`)
+
+	_, bad := s.rpcCall(t, taskRequest(methodTasksUpdate, id, tasksCaps, map[string]any{"inputResponses": map[string]any{"x": 1}}), methodTasksUpdate, id, nil)
+	require.NotNil(t, bad.Error)
+	assert.Equal(t, CodeInvalidParams, bad.Error.Code)
+}
+
+func keys(m map[string]json.RawMessage) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestDeferredTask: a deferred tool asks the input-required way first,
+// then becomes a task whose result has the answer.
+func TestDeferredTask(t *testing.T) {
+	s := taskServer(t, tasks.NewMemory(nil), 0, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		r, err := req.Notify.Request(ctx, "user_name", "elicitation/create", json.RawMessage(elicitParams))
+		if err != nil {
+			return nil, err
+		}
+		if r.InputRequired {
+			return metadata.ErrorResult("needs input"), nil
+		}
+		if _, err := req.Notify.StartTask(ctx); err != nil {
+			return nil, err
+		}
+		time.Sleep(20 * time.Millisecond) // the rest of the work runs as a task
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("Hello " + string(r.Result))}}, nil
+	})
+	_, env := s.rpcCall(t, taskCall("deferred", nil, tasksCaps, nil), methodToolsCall, "deferred", nil)
+	require.Nil(t, env.Error)
+	assert.Equal(t, `"input_required"`, string(env.Result["resultType"]))
+	assert.NotContains(t, env.Result, "taskId")
+	state := str(t, env.Result["requestState"])
+
+	answer := map[string]any{"user_name": map[string]any{"action": "accept", "content": map[string]any{"name": "Alice"}}}
+	_, env = s.rpcCall(t, taskCall("deferred", nil, tasksCaps, map[string]any{"inputResponses": answer, "requestState": state}), methodToolsCall, "deferred", nil)
+	require.Nil(t, env.Error)
+	assert.Equal(t, `"task"`, string(env.Result["resultType"]))
+	assert.NotContains(t, env.Result, "requestState")
+	assert.NotContains(t, env.Result, "inputRequests")
+	done := waitStatus(t, s, str(t, env.Result["taskId"]), "completed")
+	assert.Contains(t, string(done.Result["result"]), "Alice")
+}
+
+// TestTaskOfAStoppedInstance: a task whose record stopped getting
+// heartbeats ran on an instance that is gone; reading it ends it failed.
+func TestTaskOfAStoppedInstance(t *testing.T) {
+	store := tasks.NewMemory(nil)
+	s := taskServer(t, store, 20*time.Millisecond, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		return nil, errors.New("not called")
+	})
+	probe := httptest.NewRequest(http.MethodPost, "/", nil)
+	old := time.Now().Add(-time.Minute)
+	require.NoError(t, store.Create(t.Context(), &tasks.Task{ID: "orphan", Scope: taskScope(probe), Instance: "gone",
+		Status: tasks.StatusWorking, Created: old, Updated: old, Heartbeat: old, TTL: time.Hour, PollInterval: time.Second}))
+	env := getTask(t, s, "orphan", nil)
+	require.NotNil(t, env.Result)
+	assert.Equal(t, `"failed"`, string(env.Result["status"]))
+	assert.Contains(t, string(env.Result["error"]), "(gone) stopped before the task finished")
+}
+
+// TestTaskAcrossInstances: two handlers sharing a store: one runs the
+// task, the other answers, updates and reads it.
+func TestTaskAcrossInstances(t *testing.T) {
+	store := tasks.NewMemory(nil)
+	call := func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		r, err := req.Notify.Request(ctx, "confirm", "elicitation/create", json.RawMessage(elicitParams))
+		if err != nil {
+			return nil, err
+		}
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("got " + string(r.Result))}}, nil
+	}
+	a := taskServer(t, store, 50*time.Millisecond, call)
+	b := taskServer(t, store, 50*time.Millisecond, call)
+	id := createTask(t, a, "job", nil, nil)
+	waitStatus(t, b, id, "input_required")
+	_, env := b.rpcCall(t, taskRequest(methodTasksUpdate, id, tasksCaps, map[string]any{"inputResponses": map[string]any{
+		"confirm": map[string]any{"action": "decline"}}}), methodTasksUpdate, id, nil)
+	require.Nil(t, env.Error)
+	done := waitStatus(t, b, id, "completed")
+	assert.Contains(t, string(done.Result["result"]), `got {\"action\":\"decline\"}`)
+}

@@ -1,0 +1,130 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/host/internal/tasks"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// MCP tasks (2026-07-28, the io.modelcontextprotocol/tasks extension) for
+// tools declared with a task support (metadata.KeyTask). The records live in
+// a store every instance shares: the memory of this process for one
+// instance, Azure Storage (a table, and blobs for large records) for
+// several.
+const (
+	// SettingTaskStore chooses where task records live: TaskStoreMemory
+	// (the default) or TaskStoreAzure, which several instances need to
+	// share their tasks.
+	SettingTaskStore = "FUNCMCP_TASK_STORE"
+	// SettingTaskHeartbeat is how often an instance running a task
+	// refreshes its record, as a Go duration ("5s"); a task whose record
+	// went three heartbeats without one ran on an instance that stopped
+	// and ends failed. Unset means mcp.DefaultTaskHeartbeat.
+	SettingTaskHeartbeat = "FUNCMCP_TASK_HEARTBEAT"
+	// SettingTaskTTL is the time to live of the tasks of tools that
+	// suggest none, as a Go duration ("1h"): how long after its creation a
+	// task stays readable (its work is stopped when it is still running
+	// then). Unset means mcp.DefaultTaskTTL.
+	SettingTaskTTL = "FUNCMCP_TASK_TTL"
+)
+
+// Task stores, the values of SettingTaskStore.
+const (
+	TaskStoreMemory = "memory"
+	TaskStoreAzure  = "azure"
+)
+
+// taskSweepEvery is how often expired task records are removed.
+const taskSweepEvery = 10 * time.Minute
+
+// TaskSupport gives the MCP endpoint the task declaration of a tool.
+func (s toolSet) TaskSupport(name string) *metadata.TaskSupport {
+	t := s.h.cat.Lookup(name)
+	if t == nil || t.Binding.Trigger == nil {
+		return nil
+	}
+	return t.Binding.Trigger.Task
+}
+
+// hasTaskTools reports whether any tool of the app may run as a task.
+func (h *Host) hasTaskTools() bool {
+	for _, t := range h.cat.Tools() {
+		if t.Binding.Trigger != nil && t.Binding.Trigger.Task != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// taskOptions opens the task store the settings ask for, when the app has
+// tools that may run as tasks (nil otherwise: tasks are off). An Azure
+// store is opened (its table and container created) here, within ctx.
+func (h *Host) taskOptions(ctx context.Context, backplaneKind string) (*mcp.TaskOptions, error) {
+	if !h.hasTaskTools() {
+		return nil, nil
+	}
+	o := &mcp.TaskOptions{}
+	for _, d := range []struct {
+		setting string
+		dst     *time.Duration
+	}{{SettingTaskHeartbeat, &o.Heartbeat}, {SettingTaskTTL, &o.TTL}} {
+		v, from := h.cfg.Lookup(d.setting)
+		if v == "" {
+			continue
+		}
+		t, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || t <= 0 {
+			return nil, fmt.Errorf("reading %s from %s: %q is not a positive duration such as \"5s\"", d.setting, from, v)
+		}
+		*d.dst = t
+	}
+	kind, from := h.cfg.Lookup(SettingTaskStore)
+	kind = strings.ToLower(strings.TrimSpace(kind))
+	if kind == "" {
+		kind = TaskStoreMemory
+		if backplaneKind != BackplaneMemory {
+			h.log.Warn("MCP tasks are kept in this instance's memory: other instances cannot read them; set " +
+				SettingTaskStore + "=" + TaskStoreAzure + " to keep them in Azure Storage")
+		}
+	}
+	switch kind {
+	case TaskStoreMemory:
+		o.Store = tasks.NewMemory(nil)
+	case TaskStoreAzure:
+		conn, _ := h.cfg.Lookup(SettingStorage)
+		if conn == "" {
+			return nil, fmt.Errorf("the task store is %s (from %s) but %s, the storage connection string, is not set", TaskStoreAzure, from, SettingStorage)
+		}
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		s, err := tasks.NewAzure(ctx, conn, nil)
+		if err != nil {
+			return nil, fmt.Errorf("opening the task store in %s: %w", SettingStorage, err)
+		}
+		o.Store = s
+	default:
+		return nil, fmt.Errorf("reading %s from %s: %q is not %q or %q", SettingTaskStore, from, kind, TaskStoreMemory, TaskStoreAzure)
+	}
+	return o, nil
+}
+
+// sweepTasks removes expired task records now and then until ctx ends.
+func (h *Host) sweepTasks(ctx context.Context, store tasks.Store) {
+	t := time.NewTicker(taskSweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if err := store.Sweep(ctx, now); err != nil && ctx.Err() == nil {
+				h.log.Warn("removing expired MCP tasks failed", "error", err)
+			}
+		}
+	}
+}
