@@ -89,6 +89,22 @@ func TestMemoryStore(t *testing.T) {
 	testStore(t, NewMemory(now), func(d time.Duration) { mu.Lock(); skew += d; mu.Unlock() })
 }
 
+// TestMemoryStoreIsBounded: a full store refuses new tasks until some
+// expire.
+func TestMemoryStoreIsBounded(t *testing.T) {
+	now := time.Now()
+	s := NewMemory(func() time.Time { return now })
+	s.max = 3
+	ctx := context.Background()
+	for i := range 3 {
+		require.NoError(t, s.Create(ctx, &Task{ID: fmt.Sprint(i), Created: now, TTL: time.Duration(i+1) * time.Minute}))
+	}
+	assert.ErrorIs(t, s.Create(ctx, &Task{ID: "more", Created: now, TTL: time.Hour}), ErrFull)
+	now = now.Add(90 * time.Second) // task 0 has expired
+	require.NoError(t, s.Create(ctx, &Task{ID: "more", Created: now, TTL: time.Hour}))
+	assert.ErrorIs(t, s.Create(ctx, &Task{ID: "again", Created: now, TTL: time.Hour}), ErrFull)
+}
+
 func TestAzureStore(t *testing.T) {
 	az := testutil.StartAzuriteStorage(t, repoRoot(t))
 	var mu sync.Mutex
