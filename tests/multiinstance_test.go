@@ -592,11 +592,19 @@ func TestMultiInstanceIdentityStorage(t *testing.T) {
 		"SSL_CERT_FILE="+cert.CertFile,
 		"AzureWebJobsStorage__queueServiceUri="+az.QueueURL(),
 		"AzureWebJobsStorage__blobServiceUri="+az.BlobURL(),
+		"AzureWebJobsStorage__tableServiceUri="+az.TableURL(),
 		"AzureWebJobsStorage__credential=managedidentity",
-		"AzureWebJobsStorage__clientId="+clientID)
+		"AzureWebJobsStorage__clientId="+clientID,
+		"FUNCMCP_TASK_STORE=azure")
 	app := sample(t)
 	a := startHostEnv(t, app, env)
 	b := startHostEnv(t, app, env)
+
+	// MCP tasks share the same storage, through the same identity: a task
+	// made on A is read on B.
+	task := taskClient{endpoint: a.endpoint}.create(t, "simulate_epidemic", map[string]any{"days": 30, "duration_seconds": 1})
+	done := taskClient{endpoint: b.endpoint}.await(t, task, "completed")
+	assert.Contains(t, string(done.Result["result"]), "structuredContent")
 	ctx := t.Context()
 	c, _ := openClient(t, 1, a, b)
 	msgs := []string{callMessage(1, 1), fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"%s"}}`, strings.Repeat("p", 1<<20))}

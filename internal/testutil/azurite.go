@@ -78,6 +78,11 @@ func (a *Azurite) QueueURL() string {
 	return fmt.Sprintf("%s://127.0.0.1:%d/devstoreaccount1", a.scheme(), a.Port)
 }
 
+// TableURL is the table service's URL (the account's).
+func (a *Azurite) TableURL() string {
+	return fmt.Sprintf("%s://127.0.0.1:%d/devstoreaccount1", a.scheme(), a.tablePort)
+}
+
 // BlobURL is the blob service's URL (the account's).
 func (a *Azurite) BlobURL() string {
 	return fmt.Sprintf("%s://127.0.0.1:%d/devstoreaccount1", a.scheme(), a.BlobPort)
@@ -85,8 +90,8 @@ func (a *Azurite) BlobURL() string {
 
 // ConnectionString is the AzureWebJobsStorage value for this emulator.
 func (a *Azurite) ConnectionString() string {
-	return fmt.Sprintf("DefaultEndpointsProtocol=%s;AccountName=devstoreaccount1;AccountKey=%s;QueueEndpoint=%s;BlobEndpoint=%s",
-		a.scheme(), AzuriteAccountKey, a.QueueURL(), a.BlobURL())
+	return fmt.Sprintf("DefaultEndpointsProtocol=%s;AccountName=devstoreaccount1;AccountKey=%s;QueueEndpoint=%s;BlobEndpoint=%s;TableEndpoint=%s",
+		a.scheme(), AzuriteAccountKey, a.QueueURL(), a.BlobURL(), a.TableURL())
 }
 
 // Start (re)starts the emulator on its ports, empty, and waits until it
@@ -116,7 +121,7 @@ func (a *Azurite) Start() {
 	cmd, done := a.cmd, a.done
 	go func() { _ = cmd.Wait(); close(done) }()
 	deadline := time.Now().Add(30 * time.Second)
-	for _, port := range []int{a.Port, a.BlobPort} {
+	for _, port := range []int{a.Port, a.BlobPort, a.tablePort} {
 		a.waitFor(port, done, deadline)
 	}
 }

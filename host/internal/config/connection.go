@@ -119,16 +119,17 @@ func unsupported(props map[string]Property, known ...string) error {
 // StorageConnection is a storage account connection as the Functions host
 // reads AzureWebJobsStorage: a connection string in the setting itself, or
 // an identity-based connection in <name>__accountName,
-// __queueServiceUri, __blobServiceUri, __credential, __clientId,
+// __queueServiceUri, __blobServiceUri, __tableServiceUri, __credential, __clientId,
 // __managedIdentityResourceId and __tenantId.
 type StorageConnection struct {
 	Name string
 	// ConnectionString is the setting's value; "" for an identity-based
 	// connection.
 	ConnectionString string
-	// QueueServiceURI and BlobServiceURI are the endpoints of an
-	// identity-based connection (from __accountName, or given).
-	QueueServiceURI, BlobServiceURI string
+	// QueueServiceURI, BlobServiceURI and TableServiceURI are the
+	// endpoints of an identity-based connection (from __accountName, or
+	// given).
+	QueueServiceURI, BlobServiceURI, TableServiceURI string
 	Identity                        Identity
 	// From says where the connection was found, for messages.
 	From string
@@ -157,8 +158,10 @@ func (c *Config) Storage(name string) (*StorageConnection, error) {
 		}
 		sc.QueueServiceURI = "https://" + acct + ".queue.core.windows.net"
 		sc.BlobServiceURI = "https://" + acct + ".blob.core.windows.net"
+		sc.TableServiceURI = "https://" + acct + ".table.core.windows.net"
 	}
-	for prop, dst := range map[string]*string{"queueserviceuri": &sc.QueueServiceURI, "blobserviceuri": &sc.BlobServiceURI} {
+	for prop, dst := range map[string]*string{"queueserviceuri": &sc.QueueServiceURI, "blobserviceuri": &sc.BlobServiceURI,
+		"tableserviceuri": &sc.TableServiceURI} {
 		p, ok := props[prop]
 		if !ok {
 			continue
