@@ -139,10 +139,13 @@
 // on the stream), behind the same key check. Each host has a random
 // instance id; a POST for a stream on another instance goes through the
 // backplane that the app setting FUNCMCP_BACKPLANE names: memory (default,
-// the hosts of one process) or azurequeues (Azure Storage Queues on the
-// AzureWebJobsStorage connection, queue mcp-backplane-<instance id>,
-// created by Run before it serves and deleted when it stops). Instances
-// that share work need the same session key (WEBSITE_AUTH_ENCRYPTION_KEY).
+// the hosts of one process), azurequeues (Azure Storage Queues and blobs on
+// the AzureWebJobsStorage connection, a connection string or identity-based
+// settings, queue mcp-backplane-<instance id>, created by Run before it
+// serves and deleted when it stops) or redis (the FUNCMCP_REDIS
+// connection). The POST is answered once the stream's instance said what
+// became of the message. Instances that share work need the same session
+// key (WEBSITE_AUTH_ENCRYPTION_KEY).
 //
 // # Packages
 //

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/backplane"
+	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 )
@@ -24,18 +26,33 @@ const (
 // read for the legacy SSE transport.
 const (
 	// SettingBackplane chooses how instances share legacy SSE traffic:
-	// "memory" (the default: the instances of one process) or
+	// "memory" (the default: the instances of one process),
 	// "azurequeues" (Azure Storage Queues on the AzureWebJobsStorage
-	// connection, for instances in several processes or machines).
+	// connection) or "redis" (the FUNCMCP_REDIS connection), for
+	// instances in several processes or machines.
 	SettingBackplane = "FUNCMCP_BACKPLANE"
-	// SettingStorage is the storage connection string of the app.
+	// SettingStorage is the storage connection of the app: a connection
+	// string, or identity-based settings AzureWebJobsStorage__accountName
+	// (or __queueServiceUri and __blobServiceUri), __credential,
+	// __clientId, __managedIdentityResourceId, __tenantId.
 	SettingStorage = "AzureWebJobsStorage"
+	// SettingRedis is the Redis connection of the redis backplane: a
+	// connection string ("host:port,password=…,ssl=True" or a rediss://
+	// URL), or FUNCMCP_REDIS__redisHostName, __principalId and
+	// optionally __clientId for Microsoft Entra authentication.
+	SettingRedis = "FUNCMCP_REDIS"
+	// SettingHeartbeat is how often an instance tells the others it is
+	// alive ("15s", or a time span "00:00:15"); default 15s for
+	// azurequeues, 5s for redis. An instance silent for three heartbeats
+	// is dead: messages for it are refused at once.
+	SettingHeartbeat = "FUNCMCP_BACKPLANE_HEARTBEAT"
 )
 
 // Backplane kinds, the values of SettingBackplane.
 const (
 	BackplaneMemory      = "memory"
 	BackplaneAzureQueues = "azurequeues"
+	BackplaneRedis       = "redis"
 )
 
 // memoryHub joins the in-memory backplanes of the hosts of this process.
@@ -48,6 +65,7 @@ type legacy struct {
 	sse        *mcp.LegacySSE
 	endpoint   http.Handler // the Streamable HTTP endpoint, for forwarded responses
 	bp         backplane.Backplane
+	log        *slog.Logger
 	stopOnce   sync.Once
 }
 
@@ -64,23 +82,12 @@ func newInstanceID() string { return ids.Random(ids.Base32Lower, 16) }
 // newLegacy sets up the backplane the settings ask for. Nothing is
 // contacted before start; attach completes the transport.
 func (h *Host) newLegacy() (*legacy, error) {
-	l := &legacy{instanceID: newInstanceID()}
-	kind, from := h.cfg.Lookup(SettingBackplane)
-	switch strings.ToLower(strings.TrimSpace(kind)) {
-	case "", BackplaneMemory:
-		l.kind = BackplaneMemory
-		l.bp = backplane.NewMemory(memoryHub, l.instanceID)
-	case BackplaneAzureQueues:
-		l.kind = BackplaneAzureQueues
-		conn, _ := h.cfg.Lookup(SettingStorage)
-		q, err := backplane.NewQueue(l.instanceID, conn, &backplane.QueueOptions{ConnectionName: SettingStorage, Logger: h.log})
-		if err != nil {
-			return nil, err
-		}
-		l.bp = q
-	default:
-		return nil, fmt.Errorf("reading %s from %s: %q is not %q or %q", SettingBackplane, from, kind, BackplaneMemory, BackplaneAzureQueues)
+	l := &legacy{instanceID: newInstanceID(), log: h.log}
+	bp, kind, err := h.newBackplane(l.instanceID)
+	if err != nil {
+		return nil, err
 	}
+	l.bp, l.kind = bp, kind
 	return l, nil
 }
 
@@ -101,25 +108,97 @@ func (l *legacy) attach(h *Host, endpoint *mcp.Options, streamable http.Handler)
 	return nil
 }
 
+// newBackplane makes the backplane the settings name.
+func (h *Host) newBackplane(id string) (backplane.Backplane, string, error) {
+	kind, from := h.cfg.Lookup(SettingBackplane)
+	beat, err := h.heartbeat()
+	if err != nil {
+		return nil, "", err
+	}
+	switch strings.ToLower(strings.TrimSpace(kind)) {
+	case "", BackplaneMemory:
+		return backplane.NewMemory(memoryHub, id, backplane.HoldOptions{}, h.log), BackplaneMemory, nil
+	case BackplaneAzureQueues:
+		st, err := h.storage()
+		if err != nil {
+			return nil, "", fmt.Errorf("creating the backplane: %w", err)
+		}
+		q, err := backplane.NewQueue(id, st, &backplane.QueueOptions{Heartbeat: beat, Logger: h.log})
+		if err != nil {
+			return nil, "", err
+		}
+		return q, BackplaneAzureQueues, nil
+	case BackplaneRedis:
+		rc, err := h.redis()
+		if err != nil {
+			return nil, "", fmt.Errorf("creating the backplane: %w", err)
+		}
+		r, err := backplane.NewRedis(id, rc, &backplane.RedisOptions{Heartbeat: beat, Logger: h.log})
+		if err != nil {
+			return nil, "", err
+		}
+		return r, BackplaneRedis, nil
+	}
+	return nil, "", fmt.Errorf("reading %s from %s: %q is not %q, %q or %q", SettingBackplane, from, kind, BackplaneMemory, BackplaneAzureQueues, BackplaneRedis)
+}
+
+// heartbeat reads SettingHeartbeat: 0 when not set.
+func (h *Host) heartbeat() (time.Duration, error) {
+	v, from := h.cfg.Lookup(SettingHeartbeat)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil {
+		if d, err = config.ParseTimeSpan(v); err != nil || d < 0 {
+			return 0, fmt.Errorf("reading %s from %s: %q is not a duration like \"15s\" or \"00:00:15\"", SettingHeartbeat, from, v)
+		}
+	}
+	if d < 100*time.Millisecond {
+		return 0, fmt.Errorf("reading %s from %s: %q is shorter than 100ms", SettingHeartbeat, from, v)
+	}
+	return d, nil
+}
+
 // start makes the instance reachable through the backplane.
 func (l *legacy) start(ctx context.Context) error {
 	return l.bp.Start(ctx, l.deliver)
 }
 
-// deliver hands a message from another instance to its stream, or a
-// client's response to the call waiting for it.
-func (l *legacy) deliver(_ context.Context, m backplane.Message) {
+// deliver is where every message another instance sends is dispatched:
+// a client's response goes to the call waiting for it, anything else to
+// its legacy SSE stream. A response nothing waits for can never be
+// delivered: it is dropped (logged at debug) and its sender told.
+func (l *legacy) deliver(_ context.Context, m backplane.Message) backplane.Outcome {
 	if scope, ok := strings.CutPrefix(m.ClientID, responsePrefix); ok {
-		mcp.DeliverResponse(l.endpoint, scope, m.Body)
-		return
+		if mcp.DeliverResponse(l.endpoint, scope, m.Body) {
+			return backplane.Taken
+		}
+		l.log.Debug("host: dropping a forwarded client response nothing waits for", "id", m.ID)
+		return backplane.Gone
 	}
-	l.sse.Deliver(m.ClientID, m.Body)
+	switch l.sse.Deliver(m.ClientID, m.Body) {
+	case mcp.Delivered:
+		return backplane.Taken
+	case mcp.DeliveryFull:
+		return backplane.Full
+	}
+	l.log.Warn("host: a forwarded message is for a stream that is not here; its sender is told", "client", m.ClientID, "id", m.ID)
+	return backplane.Gone
 }
 
 // forwardResponse sends a client's response to the instance where the
-// call that asked waits.
+// call that asked waits. A response that instance has nobody waiting for
+// is not an error: it was dropped there.
 func (l *legacy) forwardResponse(ctx context.Context, instanceID, scope string, body []byte) error {
-	return forwarder{l.bp}.Forward(ctx, instanceID, responsePrefix+scope, body)
+	out, err := l.bp.Send(ctx, instanceID, backplane.Message{ID: ids.Random(ids.Base32, 26), ClientID: responsePrefix + scope, Body: body})
+	switch {
+	case err != nil:
+		return fmt.Errorf("forwarding a response to instance %q: %w", instanceID, err)
+	case out == backplane.Gone:
+		l.log.Debug("host: the instance a client's response was forwarded to has nothing waiting for it", "instance", instanceID)
+	}
+	return nil
 }
 
 // stop ends the streams, then removes the instance from the backplane.
@@ -135,13 +214,21 @@ func (l *legacy) stop(ctx context.Context) error {
 }
 
 // forwarder sends messages for streams on other instances through the
-// backplane, each with a fresh id for duplicate suppression.
+// backplane, each with a fresh id for duplicate suppression, and turns
+// their outcome into the answer of the POST.
 type forwarder struct{ bp backplane.Backplane }
 
 func (f forwarder) Forward(ctx context.Context, instanceID, clientID string, message []byte) error {
-	err := f.bp.Send(ctx, instanceID, backplane.Message{ID: ids.Random(ids.Base32, 26), ClientID: clientID, Body: message})
-	if errors.Is(err, backplane.ErrUnknownInstance) {
+	out, err := f.bp.Send(ctx, instanceID, backplane.Message{ID: ids.Random(ids.Base32, 26), ClientID: clientID, Body: message})
+	switch {
+	case errors.Is(err, backplane.ErrUnknownInstance):
 		return fmt.Errorf("%w: %w", mcp.ErrNoInstance, err)
+	case err != nil:
+		return err
+	case out == backplane.Full:
+		return fmt.Errorf("forwarding to instance %q: %w", instanceID, mcp.ErrStreamFull)
+	case out == backplane.Gone:
+		return fmt.Errorf("forwarding to instance %q: the stream is not there: %w", instanceID, mcp.ErrNoInstance)
 	}
-	return err
+	return nil
 }

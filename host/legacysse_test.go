@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host/internal/backplane"
 	"github.com/funcmcp/funcmcp/internal/testutil"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -108,6 +110,28 @@ func TestLegacySSEAcrossHosts(t *testing.T) {
 	assert.Equal(t, "abc", v)
 }
 
+// TestForwardedResponseNobodyWaitsFor: a client's response forwarded to
+// the instance named in its request id, where no call waits for it, can
+// never be delivered: that instance reports it gone (and deletes it), and
+// the sender takes that for no error. A malformed one is gone too.
+func TestForwardedResponseNobodyWaitsFor(t *testing.T) {
+	t.Setenv("WEBSITE_AUTH_ENCRYPTION_KEY", testSessionKey)
+	t.Setenv(SettingBackplane, BackplaneMemory)
+	root := weatherApp(t, `{"version":"2.0"}`)
+	a, _ := serveTestHost(t, root, "http://127.0.0.1:1", nil)
+	b, _ := serveTestHost(t, root, "http://127.0.0.1:1", nil)
+	for _, tc := range []struct{ name, body string }{
+		{"a result", `{"jsonrpc":"2.0","id":"` + a.legacy.instanceID + `~nobody","result":{"action":"accept"}}`},
+		{"not a response", `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := a.legacy.deliver(t.Context(), backplane.Message{ID: "m-" + tc.name, ClientID: responsePrefix + "session:nobody", Body: []byte(tc.body)})
+			assert.Equal(t, backplane.Gone, out)
+			assert.NoError(t, b.legacy.forwardResponse(t.Context(), a.legacy.instanceID, "session:nobody", []byte(tc.body)))
+		})
+	}
+}
+
 // TestLegacySSEFunctionKeys: with keys enforced, the stream needs a key and
 // the key it was opened with is copied into the message URL.
 func TestLegacySSEFunctionKeys(t *testing.T) {
@@ -164,6 +188,29 @@ func TestBackplaneSettings(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "AzureWebJobsStorage is not set")
 	})
+	t.Run("queues with an unsupported identity setting", func(t *testing.T) {
+		t.Setenv(SettingBackplane, BackplaneAzureQueues)
+		t.Setenv(SettingStorage, "")
+		t.Setenv(SettingStorage+"__accountName", "myaccount")
+		t.Setenv(SettingStorage+"__clientSecret", "hush")
+		_, err := New(&Options{ScriptRoot: root, WorkerURL: "http://127.0.0.1:1", Output: io.Discard})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "AzureWebJobsStorage__clientSecret (from environment AzureWebJobsStorage__clientSecret) is not supported by funchost")
+		assert.NotContains(t, err.Error(), "hush")
+	})
+	t.Run("redis without a connection", func(t *testing.T) {
+		t.Setenv(SettingBackplane, BackplaneRedis)
+		_, err := New(&Options{ScriptRoot: root, WorkerURL: "http://127.0.0.1:1", Output: io.Discard})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "connection FUNCMCP_REDIS is not set")
+	})
+	t.Run("a heartbeat that is not a duration", func(t *testing.T) {
+		t.Setenv(SettingBackplane, BackplaneRedis)
+		t.Setenv(SettingHeartbeat, "often")
+		_, err := New(&Options{ScriptRoot: root, WorkerURL: "http://127.0.0.1:1", Output: io.Discard})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `reading FUNCMCP_BACKPLANE_HEARTBEAT from environment FUNCMCP_BACKPLANE_HEARTBEAT: "often" is not a duration`)
+	})
 	t.Run("queues on unreachable storage", func(t *testing.T) {
 		t.Setenv(SettingBackplane, BackplaneAzureQueues)
 		t.Setenv(SettingStorage, "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey="+testutil.AzuriteAccountKey+";QueueEndpoint=http://127.0.0.1:1/devstoreaccount1")
@@ -181,31 +228,48 @@ func TestBackplaneSettings(t *testing.T) {
 // BenchmarkLegacySSEPing_CrossInstance measures one legacy SSE message
 // crossing instances: a ping POSTed to host B whose stream is on host A,
 // from the POST until its reply is read from A's stream. Two hosts in one
-// process, no worker involved (ping). memory is the in-process backplane;
-// azurequeues goes through Azurite's queues on loopback. Reports p50/p99
-// of the round trip and messages per second: "sequential" has one message
-// in flight at a time, "parallel" one per goroutine, each on its own stream.
+// process, no worker involved (ping). "same" POSTs to A itself (no
+// backplane), memory is the in-process backplane, azurequeues goes through
+// Azurite's queues on loopback and redis through a redis-server on
+// loopback. Reports p50/p99 of the round trip and messages per second:
+// "sequential" has one message in flight at a time, back to back; "think"
+// one at a time with a pause of 50-500 ms between them (the receiving
+// instance is not polling without pause when a message comes); "parallel"
+// one per goroutine, each on its own stream.
 func BenchmarkLegacySSEPing_CrossInstance(b *testing.B) {
-	for _, kind := range []string{BackplaneMemory, BackplaneAzureQueues} {
+	for _, kind := range []string{"same", BackplaneMemory, BackplaneAzureQueues, BackplaneRedis} {
 		b.Run(kind, func(b *testing.B) {
 			b.Setenv("WEBSITE_AUTH_ENCRYPTION_KEY", testSessionKey)
-			b.Setenv(SettingBackplane, kind)
-			if kind == BackplaneAzureQueues {
+			switch kind {
+			case "same":
+				b.Setenv(SettingBackplane, BackplaneMemory)
+			case BackplaneAzureQueues:
+				b.Setenv(SettingBackplane, kind)
 				root, err := filepath.Abs("..")
 				require.NoError(b, err)
 				az := testutil.StartAzurite(b, root)
 				b.Setenv(SettingStorage, az.ConnectionString())
+			case BackplaneRedis:
+				b.Setenv(SettingBackplane, kind)
+				srv := testutil.StartRedis(b, testutil.RedisOptions{})
+				b.Setenv(SettingRedis, srv.Addr())
+			default:
+				b.Setenv(SettingBackplane, kind)
 			}
 			app := weatherApp(b, `{"version":"2.0"}`)
 			_, hostA := serveTestHost(b, app, "http://127.0.0.1:1", nil)
-			_, hostB := serveTestHost(b, app, "http://127.0.0.1:1", nil)
-			b.Run("sequential", func(b *testing.B) { benchPings(b, hostA, hostB, false) })
-			b.Run("parallel", func(b *testing.B) { benchPings(b, hostA, hostB, true) })
+			hostB := hostA
+			if kind != "same" {
+				_, hostB = serveTestHost(b, app, "http://127.0.0.1:1", nil)
+			}
+			b.Run("sequential", func(b *testing.B) { benchPings(b, hostA, hostB, false, false) })
+			b.Run("think", func(b *testing.B) { benchPings(b, hostA, hostB, false, true) })
+			b.Run("parallel", func(b *testing.B) { benchPings(b, hostA, hostB, true, false) })
 		})
 	}
 }
 
-func benchPings(b *testing.B, hostA, hostB string, parallel bool) {
+func benchPings(b *testing.B, hostA, hostB string, parallel, think bool) {
 	var mu sync.Mutex
 	var lat []time.Duration
 	// one sends a ping on msgURL and reads its reply from st. It reports
@@ -264,12 +328,24 @@ func benchPings(b *testing.B, hostA, hostB string, parallel bool) {
 		require.NoError(b, err)
 		defer st.Close()
 		for i := 0; b.Loop(); i++ {
+			if think {
+				pause := 50*time.Millisecond + rand.N(450*time.Millisecond)
+				time.Sleep(pause)
+			}
 			require.NoError(b, one(st, msgURL, i))
 		}
 	}
 	elapsed := time.Since(start)
 	if len(lat) == 0 {
 		return
+	}
+	if think {
+		// One message at a time with pauses between: the rate it could
+		// sustain is one over the mean round trip.
+		elapsed = 0
+		for _, d := range lat {
+			elapsed += d
+		}
 	}
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")

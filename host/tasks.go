@@ -96,13 +96,23 @@ func (h *Host) taskOptions(ctx context.Context, backplaneKind string) (*mcp.Task
 	case TaskStoreMemory:
 		o.Store = tasks.NewMemory(nil)
 	case TaskStoreAzure:
-		conn, _ := h.cfg.Lookup(SettingStorage)
-		if conn == "" {
-			return nil, fmt.Errorf("the task store is %s (from %s) but %s, the storage connection string, is not set", TaskStoreAzure, from, SettingStorage)
+		sc, err := h.cfg.Storage(SettingStorage)
+		if err != nil {
+			return nil, fmt.Errorf("the task store is %s (from %s): %w", TaskStoreAzure, from, err)
+		}
+		ao := &tasks.AzureOptions{TableURL: sc.TableServiceURI, BlobURL: sc.BlobServiceURI}
+		if sc.ConnectionString == "" {
+			if sc.TableServiceURI == "" || sc.BlobServiceURI == "" {
+				return nil, fmt.Errorf("the task store is %s (from %s): the identity-based connection %s needs %s__accountName, or %s__tableServiceUri and %s__blobServiceUri",
+					TaskStoreAzure, from, SettingStorage, SettingStorage, SettingStorage, SettingStorage)
+			}
+			if ao.Credential, err = tokenCredential(SettingStorage, sc.Identity); err != nil {
+				return nil, err
+			}
 		}
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		s, err := tasks.NewAzure(ctx, conn, nil)
+		s, err := tasks.NewAzure(ctx, sc.ConnectionString, ao)
 		if err != nil {
 			return nil, fmt.Errorf("opening the task store in %s: %w", SettingStorage, err)
 		}

@@ -177,7 +177,7 @@ func startHost(t *testing.T, app string) *host {
 }
 
 // startHostEnv is startHost with env added to the host's environment.
-func startHostEnv(t *testing.T, app string, env []string) *host {
+func startHostEnv(t testing.TB, app string, env []string) *host {
 	t.Helper()
 	bin := funchost(t)
 	cmd := exec.Command(bin, "start", "--script-root", app, "--port", "0")
@@ -229,7 +229,7 @@ func startHostEnv(t *testing.T, app string, env []string) *host {
 
 // stop sends SIGTERM, waits (bounded) for the host to exit 0, and checks
 // that nothing it started is left running.
-func (h *host) stop(t *testing.T) {
+func (h *host) stop(t testing.TB) {
 	pgid := h.cmd.Process.Pid
 	if h.killed {
 		return

@@ -6,14 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2/queueerror"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -32,6 +40,76 @@ func queueHostsEnv(az *testutil.Azurite) []string {
 		"WEBSITE_AUTH_ENCRYPTION_KEY=" + sharedSessionKey,
 	}
 }
+
+// testHeartbeat is the instances' heartbeat in these tests: an instance
+// silent for three of them is dead, and its queue is removed after ten.
+const testHeartbeat = 300 * time.Millisecond
+
+// fleet is a backplane the tests start, with what its instances need.
+type fleet struct {
+	kind string
+	env  []string
+	// gone reports whether the queue (or list) of an instance is gone.
+	gone func(t *testing.T, instanceID string) bool
+}
+
+// startFleet starts Azurite or redis-server for a backplane kind. The
+// Redis fleet authenticates with Microsoft Entra tokens over TLS, as on
+// Azure: each instance's managed identity (App Service's identity
+// endpoint, stood in for by the test) hands out the token redis-server's
+// ACL user takes as its password.
+func startFleet(t testing.TB, kind string) *fleet {
+	t.Helper()
+	f := &fleet{kind: kind, env: []string{
+		"FUNCMCP_BACKPLANE=" + kind,
+		"WEBSITE_AUTH_ENCRYPTION_KEY=" + sharedSessionKey,
+		"FUNCMCP_BACKPLANE_HEARTBEAT=" + testHeartbeat.String(),
+	}}
+	switch kind {
+	case "azurequeues":
+		az := testutil.StartAzurite(t, repoRoot(t))
+		f.env = append(f.env, "AzureWebJobsStorage="+az.ConnectionString())
+		svc, err := azqueue.NewServiceClientFromConnectionString(az.ConnectionString(), nil)
+		require.NoError(t, err)
+		f.gone = func(t *testing.T, id string) bool {
+			_, err := svc.NewQueueClient("mcp-backplane-"+id).GetProperties(t.Context(), nil)
+			return queueerror.HasCode(err, queueerror.QueueNotFound)
+		}
+	case "redis":
+		cert := testutil.NewTestCert(t)
+		const principal, token = "3f2e1d0c-0000-4000-8000-000000000001", "entra-token-for-redis"
+		srv := testutil.StartRedis(t, testutil.RedisOptions{Password: "unused-key", Users: map[string]string{principal: token}, Cert: cert})
+		mi := testutil.StartIdentityEndpoint(t, func(string) string { return token })
+		f.env = append(f.env, mi.Env()...)
+		f.env = append(f.env,
+			"SSL_CERT_FILE="+cert.CertFile,
+			"FUNCMCP_REDIS__redisHostName="+srv.TLSAddr(),
+			"FUNCMCP_REDIS__principalId="+principal,
+			"FUNCMCP_REDIS__clientId=7d1c0ffe-0000-4000-8000-000000000002")
+		raw := redis.NewClient(&redis.Options{Addr: srv.Addr(), Password: "unused-key"})
+		t.Cleanup(func() { _ = raw.Close() })
+		f.gone = func(t *testing.T, id string) bool {
+			n, err := raw.Exists(t.Context(), "mcp-backplane:{"+id+"}", "mcp-backplane:{"+id+"}:alive").Result()
+			return err == nil && n == 0
+		}
+	default:
+		t.Fatalf("no fleet of kind %q", kind)
+	}
+	return f
+}
+
+var instanceLine = regexp.MustCompile(`legacy SSE backplane started"? backplane=\S+ instance=([a-z0-9]+)`)
+
+// instanceID reads the instance id a host logged.
+func (h *host) instanceID(t *testing.T) string {
+	t.Helper()
+	m := instanceLine.FindStringSubmatch(h.console.String())
+	require.NotNil(t, m, "no instance id in the console:\n%s", h.console.String())
+	return m[1]
+}
+
+// backplanes are the kinds every multi-instance test runs on.
+var backplanes = []string{"azurequeues", "redis"}
 
 var postClient = &http.Client{Timeout: 30 * time.Second}
 
@@ -118,11 +196,15 @@ func runClients(clients []*sseClient, f func(c *sseClient) error) error {
 // their POSTs to the survivor (as a load balancer would), and nothing is
 // lost for them.
 func TestMultiInstanceLegacySSE(t *testing.T) {
-	az := testutil.StartAzurite(t, repoRoot(t))
+	for _, kind := range backplanes {
+		t.Run(kind, func(t *testing.T) { testMultiInstanceLegacySSE(t, startFleet(t, kind)) })
+	}
+}
+
+func testMultiInstanceLegacySSE(t *testing.T, f *fleet) {
 	app := sample(t)
-	env := queueHostsEnv(az)
-	a := startHostEnv(t, app, env)
-	b := startHostEnv(t, app, env)
+	a := startHostEnv(t, app, f.env)
+	b := startHostEnv(t, app, f.env)
 	ctx := t.Context()
 
 	const perGroup = 12
@@ -294,4 +376,334 @@ func TestInspectorCLILegacySSE(t *testing.T) {
 	code, stdout, stderr = runNode(t, node, build, args...)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	checkSampleResult(t, st, readOutputSchemas(t, app)[st.name], json.RawMessage(jsonPart(stdout)))
+}
+
+// openClient opens a legacy SSE stream on streamOn, initializes it through
+// streamOn, and returns the client with its POSTs aimed at postOn.
+func openClient(t testing.TB, n int, streamOn, postOn *host) (c *sseClient, direct string) {
+	t.Helper()
+	st, err := testutil.OpenSSE(t.Context(), streamOn.base+endpointPath+"/sse", nil)
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	code, body, err := postTo(t.Context(), st.Endpoint, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusAccepted, code, body)
+	ev, err := st.Next(clientTimeout)
+	require.NoError(t, err)
+	require.Contains(t, ev.Data, `"id":0,`)
+	code, body, err = postTo(t.Context(), st.Endpoint, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusAccepted, code, body)
+	return &sseClient{n: n, stream: st, post: testutil.OnHost(st.Endpoint, postOn.base)}, st.Endpoint
+}
+
+func pingMessage(id int) string { return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id) }
+
+// replyID reads the id of a reply.
+func replyID(data string) (int, error) {
+	var r struct {
+		ID    *int            `json:"id"`
+		Error json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(data), &r); err != nil || r.ID == nil || r.Error != nil {
+		return 0, fmt.Errorf("not a successful reply: %s", data)
+	}
+	return *r.ID, nil
+}
+
+// TestMultiInstanceFindings reproduces, on each backplane, what several
+// funchost instances sharing one storage account showed (a stream on one
+// instance, its POSTs on another), and checks each is fixed: a full inbox
+// lost messages that had been answered 202; a request over 48 KiB failed
+// across instances only; a killed owner kept accepting; replies came out
+// of order when POSTs went to both instances.
+func TestMultiInstanceFindings(t *testing.T) {
+	for _, kind := range backplanes {
+		t.Run(kind, func(t *testing.T) {
+			f := startFleet(t, kind)
+			app := sample(t)
+			a := startHostEnv(t, app, f.env) // holds the streams
+			b := startHostEnv(t, app, f.env) // receives their POSTs
+			ctx := t.Context()
+
+			// Finding 1: 8 slow calls keep the stream busy while 400 pings
+			// come through the other instance, 16 at a time: the inbox
+			// overflows, the owner holds the rest in order, and every 202
+			// is answered.
+			t.Run("full inbox: every 202 is answered", func(t *testing.T) {
+				c, direct := openClient(t, 1, a, b)
+				const calls, pings, posters = 8, 400, 16
+				for id := 1; id <= calls; id++ {
+					code, body, err := postTo(ctx, direct, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"estimate_pi","arguments":{"samples":60000000,"batches":1}}}`, id))
+					require.NoError(t, err)
+					require.Equal(t, http.StatusAccepted, code, body)
+				}
+				codes := make([]int, pings)
+				var next atomic.Int32
+				var wg sync.WaitGroup
+				for range posters {
+					wg.Go(func() {
+						for i := int(next.Add(1)) - 1; i < pings; i = int(next.Add(1)) - 1 {
+							code, body, err := postTo(ctx, c.post, pingMessage(1000+i))
+							if err != nil {
+								body = err.Error()
+							}
+							codes[i] = code
+							if code != http.StatusAccepted {
+								t.Logf("ping %d: %d %s", i, code, body)
+							}
+						}
+					})
+				}
+				wg.Wait()
+				want := map[int]bool{}
+				for id := 1; id <= calls; id++ {
+					want[id] = true
+				}
+				for i, code := range codes {
+					assert.Equal(t, http.StatusAccepted, code, "ping %d", i)
+					if code == http.StatusAccepted {
+						want[1000+i] = true
+					}
+				}
+				got := map[int]bool{}
+				for len(got) < len(want) {
+					ev, err := c.stream.Next(clientTimeout)
+					require.NoError(t, err, "%d of %d answered\nhost A:\n%s", len(got), len(want), a.console.String())
+					id, err := replyID(ev.Data)
+					require.NoError(t, err)
+					assert.True(t, want[id], "a reply to %d, which was not accepted", id)
+					assert.False(t, got[id], "a second reply to %d", id)
+					got[id] = true
+				}
+				assert.NoError(t, c.noMoreEvents(time.Second))
+				assert.Contains(t, a.console.String(), "holding its messages", "the inbox overflowed: the owner held messages")
+			})
+
+			// Finding 2: the owner takes up to 4 MiB; so does the backplane.
+			t.Run("a 1 MiB request crosses instances", func(t *testing.T) {
+				c, _ := openClient(t, 2, a, b)
+				for i, size := range []int{1 << 20, 4<<20 - 1024} {
+					msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"pad":"%s"}}`, i+1, strings.Repeat("p", size))
+					code, body, err := postTo(ctx, c.post, msg)
+					require.NoError(t, err)
+					require.Equal(t, http.StatusAccepted, code, "%d bytes: %s", len(msg), body)
+					ev, err := c.stream.Next(clientTimeout)
+					require.NoError(t, err)
+					id, err := replyID(ev.Data)
+					require.NoError(t, err)
+					assert.Equal(t, i+1, id)
+				}
+				code, _, err := postTo(ctx, c.post, fmt.Sprintf(`{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"%s"}}`, strings.Repeat("p", 4<<20)))
+				require.NoError(t, err)
+				assert.Equal(t, http.StatusRequestEntityTooLarge, code, "beyond the limit, as on the owner")
+			})
+
+			// Finding 4: each client POSTs to either instance at random,
+			// each POST after the previous one's 202: the replies come in
+			// that order.
+			t.Run("replies in the order the POSTs were accepted", func(t *testing.T) {
+				const clients, perClient = 4, 100
+				var viaB, viaA atomic.Int32
+				var cs []*sseClient
+				direct := map[*sseClient]string{}
+				for n := range clients {
+					c, d := openClient(t, 10+n, a, b)
+					cs = append(cs, c)
+					direct[c] = d
+				}
+				err := runClients(cs, func(c *sseClient) error {
+					for id := 1; id <= perClient; id++ {
+						target := c.post
+						if rand.IntN(2) == 0 {
+							target = direct[c]
+							viaA.Add(1)
+						} else {
+							viaB.Add(1)
+						}
+						code, body, err := postTo(ctx, target, pingMessage(id))
+						if err != nil || code != http.StatusAccepted {
+							return fmt.Errorf("client %d: POST %d: %d %s %v", c.n, id, code, body, err)
+						}
+					}
+					for id := 1; id <= perClient; id++ {
+						ev, err := c.stream.Next(clientTimeout)
+						if err != nil {
+							return fmt.Errorf("client %d: reply %d: %w", c.n, id, err)
+						}
+						got, err := replyID(ev.Data)
+						if err != nil {
+							return err
+						}
+						if got != id {
+							return fmt.Errorf("client %d: reply %d came in place %d", c.n, got, id)
+						}
+					}
+					return c.noMoreEvents(time.Second)
+				})
+				require.NoError(t, err)
+				assert.Positive(t, viaA.Load())
+				assert.Positive(t, viaB.Load())
+			})
+
+			// Finding 3: a killed owner: its clients' POSTs get 400 from
+			// the other instance (at once, or within the liveness window
+			// of three heartbeats), and its queue is removed later.
+			t.Run("a killed owner: 4xx at once, its queue removed", func(t *testing.T) {
+				c, _ := openClient(t, 3, a, b)
+				code, body, err := postTo(ctx, c.post, pingMessage(1))
+				require.NoError(t, err)
+				require.Equal(t, http.StatusAccepted, code, body)
+				_, err = c.stream.Next(clientTimeout)
+				require.NoError(t, err)
+				id := a.instanceID(t)
+				require.False(t, f.gone(t, id))
+				a.kill(t)
+				for i := range 3 {
+					code, body, err := postTo(ctx, c.post, pingMessage(2+i))
+					require.NoError(t, err)
+					assert.Equal(t, http.StatusBadRequest, code, body)
+					assert.Contains(t, body, "No active session for client")
+				}
+				require.EventuallyWithT(t, func(c *assert.CollectT) {
+					assert.True(c, f.gone(t, id), "the queue of instance %s", id)
+				}, time.Minute, 100*time.Millisecond)
+			})
+		})
+	}
+}
+
+// TestMultiInstanceIdentityStorage runs two instances on an
+// identity-based AzureWebJobsStorage connection, as Azure recommends:
+// __queueServiceUri and __blobServiceUri of an Azurite that takes only
+// Microsoft Entra tokens (OAuth, over HTTPS with a certificate the test
+// makes), __credential=managedidentity and __clientId of a user-assigned
+// identity. funchost's ManagedIdentityCredential asks the identity
+// endpoint App Service gives a process (IDENTITY_ENDPOINT and
+// IDENTITY_HEADER), stood in for by the test, for storage tokens.
+func TestMultiInstanceIdentityStorage(t *testing.T) {
+	cert := testutil.NewTestCert(t)
+	az := testutil.StartAzuriteWith(t, repoRoot(t), testutil.AzuriteOptions{CertFile: cert.CertFile, KeyFile: cert.KeyFile, OAuth: true})
+	mi := testutil.StartIdentityEndpoint(t, testutil.EntraJWT)
+	const clientID = "0b1c2d3e-0000-4000-8000-000000000003"
+	env := append(mi.Env(),
+		"FUNCMCP_BACKPLANE=azurequeues",
+		"WEBSITE_AUTH_ENCRYPTION_KEY="+sharedSessionKey,
+		"SSL_CERT_FILE="+cert.CertFile,
+		"AzureWebJobsStorage__queueServiceUri="+az.QueueURL(),
+		"AzureWebJobsStorage__blobServiceUri="+az.BlobURL(),
+		"AzureWebJobsStorage__tableServiceUri="+az.TableURL(),
+		"AzureWebJobsStorage__credential=managedidentity",
+		"AzureWebJobsStorage__clientId="+clientID,
+		"FUNCMCP_TASK_STORE=azure")
+	app := sample(t)
+	a := startHostEnv(t, app, env)
+	b := startHostEnv(t, app, env)
+
+	// MCP tasks share the same storage, through the same identity: a task
+	// made on A is read on B.
+	task := taskClient{endpoint: a.endpoint}.create(t, "simulate_epidemic", map[string]any{"days": 30, "duration_seconds": 1})
+	done := taskClient{endpoint: b.endpoint}.await(t, task, "completed")
+	assert.Contains(t, string(done.Result["result"]), "structuredContent")
+	ctx := t.Context()
+	c, _ := openClient(t, 1, a, b)
+	msgs := []string{callMessage(1, 1), fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"%s"}}`, strings.Repeat("p", 1<<20))}
+	for i, m := range msgs {
+		code, body, err := postTo(ctx, c.post, m)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusAccepted, code, body)
+		ev, err := c.stream.Next(clientTimeout)
+		require.NoError(t, err)
+		id, err := replyID(ev.Data)
+		require.NoError(t, err)
+		assert.Equal(t, i+1, id)
+	}
+	reqs := mi.Requests()
+	require.NotEmpty(t, reqs)
+	for _, r := range reqs {
+		assert.True(t, r.HeaderOK)
+		assert.Equal(t, clientID, r.ClientID, "the user-assigned identity")
+		assert.Equal(t, "https://storage.azure.com", r.Resource)
+	}
+
+	// A setting funchost does not support stops the start, named.
+	bctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	bad := exec.CommandContext(bctx, funchost(t), "start", "--script-root", app, "--port", "0")
+	bad.Env = append(append(os.Environ(), env...), "AzureWebJobsStorage__clientSecret=hush")
+	out, err := bad.CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "AzureWebJobsStorage__clientSecret (from environment AzureWebJobsStorage__clientSecret) is not supported by funchost")
+	assert.NotContains(t, string(out), "hush")
+}
+
+// BenchmarkMultiInstancePing measures finding 5 with real processes: a
+// legacy SSE ping POSTed to one funchost instance whose stream is on
+// another, from the POST until the reply is read from the stream, through
+// Azurite's queues and through redis-server (over TLS with Entra tokens,
+// as startFleet sets it up), beside the same instance ("same": the POST
+// goes to the stream's own instance). "sequential" sends one message
+// after another; "think" pauses 50-500 ms between them. Reports p50/p99
+// of the round trip and msgs/s (one over the mean round trip: one
+// message in flight at a time).
+func BenchmarkMultiInstancePing(b *testing.B) {
+	for _, kind := range append([]string{"same"}, backplanes...) {
+		b.Run(kind, func(b *testing.B) {
+			env := []string{"WEBSITE_AUTH_ENCRYPTION_KEY=" + sharedSessionKey}
+			if kind != "same" {
+				env = startFleet(b, kind).env
+			}
+			app := sample(b)
+			owner := startHostEnv(b, app, env)
+			other := owner
+			if kind != "same" {
+				other = startHostEnv(b, app, env)
+			}
+			c, _ := openClient(b, 1, owner, other)
+			st, url := c.stream, c.post
+			id := 0
+			for _, think := range []bool{false, true} {
+				name := "sequential"
+				if think {
+					name = "think"
+				}
+				b.Run(name, func(b *testing.B) {
+					var lat []time.Duration
+					for b.Loop() {
+						if think {
+							time.Sleep(50*time.Millisecond + rand.N(450*time.Millisecond))
+						}
+						id++
+						start := time.Now()
+						code, body, err := postTo(b.Context(), url, pingMessage(id))
+						require.NoError(b, err)
+						require.Equal(b, http.StatusAccepted, code, body)
+						ev, err := st.Next(clientTimeout)
+						require.NoError(b, err)
+						lat = append(lat, time.Since(start))
+						got, err := replyID(ev.Data)
+						require.NoError(b, err)
+						require.Equal(b, id, got)
+					}
+					reportLatencies(b, lat)
+				})
+			}
+		})
+	}
+}
+
+// reportLatencies reports the p50 and p99 of round trips made one at a
+// time, and the messages per second that makes.
+func reportLatencies(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	var sum time.Duration
+	for _, d := range lat {
+		sum += d
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(len(lat))/sum.Seconds(), "msgs/s")
 }

@@ -14,50 +14,102 @@ import (
 // AzuriteAccountKey is the storage emulator's well-known account key.
 const AzuriteAccountKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 
-// Azurite is the storage emulator's queue service, run from tests/node on
+// Azurite is the storage emulator's queue and blob services (and its
+// table service, which the same program starts), run from tests/node on
 // 127.0.0.1 with in-memory persistence.
 type Azurite struct {
 	t    testing.TB
 	node string
 	main string
 	dir  string
-	Port int
-	cmd  *exec.Cmd
-	out  *SyncBuffer
-	done chan struct{}
+	opts AzuriteOptions
+	// Port is the queue service's, BlobPort the blob service's.
+	Port, BlobPort, tablePort int
+	cmd                       *exec.Cmd
+	out                       *SyncBuffer
+	done                      chan struct{}
 }
 
-// StartAzurite starts the queue service of the Azurite that `npm ci`
-// installed in tests/node (under repoRoot) on a free loopback port; it is
-// stopped when the test ends. The test fails when Azurite is not installed.
+// AzuriteOptions configures [StartAzuriteWith].
+type AzuriteOptions struct {
+	// CertFile and KeyFile (PEM) make the services HTTPS.
+	CertFile, KeyFile string
+	// OAuth accepts Microsoft Entra bearer tokens (Azurite's "basic"
+	// check: audience, issuer and lifetime, not the signature); it needs
+	// HTTPS.
+	OAuth bool
+}
+
+// StartAzurite starts the queue and blob services of the Azurite that `npm
+// ci` installed in tests/node (under repoRoot) on free loopback ports; it
+// is stopped when the test ends. The test fails when Azurite is not
+// installed.
 func StartAzurite(t testing.TB, repoRoot string) *Azurite {
+	t.Helper()
+	return StartAzuriteWith(t, repoRoot, AzuriteOptions{})
+}
+
+// StartAzuriteWith is StartAzurite with options.
+func StartAzuriteWith(t testing.TB, repoRoot string, o AzuriteOptions) *Azurite {
 	t.Helper()
 	node, nodeDir := RequireNodePackages(t, repoRoot, "azurite")
 	a := &Azurite{
 		t:    t,
 		node: node,
-		main: filepath.Join(nodeDir, "node_modules", "azurite", "dist", "src", "queue", "main.js"),
+		main: filepath.Join(nodeDir, "node_modules", "azurite", "dist", "src", "azurite.js"),
 		dir:  t.TempDir(),
+		opts: o,
 	}
-	a.Port = FreePort(t)
+	a.Port, a.BlobPort, a.tablePort = FreePort(t), FreePort(t), FreePort(t)
 	a.Start()
 	t.Cleanup(a.Stop)
 	return a
 }
 
-// ConnectionString is the AzureWebJobsStorage value for this emulator.
-func (a *Azurite) ConnectionString() string {
-	return fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=%s;QueueEndpoint=http://127.0.0.1:%d/devstoreaccount1",
-		AzuriteAccountKey, a.Port)
+func (a *Azurite) scheme() string {
+	if a.opts.CertFile != "" {
+		return "https"
+	}
+	return "http"
 }
 
-// Start (re)starts the emulator on its port, empty, and waits until it
+// QueueURL is the queue service's URL (the account's).
+func (a *Azurite) QueueURL() string {
+	return fmt.Sprintf("%s://127.0.0.1:%d/devstoreaccount1", a.scheme(), a.Port)
+}
+
+// TableURL is the table service's URL (the account's).
+func (a *Azurite) TableURL() string {
+	return fmt.Sprintf("%s://127.0.0.1:%d/devstoreaccount1", a.scheme(), a.tablePort)
+}
+
+// BlobURL is the blob service's URL (the account's).
+func (a *Azurite) BlobURL() string {
+	return fmt.Sprintf("%s://127.0.0.1:%d/devstoreaccount1", a.scheme(), a.BlobPort)
+}
+
+// ConnectionString is the AzureWebJobsStorage value for this emulator.
+func (a *Azurite) ConnectionString() string {
+	return fmt.Sprintf("DefaultEndpointsProtocol=%s;AccountName=devstoreaccount1;AccountKey=%s;QueueEndpoint=%s;BlobEndpoint=%s;TableEndpoint=%s",
+		a.scheme(), AzuriteAccountKey, a.QueueURL(), a.BlobURL(), a.TableURL())
+}
+
+// Start (re)starts the emulator on its ports, empty, and waits until it
 // accepts connections.
 func (a *Azurite) Start() {
 	a.t.Helper()
-	a.cmd = exec.Command(a.node, a.main,
+	args := []string{a.main,
 		"--queueHost", "127.0.0.1", "--queuePort", strconv.Itoa(a.Port),
-		"--inMemoryPersistence", "--skipApiVersionCheck", "--disableTelemetry", "--silent")
+		"--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(a.BlobPort),
+		"--tableHost", "127.0.0.1", "--tablePort", strconv.Itoa(a.tablePort),
+		"--inMemoryPersistence", "--skipApiVersionCheck", "--disableTelemetry", "--silent"}
+	if a.opts.CertFile != "" {
+		args = append(args, "--cert", a.opts.CertFile, "--key", a.opts.KeyFile)
+	}
+	if a.opts.OAuth {
+		args = append(args, "--oauth", "basic")
+	}
+	a.cmd = exec.Command(a.node, args...)
 	a.cmd.Dir = a.dir
 	a.out = &SyncBuffer{}
 	a.cmd.Stdout, a.cmd.Stderr = a.out, a.out
@@ -69,20 +121,28 @@ func (a *Azurite) Start() {
 	cmd, done := a.cmd, a.done
 	go func() { _ = cmd.Wait(); close(done) }()
 	deadline := time.Now().Add(30 * time.Second)
+	for _, port := range []int{a.Port, a.BlobPort, a.tablePort} {
+		a.waitFor(port, done, deadline)
+	}
+}
+
+// waitFor waits until port accepts connections.
+func (a *Azurite) waitFor(port int, done chan struct{}, deadline time.Time) {
+	a.t.Helper()
 	for {
-		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(a.Port)), time.Second)
+		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
 		if err == nil {
 			c.Close()
 			return
 		}
 		select {
 		case <-done:
-			a.t.Fatalf("Azurite exited before listening on port %d:\n%s", a.Port, a.out.String())
+			a.t.Fatalf("Azurite exited before listening on port %d:\n%s", port, a.out.String())
 		default:
 		}
 		if time.Now().After(deadline) {
 			a.Stop()
-			a.t.Fatalf("Azurite did not listen on port %d within 30s:\n%s", a.Port, a.out.String())
+			a.t.Fatalf("Azurite did not listen on port %d within 30s:\n%s", port, a.out.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -1,19 +1,24 @@
-// Package backplane carries legacy-SSE client messages between host
-// instances. A client's SSE stream lives on one instance; its POSTs may land
-// on any. The instance that receives a POST for a client whose stream is
-// elsewhere sends the JSON-RPC message to the owner's queue, and the owner's
-// receive loop hands it to the stream.
+// Package backplane carries legacy-SSE client messages (and clients'
+// responses to the requests of running calls) between host instances. A
+// client's SSE stream lives on one instance; its POSTs may land on any.
+// The instance that receives a POST for a stream elsewhere sends the
+// message to the owner with [Backplane.Send], which returns once the
+// owner decided its [Outcome]: Taken, Full or Gone.
 //
-// [Memory] connects the instances of one process (the default: one funchost
-// needs nothing else). [Queue] uses Azure Storage Queues, one queue per
-// instance named mcp-backplane-<instanceId>, created by Start and deleted by
-// Stop. Its message bodies are base64 of {"ClientId","Message","Id"}, as the
-// Azure Functions MCP extension writes them plus a sender id.
+// [Memory] connects the instances of one process (the default: one
+// funchost needs nothing else). [Queue] uses Azure Storage Queues, one
+// queue per instance named mcp-backplane-<instanceId> with a heartbeat in
+// its metadata, and a blob container of the same name for messages too
+// large for a queue message. [Redis] uses one list per instance, popped
+// with BLPOP, and a heartbeat key that expires.
 //
-// Delivery through a Queue is at least once: a message is deleted only after
-// it was handed over, and comes back after the visibility timeout otherwise.
-// The receiver remembers the ids it delivered and drops a second copy. A
-// message that cannot be decoded is logged and deleted. Storage errors while
-// running are logged and retried with back-off; the loop recreates its queue
-// when storage comes back without it.
+// Every backplane shares the receiving side: a message its stream's full
+// inbox refuses is held, with every later one of the same stream behind
+// it, and offered again until taken, so nothing accepted is lost and a
+// stream's messages keep their order. A message is deleted from its queue
+// only once its outcome is decided. Duplicates (a queue message whose
+// lease ran out) are dropped by id. An instance whose heartbeat is older
+// than StaleBeats heartbeats is dead: Send fails at once with an error
+// matching ErrUnknownInstance, and every Queue instance removes queues and
+// containers whose heartbeat is older than RemoveBeats.
 package backplane

@@ -3,6 +3,7 @@ package backplane
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 )
 
@@ -16,50 +17,62 @@ type Hub struct {
 func NewHub() *Hub { return &Hub{instances: map[string]*Memory{}} }
 
 // Memory is an in-process backplane: Send hands the message straight to the
-// instance's Deliver. It is the default of a single funchost.
+// instance's receiving side, in the caller's goroutine. It is the default
+// of a single funchost.
 type Memory struct {
-	hub     *Hub
-	id      string
-	mu      sync.RWMutex
-	deliver Deliver
+	hub  *Hub
+	id   string
+	hold HoldOptions
+	log  *slog.Logger
+
+	mu sync.RWMutex
+	in *inbound
 }
 
-// NewMemory returns the backplane of instance id on hub.
-func NewMemory(hub *Hub, id string) *Memory { return &Memory{hub: hub, id: id} }
+// NewMemory returns the backplane of instance id on hub. hold bounds what
+// it holds for full streams (zero values: defaults); log may be nil.
+func NewMemory(hub *Hub, id string, hold HoldOptions, log *slog.Logger) *Memory {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Memory{hub: hub, id: id, hold: hold, log: log}
+}
 
 // Start registers the instance on its hub.
-func (m *Memory) Start(_ context.Context, deliver Deliver) error {
-	m.mu.Lock()
-	m.deliver = deliver
-	m.mu.Unlock()
+func (m *Memory) Start(ctx context.Context, deliver Deliver) error {
+	in := newInbound("memory "+m.id, deliver, m.hold, m.log)
+	in.start(context.WithoutCancel(ctx))
 	m.hub.mu.Lock()
 	defer m.hub.mu.Unlock()
 	if _, ok := m.hub.instances[m.id]; ok {
 		return fmt.Errorf("starting the backplane: instance %q is already registered", m.id)
 	}
+	m.mu.Lock()
+	m.in = in
+	m.mu.Unlock()
 	m.hub.instances[m.id] = m
 	return nil
 }
 
-// Send delivers msg to the instance, in the caller's goroutine.
-func (m *Memory) Send(ctx context.Context, instanceID string, msg Message) error {
+// Send offers msg to the instance's stream and returns its outcome.
+func (m *Memory) Send(ctx context.Context, instanceID string, msg Message) (Outcome, error) {
 	m.hub.mu.RLock()
 	to := m.hub.instances[instanceID]
 	m.hub.mu.RUnlock()
 	if to == nil {
-		return fmt.Errorf("sending to instance %q: %w", instanceID, ErrUnknownInstance)
+		return 0, fmt.Errorf("sending to instance %q: %w", instanceID, ErrUnknownInstance)
 	}
 	to.mu.RLock()
-	deliver := to.deliver
+	in := to.in
 	to.mu.RUnlock()
-	if deliver == nil {
-		return fmt.Errorf("sending to instance %q: %w", instanceID, ErrUnknownInstance)
+	if in == nil {
+		return 0, fmt.Errorf("sending to instance %q: %w", instanceID, ErrUnknownInstance)
 	}
-	deliver(ctx, msg)
-	return nil
+	out, _ := in.offer(ctx, msg, func() {})
+	return out, nil
 }
 
-// Stop removes the instance from its hub.
+// Stop removes the instance from its hub and drops what it holds.
 func (m *Memory) Stop(context.Context) error {
 	m.hub.mu.Lock()
 	if m.hub.instances[m.id] == m {
@@ -67,7 +80,11 @@ func (m *Memory) Stop(context.Context) error {
 	}
 	m.hub.mu.Unlock()
 	m.mu.Lock()
-	m.deliver = nil
+	in := m.in
+	m.in = nil
 	m.mu.Unlock()
+	if in != nil {
+		in.stop()
+	}
 	return nil
 }

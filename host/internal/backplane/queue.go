@@ -6,137 +6,185 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"net/url"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2/queueerror"
 
 	"github.com/funcmcp/funcmcp/host/internal/backoff"
-	"github.com/funcmcp/funcmcp/host/internal/dedup"
 )
-
-// DevelopmentStorage is what "UseDevelopmentStorage=true" stands for: the
-// storage emulator's well-known account on its default queue port.
-const DevelopmentStorage = "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;" +
-	"AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;" +
-	"QueueEndpoint=http://127.0.0.1:10001/devstoreaccount1"
 
 // Defaults of [QueueOptions].
 const (
 	DefaultVisibilityTimeout = 30 * time.Second
-	DefaultMaxIdleWait       = 1500 * time.Millisecond
+	DefaultMaxIdleWait       = 2 * time.Second
 	DefaultMaxRetryWait      = 10 * time.Second
 	DefaultMessageTTL        = 10 * time.Minute
+	DefaultHotWindow         = 2 * time.Second
+	DefaultHotPause          = 2 * time.Millisecond
+	DefaultReceivers         = 1
+	DefaultHeartbeat         = 15 * time.Second
+	DefaultOutcomeTimeout    = 10 * time.Second
+)
 
-	idleStep   = 100 * time.Millisecond
-	batchSize  = 32
-	seenWindow = 8192
+// Heartbeat multiples: an instance whose heartbeat is older than
+// StaleBeats heartbeats is dead (messages for it are refused at once);
+// its queue and container are removed once it is older than RemoveBeats,
+// by the cleanup that every instance runs each CleanupBeats.
+const (
+	StaleBeats   = 3
+	RemoveBeats  = 10
+	CleanupBeats = 5
+)
+
+const (
+	idleStep  = 100 * time.Millisecond
+	batchSize = 32
+	// maxQueueText is the largest queue message: 64 KiB of base64 text.
+	maxQueueText = 64 << 10
+	// maxBlobBytes bounds a message body read back from a blob.
+	maxBlobBytes = 64 << 20
+	// HeartbeatKey is the queue metadata holding an instance's last
+	// heartbeat (Unix milliseconds). Queues without it are not funchost's
+	// and are never removed.
+	HeartbeatKey = "funcmcpheartbeat"
+	outcomeTTL   = time.Minute
+	asyncWorkers = 8
 )
 
 // QueueOptions configures [NewQueue]. A nil *QueueOptions means defaults.
 type QueueOptions struct {
-	// ConnectionName names the connection in messages, e.g.
-	// "AzureWebJobsStorage"; it never includes the secret.
-	ConnectionName string
 	// VisibilityTimeout is how long a received message stays hidden before
 	// it comes back if it was not deleted; default 30s.
 	VisibilityTimeout time.Duration
-	// MaxIdleWait caps the pause between two empty polls; default 1.5s.
-	// Each empty poll waits 100 ms longer than the one before, up to it.
+	// MaxIdleWait caps the pause between two empty polls once the queue is
+	// idle; default 2s. Each empty poll waits 100 ms longer than the one
+	// before, up to it.
 	MaxIdleWait time.Duration
+	// HotWindow is how long after the last message sent or received the
+	// queue is polled without back-off; default 2s.
+	HotWindow time.Duration
+	// HotPause is the pause between two empty polls while hot; default 2ms.
+	HotPause time.Duration
+	// Receivers poll at once while hot (one while idle); default 1. More
+	// help when a storage request takes much longer than HotPause; against
+	// Azurite on loopback they only load the emulator.
+	Receivers int
 	// MaxRetryWait caps the pause between two failing polls; default 10s.
 	MaxRetryWait time.Duration
-	// MessageTTL is how long an undelivered message stays in a queue;
-	// default 10m.
+	// MessageTTL is how long an undelivered message (and the blob of a
+	// large one) stays; default 10m.
 	MessageTTL time.Duration
+	// Heartbeat is how often the instance writes its heartbeat into its
+	// queue's metadata; default 15s. See StaleBeats.
+	Heartbeat time.Duration
+	// OutcomeTimeout bounds the wait for the outcome of a message sent;
+	// default 10s.
+	OutcomeTimeout time.Duration
+	// Hold bounds what is held for streams whose inbox is full.
+	Hold HoldOptions
 	// Logger receives storage errors and dropped messages; nil discards.
 	Logger *slog.Logger
+}
+
+func (o *QueueOptions) withDefaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.VisibilityTimeout, DefaultVisibilityTimeout)
+	def(&o.MaxIdleWait, DefaultMaxIdleWait)
+	def(&o.HotWindow, DefaultHotWindow)
+	def(&o.HotPause, DefaultHotPause)
+	def(&o.MaxRetryWait, DefaultMaxRetryWait)
+	def(&o.MessageTTL, DefaultMessageTTL)
+	def(&o.Heartbeat, DefaultHeartbeat)
+	def(&o.OutcomeTimeout, DefaultOutcomeTimeout)
+	if o.Receivers <= 0 {
+		o.Receivers = DefaultReceivers
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 }
 
 // Queue is the Azure Storage Queues backplane.
 type Queue struct {
 	id      string
+	conn    string // the connection's name, for messages
 	opts    QueueOptions
 	svc     *azqueue.ServiceClient
+	blobs   *azblob.Client // nil: large messages cannot cross
 	own     *azqueue.QueueClient
-	account string // the service URL without query, for messages
+	account string // the queue service URL without query, for messages
 	log     *slog.Logger
-	seen    *dedup.Window
 
-	clients sync.Map // instance id → *azqueue.QueueClient, while the instance's queue exists
+	peers   sync.Map // instance id → *peer
+	waiting waiters
+	in      *inbound
+
+	active atomic.Int64 // UnixNano of the last message sent or received
+	kickMu sync.Mutex
+	kickCh chan struct{} // closed to wake idle receivers
 
 	// del deletes a received message; tests replace it to inject faults.
 	del func(ctx context.Context, id, pop string) error
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	jobsMu sync.RWMutex
+	jobs   chan func(context.Context)
+	closed bool
+
+	mu      sync.Mutex
+	cancel  context.CancelFunc
+	loops   sync.WaitGroup
+	workers sync.WaitGroup
 }
 
-// NewQueue returns the backplane of instance id on the storage account of
-// connectionString ("UseDevelopmentStorage=true" means the local emulator).
+// peer is what a sender knows of another instance.
+type peer struct {
+	client  *azqueue.QueueClient
+	mu      sync.Mutex
+	checked time.Time // when its heartbeat was last read
+}
+
+// NewQueue returns the backplane of instance id on the storage account s.
 // It does not contact storage: Start does.
-func NewQueue(id, connectionString string, opts *QueueOptions) (*Queue, error) {
+func NewQueue(id string, s Storage, opts *QueueOptions) (*Queue, error) {
 	var o QueueOptions
 	if opts != nil {
 		o = *opts
 	}
-	if o.ConnectionName == "" {
-		o.ConnectionName = "the storage connection"
-	}
-	if o.VisibilityTimeout <= 0 {
-		o.VisibilityTimeout = DefaultVisibilityTimeout
-	}
-	if o.MaxIdleWait <= 0 {
-		o.MaxIdleWait = DefaultMaxIdleWait
-	}
-	if o.MaxRetryWait <= 0 {
-		o.MaxRetryWait = DefaultMaxRetryWait
-	}
-	if o.MessageTTL <= 0 {
-		o.MessageTTL = DefaultMessageTTL
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+	o.withDefaults()
+	if s.Name == "" {
+		s.Name = "the storage connection"
 	}
 	if !ValidInstanceID(id) {
 		return nil, fmt.Errorf("creating the backplane: instance id %q is not 1-49 lower-case letters and digits", id)
 	}
-	cs := strings.TrimSpace(connectionString)
-	if cs == "" {
-		return nil, fmt.Errorf("creating the backplane: connection %s is not set", o.ConnectionName)
-	}
-	if strings.EqualFold(strings.TrimRight(cs, ";"), "UseDevelopmentStorage=true") {
-		cs = DevelopmentStorage
-	}
-	svc, err := azqueue.NewServiceClientFromConnectionString(cs, &azqueue.ClientOptions{
-		ClientOptions: policy.ClientOptions{
-			Retry: policy.RetryOptions{
-				MaxRetries:    2,
-				TryTimeout:    10 * time.Second,
-				RetryDelay:    200 * time.Millisecond,
-				MaxRetryDelay: 2 * time.Second,
-			},
-			Telemetry: policy.TelemetryOptions{Disabled: true},
-		},
-	})
+	c, err := s.connect()
 	if err != nil {
-		return nil, fmt.Errorf("creating the backplane: connection %s: %w", o.ConnectionName, err)
+		return nil, fmt.Errorf("creating the backplane: %w", err)
 	}
 	q := &Queue{
 		id:      id,
+		conn:    s.Name,
 		opts:    o,
-		svc:     svc,
-		own:     svc.NewQueueClient(QueuePrefix + id),
-		account: redactedURL(svc.URL()),
+		svc:     c.queues,
+		blobs:   c.blobs,
+		own:     c.queues.NewQueueClient(QueuePrefix + id),
+		account: redactedURL(c.queues.URL()),
 		log:     o.Logger,
-		seen:    dedup.NewWindow(seenWindow),
+		kickCh:  make(chan struct{}),
 	}
 	q.del = func(ctx context.Context, msgID, pop string) error {
 		_, err := q.own.DeleteMessage(ctx, msgID, pop, nil)
@@ -145,25 +193,47 @@ func NewQueue(id, connectionString string, opts *QueueOptions) (*Queue, error) {
 	return q, nil
 }
 
-// redactedURL drops the query (a SAS) of a service URL.
-func redactedURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.RawQuery = ""
-	return u.String()
-}
-
-// QueueName is the name of this instance's queue.
+// QueueName is the name of this instance's queue (and blob container).
 func (q *Queue) QueueName() string { return QueuePrefix + q.id }
 
-// Start creates the instance's queue (an existing one is kept) and starts
-// the receive loop. Unreachable storage fails here, naming the connection.
+// LargeMessages reports whether messages too large for a queue message
+// can cross instances (the connection has a blob endpoint).
+func (q *Queue) LargeMessages() bool { return q.blobs != nil }
+
+func beatMetadata(t time.Time) map[string]*string {
+	v := strconv.FormatInt(t.UnixMilli(), 10)
+	return map[string]*string{HeartbeatKey: &v}
+}
+
+// beatOf reads the heartbeat of queue metadata.
+func beatOf(md map[string]*string) (time.Time, bool) {
+	for k, v := range md {
+		if strings.EqualFold(k, HeartbeatKey) && v != nil {
+			ms, err := strconv.ParseInt(*v, 10, 64)
+			if err == nil {
+				return time.UnixMilli(ms), true
+			}
+		}
+	}
+	return time.Time{}, false
+}
+
+// Start creates the instance's queue with its first heartbeat (and the
+// container of its large messages) and starts receiving. Unreachable
+// storage fails here, naming the connection.
 func (q *Queue) Start(ctx context.Context, deliver Deliver) error {
 	if err := q.createQueue(ctx); err != nil {
 		return fmt.Errorf("starting the backplane: creating queue %s with connection %s (%s): %w",
-			q.QueueName(), q.opts.ConnectionName, q.account, err)
+			q.QueueName(), q.conn, q.account, err)
+	}
+	if q.blobs != nil {
+		if _, err := q.blobs.CreateContainer(ctx, q.QueueName(), nil); err != nil && !hasCode(err, string(bloberror.ContainerAlreadyExists)) {
+			q.log.Warn("backplane: creating the blob container failed: messages too large for a queue message cannot reach this instance",
+				"container", q.QueueName(), "connection", q.conn, "error", shortError(err))
+		}
+	} else {
+		q.log.Warn("backplane: the connection has no blob endpoint: messages too large for a queue message cannot cross instances",
+			"connection", q.conn)
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -171,85 +241,268 @@ func (q *Queue) Start(ctx context.Context, deliver Deliver) error {
 		return errors.New("starting the backplane: already started")
 	}
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	q.cancel, q.done = cancel, make(chan struct{})
-	go q.receive(lctx, deliver)
+	q.cancel = cancel
+	q.in = newInbound("queue "+q.QueueName(), deliver, q.opts.Hold, q.log)
+	q.in.start(lctx)
+	q.jobs = make(chan func(context.Context), 4096)
+	for range asyncWorkers {
+		q.workers.Go(func() {
+			for job := range q.jobs {
+				job(lctx)
+			}
+		})
+	}
+	for i := range q.opts.Receivers {
+		q.loops.Go(func() { q.receive(lctx, i) })
+	}
+	q.loops.Go(func() { q.heartbeat(lctx) })
+	q.loops.Go(func() { q.cleanup(lctx) })
 	return nil
 }
 
 func (q *Queue) createQueue(ctx context.Context) error {
-	_, err := q.own.Create(ctx, nil)
+	md := beatMetadata(time.Now())
+	_, err := q.own.Create(ctx, &azqueue.CreateOptions{Metadata: md})
 	if err != nil && !queueerror.HasCode(err, queueerror.QueueAlreadyExists) {
 		return shortError(err)
+	}
+	if err != nil { // it exists, with other metadata
+		if _, err := q.own.SetMetadata(ctx, &azqueue.SetMetadataOptions{Metadata: md}); err != nil {
+			return shortError(err)
+		}
 	}
 	return nil
 }
 
-// Stop ends the receive loop and deletes the instance's queue.
+// Stop ends receiving and deletes the instance's queue and container.
 func (q *Queue) Stop(ctx context.Context) error {
 	q.mu.Lock()
-	cancel, done := q.cancel, q.done
+	cancel := q.cancel
 	q.cancel = nil
 	q.mu.Unlock()
 	if cancel != nil {
 		cancel()
-		<-done
+		q.loops.Wait()
+		q.in.stop()
+		q.jobsMu.Lock()
+		q.closed = true
+		close(q.jobs)
+		q.jobsMu.Unlock()
+		q.workers.Wait()
 	}
+	var errs []error
 	if _, err := q.own.Delete(ctx, nil); err != nil && !queueerror.HasCode(err, queueerror.QueueNotFound) {
-		return fmt.Errorf("stopping the backplane: deleting queue %s: %w", q.QueueName(), shortError(err))
+		errs = append(errs, fmt.Errorf("stopping the backplane: deleting queue %s: %w", q.QueueName(), shortError(err)))
 	}
-	return nil
+	if q.blobs != nil {
+		if _, err := q.blobs.DeleteContainer(ctx, q.QueueName(), nil); err != nil && !hasCode(err, string(bloberror.ContainerNotFound)) {
+			errs = append(errs, fmt.Errorf("stopping the backplane: deleting container %s: %w", q.QueueName(), shortError(err)))
+		}
+	}
+	return errors.Join(errs...)
 }
 
-// Send stores m in the queue of instance instanceID.
-func (q *Queue) Send(ctx context.Context, instanceID string, m Message) error {
-	if !ValidInstanceID(instanceID) {
-		return fmt.Errorf("sending to instance %q: %w", instanceID, ErrUnknownInstance)
+// halt ends receiving and the heartbeat as a killed process would: the
+// queue and its messages stay. For tests.
+func (q *Queue) halt() {
+	q.mu.Lock()
+	cancel := q.cancel
+	q.cancel = nil
+	q.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		q.loops.Wait()
+		q.in.stop()
 	}
-	body, err := json.Marshal(&m)
+}
+
+// async runs job on a worker (deletes, outcomes): off the receive loop.
+func (q *Queue) async(job func(context.Context)) {
+	q.jobsMu.RLock()
+	defer q.jobsMu.RUnlock()
+	if q.closed {
+		return
+	}
+	select {
+	case q.jobs <- job:
+	default:
+		job(context.Background()) // the workers are behind: slow the loop down
+	}
+}
+
+// touch marks traffic: the receivers poll without back-off for HotWindow.
+// An idle instance's other receivers wake up.
+func (q *Queue) touch() {
+	now := time.Now().UnixNano()
+	if prev := q.active.Swap(now); time.Duration(now-prev) >= q.opts.HotWindow {
+		q.kick()
+	}
+}
+
+// hot reports whether the receivers should poll without back-off.
+func (q *Queue) hot() bool {
+	return q.waiting.count() > 0 || time.Since(time.Unix(0, q.active.Load())) < q.opts.HotWindow
+}
+
+// kick wakes the receivers from an idle pause.
+func (q *Queue) kick() {
+	q.kickMu.Lock()
+	close(q.kickCh)
+	q.kickCh = make(chan struct{})
+	q.kickMu.Unlock()
+}
+
+func (q *Queue) kicked() <-chan struct{} {
+	q.kickMu.Lock()
+	defer q.kickMu.Unlock()
+	return q.kickCh
+}
+
+// pause waits d, or less when kicked or ctx ends.
+func (q *Queue) pause(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	case <-q.kicked():
+	}
+}
+
+// Send stores m in the queue of instance to (a large body in a blob of its
+// container) and waits for its outcome.
+func (q *Queue) Send(ctx context.Context, to string, m Message) (Outcome, error) {
+	if !ValidInstanceID(to) {
+		return 0, fmt.Errorf("sending to instance %q: %w", to, ErrUnknownInstance)
+	}
+	if m.ID == "" {
+		return 0, fmt.Errorf("sending to instance %q: the message has no id", to)
+	}
+	p, err := q.alive(ctx, to)
 	if err != nil {
-		return fmt.Errorf("sending to instance %q: encoding the message: %w", instanceID, err)
+		return 0, fmt.Errorf("sending to instance %q: %w", to, err)
 	}
-	c, ok := q.clients.Load(instanceID)
-	if !ok {
-		c, _ = q.clients.LoadOrStore(instanceID, q.svc.NewQueueClient(QueuePrefix+instanceID))
+	env := envelope{ID: m.ID, ClientID: m.ClientID, Message: m.Body, From: q.id}
+	text, err := encodeQueueText(&env)
+	if err != nil {
+		return 0, fmt.Errorf("sending to instance %q: %w", to, err)
 	}
+	blob := ""
+	if len(text) > maxQueueText {
+		if q.blobs == nil {
+			return 0, fmt.Errorf("sending to instance %q: a message of %d bytes needs a blob and connection %s has no blob endpoint", to, len(m.Body), q.conn)
+		}
+		blob = m.ID
+		if _, err := q.blobs.UploadBuffer(ctx, QueuePrefix+to, blob, m.Body, nil); err != nil {
+			if hasCode(err, string(bloberror.ContainerNotFound)) {
+				q.peers.Delete(to)
+				return 0, fmt.Errorf("sending to instance %q: %w", to, ErrUnknownInstance)
+			}
+			return 0, fmt.Errorf("sending to instance %q: storing the message body: %w", to, shortError(err))
+		}
+		env.Message, env.Blob = nil, blob
+		if text, err = encodeQueueText(&env); err != nil {
+			return 0, err
+		}
+	}
+	ch := q.waiting.add(m.ID)
+	defer q.waiting.remove(m.ID)
+	q.touch()
+	q.kick() // receiver 0 may be in an idle pause: the outcome comes soon
 	ttl := int32(q.opts.MessageTTL / time.Second)
-	_, err = c.(*azqueue.QueueClient).EnqueueMessage(ctx, base64.StdEncoding.EncodeToString(body),
-		&azqueue.EnqueueMessageOptions{TimeToLive: &ttl})
+	if _, err := p.client.EnqueueMessage(ctx, text, &azqueue.EnqueueMessageOptions{TimeToLive: &ttl}); err != nil {
+		if blob != "" {
+			q.deleteBlob(context.WithoutCancel(ctx), to, blob)
+		}
+		if queueerror.HasCode(err, queueerror.QueueNotFound) {
+			// The instance is gone for good (its id is never reused):
+			// forget it, or the map grows with every instance ever seen.
+			q.peers.Delete(to)
+			return 0, fmt.Errorf("sending to instance %q: %w", to, ErrUnknownInstance)
+		}
+		return 0, fmt.Errorf("sending to instance %q: %w", to, shortError(err))
+	}
+	return awaitOutcome(ctx, to, ch, q.opts.OutcomeTimeout, q.opts.Heartbeat, func(ctx context.Context) error {
+		_, err := q.alive(ctx, to)
+		return err
+	})
+}
+
+func encodeQueueText(e *envelope) (string, error) {
+	data, err := json.Marshal(e)
+	if err != nil {
+		return "", fmt.Errorf("encoding the message: %w", err)
+	}
+	return base64.StdEncoding.EncodeToString(data), nil
+}
+
+// alive returns the peer named when its heartbeat is fresh: read from its
+// queue's metadata at most once a heartbeat.
+func (q *Queue) alive(ctx context.Context, id string) (*peer, error) {
+	v, ok := q.peers.Load(id)
+	if !ok {
+		v, _ = q.peers.LoadOrStore(id, &peer{client: q.svc.NewQueueClient(QueuePrefix + id)})
+	}
+	p := v.(*peer)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if time.Since(p.checked) < q.opts.Heartbeat {
+		return p, nil
+	}
+	props, err := p.client.GetProperties(ctx, nil)
 	if err != nil {
 		if queueerror.HasCode(err, queueerror.QueueNotFound) {
-			// The instance is gone for good (its id is never reused): forget
-			// its client, or the map grows with every instance ever seen.
-			q.clients.Delete(instanceID)
-			return fmt.Errorf("sending to instance %q: %w", instanceID, ErrUnknownInstance)
+			q.peers.Delete(id)
+			return nil, ErrUnknownInstance
 		}
-		return fmt.Errorf("sending to instance %q: %w", instanceID, shortError(err))
+		return nil, shortError(err)
 	}
-	return nil
+	beat, ok := beatOf(props.Metadata)
+	if !ok {
+		q.peers.Delete(id)
+		return nil, &InstanceGoneError{Instance: id}
+	}
+	if time.Since(beat) > StaleBeats*q.opts.Heartbeat {
+		q.peers.Delete(id)
+		return nil, &InstanceGoneError{Instance: id, LastSeen: beat}
+	}
+	p.checked = time.Now()
+	return p, nil
 }
 
-// receive polls the instance's queue until ctx is done: right away while
-// messages come, 100 ms more after each empty poll up to MaxIdleWait, and
-// with doubling pauses up to MaxRetryWait while storage fails.
-func (q *Queue) receive(ctx context.Context, deliver Deliver) {
-	defer close(q.done)
+// receive polls the instance's queue until ctx is done. Receiver 0 always
+// runs: right away while hot, then 100 ms more after each empty poll up to
+// MaxIdleWait, with doubling pauses up to MaxRetryWait while storage
+// fails. The others poll beside it only while hot.
+func (q *Queue) receive(ctx context.Context, n int) {
 	vis := int32(max(q.opts.VisibilityTimeout/time.Second, 1))
-	n := int32(batchSize)
+	batch := int32(batchSize)
 	idle, failures := 0, 0
 	retries := backoff.Doubling{First: 200 * time.Millisecond, Max: q.opts.MaxRetryWait}
 	for ctx.Err() == nil {
-		resp, err := q.own.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{NumberOfMessages: &n, VisibilityTimeout: &vis})
+		if n > 0 && !q.hot() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-q.kicked():
+			}
+			continue
+		}
+		resp, err := q.own.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{NumberOfMessages: &batch, VisibilityTimeout: &vis})
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
 			failures++
 			retry := retries.Next()
-			if failures == 1 || failures%10 == 0 {
+			if n == 0 && (failures == 1 || failures%10 == 0) {
 				q.log.Warn("backplane: receiving from storage failed; retrying",
-					"queue", q.QueueName(), "connection", q.opts.ConnectionName, "failures", failures, "retryIn", retry, "error", shortError(err))
+					"queue", q.QueueName(), "connection", q.conn, "failures", failures, "retryIn", retry, "error", shortError(err))
 			}
-			if queueerror.HasCode(err, queueerror.QueueNotFound) {
+			if n == 0 && queueerror.HasCode(err, queueerror.QueueNotFound) {
 				if cerr := q.createQueue(ctx); cerr == nil {
 					q.log.Warn("backplane: the queue was gone; created it again", "queue", q.QueueName())
 				}
@@ -258,78 +511,256 @@ func (q *Queue) receive(ctx context.Context, deliver Deliver) {
 			continue
 		}
 		if failures > 0 {
-			q.log.Info("backplane: storage reachable again", "queue", q.QueueName(), "failures", failures)
+			if n == 0 {
+				q.log.Info("backplane: storage reachable again", "queue", q.QueueName(), "failures", failures)
+			}
 			failures = 0
 			retries.Reset()
 		}
 		if len(resp.Messages) == 0 {
+			if q.hot() {
+				idle = 0
+				q.pause(ctx, q.opts.HotPause)
+				continue
+			}
+			if n > 0 {
+				continue
+			}
 			idle++
-			backoff.Sleep(ctx, min(time.Duration(idle)*idleStep, q.opts.MaxIdleWait))
+			q.pause(ctx, min(time.Duration(idle)*idleStep, q.opts.MaxIdleWait))
 			continue
 		}
 		idle = 0
 		for _, dm := range resp.Messages {
-			q.handle(ctx, dm, deliver)
+			q.handle(ctx, dm)
 		}
 	}
 }
 
-// handle delivers one received message unless it is a duplicate or
-// undecodable, then deletes it.
-func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage, deliver Deliver) {
+// handle acts on one received message: an outcome goes to the sender
+// waiting for it, a client message to its stream (its outcome back to its
+// sender); an undecodable one is logged and deleted.
+func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) {
 	if dm == nil || dm.MessageID == nil || dm.PopReceipt == nil {
 		return
+	}
+	msgID, pop := *dm.MessageID, *dm.PopReceipt
+	del := func() {
+		q.async(func(ctx context.Context) {
+			if err := q.del(ctx, msgID, pop); err != nil && ctx.Err() == nil {
+				q.log.Warn("backplane: deleting a handled message failed; its copy will be dropped",
+					"queue", q.QueueName(), "messageId", msgID, "error", shortError(err))
+			}
+		})
 	}
 	var text string
 	if dm.MessageText != nil {
 		text = *dm.MessageText
 	}
-	m, err := decodeBody(text)
-	switch {
-	case err != nil:
-		q.log.Error("backplane: dropping a message that does not decode", "queue", q.QueueName(), "messageId", *dm.MessageID, "error", err)
-	default:
-		key := m.ID
-		if key == "" {
-			key = *dm.MessageID
-		}
-		if q.seen.Add(key) {
-			deliver(ctx, m)
-		} else {
-			q.log.Debug("backplane: dropping a duplicate", "queue", q.QueueName(), "id", key)
-		}
-	}
-	if err := q.del(ctx, *dm.MessageID, *dm.PopReceipt); err != nil && ctx.Err() == nil {
-		q.log.Warn("backplane: deleting a handled message failed; its copy will be dropped",
-			"queue", q.QueueName(), "messageId", *dm.MessageID, "error", shortError(err))
-	}
-}
-
-// decodeBody reads a queue message: base64 of the JSON, or the JSON itself.
-func decodeBody(text string) (Message, error) {
-	var m Message
-	data, err := base64.StdEncoding.DecodeString(strings.TrimSpace(text))
+	env, err := decodeEnvelope(text)
 	if err != nil {
-		data = []byte(text)
+		q.log.Error("backplane: dropping a message that does not decode", "queue", q.QueueName(), "messageId", msgID, "error", err)
+		del()
+		return
 	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return Message{}, fmt.Errorf("decoding the message: %w", err)
+	if env.isOutcome() {
+		out, _ := parseOutcome(env.Outcome)
+		q.waiting.resolve(env.ID, out)
+		del()
+		return
 	}
-	if m.ClientID == "" || len(m.Body) == 0 || string(m.Body) == "null" {
-		return Message{}, errors.New("decoding the message: ClientId and Message are required")
+	q.touch()
+	m := Message{ID: env.ID, ClientID: env.ClientID, Body: env.Message}
+	if m.ID == "" {
+		m.ID = msgID
 	}
-	return m, nil
+	finish := del
+	if env.Blob != "" {
+		finish = func() {
+			del()
+			q.async(func(ctx context.Context) { q.deleteBlob(ctx, q.id, env.Blob) })
+		}
+		if !q.in.known(m.ID) {
+			body, err := q.readBlob(ctx, env.Blob)
+			if err != nil {
+				q.log.Error("backplane: the body of a large message cannot be read; its sender is told the stream is full",
+					"queue", q.QueueName(), "blob", env.Blob, "client", m.ClientID, "error", err)
+				finish()
+				q.sendOutcome(env.From, m.ID, Full)
+				return
+			}
+			m.Body = body
+		}
+	}
+	out, answer := q.in.offer(ctx, m, finish)
+	if answer {
+		q.sendOutcome(env.From, m.ID, out)
+	}
 }
 
-// shortError keeps the first line of a storage error: azcore's response
-// errors run over many lines.
-func shortError(err error) error {
-	var re *azcore.ResponseError
-	if errors.As(err, &re) {
-		if re.RawResponse != nil && re.RawResponse.Request != nil {
-			return fmt.Errorf("%s %s: %d %s", re.RawResponse.Request.Method, redactedURL(re.RawResponse.Request.URL.String()), re.StatusCode, re.ErrorCode)
-		}
-		return fmt.Errorf("%d %s", re.StatusCode, re.ErrorCode)
+// sendOutcome tells instance to (when someone waits there) what became of
+// message id.
+func (q *Queue) sendOutcome(to, id string, out Outcome) {
+	if to == "" || !ValidInstanceID(to) {
+		return
 	}
-	return err
+	if to == q.id {
+		q.waiting.resolve(id, out)
+		return
+	}
+	q.async(func(ctx context.Context) {
+		text, err := encodeQueueText(&envelope{ID: id, Outcome: out.String()})
+		if err != nil {
+			return
+		}
+		ttl := int32(outcomeTTL / time.Second)
+		c := q.svc.NewQueueClient(QueuePrefix + to)
+		if _, err := c.EnqueueMessage(ctx, text, &azqueue.EnqueueMessageOptions{TimeToLive: &ttl}); err != nil && ctx.Err() == nil {
+			q.log.Warn("backplane: telling the sender what became of a message failed", "to", to, "id", id, "outcome", out, "error", shortError(err))
+		}
+	})
+}
+
+func (q *Queue) readBlob(ctx context.Context, name string) ([]byte, error) {
+	resp, err := q.blobs.DownloadStream(ctx, q.QueueName(), name, nil)
+	if err != nil {
+		return nil, shortError(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBlobBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxBlobBytes {
+		return nil, fmt.Errorf("the blob is larger than %d bytes", maxBlobBytes)
+	}
+	return data, nil
+}
+
+// deleteBlob deletes a message blob of instance owner's container.
+func (q *Queue) deleteBlob(ctx context.Context, owner, name string) {
+	if q.blobs == nil {
+		return
+	}
+	if _, err := q.blobs.DeleteBlob(ctx, QueuePrefix+owner, name, nil); err != nil && ctx.Err() == nil &&
+		!hasCode(err, string(bloberror.BlobNotFound)) && !hasCode(err, string(bloberror.ContainerNotFound)) {
+		q.log.Warn("backplane: deleting a message blob failed; the cleanup removes it later", "container", QueuePrefix+owner, "blob", name, "error", shortError(err))
+	}
+}
+
+// heartbeat writes the time into the queue's metadata every Heartbeat.
+func (q *Queue) heartbeat(ctx context.Context) {
+	t := time.NewTicker(q.opts.Heartbeat)
+	defer t.Stop()
+	failures := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		_, err := q.own.SetMetadata(ctx, &azqueue.SetMetadataOptions{Metadata: beatMetadata(time.Now())})
+		if err != nil && queueerror.HasCode(err, queueerror.QueueNotFound) {
+			err = q.createQueue(ctx)
+		}
+		switch {
+		case err == nil:
+			failures = 0
+		case ctx.Err() != nil:
+			return
+		default:
+			failures++
+			if failures == 1 || failures%10 == 0 {
+				q.log.Warn("backplane: writing the heartbeat failed; other instances will take this one for dead if it goes on",
+					"queue", q.QueueName(), "failures", failures, "error", shortError(err))
+			}
+		}
+	}
+}
+
+// cleanup removes, every CleanupBeats heartbeats, the queues and
+// containers of instances whose heartbeat is older than RemoveBeats, and
+// the blobs of this instance's container older than MessageTTL.
+func (q *Queue) cleanup(ctx context.Context) {
+	every := CleanupBeats * q.opts.Heartbeat
+	first := q.opts.Heartbeat + rand.N(every)
+	if !backoff.Sleep(ctx, first) {
+		return
+	}
+	for {
+		q.sweep(ctx, time.Now())
+		if !backoff.Sleep(ctx, every/2+rand.N(every)) {
+			return
+		}
+	}
+}
+
+// sweep is one cleanup pass.
+func (q *Queue) sweep(ctx context.Context, now time.Time) {
+	removeBefore := now.Add(-RemoveBeats * q.opts.Heartbeat)
+	prefix := QueuePrefix
+	known := map[string]bool{q.QueueName(): true}
+	pager := q.svc.NewListQueuesPager(&azqueue.ListQueuesOptions{Prefix: &prefix, Include: azqueue.ListQueuesInclude{Metadata: true}})
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				q.log.Warn("backplane: listing the instance queues failed", "error", shortError(err))
+			}
+			return
+		}
+		for _, item := range page.Queues {
+			if item == nil || item.Name == nil {
+				continue
+			}
+			name := *item.Name
+			known[name] = true
+			beat, ours := beatOf(item.Metadata)
+			if !ours || name == q.QueueName() || beat.After(removeBefore) {
+				continue
+			}
+			if _, err := q.svc.DeleteQueue(ctx, name, nil); err != nil && !queueerror.HasCode(err, queueerror.QueueNotFound) {
+				q.log.Warn("backplane: removing the queue of a dead instance failed", "queue", name, "error", shortError(err))
+				continue
+			}
+			delete(known, name)
+			q.log.Info("backplane: removed the queue of a dead instance", "queue", name, "lastHeartbeat", beat.UTC().Format(time.RFC3339))
+		}
+	}
+	if q.blobs == nil {
+		return
+	}
+	cpager := q.blobs.NewListContainersPager(&azblob.ListContainersOptions{Prefix: &prefix})
+	for cpager.More() {
+		page, err := cpager.NextPage(ctx)
+		if err != nil {
+			return
+		}
+		for _, c := range page.ContainerItems {
+			if c == nil || c.Name == nil || known[*c.Name] || c.Properties == nil || c.Properties.LastModified == nil ||
+				c.Properties.LastModified.After(removeBefore) {
+				continue
+			}
+			if _, err := q.blobs.DeleteContainer(ctx, *c.Name, nil); err == nil {
+				q.log.Info("backplane: removed the blob container of a dead instance", "container", *c.Name)
+			}
+		}
+	}
+	expired := now.Add(-q.opts.MessageTTL)
+	bpager := q.blobs.NewListBlobsFlatPager(q.QueueName(), nil)
+	for bpager.More() {
+		page, err := bpager.NextPage(ctx)
+		if err != nil {
+			return
+		}
+		if page.Segment == nil {
+			continue
+		}
+		for _, b := range page.Segment.BlobItems {
+			if b == nil || b.Name == nil || b.Properties == nil || b.Properties.LastModified == nil || b.Properties.LastModified.After(expired) {
+				continue
+			}
+			q.deleteBlob(ctx, q.id, *b.Name)
+		}
+	}
 }

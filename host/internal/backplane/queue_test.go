@@ -1,172 +1,216 @@
 package backplane
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
-	"sync"
+	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2/queueerror"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/internal/testutil"
 )
 
-func repoRoot(t testing.TB) string {
-	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	require.NoError(t, err)
-	return root
-}
-
-// collector records what a backplane delivers.
-type collector struct {
-	mu   sync.Mutex
-	msgs []Message
-	more chan struct{}
-}
-
-func newCollector() *collector { return &collector{more: make(chan struct{}, 1)} }
-
-func (c *collector) deliver(_ context.Context, m Message) {
-	c.mu.Lock()
-	c.msgs = append(c.msgs, m)
-	c.mu.Unlock()
-	select {
-	case c.more <- struct{}{}:
-	default:
-	}
-}
-
-func (c *collector) snapshot() []Message {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]Message(nil), c.msgs...)
-}
-
-// waitFor waits (bounded) until n messages arrived.
-func (c *collector) waitFor(t *testing.T, n int, within time.Duration) []Message {
-	t.Helper()
-	deadline := time.After(within)
-	for {
-		if got := c.snapshot(); len(got) >= n {
-			return got
-		}
-		select {
-		case <-c.more:
-		case <-deadline:
-			t.Fatalf("got %d messages within %s, want %d", len(c.snapshot()), within, n)
-		}
-	}
-}
-
-func newTestQueue(t *testing.T, id, conn string, o *QueueOptions) *Queue {
+func newTestQueue(t *testing.T, id string, s Storage, o *QueueOptions) *Queue {
 	t.Helper()
 	if o == nil {
 		o = &QueueOptions{}
 	}
-	o.ConnectionName = "AzureWebJobsStorage"
-	q, err := NewQueue(id, conn, o)
+	if o.OutcomeTimeout == 0 {
+		o.OutcomeTimeout = time.Minute
+	}
+	s.Name = "AzureWebJobsStorage"
+	q, err := NewQueue(id, s, o)
 	require.NoError(t, err)
 	return q
 }
 
-func msg(i int) Message {
-	return Message{ID: fmt.Sprintf("m%d", i), ClientID: "client1", Body: json.RawMessage(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i))}
+// TestQueue runs the tests of the Azure Storage Queue backplane that can
+// share one Azurite (each its own instance ids).
+func TestQueue(t *testing.T) {
+	az := testutil.StartAzurite(t, repoRoot(t))
+	for _, tc := range []struct {
+		name string
+		test func(t *testing.T, az *testutil.Azurite)
+	}{
+		{"what every backplane does", testQueueBackplane},
+		{"Stop deletes the queue and container", testQueueStopDeletesTheQueueAndContainer},
+		{"a large message travels as a blob", testQueueLargeMessageTravelsAsABlob},
+		{"a held message stays in the queue", testQueueHeldMessageStaysInTheQueue},
+		{"a duplicate delivery is dropped", testQueueDropsADuplicateDelivery},
+		{"an undecodable message is dropped", testQueueDropsAnUndecodableMessage},
+		{"the cleanup removes dead instances", testQueueCleanupRemovesDeadInstances},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.test(t, az) })
+	}
 }
 
-func TestQueueDeliversInOrderAndStopDeletesTheQueue(t *testing.T) {
-	az := testutil.StartAzurite(t, repoRoot(t))
+func testQueueBackplane(t *testing.T, az *testutil.Azurite) {
+	st := Storage{ConnectionString: az.ConnectionString()}
+	opts := func() *QueueOptions { return &QueueOptions{Heartbeat: 200 * time.Millisecond} }
+	a := newTestQueue(t, "confa", st, opts())
+	b := newTestQueue(t, "confb", st, opts())
+	testBackplane(t, a, b, "confa", a.halt, func(t *testing.T) {
+		// Three heartbeats go by without one from a.
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			_, err := b.alive(t.Context(), "confa")
+			assert.ErrorIs(c, err, ErrUnknownInstance)
+		}, 20*time.Second, 50*time.Millisecond)
+	})
+}
+
+func testQueueStopDeletesTheQueueAndContainer(t *testing.T, az *testutil.Azurite) {
 	ctx := t.Context()
-	a := newTestQueue(t, "instancea", az.ConnectionString(), nil)
-	b := newTestQueue(t, "instanceb", az.ConnectionString(), nil)
-	got := newCollector()
-	require.NoError(t, a.Start(ctx, got.deliver))
-	require.NoError(t, b.Start(ctx, func(context.Context, Message) { t.Error("b received a message") }))
-
-	const n = 100
-	for i := range n {
-		require.NoError(t, b.Send(ctx, "instancea", msg(i)))
-	}
-	msgs := got.waitFor(t, n, 30*time.Second)
-	require.Len(t, msgs, n)
-	for i, m := range msgs {
-		assert.Equal(t, msg(i).ID, m.ID)
-		assert.JSONEq(t, string(msg(i).Body), string(m.Body))
-		assert.Equal(t, "client1", m.ClientID)
-	}
-
+	st := Storage{ConnectionString: az.ConnectionString()}
+	a := newTestQueue(t, "stopa", st, nil)
+	require.NoError(t, a.Start(ctx, newStreams().deliver))
+	_, err := a.own.GetProperties(ctx, nil)
+	require.NoError(t, err, "Start creates the queue")
 	require.NoError(t, a.Stop(ctx))
-	err := b.Send(ctx, "instancea", msg(n))
-	require.ErrorIs(t, err, ErrUnknownInstance, "the queue of a stopped instance is deleted")
-	_, kept := b.clients.Load("instancea")
-	assert.False(t, kept, "the client of a gone instance is forgotten: instances come and go for as long as b runs")
-	require.NoError(t, b.Stop(ctx))
+	_, err = a.own.GetProperties(ctx, nil)
+	assert.True(t, queueerror.HasCode(err, queueerror.QueueNotFound), "Stop deletes the queue: %v", err)
+	blobs, err := azblob.NewClientFromConnectionString(az.ConnectionString(), nil)
+	require.NoError(t, err)
+	_, err = blobs.ServiceClient().NewContainerClient(a.QueueName()).GetProperties(ctx, nil)
+	assert.Error(t, err, "Stop deletes the container")
 }
 
-func TestQueueDropsADuplicateDelivery(t *testing.T) {
-	az := testutil.StartAzurite(t, repoRoot(t))
+// testQueueLargeMessageTravelsAsABlob: a body too large for a queue
+// message (64 KiB of base64) crosses in a blob of the receiver's
+// container, deleted once the stream took it.
+func testQueueLargeMessageTravelsAsABlob(t *testing.T, az *testutil.Azurite) {
 	ctx := t.Context()
-	a := newTestQueue(t, "instancea", az.ConnectionString(), &QueueOptions{VisibilityTimeout: time.Second, MaxIdleWait: 200 * time.Millisecond})
+	st := Storage{ConnectionString: az.ConnectionString()}
+	a := newTestQueue(t, "largea", st, nil)
+	b := newTestQueue(t, "largeb", st, nil)
+	sa := newStreams("client1")
+	require.NoError(t, a.Start(ctx, sa.deliver))
+	defer a.Stop(context.WithoutCancel(ctx))
+	require.NoError(t, b.Start(ctx, newStreams().deliver))
+	defer b.Stop(context.WithoutCancel(ctx))
+
+	for _, size := range []int{40 << 10, 49 << 10, 1 << 20, 4 << 20} {
+		body := json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", size) + `"}}`)
+		m := Message{ID: fmt.Sprintf("big%d", size), ClientID: "client1", Body: body}
+		out, err := b.Send(ctx, "largea", m)
+		require.NoError(t, err, "%d bytes", size)
+		require.Equal(t, Taken, out)
+		got := sa.snapshot("client1")
+		require.NotEmpty(t, got)
+		assert.True(t, bytes.Equal(body, got[len(got)-1].Body), "%d bytes arrive whole", size)
+	}
+	blobs, err := azblob.NewClientFromConnectionString(az.ConnectionString(), nil)
+	require.NoError(t, err)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		pager := blobs.NewListBlobsFlatPager(a.QueueName(), nil)
+		page, err := pager.NextPage(ctx)
+		if assert.NoError(c, err) {
+			assert.Empty(c, page.Segment.BlobItems, "each blob is deleted once its message was taken")
+		}
+	}, 10*time.Second, 20*time.Millisecond)
+}
+
+// testQueueHeldMessageStaysInTheQueue: a message a full inbox refused is
+// deleted from the queue only once its stream took it.
+func testQueueHeldMessageStaysInTheQueue(t *testing.T, az *testutil.Azurite) {
+	ctx := t.Context()
+	st := Storage{ConnectionString: az.ConnectionString()}
+	a := newTestQueue(t, "helda", st, nil)
+	b := newTestQueue(t, "heldb", st, nil)
+	sa := newStreams("client1")
+	sa.setRoom("client1", 0)
+	require.NoError(t, a.Start(ctx, sa.deliver))
+	defer a.Stop(context.WithoutCancel(ctx))
+	require.NoError(t, b.Start(ctx, newStreams().deliver))
+	defer b.Stop(context.WithoutCancel(ctx))
+
+	out, err := b.Send(ctx, "helda", msg(1))
+	require.NoError(t, err)
+	require.Equal(t, Taken, out)
+	props, err := a.own.GetProperties(ctx, nil)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, *props.ApproximateMessagesCount, "held, not deleted")
+
+	sa.setRoom("client1", -1)
+	sa.waitFor(t, "client1", 1, 10*time.Second)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		props, err := a.own.GetProperties(ctx, nil)
+		if assert.NoError(c, err) {
+			assert.EqualValues(c, 0, *props.ApproximateMessagesCount)
+		}
+	}, 10*time.Second, 20*time.Millisecond)
+}
+
+func testQueueDropsADuplicateDelivery(t *testing.T, az *testutil.Azurite) {
+	ctx := t.Context()
+	a := newTestQueue(t, "dupa", Storage{ConnectionString: az.ConnectionString()}, &QueueOptions{VisibilityTimeout: time.Second})
 	var deletes atomic.Int32
 	realDel := a.del
 	a.del = func(ctx context.Context, id, pop string) error {
 		if deletes.Add(1) == 1 {
-			return errors.New("injected: storage lost the delete")
+			return errInjected
 		}
 		return realDel(ctx, id, pop)
 	}
-	got := newCollector()
-	require.NoError(t, a.Start(ctx, got.deliver))
+	sa := newStreams("client1")
+	require.NoError(t, a.Start(ctx, sa.deliver))
 	defer a.Stop(context.WithoutCancel(ctx))
-	require.NoError(t, a.Send(ctx, "instancea", msg(1)))
+	raw, err := azqueue.NewQueueClientFromConnectionString(az.ConnectionString(), a.QueueName(), nil)
+	require.NoError(t, err)
+	text, err := encodeQueueText(&envelope{ID: "m1", ClientID: "client1", Message: msg(1).Body})
+	require.NoError(t, err)
+	_, err = raw.EnqueueMessage(ctx, text, nil)
+	require.NoError(t, err)
 
-	got.waitFor(t, 1, 10*time.Second)
+	sa.waitFor(t, "client1", 1, 10*time.Second)
 	// The undeleted copy comes back after the visibility timeout; it must be
 	// deleted without a second delivery.
-	deadline := time.Now().Add(10 * time.Second)
-	for deletes.Load() < 2 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	require.GreaterOrEqual(t, deletes.Load(), int32(2), "the message did not come back")
-	assert.Len(t, got.snapshot(), 1, "a redelivered message was delivered twice")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.GreaterOrEqual(c, deletes.Load(), int32(2), "the message did not come back")
+	}, 10*time.Second, 20*time.Millisecond)
+	assert.Len(t, sa.snapshot("client1"), 1, "a redelivered message was delivered twice")
 }
 
-func TestQueueDropsAnUndecodableMessage(t *testing.T) {
-	az := testutil.StartAzurite(t, repoRoot(t))
+func testQueueDropsAnUndecodableMessage(t *testing.T, az *testutil.Azurite) {
 	ctx := t.Context()
 	logs := &testutil.SyncBuffer{}
-	a := newTestQueue(t, "instancea", az.ConnectionString(), &QueueOptions{Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	got := newCollector()
-	require.NoError(t, a.Start(ctx, got.deliver))
+	st := Storage{ConnectionString: az.ConnectionString()}
+	a := newTestQueue(t, "undeca", st, &QueueOptions{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	b := newTestQueue(t, "undecb", st, nil)
+	sa := newStreams("client1")
+	require.NoError(t, a.Start(ctx, sa.deliver))
 	defer a.Stop(context.WithoutCancel(ctx))
+	require.NoError(t, b.Start(ctx, newStreams().deliver))
+	defer b.Stop(context.WithoutCancel(ctx))
 
 	raw, err := azqueue.NewQueueClientFromConnectionString(az.ConnectionString(), a.QueueName(), nil)
 	require.NoError(t, err)
 	_, err = raw.EnqueueMessage(ctx, "this is not a backplane message", nil)
 	require.NoError(t, err)
-	require.NoError(t, a.Send(ctx, "instancea", msg(7)))
-
-	msgs := got.waitFor(t, 1, 10*time.Second)
-	assert.Equal(t, "m7", msgs[0].ID)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	out, err := b.Send(ctx, "undeca", msg(7))
+	require.NoError(t, err)
+	assert.Equal(t, Taken, out)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		peek, err := raw.PeekMessages(ctx, nil)
-		require.NoError(t, err)
-		if len(peek.Messages) == 0 {
-			break
+		if assert.NoError(c, err) {
+			assert.Empty(c, peek.Messages, "the undecodable message stayed in the queue")
 		}
-		require.True(t, time.Now().Before(deadline), "the undecodable message stayed in the queue")
-		time.Sleep(100 * time.Millisecond)
-	}
+	}, 10*time.Second, 20*time.Millisecond)
 	assert.Contains(t, logs.String(), "does not decode")
-	assert.Len(t, got.snapshot(), 1)
+	assert.Equal(t, []string{"m7"}, ids(sa.snapshot("client1")))
 }
 
 func TestQueueStartFailsNamingTheConnection(t *testing.T) {
@@ -174,10 +218,10 @@ func TestQueueStartFailsNamingTheConnection(t *testing.T) {
 	port := testutil.ReservePort(t)
 	conn := fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=%s;QueueEndpoint=http://%s/devstoreaccount1",
 		testutil.AzuriteAccountKey, port.Addr())
-	q := newTestQueue(t, "instancea", conn, nil)
+	q := newTestQueue(t, "instancea", Storage{ConnectionString: conn}, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	err := q.Start(ctx, func(context.Context, Message) {})
+	err := q.Start(ctx, newStreams().deliver)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "AzureWebJobsStorage")
 	assert.Contains(t, err.Error(), "mcp-backplane-instancea")
@@ -188,14 +232,15 @@ func TestQueueRecoversWhenStorageReturns(t *testing.T) {
 	az := testutil.StartAzurite(t, repoRoot(t))
 	ctx := t.Context()
 	logs := &testutil.SyncBuffer{}
-	a := newTestQueue(t, "instancea", az.ConnectionString(), &QueueOptions{
+	a := newTestQueue(t, "instancea", Storage{ConnectionString: az.ConnectionString()}, &QueueOptions{
 		Logger: slog.New(slog.NewTextHandler(logs, nil)), MaxRetryWait: 500 * time.Millisecond,
 	})
-	got := newCollector()
-	require.NoError(t, a.Start(ctx, got.deliver))
+	sa := newStreams("client1")
+	require.NoError(t, a.Start(ctx, sa.deliver))
 	defer a.Stop(context.WithoutCancel(ctx))
-	require.NoError(t, a.Send(ctx, "instancea", msg(1)))
-	got.waitFor(t, 1, 10*time.Second)
+	out, err := a.Send(ctx, "instancea", msg(1))
+	require.NoError(t, err)
+	require.Equal(t, Taken, out)
 
 	az.Stop()
 	// The receive loop notices before storage comes back.
@@ -205,31 +250,161 @@ func TestQueueRecoversWhenStorageReturns(t *testing.T) {
 	az.Start() // in memory: an empty account, the queue is gone
 
 	// The loop recreates its queue; until it has, a send finds none.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err := a.Send(ctx, "instancea", msg(2))
-		if err == nil {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "sending never worked again: %v", err)
-		time.Sleep(200 * time.Millisecond)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		a.peers.Clear()
+		_, err := a.Send(ctx, "instancea", msg(2))
+		assert.NoError(c, err)
+	}, 30*time.Second, 100*time.Millisecond)
+	got := sa.waitFor(t, "client1", 2, 20*time.Second)
+	assert.Equal(t, "m2", got[1].ID)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Contains(c, logs.String(), "reachable again")
+	}, 20*time.Second, 20*time.Millisecond)
+}
+
+// testQueueCleanupRemovesDeadInstances: the queue and container of an
+// instance whose heartbeat is long stale are removed by any other
+// instance; a live one's, and a queue that is not funchost's, stay.
+func testQueueCleanupRemovesDeadInstances(t *testing.T, az *testutil.Azurite) {
+	ctx := t.Context()
+	st := Storage{ConnectionString: az.ConnectionString()}
+	beat := 100 * time.Millisecond
+	dead := newTestQueue(t, "deadone", st, &QueueOptions{Heartbeat: beat})
+	live := newTestQueue(t, "liveone", st, &QueueOptions{Heartbeat: beat})
+	require.NoError(t, dead.Start(ctx, newStreams().deliver))
+	require.NoError(t, live.Start(ctx, newStreams().deliver))
+	defer live.Stop(context.WithoutCancel(ctx))
+	foreign, err := azqueue.NewQueueClientFromConnectionString(az.ConnectionString(), QueuePrefix+"notours", nil)
+	require.NoError(t, err)
+	_, err = foreign.Create(ctx, nil)
+	require.NoError(t, err)
+	dead.halt()
+
+	// Before RemoveBeats heartbeats nothing goes; after, the dead one does.
+	live.sweep(ctx, time.Now())
+	_, err = dead.own.GetProperties(ctx, nil)
+	require.NoError(t, err, "a recent heartbeat: kept")
+	live.sweep(ctx, time.Now().Add(RemoveBeats*beat+time.Minute))
+	_, err = dead.own.GetProperties(ctx, nil)
+	assert.True(t, queueerror.HasCode(err, queueerror.QueueNotFound), "the dead instance's queue: %v", err)
+	_, err = live.own.GetProperties(ctx, nil)
+	assert.NoError(t, err, "its own queue stays")
+	_, err = foreign.GetProperties(ctx, nil)
+	assert.NoError(t, err, "a queue without a heartbeat is not funchost's: it stays")
+	_, err = live.blobs.ServiceClient().NewContainerClient(dead.QueueName()).GetProperties(ctx, nil)
+	assert.Error(t, err, "the dead instance's container is gone")
+}
+
+// TestQueueIdleRequests counts the storage requests of an idle instance
+// over its schedule: polls at MaxIdleWait, a heartbeat each Heartbeat and
+// three listings each cleanup. The defaults stay below the 0.67/s of the
+// poll-only schedule (1.5 s) they replace.
+func TestQueueIdleRequests(t *testing.T) {
+	var o QueueOptions
+	o.withDefaults()
+	perSecond := 1/o.MaxIdleWait.Seconds() + 1/o.Heartbeat.Seconds() + 3/(CleanupBeats*o.Heartbeat).Seconds()
+	assert.LessOrEqual(t, perSecond, 0.67)
+	t.Logf("idle storage requests per instance: %.3f/s", perSecond)
+}
+
+// tokenCredential hands out a fixed token.
+type tokenCredential struct {
+	token string
+	calls atomic.Int32
+}
+
+func (c *tokenCredential) GetToken(_ context.Context, o policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	c.calls.Add(1)
+	return azcore.AccessToken{Token: c.token, ExpiresOn: time.Now().Add(time.Hour)}, nil
+}
+
+// TestQueueWithATokenOverHTTPS: an identity-based connection (service URLs
+// and a token credential) against Azurite over HTTPS with OAuth: queues,
+// blobs and the heartbeat all work with the token; a token for another
+// audience is refused.
+func TestQueueWithATokenOverHTTPS(t *testing.T) {
+	cert := testutil.NewTestCert(t)
+	az := testutil.StartAzuriteWith(t, repoRoot(t), testutil.AzuriteOptions{CertFile: cert.CertFile, KeyFile: cert.KeyFile, OAuth: true})
+	ctx := t.Context()
+	transport := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cert.Pool}}}
+	counted := newCountingTransport(transport)
+	cred := &tokenCredential{token: testutil.EntraJWT("https://storage.azure.com")}
+	st := Storage{QueueURL: az.QueueURL(), BlobURL: az.BlobURL(), Credential: cred, Transport: counted}
+	a := newTestQueue(t, "instancea", st, nil)
+	b := newTestQueue(t, "instanceb", st, nil)
+	sa := newStreams("client1")
+	require.NoError(t, a.Start(ctx, sa.deliver))
+	defer a.Stop(context.WithoutCancel(ctx))
+	require.NoError(t, b.Start(ctx, newStreams().deliver))
+	defer b.Stop(context.WithoutCancel(ctx))
+	for _, body := range []json.RawMessage{msg(1).Body, json.RawMessage(`"` + strings.Repeat("y", 1<<20) + `"`)} {
+		out, err := b.Send(ctx, "instancea", Message{ID: fmt.Sprint(len(body)), ClientID: "client1", Body: body})
+		require.NoError(t, err)
+		require.Equal(t, Taken, out)
 	}
-	msgs := got.waitFor(t, 2, 20*time.Second)
-	assert.Equal(t, "m2", msgs[1].ID)
-	assert.Contains(t, logs.String(), "retrying")
-	assert.Contains(t, logs.String(), "reachable again")
+	assert.Len(t, sa.snapshot("client1"), 2)
+	assert.Positive(t, cred.calls.Load())
+	assert.Positive(t, counted.total.Load())
+
+	wrong := newTestQueue(t, "instancec", Storage{QueueURL: az.QueueURL(), Credential: &tokenCredential{token: testutil.EntraJWT("https://vault.azure.net")}, Transport: transport}, nil)
+	err := wrong.Start(ctx, newStreams().deliver)
+	require.Error(t, err, "Azurite checks the token's audience")
+	assert.Contains(t, err.Error(), "403")
+
+	_, err = NewQueue("instanced", Storage{QueueURL: strings.Replace(az.QueueURL(), "https", "http", 1), Credential: cred}, nil)
+	assert.ErrorContains(t, err, "a token is sent only over TLS")
 }
 
 func TestNewQueueConnections(t *testing.T) {
-	q, err := NewQueue("inst1", "UseDevelopmentStorage=true", nil)
+	q, err := NewQueue("inst1", Storage{ConnectionString: "UseDevelopmentStorage=true"}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "http://127.0.0.1:10001/devstoreaccount1/", q.account, "the storage emulator's defaults")
 	assert.Equal(t, "mcp-backplane-inst1", q.QueueName())
+	assert.True(t, q.LargeMessages())
 
-	_, err = NewQueue("inst1", "", &QueueOptions{ConnectionName: "AzureWebJobsStorage"})
+	q, err = NewQueue("inst1", Storage{ConnectionString: "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + testutil.AzuriteAccountKey + ";QueueEndpoint=http://127.0.0.1:1/devstoreaccount1"}, nil)
+	require.NoError(t, err)
+	assert.False(t, q.LargeMessages(), "a queue endpoint alone: no blobs")
+
+	_, err = NewQueue("inst1", Storage{Name: "AzureWebJobsStorage"}, nil)
 	assert.ErrorContains(t, err, "connection AzureWebJobsStorage is not set")
-	_, err = NewQueue("inst1", "AccountName=x", &QueueOptions{ConnectionName: "AzureWebJobsStorage"})
+	_, err = NewQueue("inst1", Storage{Name: "AzureWebJobsStorage", ConnectionString: "AccountName=x"}, nil)
 	assert.ErrorContains(t, err, "connection AzureWebJobsStorage")
-	_, err = NewQueue("Not-Valid", DevelopmentStorage, nil)
+	_, err = NewQueue("Not-Valid", Storage{ConnectionString: DevelopmentStorage}, nil)
 	assert.ErrorContains(t, err, "instance id")
+}
+
+// BenchmarkQueueIdleRequests counts, through the client's transport, the
+// storage requests of an instance left idle with the default options:
+// after one message, past the fast polling and the back-off ramp, over a
+// minute. Not under -short.
+func BenchmarkQueueIdleRequests(b *testing.B) {
+	if testing.Short() {
+		b.Skip("takes a minute and a half")
+	}
+	az := testutil.StartAzurite(b, repoRoot(b))
+	ctx := b.Context()
+	counted := newCountingTransport(nil)
+	q, err := NewQueue("idleone", Storage{Name: "AzureWebJobsStorage", ConnectionString: az.ConnectionString(), Transport: counted}, nil)
+	require.NoError(b, err)
+	sa := newStreams("client1")
+	require.NoError(b, q.Start(ctx, sa.deliver))
+	defer q.Stop(context.WithoutCancel(ctx))
+	_, err = q.Send(ctx, "idleone", msg(1))
+	require.NoError(b, err)
+	var o QueueOptions
+	o.withDefaults()
+	warm := o.HotWindow + 25*time.Second // past the ramp of 100 ms steps to MaxIdleWait
+	const window = time.Minute
+	for b.Loop() {
+		time.Sleep(warm)
+		before, kinds := counted.total.Load(), counted.counts()
+		time.Sleep(window)
+		n := counted.total.Load() - before
+		b.ReportMetric(float64(n)/window.Seconds(), "requests/s")
+		after := counted.counts()
+		for k, v := range after {
+			b.Logf("%s: %d in %s", k, v-kinds[k], window)
+		}
+	}
 }

@@ -11,5 +11,10 @@
 // Environment.ExpandEnvironmentVariables does ([ExpandVars]); a relative
 // executable is joined to the app root only when that file exists
 // ([ResolveExecutable]); functionTimeout is a .NET TimeSpan
-// ([ParseTimeSpan]).
+// ([ParseTimeSpan]); a connection is a connection string in the setting
+// itself, or identity-based settings <name>__<property> (or
+// <name>:<property>) read as the Functions host reads AzureWebJobsStorage
+// ([Config.Storage]) and the Functions Redis extension reads its
+// connection ([Config.Redis]); a property funchost does not support is
+// named in the error, never its value.
 package config

@@ -41,3 +41,11 @@ func (w *Window) Add(id string) bool {
 	w.ids[id] = struct{}{}
 	return true
 }
+
+// Contains reports whether id is in the window, without adding it.
+func (w *Window) Contains(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.ids[id]
+	return ok
+}

@@ -15,6 +15,10 @@ func TestWindowForgetsTheOldest(t *testing.T) {
 	assert.True(t, w.Add("z")) // x forgotten
 	assert.True(t, w.Add("x"))
 	assert.False(t, w.Add("z"))
+	assert.True(t, w.Contains("z"))
+	assert.False(t, w.Contains("y"), "forgotten")
+	assert.False(t, w.Contains("q"), "never added")
+	assert.True(t, w.Add("q"), "Contains does not add")
 }
 
 func ExampleWindow() {

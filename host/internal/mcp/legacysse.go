@@ -55,13 +55,19 @@ type StateSealer interface {
 
 // Forwarder carries a client's message to the instance holding its stream.
 type Forwarder interface {
-	// Forward returns once the message is stored for instanceID. An
-	// instance that does not exist gives an error wrapping ErrNoInstance.
+	// Forward returns once the stream's instance took the message (into
+	// the stream's inbox, or held for it in order). An instance or stream
+	// that does not exist gives an error wrapping ErrNoInstance; a stream
+	// that takes no more for now, one wrapping ErrStreamFull.
 	Forward(ctx context.Context, instanceID, clientID string, message []byte) error
 }
 
 // ErrNoInstance is what a Forwarder returns for an instance that is gone.
 var ErrNoInstance = errors.New("no such host instance")
+
+// ErrStreamFull is what a Forwarder returns when the stream's instance
+// refused the message: the stream takes no more for now.
+var ErrStreamFull = errors.New("the stream takes no more messages for now")
 
 // LegacySSEOptions configures [NewLegacySSE]. InstanceID and Sealer are
 // required.
@@ -480,6 +486,10 @@ func (l *LegacySSE) ServeMessage(w http.ResponseWriter, r *http.Request) {
 			l.plainError(w, http.StatusBadRequest, noSession)
 			return
 		}
+		if errors.Is(err, ErrStreamFull) {
+			l.plainError(w, http.StatusServiceUnavailable, "Service Unavailable: too many messages waiting for this stream")
+			return
+		}
 		l.log.Error("mcp sse: forwarding a message failed", "client", clientID, "instance", instanceID, "error", err)
 		l.plainError(w, http.StatusServiceUnavailable, "Service Unavailable: the message could not be forwarded")
 		return
@@ -557,19 +567,45 @@ func (l *LegacySSE) enqueue(clientID string, msg []byte) enqueueResult {
 	return enqueued
 }
 
+// Delivery is what became of a message handed to [LegacySSE.Deliver].
+type Delivery int
+
+// Deliveries.
+const (
+	// Delivered: the stream took the message; its reply will come on the
+	// stream.
+	Delivered Delivery = iota + 1
+	// DeliveryFull: the stream's inbox (or the host's) has no room now; the
+	// message may be offered again later.
+	DeliveryFull
+	// DeliveryGone: no such stream here (it ended, or it never was on this
+	// instance); the message can never be delivered.
+	DeliveryGone
+)
+
+func (d Delivery) String() string {
+	switch d {
+	case Delivered:
+		return "delivered"
+	case DeliveryFull:
+		return "full"
+	case DeliveryGone:
+		return "gone"
+	}
+	return fmt.Sprintf("Delivery(%d)", int(d))
+}
+
 // Deliver hands a message that another instance forwarded to the local
-// stream of clientID. It reports whether a stream took it; a message for a
-// stream that is gone, or whose inbox is full, is logged and dropped.
-func (l *LegacySSE) Deliver(clientID string, message []byte) bool {
+// stream of clientID and reports what became of it; the caller keeps a
+// message the stream did not take.
+func (l *LegacySSE) Deliver(clientID string, message []byte) Delivery {
 	switch l.enqueue(clientID, message) {
 	case enqueued:
-		return true
+		return Delivered
 	case inboxFull, inboxBytesFull, hostBytesFull:
-		l.log.Warn("mcp sse: dropping a forwarded message: the stream's inbox is full", "client", clientID, "bytes", len(message))
-	default:
-		l.log.Warn("mcp sse: dropping a forwarded message: no such stream here", "client", clientID)
+		return DeliveryFull
 	}
-	return false
+	return DeliveryGone
 }
 
 // sseWriter writes events to one stream; the stream's loop and its

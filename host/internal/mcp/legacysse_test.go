@@ -225,8 +225,14 @@ func (f hubForwarder) Forward(_ context.Context, instanceID, clientID string, ms
 	if !ok {
 		return fmt.Errorf("forwarding to %s: %w", instanceID, ErrNoInstance)
 	}
-	to.Deliver(clientID, msg)
-	return nil
+	switch d := to.Deliver(clientID, msg); d {
+	case Delivered:
+		return nil
+	case DeliveryFull:
+		return fmt.Errorf("forwarding to %s: %w", instanceID, ErrStreamFull)
+	default:
+		return fmt.Errorf("forwarding to %s: %s: %w", instanceID, d, ErrNoInstance)
+	}
 }
 
 func TestLegacySSEForwardsToTheStreamsInstance(t *testing.T) {
@@ -237,6 +243,9 @@ func TestLegacySSEForwardsToTheStreamsInstance(t *testing.T) {
 	hub["insta"], hub["instb"] = a.sse, b.sse
 
 	st := openStream(t, a.URL, "", nil)
+	code, body := post(t, testutil.OnHost(st.Endpoint, b.URL), `{"jsonrpc":"2.0","id":0,"method":"ping"}`)
+	require.Equal(t, http.StatusAccepted, code, body)
+	assert.JSONEq(t, "0", gjson(t, next(t, st).Data, "id"))
 	for i := 1; i <= 5; i++ {
 		code, body := post(t, testutil.OnHost(st.Endpoint, b.URL), fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":1}}}`, i, i))
 		require.Equal(t, http.StatusAccepted, code, body)
@@ -250,15 +259,28 @@ func TestLegacySSEForwardsToTheStreamsInstance(t *testing.T) {
 	assert.Empty(t, b.tools.calls, "the call runs on the stream's instance")
 	b.tools.mu.Unlock()
 
-	code, body := post(t, testutil.OnHost(st.Endpoint, lone.URL), `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	code, body = post(t, testutil.OnHost(st.Endpoint, lone.URL), `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	assert.Equal(t, http.StatusBadRequest, code)
 	assert.Contains(t, body, "No active session for client")
 	assert.Contains(t, body, "instance 'insta'")
+
+	full := startSSEServer(t, &LegacySSEOptions{InstanceID: "instd", Forward: fullForwarder{}})
+	code, body = post(t, testutil.OnHost(st.Endpoint, full.URL), `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	assert.Equal(t, http.StatusServiceUnavailable, code, "a stream that takes no more for now")
+	assert.Contains(t, body, "too many messages waiting for this stream")
 
 	delete(hub, "insta")
 	code, body = post(t, testutil.OnHost(st.Endpoint, b.URL), `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	assert.Equal(t, http.StatusBadRequest, code, "an instance that is gone")
 	assert.Contains(t, body, "No active session for client")
+}
+
+// fullForwarder answers every message as its stream's instance would when
+// the stream takes no more.
+type fullForwarder struct{}
+
+func (fullForwarder) Forward(context.Context, string, string, []byte) error {
+	return fmt.Errorf("forwarding: %w", ErrStreamFull)
 }
 
 // TestLegacySSEOfficialGoClient connects the official Go SDK's SSE client
@@ -386,4 +408,40 @@ func TestLegacySSECancelReachesTheRunningCall(t *testing.T) {
 			break
 		}
 	}
+}
+
+// TestLegacySSEDeliverSaysWhatBecameOfTheMessage: a forwarded message is
+// taken, refused for now (a full inbox: the backplane offers it again), or
+// refused for good (no such stream).
+func TestLegacySSEDeliverSaysWhatBecameOfTheMessage(t *testing.T) {
+	s := startSSEServer(t, &LegacySSEOptions{InstanceID: "inst1", Inbox: 1})
+	started, release := make(chan struct{}), make(chan struct{})
+	s.tools.call = func(ctx context.Context, _ *CallRequest) (*metadata.CallToolResult, error) {
+		close(started)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("done")}}, nil
+	}
+	st := openStream(t, s.URL, "", nil)
+	u, err := url.Parse(st.Endpoint)
+	require.NoError(t, err)
+	client, instance, ok := s.sse.openState(u.Query().Get(queryClientState))
+	require.True(t, ok)
+	assert.Equal(t, "inst1", instance)
+
+	call := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
+	require.Equal(t, Delivered, s.sse.Deliver(client, call))
+	<-started // the stream runs the call: its inbox is empty again
+	ping := func(id int) []byte { return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id) }
+	assert.Equal(t, Delivered, s.sse.Deliver(client, ping(2)), "one message waits")
+	assert.Equal(t, DeliveryFull, s.sse.Deliver(client, ping(3)), "the inbox holds one")
+	assert.Equal(t, DeliveryGone, s.sse.Deliver("nobody", ping(4)))
+	close(release)
+	for _, id := range []string{"1", "2"} {
+		assert.Equal(t, id, gjson(t, next(t, st).Data, "id"))
+	}
+	assert.Equal(t, Delivered, s.sse.Deliver(client, ping(3)), "room again")
+	assert.Equal(t, "3", gjson(t, next(t, st).Data, "id"))
 }

@@ -471,6 +471,10 @@ func (h *handler) callAsTask(req *request, call *CallRequest, meta *RequestMeta,
 	if !ts.Deferred {
 		if _, err := n.startTask(ctx); err != nil {
 			cancel(err)
+			if errors.Is(err, tasks.ErrFull) {
+				h.rpcError(req, codeServerError, "Server busy: too many tasks are kept; try again once some have expired.", nil)
+				return
+			}
 			h.log.Error("mcp: creating a task failed", "tool", call.Name, "error", err)
 			h.rpcError(req, CodeInternalError, "Internal error: the task could not be created.", nil)
 			return

@@ -424,3 +424,23 @@ func TestTaskAcrossInstances(t *testing.T) {
 	done := waitStatus(t, b, id, "completed")
 	assert.Contains(t, string(done.Result["result"]), `got {\"action\":\"decline\"}`)
 }
+
+// fullStore refuses every new task.
+type fullStore struct{ tasks.Store }
+
+func (fullStore) Create(context.Context, *tasks.Task) error { return tasks.ErrFull }
+
+// TestTaskStoreFull: a store that keeps no more tasks makes the call busy,
+// nothing runs.
+func TestTaskStoreFull(t *testing.T) {
+	ran := false
+	s := taskServer(t, fullStore{tasks.NewMemory(nil)}, 0, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		ran = true
+		return nil, nil
+	})
+	_, env := s.rpcCall(t, taskCall("job", nil, tasksCaps, nil), methodToolsCall, "job", nil)
+	require.NotNil(t, env.Error)
+	assert.Equal(t, codeServerError, env.Error.Code)
+	assert.Contains(t, env.Error.Message, "too many tasks")
+	assert.False(t, ran)
+}

@@ -47,10 +47,15 @@ type AzureOptions struct {
 	Table, Container string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// TableURL, BlobURL and Credential open the store with an identity
+	// (Microsoft Entra tokens) when the connection string is "".
+	TableURL, BlobURL string
+	Credential        azcore.TokenCredential
 }
 
 // NewAzure opens the task store of the storage account a connection string
-// names, creating its table and container when missing.
+// names (or, when it is "", the endpoints and credential of o), creating its
+// table and container when missing.
 func NewAzure(ctx context.Context, connectionString string, o *AzureOptions) (*Azure, error) {
 	var opts AzureOptions
 	if o != nil {
@@ -65,11 +70,24 @@ func NewAzure(ctx context.Context, connectionString string, o *AzureOptions) (*A
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	svc, err := aztables.NewServiceClientFromConnectionString(connectionString, nil)
+	var (
+		svc   *aztables.ServiceClient
+		blobs *azblob.Client
+		err   error
+	)
+	if connectionString != "" {
+		svc, err = aztables.NewServiceClientFromConnectionString(connectionString, nil)
+	} else {
+		svc, err = aztables.NewServiceClient(opts.TableURL, opts.Credential, nil)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening the task table: %w", err)
 	}
-	blobs, err := azblob.NewClientFromConnectionString(connectionString, nil)
+	if connectionString != "" {
+		blobs, err = azblob.NewClientFromConnectionString(connectionString, nil)
+	} else {
+		blobs, err = azblob.NewClient(opts.BlobURL, opts.Credential, nil)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening the task blobs: %w", err)
 	}

@@ -2,29 +2,45 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
 
-// Memory is a [Store] in the memory of one process.
+// Memory is a [Store] in the memory of one process, holding at most
+// [MaxMemoryTasks] tasks that have not expired.
 type Memory struct {
 	now func() time.Time
+	max int
 	mu  sync.Mutex
 	m   map[string]*Task
 }
+
+// MaxMemoryTasks bounds the tasks a [Memory] store keeps: each holds its
+// result until it expires.
+const MaxMemoryTasks = 10000
+
+// ErrFull: the store keeps as many tasks as it may; one must expire first.
+var ErrFull = errors.New("too many tasks are kept: wait for some to expire")
 
 // NewMemory returns an empty store; now is the clock (nil: time.Now).
 func NewMemory(now func() time.Time) *Memory {
 	if now == nil {
 		now = time.Now
 	}
-	return &Memory{now: now, m: map[string]*Task{}}
+	return &Memory{now: now, max: MaxMemoryTasks, m: map[string]*Task{}}
 }
 
-// Create stores t.
+// Create stores t, or fails with ErrFull.
 func (s *Memory) Create(_ context.Context, t *Task) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.m) >= s.max {
+		s.sweepLocked(s.now())
+		if len(s.m) >= s.max {
+			return ErrFull
+		}
+	}
 	s.m[t.ID] = t.clone()
 	return nil
 }
@@ -60,10 +76,14 @@ func (s *Memory) Update(_ context.Context, id string, change func(t *Task) error
 func (s *Memory) Sweep(_ context.Context, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.sweepLocked(now)
+	return nil
+}
+
+func (s *Memory) sweepLocked(now time.Time) {
 	for id, t := range s.m {
 		if !now.Before(t.Expires()) {
 			delete(s.m, id)
 		}
 	}
-	return nil
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -87,6 +89,22 @@ func TestMemoryStore(t *testing.T) {
 	testStore(t, NewMemory(now), func(d time.Duration) { mu.Lock(); skew += d; mu.Unlock() })
 }
 
+// TestMemoryStoreIsBounded: a full store refuses new tasks until some
+// expire.
+func TestMemoryStoreIsBounded(t *testing.T) {
+	now := time.Now()
+	s := NewMemory(func() time.Time { return now })
+	s.max = 3
+	ctx := context.Background()
+	for i := range 3 {
+		require.NoError(t, s.Create(ctx, &Task{ID: fmt.Sprint(i), Created: now, TTL: time.Duration(i+1) * time.Minute}))
+	}
+	assert.ErrorIs(t, s.Create(ctx, &Task{ID: "more", Created: now, TTL: time.Hour}), ErrFull)
+	now = now.Add(90 * time.Second) // task 0 has expired
+	require.NoError(t, s.Create(ctx, &Task{ID: "more", Created: now, TTL: time.Hour}))
+	assert.ErrorIs(t, s.Create(ctx, &Task{ID: "again", Created: now, TTL: time.Hour}), ErrFull)
+}
+
 func TestAzureStore(t *testing.T) {
 	az := testutil.StartAzuriteStorage(t, repoRoot(t))
 	var mu sync.Mutex
@@ -114,9 +132,56 @@ func TestAzureStore(t *testing.T) {
 }
 
 // repoRoot is the repository root (tests run in their package folder).
-func repoRoot(t *testing.T) string {
+func repoRoot(t testing.TB) string {
 	t.Helper()
 	root, err := filepath.Abs("../../..")
 	require.NoError(t, err)
 	return root
+}
+
+// BenchmarkAzureStore times what a task costs in Azure Storage (Azurite on
+// loopback): creating a record (before the client gets its handle), reading
+// it (tasks/get) and the heartbeat's read-and-write, for a small record and
+// for one with a 100 KiB result, which goes to a blob.
+func BenchmarkAzureStore(b *testing.B) {
+	az := testutil.StartAzuriteStorage(b, repoRoot(b))
+	ctx := context.Background()
+	s, err := NewAzure(ctx, az.ConnectionString(), nil)
+	require.NoError(b, err)
+	big := json.RawMessage(`{"content":[{"type":"text","text":"` + strings.Repeat("x", 100<<10) + `"}]}`)
+	for _, size := range []struct {
+		name   string
+		result json.RawMessage
+	}{{"small", nil}, {"100KiB", big}} {
+		n := 0
+		newTask := func() *Task {
+			n++
+			now := time.Now()
+			return &Task{ID: fmt.Sprintf("%s-%d", size.name, n), Scope: "c", Status: StatusWorking,
+				Created: now, Updated: now, Heartbeat: now, TTL: time.Hour, Result: size.result}
+		}
+		b.Run(size.name+"/create", func(b *testing.B) {
+			for b.Loop() {
+				if err := s.Create(ctx, newTask()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		t := newTask()
+		require.NoError(b, s.Create(ctx, t))
+		b.Run(size.name+"/get", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.Get(ctx, t.ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(size.name+"/heartbeat", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.Update(ctx, t.ID, func(t *Task) error { t.Heartbeat = time.Now(); return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

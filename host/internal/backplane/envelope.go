@@ -1,0 +1,57 @@
+package backplane
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// envelope is what travels in a queue or list: a client message (the
+// extension's {"ClientId","Message"} plus its id, its sender and, for a
+// large one, the blob holding it instead of Message), or the outcome of a
+// message, sent back to its sender.
+type envelope struct {
+	ID       string          `json:"Id,omitempty"`
+	ClientID string          `json:"ClientId,omitempty"`
+	Message  json.RawMessage `json:"Message,omitempty"`
+	// From is the sending instance, which waits for the outcome; "" when
+	// nobody waits.
+	From string `json:"From,omitempty"`
+	// Blob names the blob (in the receiver's container) holding the
+	// message, when it is too large for a queue message.
+	Blob string `json:"Blob,omitempty"`
+	// Outcome, in an outcome envelope, is what became of message ID.
+	Outcome string `json:"Outcome,omitempty"`
+}
+
+// isOutcome reports whether e carries an outcome rather than a message.
+func (e *envelope) isOutcome() bool { return e.Outcome != "" }
+
+// decodeEnvelope reads a queue message: base64 of the JSON, or the JSON
+// itself.
+func decodeEnvelope(text string) (envelope, error) {
+	data, err := base64.StdEncoding.DecodeString(strings.TrimSpace(text))
+	if err != nil {
+		data = []byte(text)
+	}
+	return decodeEnvelopeJSON(data)
+}
+
+func decodeEnvelopeJSON(data []byte) (envelope, error) {
+	var e envelope
+	if err := json.Unmarshal(data, &e); err != nil {
+		return envelope{}, fmt.Errorf("decoding the message: %w", err)
+	}
+	if e.isOutcome() {
+		if _, ok := parseOutcome(e.Outcome); !ok || e.ID == "" {
+			return envelope{}, fmt.Errorf("decoding the message: outcome %q of message %q", e.Outcome, e.ID)
+		}
+		return e, nil
+	}
+	if e.ClientID == "" || (e.Blob == "" && (len(e.Message) == 0 || string(e.Message) == "null")) {
+		return envelope{}, errors.New("decoding the message: ClientId and Message are required")
+	}
+	return e, nil
+}
