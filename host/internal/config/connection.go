@@ -130,7 +130,7 @@ type StorageConnection struct {
 	// endpoints of an identity-based connection (from __accountName, or
 	// given).
 	QueueServiceURI, BlobServiceURI, TableServiceURI string
-	Identity                        Identity
+	Identity                                         Identity
 	// From says where the connection was found, for messages.
 	From string
 }
