@@ -193,8 +193,9 @@ type taskRun struct {
 	mu       sync.Mutex
 	created  *tasks.Task // the record as created
 	isOn     bool
-	message  string // the latest status message not yet stored
+	message  string // the latest status message, not yet stored when dirty
 	dirty    bool
+	flushed  time.Time                       // when a status message was last stored
 	waiters  map[string]chan json.RawMessage // requests waiting for their answer, by key
 	finished bool
 }
@@ -277,7 +278,11 @@ func (r *taskRun) progress(progress, total float64, message string) error {
 	}
 	r.mu.Lock()
 	r.message, r.dirty = message, true
+	due := time.Since(r.flushed) >= statusEvery
 	r.mu.Unlock()
+	if due {
+		r.poke() // stored now; later ones at most once per statusEvery
+	}
 	return nil
 }
 
@@ -363,6 +368,11 @@ func (r *taskRun) watch(ctx context.Context) {
 		if r.waiting() {
 			next = min(inputPoll, next)
 		}
+		r.mu.Lock()
+		if r.dirty {
+			next = min(next, statusEvery)
+		}
+		r.mu.Unlock()
 		timer.Reset(next)
 	}
 }
@@ -411,8 +421,11 @@ func (r *taskRun) pass(ctx context.Context) {
 		return // the store failed: try again at the next pass
 	}
 	r.mu.Lock()
-	if dirty && r.message == message {
-		r.dirty = false
+	if dirty {
+		r.flushed = time.Now()
+		if r.message == message {
+			r.dirty = false
+		}
 	}
 	for k, a := range answers {
 		if ch := r.waiters[k]; ch != nil {
@@ -429,6 +442,7 @@ func (r *taskRun) pass(ctx context.Context) {
 func (r *taskRun) finish(ctx context.Context, result json.RawMessage, failure *jsonrpc.Error) {
 	r.mu.Lock()
 	r.finished = true
+	message, dirty := r.message, r.dirty
 	r.mu.Unlock()
 	defer func() {
 		r.s.mu.Lock()
@@ -443,6 +457,9 @@ func (r *taskRun) finish(ctx context.Context, result json.RawMessage, failure *j
 	_, err := r.s.store.Update(wctx, r.id, func(t *tasks.Task) error {
 		if t.Status.Terminal() {
 			return nil
+		}
+		if dirty {
+			t.StatusMessage = message // the last progress, even between heartbeats
 		}
 		if failure != nil {
 			settle(t, tasks.StatusFailed, r.s.now(), "", failure, nil)

@@ -61,6 +61,9 @@ const (
 	DefaultTaskHeartbeat = 5 * time.Second
 	// staleBeats heartbeats missed make a task's instance count as gone.
 	staleBeats = 3
+	// statusEvery is how often, at most, a running task stores its latest
+	// progress as its status message.
+	statusEvery = time.Second
 	// inputPoll is how often a task waiting for its client's answers reads
 	// its record, for answers that reach another instance.
 	inputPoll = 250 * time.Millisecond

@@ -444,3 +444,26 @@ func TestTaskStoreFull(t *testing.T) {
 	assert.Contains(t, env.Error.Message, "too many tasks")
 	assert.False(t, ran)
 }
+
+// TestTaskStatusMessage: the handler's progress becomes the task's status
+// message within a second, whatever the heartbeat, and the last one stays
+// on the finished task.
+func TestTaskStatusMessage(t *testing.T) {
+	release := make(chan struct{})
+	s := taskServer(t, tasks.NewMemory(nil), time.Hour, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		if err := req.Notify.Progress(1, 3, "step one"); err != nil {
+			return nil, err
+		}
+		<-release
+		_ = req.Notify.Progress(2, 3, "step two")
+		_ = req.Notify.Progress(3, 3, "") // no message: the numbers say it
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("done")}}, nil
+	})
+	id := createTask(t, s, "job", nil, nil)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, `"step one"`, string(getTask(t, s, id, nil).Result["statusMessage"]))
+	}, 10*time.Second, 10*time.Millisecond)
+	close(release)
+	done := waitStatus(t, s, id, "completed")
+	assert.Equal(t, `"3 of 3 done"`, string(done.Result["statusMessage"]))
+}
