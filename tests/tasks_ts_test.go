@@ -86,10 +86,9 @@ var epidemicProgress = regexp.MustCompile(`^day \d+ of 180: \d+ infected, \d+ re
 func TestTypeScriptClientRunsTheLongToolAsTask(t *testing.T) {
 	t.Parallel()
 	node, dir := nodeBin(t, tsClientPackages[tsClientV2Auto])
-	// The running instance stores the latest progress as the task's status
-	// message at each heartbeat (5 s by default): a shorter one lets the
-	// polls of a 4 s run see it.
-	h := startHostEnv(t, sample(t), []string{"FUNCMCP_TASK_HEARTBEAT=500ms"})
+	// The default settings: the running instance stores the latest progress
+	// as the task's status message at most once a second.
+	h := startHost(t, sample(t))
 	const seconds, seed, longSeconds = 4, 20260728, 60
 	code, stdout, stderr := runNode(t, node, dir, "ts-tasks.mjs", h.endpoint,
 		strconv.Itoa(seconds), strconv.Itoa(seed), strconv.Itoa(longSeconds))
