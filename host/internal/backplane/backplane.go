@@ -117,3 +117,30 @@ var instanceIDPattern = regexp.MustCompile(`^[a-z0-9]{1,49}$`)
 // letters and digits, so that QueuePrefix+id is a valid queue and container
 // name.
 func ValidInstanceID(id string) bool { return instanceIDPattern.MatchString(id) }
+
+// keepBeating calls beat every interval until ctx ends; warn hears of the
+// first failure in a row and every tenth after it.
+func keepBeating(ctx context.Context, every time.Duration, beat func(context.Context) error, warn func(failures int, err error)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	failures := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := beat(ctx)
+		switch {
+		case err == nil:
+			failures = 0
+		case ctx.Err() != nil:
+			return
+		default:
+			failures++
+			if failures == 1 || failures%10 == 0 {
+				warn(failures, err)
+			}
+		}
+	}
+}

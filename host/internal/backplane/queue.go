@@ -650,32 +650,16 @@ func (q *Queue) deleteBlob(ctx context.Context, owner, name string) {
 
 // heartbeat writes the time into the queue's metadata every Heartbeat.
 func (q *Queue) heartbeat(ctx context.Context) {
-	t := time.NewTicker(q.opts.Heartbeat)
-	defer t.Stop()
-	failures := 0
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	keepBeating(ctx, q.opts.Heartbeat, func(ctx context.Context) error {
 		_, err := q.own.SetMetadata(ctx, &azqueue.SetMetadataOptions{Metadata: beatMetadata(time.Now())})
 		if err != nil && queueerror.HasCode(err, queueerror.QueueNotFound) {
 			err = q.createQueue(ctx)
 		}
-		switch {
-		case err == nil:
-			failures = 0
-		case ctx.Err() != nil:
-			return
-		default:
-			failures++
-			if failures == 1 || failures%10 == 0 {
-				q.log.Warn("backplane: writing the heartbeat failed; other instances will take this one for dead if it goes on",
-					"queue", q.QueueName(), "failures", failures, "error", shortError(err))
-			}
-		}
-	}
+		return err
+	}, func(failures int, err error) {
+		q.log.Warn("backplane: writing the heartbeat failed; other instances will take this one for dead if it goes on",
+			"queue", q.QueueName(), "failures", failures, "error", shortError(err))
+	})
 }
 
 // cleanup removes, every CleanupBeats heartbeats, the queues and

@@ -314,26 +314,9 @@ func (r *Redis) handle(ctx context.Context, raw string) {
 
 // heartbeat renews the heartbeat key every Heartbeat.
 func (r *Redis) heartbeat(ctx context.Context) {
-	t := time.NewTicker(r.opts.Heartbeat)
-	defer t.Stop()
-	failures := 0
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if err := r.beat(ctx, r.client); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			failures++
-			if failures == 1 || failures%10 == 0 {
-				r.log.Warn("backplane: renewing the heartbeat failed; other instances will take this one for dead if it goes on",
-					"key", redisAlive(r.id), "failures", failures, "error", err)
-			}
-			continue
-		}
-		failures = 0
-	}
+	keepBeating(ctx, r.opts.Heartbeat, func(ctx context.Context) error { return r.beat(ctx, r.client) },
+		func(failures int, err error) {
+			r.log.Warn("backplane: renewing the heartbeat failed; other instances will take this one for dead if it goes on",
+				"key", redisAlive(r.id), "failures", failures, "error", err)
+		})
 }
