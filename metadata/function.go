@@ -303,11 +303,7 @@ func (o *ReadOptions) maxFileBytes() int64 {
 func ReadFunction(dir string, opts *ReadOptions) (*Function, error) {
 	name := filepath.Base(dir)
 	file := filepath.Join(dir, FunctionFile)
-	st, err := os.Stat(file)
-	if err != nil {
-		return nil, &FunctionError{Function: name, File: file, Err: err}
-	}
-	data, err := readRegular(file, st, opts.maxFileBytes())
+	data, err := ReadRegularFile(file, opts.maxFileBytes())
 	if err != nil {
 		return nil, &FunctionError{Function: name, File: file, Err: err}
 	}
@@ -416,20 +412,29 @@ func within(realRoot, file string) error {
 	return nil
 }
 
-// readRegular reads file, described by st, if it is a regular file of at most
-// limit bytes; the limit is checked again while reading, as the file may grow.
-func readRegular(file string, st fs.FileInfo, limit int64) ([]byte, error) {
+// ReadRegularFile reads file when it is a regular file of at most limit
+// bytes. It never waits on a named pipe or a device: the file is opened
+// without blocking and checked before anything is read (a check before
+// opening could be raced), and the limit is checked again while reading,
+// as the file may grow. A missing file gives an error matching
+// fs.ErrNotExist. The host reads host.json, local.settings.json, its keys
+// and every function.json this way.
+func ReadRegularFile(file string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(file, os.O_RDONLY|openNonBlocking, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case !st.Mode().IsRegular():
 		return nil, fmt.Errorf("not a regular file (%s): not read", fileKind(st.Mode()))
 	case st.Size() > limit:
 		return nil, fmt.Errorf("%w: not read", CheckFileSize(st.Size(), limit))
 	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/funcmcp/funcmcp/host/internal/config"
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // App settings (environment variables, else local.settings.json Values)
@@ -148,7 +149,7 @@ func (s *Secrets) resolveSealer(given *Given, cfg *config.Config) error {
 
 // loadOrCreateKeys reads file, or writes new random keys to it (mode 0600).
 func loadOrCreateKeys(file string) (*storedKeys, error) {
-	data, err := config.ReadFile(file, config.MaxFileBytes)
+	data, err := metadata.ReadRegularFile(file, config.MaxFileBytes)
 	if err == nil {
 		var k storedKeys
 		if err := json.Unmarshal(data, &k); err != nil {

@@ -113,7 +113,7 @@ func Load(root string) (*Config, error) {
 	cfg := &Config{ServerName: metadata.DefaultServerName, ServerVersion: metadata.DefaultServerVersion, AuthLevel: AuthSystem}
 	var errs []error
 	hostFile := filepath.Join(root, HostFile)
-	data, err := ReadFile(hostFile, MaxFileBytes)
+	data, err := metadata.ReadRegularFile(hostFile, MaxFileBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &Error{File: hostFile, Err: errors.New("not found: the script root must hold a host.json")}
@@ -239,7 +239,7 @@ func parseWorker(ch object, section string, bad func(string, error)) (*Worker, e
 // loadLocalSettings reads the Values of local.settings.json; a missing file
 // is no error. Non-string values are passed as their JSON text.
 func loadLocalSettings(file string) ([]Setting, error) {
-	data, err := ReadFile(file, MaxFileBytes)
+	data, err := metadata.ReadRegularFile(file, MaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -325,3 +325,7 @@ func splitErrors(err error) []error {
 	}
 	return []error{err}
 }
+
+// MaxFileBytes bounds host.json, local.settings.json and the keys file, as
+// metadata.DefaultMaxFunctionFileBytes bounds a function.json.
+const MaxFileBytes = 1 << 20

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package config
+package metadata
 
 // openNonBlocking: no named pipes to wait on here.
 const openNonBlocking = 0
