@@ -143,15 +143,23 @@ func (kb *kindBuild) resource(b *ResourceBuilder) {
 		kb.errs = append(kb.errs, mk(fmt.Errorf("building function.json: %w", err)))
 		return
 	}
+	if res := kb.loadResource(f, mk); res != nil {
+		kb.add(f, &served{function: fn, resource: res, readResource: b.handler, completions: b.completions.handlers()})
+	}
+}
+
+// loadResource checks a resource's function.json as funchost does and
+// registers it; nil when it is refused (the errors are kept).
+func (kb *kindBuild) loadResource(f *metadata.Function, mk func(error) *ConfigError) *binding.Resource {
 	res, err := binding.LoadResource(f, f.Bindings[0], "")
 	if err == nil {
 		err = kb.c.registry.AddResource(res)
 	}
 	if err != nil {
 		kb.errs = append(kb.errs, configErrs(err, mk)...)
-		return
+		return nil
 	}
-	kb.add(f, &served{function: fn, resource: res, readResource: b.handler, completions: b.completions.handlers()})
+	return res
 }
 
 func (kb *kindBuild) view(t *ToolBuilder) {
@@ -170,15 +178,9 @@ func (kb *kindBuild) view(t *ToolBuilder) {
 		kb.errs = append(kb.errs, mk(fmt.Errorf("building the view's function.json: %w", err)))
 		return
 	}
-	res, err := binding.LoadResource(f, f.Bindings[0], "")
-	if err == nil {
-		err = kb.c.registry.AddResource(res)
+	if res := kb.loadResource(f, mk); res != nil {
+		kb.add(f, &served{function: fn, resource: res, view: t.mcpApp.view, toolName: t.name})
 	}
-	if err != nil {
-		kb.errs = append(kb.errs, configErrs(err, mk)...)
-		return
-	}
-	kb.add(f, &served{function: fn, resource: res, view: t.mcpApp.view, toolName: t.name})
 }
 
 func (kb *kindBuild) prompt(b *PromptBuilder) {
