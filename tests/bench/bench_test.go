@@ -173,19 +173,7 @@ func BenchmarkToolsCall(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer func() {
-				for _, t := range targets {
-					t.client.CloseIdleConnections()
-				}
-			}()
-			load := loadAvg()
-			b.ResetTimer()
-			res, err := interleave(targets, c, max(b.N, c), 25*c)
-			b.StopTimer()
-			if err != nil {
-				b.Fatal(err)
-			}
-			load += "–" + loadAvg()
+			res, load := runInterleaved(b, targets, c)
 			reportCalls(b, c, res, load)
 		})
 	}
@@ -636,21 +624,10 @@ func benchmarkMethod(b *testing.B, method, body, member string) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer func() {
-				for _, t := range targets {
-					t.client.CloseIdleConnections()
-				}
-			}()
-			load := loadAvg()
-			b.ResetTimer()
-			res, err := interleave(targets, c, max(b.N, c), 25*c)
-			b.StopTimer()
-			if err != nil {
-				b.Fatal(err)
-			}
+			res, load := runInterleaved(b, targets, c)
 			b.ReportMetric(res["funcmcp"].perSecond(), "funcmcp-calls/s")
 			b.ReportMetric(max(res["sdk-stateless"].perSecond(), res["sdk-stateful"].perSecond()), "sdk-calls/s")
-			recordMethod(method, c, res, load+"–"+loadAvg(), callGoals{}, "")
+			recordMethod(method, c, res, load, callGoals{}, "")
 		})
 	}
 }
@@ -708,4 +685,23 @@ func BenchmarkMemory_c64(b *testing.B) {
 		ours: mib(ours.rss), stateless: mib(sl.rss), stateful: mib(sf.rss), ratio: ratio(res), load: load + "–" + loadAvg(),
 		spread: spread(res, ratio),
 		detail: fmt.Sprintf("largest VmRSS of funchost + worker / of the leaner SDK server, sampled every 5 ms; %.0f calls/s vs %.0f", ours.perSecond(), max(sl.perSecond(), sf.perSecond()))}, 1))
+}
+
+// runInterleaved calls the targets at concurrency c in interleaved chunks,
+// b.N calls each (at least c), and returns their samples and the load
+// average before and after ("1.2–1.5").
+func runInterleaved(b *testing.B, targets []*target, c int) (map[string]*sample, string) {
+	defer func() {
+		for _, t := range targets {
+			t.client.CloseIdleConnections()
+		}
+	}()
+	load := loadAvg()
+	b.ResetTimer()
+	res, err := interleave(targets, c, max(b.N, c), 25*c)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res, load + "–" + loadAvg()
 }
