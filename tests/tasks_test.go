@@ -90,7 +90,7 @@ func (c taskClient) await(t *testing.T, id, status string) taskReply {
 // B; a result larger than a table row travels by blob; another credential
 // sees nothing; and when A is killed mid-task, B ends the task failed.
 func TestTasksAcrossInstances(t *testing.T) {
-	az := testutil.StartAzuriteStorage(t, repoRoot(t))
+	az := testutil.StartAzurite(t, repoRoot(t))
 	env := []string{"AzureWebJobsStorage=" + az.ConnectionString(), "FUNCMCP_TASK_STORE=azure", "FUNCMCP_TASK_HEARTBEAT=300ms"}
 	app := conformanceFixture(t)
 	a, b := startHostEnv(t, app, env), startHostEnv(t, app, env)

@@ -106,7 +106,7 @@ func TestMemoryStoreIsBounded(t *testing.T) {
 }
 
 func TestAzureStore(t *testing.T) {
-	az := testutil.StartAzuriteStorage(t, repoRoot(t))
+	az := testutil.StartAzurite(t, repoRoot(t))
 	var mu sync.Mutex
 	skew := time.Duration(0)
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) }
@@ -144,7 +144,7 @@ func repoRoot(t testing.TB) string {
 // it (tasks/get) and the heartbeat's read-and-write, for a small record and
 // for one with a 100 KiB result, which goes to a blob.
 func BenchmarkAzureStore(b *testing.B) {
-	az := testutil.StartAzuriteStorage(b, repoRoot(b))
+	az := testutil.StartAzurite(b, repoRoot(b))
 	ctx := context.Background()
 	s, err := NewAzure(ctx, az.ConnectionString(), nil)
 	require.NoError(b, err)
