@@ -40,7 +40,7 @@ type AzuriteOptions struct {
 	OAuth bool
 }
 
-// StartAzurite starts the queue and blob services of the Azurite that `npm
+// StartAzurite starts the queue, blob and table services of the Azurite that `npm
 // ci` installed in tests/node (under repoRoot) on free loopback ports; it
 // is stopped when the test ends. The test fails when Azurite is not
 // installed.
