@@ -276,14 +276,7 @@ func (q *Queue) createQueue(ctx context.Context) error {
 
 // Stop ends receiving and deletes the instance's queue and container.
 func (q *Queue) Stop(ctx context.Context) error {
-	q.mu.Lock()
-	cancel := q.cancel
-	q.cancel = nil
-	q.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		q.loops.Wait()
-		q.in.stop()
+	if q.halt() {
 		q.jobsMu.Lock()
 		q.closed = true
 		close(q.jobs)
@@ -303,17 +296,20 @@ func (q *Queue) Stop(ctx context.Context) error {
 }
 
 // halt ends receiving and the heartbeat as a killed process would: the
-// queue and its messages stay. For tests.
-func (q *Queue) halt() {
+// queue and its messages stay (tests call it alone; Stop goes on to remove
+// them). It reports whether anything was running.
+func (q *Queue) halt() bool {
 	q.mu.Lock()
 	cancel := q.cancel
 	q.cancel = nil
 	q.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		q.loops.Wait()
-		q.in.stop()
+	if cancel == nil {
+		return false
 	}
+	cancel()
+	q.loops.Wait()
+	q.in.stop()
+	return true
 }
 
 // async runs job on a worker (deletes, outcomes): off the receive loop.

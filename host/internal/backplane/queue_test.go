@@ -63,7 +63,7 @@ func testQueueBackplane(t *testing.T, az *testutil.Azurite) {
 	opts := func() *QueueOptions { return &QueueOptions{Heartbeat: 200 * time.Millisecond} }
 	a := newTestQueue(t, "confa", st, opts())
 	b := newTestQueue(t, "confb", st, opts())
-	testBackplane(t, a, b, "confa", a.halt, func(t *testing.T) {
+	testBackplane(t, a, b, "confa", func() { a.halt() }, func(t *testing.T) {
 		// Three heartbeats go by without one from a.
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			_, err := b.alive(t.Context(), "confa")
