@@ -81,18 +81,8 @@ func (s *server) serveKind(w http.ResponseWriter, r *http.Request, fn string) bo
 // triggerValue reads the invocation body and returns Data's trigger value,
 // answering the request itself when it cannot.
 func (s *server) triggerValue(w http.ResponseWriter, r *http.Request, k *served) (json.RawMessage, bool) {
-	var req struct {
-		Data     map[string]json.RawMessage `json:"Data"`
-		Metadata json.RawMessage            `json:"Metadata"`
-	}
-	body := http.MaxBytesReader(w, r.Body, s.app.maxBody)
-	if err := json.NewDecoder(body).Decode(&req); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", mbe.Limit))
-			return nil, false
-		}
-		writeJSONError(w, http.StatusBadRequest, "decoding the invocation request: "+err.Error())
+	req, ok := s.readInvocation(w, r)
+	if !ok {
 		return nil, false
 	}
 	name := metadata.TriggerBindingName
@@ -101,7 +91,7 @@ func (s *server) triggerValue(w http.ResponseWriter, r *http.Request, k *served)
 	} else if k.prompt != nil && k.prompt.Binding != "" {
 		name = k.prompt.Binding
 	}
-	raw, err := metadata.TriggerValue(&metadata.InvocationRequest{Data: req.Data}, name)
+	raw, err := metadata.TriggerValue(req, name)
 	if err != nil {
 		writeJSONError(w, http.StatusBadRequest, err.Error())
 		return nil, false

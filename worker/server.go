@@ -95,24 +95,11 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("no function %q", fn))
 		return
 	}
-	// Only Data is read: the trigger metadata (mcptoolargs, sys, …) repeats
-	// what the invocation context holds, so it is checked but not decoded
-	// into maps.
-	var req struct {
-		Data     map[string]json.RawMessage `json:"Data"`
-		Metadata json.RawMessage            `json:"Metadata"`
-	}
-	body := http.MaxBytesReader(w, r.Body, s.app.maxBody)
-	if err := json.NewDecoder(body).Decode(&req); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", mbe.Limit))
-			return
-		}
-		writeJSONError(w, http.StatusBadRequest, "decoding the invocation request: "+err.Error())
+	req, ok := s.readInvocation(w, r)
+	if !ok {
 		return
 	}
-	ic, err := metadata.ToolContextFromRequest(&metadata.InvocationRequest{Data: req.Data}, metadata.TriggerBindingName)
+	ic, err := metadata.ToolContextFromRequest(req, metadata.TriggerBindingName)
 	if err != nil {
 		writeJSONError(w, http.StatusBadRequest, err.Error())
 		return
@@ -266,4 +253,26 @@ func (a *App) serve(ctx context.Context, l net.Listener, h http.Handler) error {
 		return fmt.Errorf("shutting down: %w", err)
 	}
 	return nil
+}
+
+// readInvocation reads an invocation request body (at most the app's body
+// limit), answering the request itself when it cannot. Only Data is read:
+// the trigger metadata (mcptoolargs, sys, …) repeats what the invocation
+// context holds, so it is checked but not decoded into maps.
+func (s *server) readInvocation(w http.ResponseWriter, r *http.Request) (*metadata.InvocationRequest, bool) {
+	var req struct {
+		Data     map[string]json.RawMessage `json:"Data"`
+		Metadata json.RawMessage            `json:"Metadata"`
+	}
+	body := http.MaxBytesReader(w, r.Body, s.app.maxBody)
+	if err := json.NewDecoder(body).Decode(&req); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", mbe.Limit))
+			return nil, false
+		}
+		writeJSONError(w, http.StatusBadRequest, "decoding the invocation request: "+err.Error())
+		return nil, false
+	}
+	return &metadata.InvocationRequest{Data: req.Data}, true
 }
