@@ -33,21 +33,11 @@ type LoadError struct {
 }
 
 func (e *LoadError) Error() string {
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "function %q", e.Function)
+	what := ""
 	if e.Name != "" {
-		fmt.Fprintf(&sb, ", %s %s", e.Kind, jsonx.QuoteSafe(e.Name))
+		what = e.Kind + " " + jsonx.QuoteSafe(e.Name)
 	}
-	if e.File != "" {
-		fmt.Fprintf(&sb, " (%s)", e.File)
-	}
-	sb.WriteString(": ")
-	if e.Err == nil {
-		sb.WriteString("unknown error")
-	} else {
-		sb.WriteString(e.Err.Error())
-	}
-	return sb.String()
+	return functionError(e.Function, what, e.File, e.Err)
 }
 
 func (e *LoadError) Unwrap() error { return e.Err }

@@ -24,19 +24,30 @@ type ToolError struct {
 }
 
 func (e *ToolError) Error() string {
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "function %q", e.Function)
+	what := ""
 	if e.Tool != "" {
-		fmt.Fprintf(&sb, ", tool %q", e.Tool)
+		what = fmt.Sprintf("tool %q", e.Tool)
 	}
-	if e.File != "" {
-		fmt.Fprintf(&sb, " (%s)", e.File)
+	return functionError(e.Function, what, e.File, e.Err)
+}
+
+// functionError is the message of a problem of one function: `function
+// "<name>", <what> (<file>): <reason>`, what and file left out when "".
+func functionError(function, what, file string, err error) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "function %q", function)
+	if what != "" {
+		sb.WriteString(", ")
+		sb.WriteString(what)
+	}
+	if file != "" {
+		fmt.Fprintf(&sb, " (%s)", file)
 	}
 	sb.WriteString(": ")
-	if e.Err == nil {
+	if err == nil {
 		sb.WriteString("unknown error")
 	} else {
-		sb.WriteString(e.Err.Error())
+		sb.WriteString(err.Error())
 	}
 	return sb.String()
 }
