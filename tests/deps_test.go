@@ -165,18 +165,19 @@ func TestDependencyDirection(t *testing.T) {
 // under host/internal must be added here with what it may import.
 var hostInternalImports = map[string][]string{
 	"invoke":    {"mcp", "auth", "ids"},
-	"mcp":       {"auth", "jsonrpc", "dedup", "ids", "tasks"},
+	"mcp":       {"auth", "jsonrpc", "dedup", "ids", "tasks", "owner"},
 	"supervise": {"config", "backoff", "ids", "reaper"},
 	"catalog":   {"jsonrpc"},
-	"guard":     {"jsonrpc"},
+	"guard":     {"jsonrpc", "owner"},
 	"backplane": {"backoff", "dedup"},
-	"tasks":     {"jsonrpc", "ids"},
+	"tasks":     {"jsonrpc", "ids", "owner"},
 	"auth":      {"config"},
 	"config":    nil,
 	"jsonrpc":   nil,
 	"ids":       nil,
 	"backoff":   nil,
 	"dedup":     nil,
+	"owner":     nil,
 	"reaper":    nil, // the standard library only: its init starts the reaper mode
 }
 

@@ -1,0 +1,85 @@
+package owner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"net"
+	"net/http"
+	"strings"
+)
+
+// ID names an owner. Its prefix says what it was derived from:
+// "principal:", "key:", "session:" or "addr:". The rest is a digest or an
+// address, never a secret.
+type ID string
+
+// Kind returns what the ID was derived from: "principal", "key",
+// "session" or "addr" ("" for the zero ID).
+func (id ID) Kind() string {
+	k, _, _ := strings.Cut(string(id), ":")
+	return k
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying the authenticated principal (for
+// example issuer + subject). [Of] prefers it to every other identity.
+func WithPrincipal(ctx context.Context, principal string) context.Context {
+	return context.WithValue(ctx, principalKey{}, principal)
+}
+
+// Principal returns the principal set by [WithPrincipal], or "".
+func Principal(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
+// Of returns the owner of what request r leaves behind.
+func Of(r *http.Request) ID {
+	if p := Principal(r.Context()); p != "" {
+		return ID("principal:" + digest(p))
+	}
+	if c := credentials(r); c != "" {
+		return ID("key:" + c)
+	}
+	if s := r.Header.Get("Mcp-Session-Id"); s != "" {
+		return ID("session:" + digest(s))
+	}
+	return Address(r.RemoteAddr)
+}
+
+// Address returns the owner of a connection from remote address addr
+// (host:port): its host alone, so that every connection of one client
+// address counts together.
+func Address(addr string) ID {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		addr = host
+	}
+	return ID("addr:" + addr)
+}
+
+// Credentials returns a digest of r's credentials (Authorization,
+// x-functions-key, the code query parameter), or "" when it has none.
+func credentials(r *http.Request) string {
+	auth, key := r.Header.Values("Authorization"), r.Header.Values("X-Functions-Key")
+	code := r.URL.Query().Get("code")
+	if len(auth) == 0 && len(key) == 0 && code == "" {
+		return ""
+	}
+	d := sha256.New()
+	for _, vs := range [...][]string{auth, key} {
+		for _, v := range vs {
+			d.Write([]byte(v))
+			d.Write([]byte{0})
+		}
+		d.Write([]byte{1})
+	}
+	d.Write([]byte(code))
+	return base64.RawURLEncoding.EncodeToString(d.Sum(nil)[:18])
+}
+
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return base64.RawURLEncoding.EncodeToString(sum[:18])
+}

@@ -1,0 +1,91 @@
+package owner
+
+import (
+	"errors"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestOfPrefersTheMostSpecificIdentity(t *testing.T) {
+	r := httptest.NewRequest("POST", "/runtime/webhooks/mcp", nil)
+	r.RemoteAddr = "127.0.0.9:5000"
+	assert.Equal(t, ID("addr:127.0.0.9"), Of(r))
+
+	r.Header.Set("Mcp-Session-Id", "s1")
+	assert.Equal(t, "session", Of(r).Kind())
+
+	r.Header.Set("X-Functions-Key", "k")
+	keyed := Of(r)
+	assert.Equal(t, "key", keyed.Kind())
+	assert.NotContains(t, string(keyed), "k:", "the key itself never shows")
+
+	r = r.WithContext(WithPrincipal(r.Context(), "https://issuer|alice"))
+	assert.Equal(t, "principal", Of(r).Kind())
+	assert.Equal(t, "https://issuer|alice", Principal(r.Context()))
+}
+
+func TestOfTellsCredentialsApart(t *testing.T) {
+	a := httptest.NewRequest("POST", "/x?code=one", nil)
+	b := httptest.NewRequest("POST", "/x?code=two", nil)
+	assert.NotEqual(t, Of(a), Of(b))
+	c := httptest.NewRequest("POST", "/x", nil)
+	c.Header.Set("Authorization", "Bearer one")
+	assert.NotEqual(t, Of(a), Of(c))
+}
+
+func TestAddressDropsThePort(t *testing.T) {
+	assert.Equal(t, Address("10.0.0.1:1"), Address("10.0.0.1:2"))
+	assert.Equal(t, ID("addr:::1"), Address("[::1]:80"))
+}
+
+func TestCounterBoundsEachOwnerAndAll(t *testing.T) {
+	c := NewCounter("running tasks", "FUNCMCP_X", Limit{PerOwner: 2, Global: 3})
+	r1, err := c.Take("a", 1)
+	require.NoError(t, err)
+	_, err = c.Take("a", 1)
+	require.NoError(t, err)
+
+	_, err = c.Take("a", 1)
+	var le *LimitError
+	require.True(t, errors.As(err, &le))
+	assert.False(t, le.Global)
+	assert.Equal(t, "too many running tasks for this client (the limit is 2); FUNCMCP_X changes it", err.Error())
+
+	_, err = c.Take("b", 1)
+	require.NoError(t, err)
+	_, err = c.Take("c", 1)
+	require.True(t, errors.As(err, &le))
+	assert.True(t, le.Global)
+	assert.Equal(t, "too many running tasks on this server (the limit is 3)", err.Error())
+
+	r1()
+	r1() // a second release gives nothing back twice
+	assert.Equal(t, int64(1), c.Held("a"))
+	assert.Equal(t, int64(2), c.Total())
+	_, err = c.Take("c", 1)
+	assert.NoError(t, err)
+	assert.Equal(t, 3, c.Owners())
+}
+
+func TestCounterForgetsOwnersThatHoldNothing(t *testing.T) {
+	c := NewCounter("bytes", "", Limit{})
+	var wg sync.WaitGroup
+	for i := 0; i < 64; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			release, err := c.Take(ID("o"+strconv.Itoa(i%8)), 100)
+			if err == nil {
+				release()
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, 0, c.Owners())
+	assert.Equal(t, int64(0), c.Total())
+}
