@@ -16,18 +16,25 @@ import (
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
-// toolSet adapts a Host to the MCP endpoint.
-type toolSet struct{ h *Host }
-
-// ToolsList is the list of the latest legacy revision.
-func (s toolSet) ToolsList() json.RawMessage { return s.h.cat.ToolsList(mcp.LatestVersion) }
-
-// ToolsListFor shows 2026-07-28 clients the natural output schemas.
-func (s toolSet) ToolsListFor(version string) json.RawMessage { return s.h.cat.ToolsList(version) }
-
-// ParamHeaders gives the MCP endpoint the x-mcp-header arguments of a tool,
-// which it checks against the Mcp-Param-* headers of 2026-07-28 calls.
-func (s toolSet) ParamHeaders(name string) []mcp.ParamHeader { return s.h.params[name] }
+// mcpServer is what the MCP endpoint serves of this host: the tool lists
+// (2026-07-28 clients see the natural output schemas), tools/call, the
+// x-mcp-header arguments of a tool (checked against the Mcp-Param-*
+// headers of 2026-07-28 calls), the task declarations, and the resources,
+// templates, prompts and completions.
+func (h *Host) mcpServer() mcp.Server {
+	return mcp.Server{
+		ToolsList:    h.cat.ToolsList,
+		CallTool:     h.callTool,
+		ParamHeaders: func(name string) []mcp.ParamHeader { return h.params[name] },
+		TaskSupport:  h.taskSupport,
+		Functions: &mcp.Functions{
+			Lists:        h.lists,
+			ReadResource: h.readResource,
+			GetPrompt:    h.getPrompt,
+			Complete:     h.complete,
+		},
+	}
+}
 
 // paramHeaders finds the x-mcp-header arguments of every tool, once, and
 // once per input schema that tools share.
@@ -46,10 +53,6 @@ func paramHeaders(cat *catalog.Catalog) map[string][]mcp.ParamHeader {
 		}
 	}
 	return out
-}
-
-func (s toolSet) CallTool(ctx context.Context, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
-	return s.h.callTool(ctx, req)
 }
 
 // UnknownToolMessage is the -32602 message for a tools/call of a tool the

@@ -25,14 +25,10 @@ func functionLists(cat *catalog.Catalog) *mcp.FunctionLists {
 	}
 }
 
-// FunctionLists gives the MCP endpoint the resources, templates and prompts.
-func (s toolSet) FunctionLists() *mcp.FunctionLists { return s.h.lists }
-
-// ReadResource serves resources/read: the URI is checked as the extension
+// readResource serves resources/read: the URI is checked as the extension
 // checks it, matched against the static resources and then the templates,
 // and read by invoking the function that serves it.
-func (s toolSet) ReadResource(ctx context.Context, req *mcp.ReadRequest) (*metadata.ReadResourceResult, error) {
-	h := s.h
+func (h *Host) readResource(ctx context.Context, req *mcp.ReadRequest) (*metadata.ReadResourceResult, error) {
 	if err := binding.ValidateResourceURI(req.URI); err != nil {
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: "Invalid params: " + jsonx.OneLine(err.Error()),
 			Data: map[string]string{"uri": req.URI}}
@@ -60,10 +56,9 @@ func (s toolSet) ReadResource(ctx context.Context, req *mcp.ReadRequest) (*metad
 	return out, nil
 }
 
-// GetPrompt serves prompts/get: required arguments are checked before the
+// getPrompt serves prompts/get: required arguments are checked before the
 // function that serves the prompt is invoked.
-func (s toolSet) GetPrompt(ctx context.Context, req *mcp.PromptRequest) (*metadata.GetPromptResult, error) {
-	h := s.h
+func (h *Host) getPrompt(ctx context.Context, req *mcp.PromptRequest) (*metadata.GetPromptResult, error) {
 	p, ok := h.cat.Prompt(req.Name)
 	if !ok {
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Unknown prompt: '%s'", jsonx.SafeText(req.Name))}
@@ -85,10 +80,9 @@ func (s toolSet) GetPrompt(ctx context.Context, req *mcp.PromptRequest) (*metada
 	return out, nil
 }
 
-// Complete serves completion/complete for a prompt argument or a template
+// complete serves completion/complete for a prompt argument or a template
 // variable: a fixed list is answered here, a dynamic one by the worker.
-func (s toolSet) Complete(ctx context.Context, req *mcp.CompleteRequest) (*metadata.CompleteResult, error) {
-	h := s.h
+func (h *Host) complete(ctx context.Context, req *mcp.CompleteRequest) (*metadata.CompleteResult, error) {
 	var (
 		src      metadata.CompletionSource
 		has      bool

@@ -84,7 +84,7 @@ type Host struct {
 	legacy  *legacy
 	// endpoint is the MCP endpoint (tasks live in it); stopSweep ends the
 	// removal of expired task records.
-	endpoint  http.Handler
+	endpoint  *mcp.Handler
 	stopSweep context.CancelFunc
 	// restartDelay overrides the supervisor's first back-off step (tests).
 	restartDelay time.Duration
@@ -198,7 +198,7 @@ func (h *Host) routes() (http.Handler, error) {
 	if h.opts.TaskHeartbeat > 0 && opts.Tasks != nil {
 		opts.Tasks.Heartbeat = h.opts.TaskHeartbeat
 	}
-	endpoint := mcp.NewHandler(toolSet{h}, opts)
+	endpoint := mcp.NewHandler(h.mcpServer(), opts)
 	h.endpoint = endpoint
 	if opts.Tasks != nil {
 		ctx, stop := context.WithCancel(context.Background())
@@ -238,7 +238,9 @@ func (h *Host) Close() error {
 		// Tasks running here end failed (the host stopped), their records
 		// written before the worker connections go.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		mcp.StopTasks(ctx, h.endpoint)
+		if h.endpoint != nil {
+			h.endpoint.StopTasks(ctx)
+		}
 		cancel()
 		h.notify.Close()
 		h.inv.Close()

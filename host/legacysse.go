@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -63,7 +62,7 @@ type legacy struct {
 	instanceID string
 	kind       string
 	sse        *mcp.LegacySSE
-	endpoint   http.Handler // the Streamable HTTP endpoint, for forwarded responses
+	endpoint   *mcp.Handler // the Streamable HTTP endpoint, for forwarded responses
 	bp         backplane.Backplane
 	log        *slog.Logger
 	stopOnce   sync.Once
@@ -93,7 +92,7 @@ func (h *Host) newLegacy() (*legacy, error) {
 
 // attach creates the legacy SSE transport over streamable, the endpoint
 // made with endpoint.
-func (l *legacy) attach(h *Host, endpoint *mcp.Options, streamable http.Handler) error {
+func (l *legacy) attach(h *Host, endpoint *mcp.Options, streamable *mcp.Handler) error {
 	sse, err := mcp.NewLegacySSE(streamable, &mcp.LegacySSEOptions{
 		InstanceID:   l.instanceID,
 		Sealer:       h.secrets.Sealer,
@@ -171,7 +170,7 @@ func (l *legacy) start(ctx context.Context) error {
 // delivered: it is dropped (logged at debug) and its sender told.
 func (l *legacy) deliver(_ context.Context, m backplane.Message) backplane.Outcome {
 	if scope, ok := strings.CutPrefix(m.ClientID, responsePrefix); ok {
-		if mcp.DeliverResponse(l.endpoint, scope, m.Body) {
+		if l.endpoint.DeliverResponse(scope, m.Body) {
 			return backplane.Taken
 		}
 		l.log.Debug("host: dropping a forwarded client response nothing waits for", "id", m.ID)

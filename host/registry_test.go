@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -128,10 +129,10 @@ func TestToolsListJSON(t *testing.T) {
 	h, _ := newTestHost(t, root, "http://127.0.0.1:1", nil)
 
 	var pretty bytes.Buffer
-	require.NoError(t, json.Indent(&pretty, toolSet{h}.ToolsList(), "", "  "))
+	require.NoError(t, json.Indent(&pretty, h.mcpServer().ToolsList(mcp.LatestVersion), "", "  "))
 	goldenCompare(t, "tools_list.golden", append(pretty.Bytes(), '\n'))
 	// The same bytes every time: encoded once.
-	assert.Same(t, &toolSet{h}.ToolsList()[0], &toolSet{h}.ToolsList()[0])
+	assert.Same(t, &h.mcpServer().ToolsList(mcp.LatestVersion)[0], &h.mcpServer().ToolsList(mcp.LatestVersion)[0])
 }
 
 // TestDisabledFunctions: a function that function.json's "disabled" or the

@@ -42,9 +42,9 @@ const (
 // taskSweepEvery is how often expired task records are removed.
 const taskSweepEvery = 10 * time.Minute
 
-// TaskSupport gives the MCP endpoint the task declaration of a tool.
-func (s toolSet) TaskSupport(name string) *metadata.TaskSupport {
-	t := s.h.cat.Lookup(name)
+// taskSupport gives the MCP endpoint the task declaration of a tool.
+func (h *Host) taskSupport(name string) *metadata.TaskSupport {
+	t := h.cat.Lookup(name)
 	if t == nil || t.Binding.Trigger == nil {
 		return nil
 	}

@@ -36,7 +36,7 @@ const (
 // bound is replaced by a -32000 error, and the requests after it are not
 // run and get that error too. So a batch of small requests for large
 // replies (tools/list) costs the bound, not the requests times the reply.
-func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, sse bool, body []byte) {
+func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, sse bool, body []byte, origin *streamOrigin) {
 	elems := make([][]byte, 0, 8)
 	s := jsonx.NewScanner(body)
 	s.Space()
@@ -51,7 +51,7 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, sse bool, b
 		h.refuse(w, http.StatusBadRequest, nil, CodeParseError, "Parse error", nil)
 		return
 	}
-	_, version, ok := h.legacyState(&request{w: w, r: r})
+	_, version, ok := h.legacyState(&request{w: w, r: r, origin: origin})
 	if !ok {
 		return
 	}
@@ -99,7 +99,7 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, sse bool, b
 			h.refuse(rec, http.StatusBadRequest, validID(msg.id), CodeInvalidRequest,
 				"Invalid Request: "+ModernVersion+" requests cannot be batched", nil)
 		default:
-			h.serveMessage(rec, r, false, elem)
+			h.serveMessage(rec, r, false, elem, origin, true)
 		}
 		if rec.over {
 			spent = true

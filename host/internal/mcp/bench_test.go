@@ -136,7 +136,7 @@ func serveLoop(b *testing.B, h http.Handler, body, accept string, headers map[st
 // tool is a canned 34-byte result (no host, no worker, no validation). The
 // real tools/call, through the processes, is tests/bench BenchmarkToolsCall.
 func BenchmarkEndpoint_CannedToolsCall(b *testing.B) {
-	h := NewHandler(newBenchTools(1), nil)
+	h := NewHandler(serverOf(newBenchTools(1)), nil)
 	headers := sessionHeaders(b, h)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -155,7 +155,7 @@ const benchModernCall = `{"jsonrpc":"2.0","id":17,"method":"tools/call","params"
 // for a 2026-07-28 request: no session, the envelope read from _meta, the
 // header checks, resultType and server info added to the result.
 func BenchmarkEndpoint_CannedToolsCallModern(b *testing.B) {
-	h := NewHandler(newBenchTools(1), nil)
+	h := NewHandler(serverOf(newBenchTools(1)), nil)
 	headers := map[string]string{"MCP-Protocol-Version": ModernVersion, "Mcp-Method": "tools/call", "Mcp-Name": "tool_0"}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -167,7 +167,7 @@ func BenchmarkEndpoint_CannedToolsCallModern(b *testing.B) {
 // a prepared 1,000-tool list (no host). tests/bench BenchmarkToolsList
 // compares funchost with the SDK through the processes.
 func BenchmarkEndpoint_CachedToolsList(b *testing.B) {
-	h := NewHandler(newBenchTools(1000), nil)
+	h := NewHandler(serverOf(newBenchTools(1000)), nil)
 	headers := sessionHeaders(b, h)
 	srv := httptest.NewServer(h)
 	defer srv.Close()

@@ -10,9 +10,6 @@ import (
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
-// methodCancelled is the notification by which a client gives up a request.
-const methodCancelled = "notifications/cancelled"
-
 // ErrCancelled is the cause of a tool call's context when the client sent
 // notifications/cancelled for it.
 var ErrCancelled = errors.New("the client cancelled the call (notifications/cancelled)")
@@ -62,16 +59,6 @@ func (f *inflight) cancel(key string) bool {
 	return ok
 }
 
-// scopeKey carries, in a request's context, the scope the legacy SSE
-// transport gives the messages of one stream.
-type scopeKey struct{}
-
-// withStreamScope marks ctx as carrying the messages of the legacy SSE
-// stream clientID.
-func withStreamScope(ctx context.Context, clientID string) context.Context {
-	return context.WithValue(ctx, scopeKey{}, "sse:"+clientID)
-}
-
 // callScope names the client of a request for cancellation: a client can
 // cancel only calls of its own scope. A message of a legacy SSE stream has
 // the stream's (its client id, sealed in the client state of the message
@@ -82,8 +69,8 @@ func withStreamScope(ctx context.Context, clientID string) context.Context {
 // cancelled by closing its request, and no notifications/cancelled reaches
 // it.
 func callScope(req *request, s *session) string {
-	if scope, ok := req.r.Context().Value(scopeKey{}).(string); ok {
-		return scope
+	if req.origin != nil {
+		return "sse:" + req.origin.clientID
 	}
 	if s != nil && s.id != "" {
 		return "session:" + s.id

@@ -332,13 +332,9 @@ func (h *handler) response(req *request, msg *message, body []byte) {
 
 // DeliverResponse hands a client's JSON-RPC response, forwarded by another
 // instance (see [Options.ForwardResponse]), to the call of scope waiting
-// for it on endpoint, the handler of [NewHandler]. It reports whether one
-// was waiting.
-func DeliverResponse(endpoint http.Handler, scope string, body []byte) bool {
-	h, ok := endpoint.(*handler)
-	if !ok {
-		return false
-	}
+// for it on this endpoint. It reports whether one was waiting.
+func (e *Handler) DeliverResponse(scope string, body []byte) bool {
+	h := e.h
 	var msg message
 	if code, _ := decodeMessage(body, &msg); code != 0 || msg.method != "" || !(msg.hasResult || msg.hasError) {
 		return false

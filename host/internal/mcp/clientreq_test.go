@@ -146,9 +146,9 @@ func TestClientRequestRoundTrip(t *testing.T) {
 // handlerInstance reads the instance id a test server's handler chose.
 func (s *testServer) handlerInstance(t *testing.T) string {
 	t.Helper()
-	h, ok := s.Config.Handler.(*handler)
+	e, ok := s.Config.Handler.(*Handler)
 	require.True(t, ok)
-	return h.instanceID
+	return e.h.instanceID
 }
 
 // TestClientRequestNeedsACapability: nothing is sent for a capability the
@@ -256,7 +256,7 @@ func TestClientAnswerReachesAnotherInstance(t *testing.T) {
 		if instance != "insta" {
 			return errors.New("no such instance")
 		}
-		if !DeliverResponse(a.Config.Handler, scope, body) {
+		if !a.Config.Handler.(*Handler).DeliverResponse(scope, body) {
 			return errors.New("nothing waits")
 		}
 		return nil

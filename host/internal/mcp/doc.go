@@ -1,6 +1,6 @@
 // Package mcp serves MCP tools over the Streamable HTTP transport as one
 // stateless JSON-RPC endpoint. It knows nothing about functions, workers or
-// schemas: a [Tools] implementation supplies the encoded tool list and runs
+// schemas: a [Server] supplies the encoded tool list and runs
 // calls, and [NewHandler] turns it into an [net/http.Handler] that the host
 // mounts at /runtime/webhooks/mcp.
 //
@@ -64,7 +64,7 @@
 //     resources/read) a missing Mcp-Name or one that differs from
 //     params.name (params.uri) once its =?base64?…?= form is decoded: -32020;
 //   - for a tools/call of a tool that declares x-mcp-header arguments
-//     ([ParamHeaderTools]), an argument present in the body whose
+//     ([Server.ParamHeaders]), an argument present in the body whose
 //     Mcp-Param-<Name> header is missing, malformed or different: -32020;
 //   - a malformed envelope (io.modelcontextprotocol/clientCapabilities
 //     missing or not an object, clientInfo not an object, a logLevel or
@@ -76,7 +76,7 @@
 //
 // Modern methods are server/discover (supportedVersions, capabilities
 // {"tools":{}}, instructions, ttlMs, cacheScope), tools/list (the list of
-// [RevisionTools.ToolsListFor], with ttlMs and cacheScope from
+// [Server.ToolsList], with ttlMs and cacheScope from
 // [Options.CacheTTL] and [Options.CacheScope]) and tools/call (its
 // [CallRequest.Meta] holds the parsed envelope). Every modern result carries
 // "resultType":"complete" and _meta io.modelcontextprotocol/serverInfo. Any
@@ -102,7 +102,7 @@
 //     else the session token's version, else 2025-03-26. It reaches the tool
 //     in [CallRequest.ProtocolVersion].
 //   - Methods: initialize, ping, logging/setLevel, tools/list (the bytes of
-//     [Tools.ToolsList] or [RevisionTools.ToolsListFor] spliced in
+//     [Server.ToolsList] spliced in
 //     unchanged, no pagination) and tools/call. Any other method is answered with HTTP 200 and -32601.
 //     server/discover without the modern envelope is such a method, so a
 //     client that probes it without _meta falls back to initialize.
@@ -118,7 +118,7 @@
 //
 // Every response echoes the request id verbatim (number or string) and is
 // encoded without HTML escaping. The tool list is validated once per slice
-// that [Tools.ToolsList] returns and never re-encoded; the tools/call path
+// that [Server.ToolsList] returns and never re-encoded; the tools/call path
 // builds its reply directly into a pooled buffer.
 //
 // # Legacy HTTP+SSE

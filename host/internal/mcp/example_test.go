@@ -12,10 +12,8 @@ import (
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
-// greeter is a Tools with one tool.
+// greeter serves one tool.
 type greeter struct{ list json.RawMessage }
-
-func (g *greeter) ToolsList() json.RawMessage { return g.list }
 
 func (g *greeter) CallTool(_ context.Context, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
 	if req.Name != "greet" {
@@ -28,7 +26,10 @@ func (g *greeter) CallTool(_ context.Context, req *mcp.CallRequest) (*metadata.C
 
 func ExampleNewHandler() {
 	tools := &greeter{list: json.RawMessage(`[{"name":"greet","inputSchema":{"type":"object","properties":{"who":{"type":"string"}}}}]`)}
-	h := mcp.NewHandler(tools, &mcp.Options{ServerInfo: mcp.Implementation{Name: "demo", Version: "1.0.0"}})
+	h := mcp.NewHandler(mcp.Server{
+		ToolsList: func(string) json.RawMessage { return tools.list },
+		CallTool:  tools.CallTool,
+	}, &mcp.Options{ServerInfo: mcp.Implementation{Name: "demo", Version: "1.0.0"}})
 
 	post := func(accept, body string) {
 		req := httptest.NewRequest(http.MethodPost, "/runtime/webhooks/mcp", strings.NewReader(body))

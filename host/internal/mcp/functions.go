@@ -13,35 +13,24 @@ import (
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
-// Method names of resources, prompts and completions.
-const (
-	methodResourcesList          = "resources/list"
-	methodResourcesTemplatesList = "resources/templates/list"
-	methodResourcesRead          = "resources/read"
-	methodPromptsList            = "prompts/list"
-	methodPromptsGet             = "prompts/get"
-	methodComplete               = "completion/complete"
-)
-
 // DefaultPageSize is how many entries one page of resources/list,
 // resources/templates/list or prompts/list holds when [Options] leaves it 0.
 const DefaultPageSize = 100
 
 // Functions is what the endpoint serves besides tools: resources, resource
-// templates, prompts and completions. When the Tools given to [NewHandler]
-// implements it, these methods are served and their capabilities advertised
-// (each only when the app has such functions); otherwise they answer
-// method-not-found, as before. Implementations must be safe for concurrent
-// use.
-type Functions interface {
-	// FunctionLists returns the list entries, each encoded once; the handler
-	// never modifies them. It must return the same value every time.
-	FunctionLists() *FunctionLists
+// templates, prompts and completions ([Server.Functions]). When given, these
+// methods are served and their capabilities advertised (each only when the
+// app has such functions); otherwise they answer method-not-found. Every
+// field is required.
+type Functions struct {
+	// Lists are the list entries, each encoded once; the handler never
+	// modifies them.
+	Lists *FunctionLists
 	// ReadResource, GetPrompt and Complete run one request. A
 	// *ProtocolError becomes that JSON-RPC error; any other error -32603.
-	ReadResource(ctx context.Context, req *ReadRequest) (*metadata.ReadResourceResult, error)
-	GetPrompt(ctx context.Context, req *PromptRequest) (*metadata.GetPromptResult, error)
-	Complete(ctx context.Context, req *CompleteRequest) (*metadata.CompleteResult, error)
+	ReadResource func(ctx context.Context, req *ReadRequest) (*metadata.ReadResourceResult, error)
+	GetPrompt    func(ctx context.Context, req *PromptRequest) (*metadata.GetPromptResult, error)
+	Complete     func(ctx context.Context, req *CompleteRequest) (*metadata.CompleteResult, error)
 }
 
 // FunctionLists are the entries of the list methods, in listing order: each
@@ -100,121 +89,146 @@ func ResourceNotFound(version, uri string) *ProtocolError {
 	return &ProtocolError{Code: code, Message: "Resource not found", Data: map[string]string{"uri": uri}}
 }
 
-// functions returns the Functions of the handler's tools, nil when none.
-func (h *handler) functions() Functions {
-	f, _ := h.tools.(Functions)
-	return f
-}
-
-// functionCapabilities are the capabilities entries (with their leading
-// comma) for what the app serves besides tools.
-func functionCapabilities(f Functions) string {
+// functionCapability reports whether the app serves what capability name
+// (resources, prompts, completions) advertises.
+func functionCapability(f *Functions, name string) bool {
 	if f == nil {
-		return ""
+		return false
 	}
-	l := f.FunctionLists()
-	var caps string
-	if len(l.Resources) > 0 || len(l.Templates) > 0 {
-		caps += `,"resources":{}`
-	}
-	if len(l.Prompts) > 0 {
-		caps += `,"prompts":{}`
-	}
-	if l.Completions {
-		caps += `,"completions":{}`
-	}
-	return caps
-}
-
-// isFunctionMethod reports whether method is one of this file's.
-func isFunctionMethod(method string) bool {
-	switch method {
-	case methodResourcesList, methodResourcesTemplatesList, methodResourcesRead, methodPromptsList, methodPromptsGet, methodComplete:
-		return true
+	l := f.Lists
+	switch name {
+	case capResources:
+		return len(l.Resources) > 0 || len(l.Templates) > 0
+	case capPrompts:
+		return len(l.Prompts) > 0
+	case capCompletions:
+		return l.Completions
 	}
 	return false
 }
 
-// serveFunction answers one request for resources, prompts or
-// completions; it reports false when the handler serves no such thing (the
-// caller answers method-not-found).
-func (h *handler) serveFunction(req *request, msg *message, s *session, c Caller) bool {
-	f := h.functions()
-	method, params := msg.method, msg.params
-	if f == nil || !isFunctionMethod(method) {
+// caller is what the handler knows of the client of a request.
+func (h *handler) caller(req *request) Caller {
+	c := Caller{ProtocolVersion: req.version, Meta: req.meta, Headers: req.r.Header, Transport: req.Transport()}
+	switch {
+	case req.meta != nil:
+		c.ClientInfo = req.meta.ClientInfo
+	case req.session != nil:
+		c.ClientInfo = req.session.client
+	}
+	if vals := req.r.Header[headerSessionID]; req.meta == nil && len(vals) > 0 && req.origin == nil {
+		c.SessionID = vals[0]
+	}
+	return c
+}
+
+// serveResourcesList, serveTemplatesList and servePromptsList answer a page
+// of a list; each reports false when the app has no Functions.
+func (h *handler) serveResourcesList(req *request) bool {
+	return h.servePage(req, "resources", func(l *FunctionLists) []json.RawMessage { return l.Resources })
+}
+
+func (h *handler) serveTemplatesList(req *request) bool {
+	return h.servePage(req, "resourceTemplates", func(l *FunctionLists) []json.RawMessage { return l.Templates })
+}
+
+func (h *handler) servePromptsList(req *request) bool {
+	return h.servePage(req, "prompts", func(l *FunctionLists) []json.RawMessage { return l.Prompts })
+}
+
+func (h *handler) servePage(req *request, key string, entries func(*FunctionLists) []json.RawMessage) bool {
+	f := h.srv.Functions
+	if f == nil {
 		return false
 	}
-	lists := f.FunctionLists()
-	switch method {
-	case methodResourcesList:
-		h.listPage(req, c.ProtocolVersion, params, "resources", lists.Resources)
-	case methodResourcesTemplatesList:
-		h.listPage(req, c.ProtocolVersion, params, "resourceTemplates", lists.Templates)
-	case methodPromptsList:
-		h.listPage(req, c.ProtocolVersion, params, "prompts", lists.Prompts)
-	case methodResourcesRead:
-		uri, ok := stringValue(member(params, "uri"))
-		if !ok {
-			h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'uri'.", nil)
-			return true
+	h.listPage(req, req.version, req.msg.params, key, entries(f.Lists))
+	return true
+}
+
+// serveResourcesRead answers resources/read.
+func (h *handler) serveResourcesRead(req *request) bool {
+	f := h.srv.Functions
+	if f == nil {
+		return false
+	}
+	c := h.caller(req)
+	uri, ok := stringValue(member(req.msg.params, "uri"))
+	if !ok {
+		h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'uri'.", nil)
+		return true
+	}
+	h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
+		res, err := f.ReadResource(ctx, &ReadRequest{Caller: c, URI: uri})
+		if err != nil || res == nil {
+			return nil, nil, orNoResult(err)
 		}
-		h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
-			res, err := f.ReadResource(ctx, &ReadRequest{Caller: c, URI: uri})
-			if err != nil || res == nil {
-				return nil, nil, orNoResult(err)
-			}
-			return res, nil, nil
-		}, c.ProtocolVersion, true, nil, callIdentity{})
-	case methodPromptsGet:
-		name, ok := stringValue(member(params, "name"))
-		if !ok {
-			h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'name'.", nil)
-			return true
-		}
-		rawArgs := member(params, "arguments")
-		args, ok := objectMembers(rawArgs)
-		if !ok {
-			h.rpcError(req, CodeInvalidParams, "Invalid params: 'arguments' must be an object.", nil)
-			return true
-		}
-		ident := callIdentity{method: methodPromptsGet, name: name, args: rawArgs}
-		var in *inputState
-		if c.Meta != nil {
-			var problem string
-			if in, problem = h.readInput(params, ident); problem != "" {
-				h.rpcError(req, CodeInvalidParams, problem, nil)
-				return true
-			}
-		}
-		n := h.notifier(req, msg, c.Meta, s, in)
-		h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
-			res, err := f.GetPrompt(ctx, &PromptRequest{Caller: c, Name: name, Arguments: args, Notify: n})
-			if err != nil || res == nil {
-				return nil, nil, orNoResult(err)
-			}
-			meta := res.Meta
-			cp := *res
-			cp.Meta = nil
-			return &cp, meta, nil
-		}, c.ProtocolVersion, false, n, ident)
-	case methodComplete:
-		if !lists.Completions {
-			return false
-		}
-		cr, problem := decodeCompleteParams(params)
-		if problem != "" {
+		return res, nil, nil
+	}, c.ProtocolVersion, req.method.cacheable, nil, callIdentity{})
+	return true
+}
+
+// servePromptsGet answers prompts/get.
+func (h *handler) servePromptsGet(req *request) bool {
+	f := h.srv.Functions
+	if f == nil {
+		return false
+	}
+	c := h.caller(req)
+	params := req.msg.params
+	name, ok := stringValue(member(params, "name"))
+	if !ok {
+		h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'name'.", nil)
+		return true
+	}
+	rawArgs := member(params, "arguments")
+	args, ok := objectMembers(rawArgs)
+	if !ok {
+		h.rpcError(req, CodeInvalidParams, "Invalid params: 'arguments' must be an object.", nil)
+		return true
+	}
+	ident := callIdentity{method: methodPromptsGet, name: name, args: rawArgs}
+	var in *inputState
+	if c.Meta != nil {
+		var problem string
+		if in, problem = h.readInput(params, ident); problem != "" {
 			h.rpcError(req, CodeInvalidParams, problem, nil)
 			return true
 		}
-		cr.Caller = c
-		h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
-			res, err := f.Complete(ctx, cr)
-			if err != nil || res == nil {
-				return nil, nil, orNoResult(err)
-			}
-			return res, nil, nil
-		}, c.ProtocolVersion, false, nil, callIdentity{})
 	}
+	n := h.notifier(req, &req.msg, c.Meta, req.session, in)
+	h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
+		res, err := f.GetPrompt(ctx, &PromptRequest{Caller: c, Name: name, Arguments: args, Notify: n})
+		if err != nil || res == nil {
+			return nil, nil, orNoResult(err)
+		}
+		meta := res.Meta
+		cp := *res
+		cp.Meta = nil
+		return &cp, meta, nil
+	}, c.ProtocolVersion, req.method.cacheable, n, ident)
+	return true
+}
+
+// serveComplete answers completion/complete; it reports false when the app
+// has nothing to complete.
+func (h *handler) serveComplete(req *request) bool {
+	f := h.srv.Functions
+	if f == nil || !f.Lists.Completions {
+		return false
+	}
+	cr, problem := decodeCompleteParams(req.msg.params)
+	if problem != "" {
+		h.rpcError(req, CodeInvalidParams, problem, nil)
+		return true
+	}
+	cr.Caller = h.caller(req)
+	h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
+		res, err := f.Complete(ctx, cr)
+		if err != nil || res == nil {
+			return nil, nil, orNoResult(err)
+		}
+		return res, nil, nil
+	}, cr.ProtocolVersion, req.method.cacheable, nil, callIdentity{})
 	return true
 }
 
@@ -319,7 +333,7 @@ func (h *handler) listPage(req *request, version string, params json.RawMessage,
 		b.WriteString(`,"nextCursor":`)
 		b.WriteString(strconv.Quote(makeCursor(end)))
 	}
-	h.result(req, h.wrapResult(b.Bytes(), nil, version, true))
+	h.result(req, h.wrapResult(b.Bytes(), nil, version, req.method.cacheable))
 }
 
 // cursorPrefix marks the cursors this handler makes.

@@ -57,7 +57,7 @@ func startFunctionServer(t *testing.T, lists *FunctionLists, pageSize int) (*tes
 	t.Helper()
 	f := &fakeFunctions{fakeTools: newFakeTools(), lists: lists}
 	logs := &syncBuffer{}
-	srv := httptest.NewServer(NewHandler(f, &Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), Sealer: testSealer,
+	srv := httptest.NewServer(NewHandler(serverOf(f), &Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), Sealer: testSealer,
 		PageSize: pageSize, ServerInfo: Implementation{Name: "modern-test", Version: "9.9.9"}}))
 	t.Cleanup(srv.Close)
 	return &testServer{Server: srv, tools: f.fakeTools, logs: logs}, f

@@ -19,14 +19,6 @@ import (
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
-// Method names served.
-const (
-	methodInitialize = "initialize"
-	methodPing       = "ping"
-	methodToolsList  = "tools/list"
-	methodToolsCall  = "tools/call"
-)
-
 // Canonical header keys, looked up in the header map directly.
 const (
 	headerAccept          = "Accept"
@@ -44,7 +36,8 @@ var (
 )
 
 type handler struct {
-	tools   Tools
+	srv     Server
+	chain   MethodHandler // the middleware chain around dispatch
 	log     *slog.Logger
 	maxBody int64
 	// maxBatch and maxBatchReply bound a JSON-RPC batch: its messages and
@@ -87,7 +80,7 @@ type tokenHit struct {
 	expires time.Time // the token's expiry: past it, the token is opened again
 }
 
-func newHandler(tools Tools, opts *Options) *handler {
+func newHandler(srv Server, opts *Options) *handler {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -129,7 +122,7 @@ func newHandler(tools Tools, opts *Options) *handler {
 	h := &handler{
 		sealer:   checkSealer(&o),
 		lifetime: o.SessionLifetime,
-		tools:    tools,
+		srv:      srv,
 		log:      o.Logger,
 		maxBody:  o.MaxBodyBytes,
 		maxBatch: o.MaxBatchMessages, maxBatchReply: o.MaxBatchReplyBytes,
@@ -143,31 +136,40 @@ func newHandler(tools Tools, opts *Options) *handler {
 		forwardResponse: o.ForwardResponse,
 		resumeGrace:     o.ResumeGrace,
 	}
-	f, _ := tools.(Functions)
-	caps := functionCapabilities(f)
+	if o.Tasks != nil && o.Tasks.Store != nil {
+		h.tasks = newTaskService(o.Tasks, o.InstanceID, o.Logger)
+	}
 	for _, v := range h.versions {
-		h.initial[v] = initializeResult(v, &o, caps)
+		h.initial[v] = initializeResult(v, &o, capabilities(v, h.advertises))
 	}
 	h.discoverVersions = append(slices.Clone(h.modern), h.versions...)
 	slices.SortFunc(h.discoverVersions, func(a, b string) int { return strings.Compare(b, a) })
-	modernCaps := caps
-	if o.Tasks != nil && o.Tasks.Store != nil {
-		h.tasks = newTaskService(o.Tasks, o.InstanceID, o.Logger)
-		modernCaps += `,"extensions":{"` + ExtensionTasks + `":{}}`
-	}
-	h.modernReplies = newModernReplies(&o, h.discoverVersions, modernCaps)
+	h.modernReplies = newModernReplies(&o, h.discoverVersions, capabilities(ModernVersion, h.advertises))
+	h.chain = h.buildChain(o.Middleware)
 	return h
 }
 
-// initializeResult encodes the InitializeResult for version v; more are
-// capabilities entries (with their leading comma) beside logging and tools.
-func initializeResult(v string, o *Options, more string) []byte {
+// advertises reports whether the endpoint serves what a capability of the
+// method table advertises.
+func (h *handler) advertises(capability string) bool {
+	switch capability {
+	case capLogging, capTools:
+		return true
+	case capTasks:
+		return h.tasks != nil
+	}
+	return functionCapability(h.srv.Functions, capability)
+}
+
+// initializeResult encodes the InitializeResult for version v with its
+// capabilities object.
+func initializeResult(v string, o *Options, caps string) []byte {
 	r := struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`
 		ServerInfo      Implementation  `json:"serverInfo"`
 		Instructions    string          `json:"instructions,omitempty"`
-	}{v, json.RawMessage(`{"logging":{},"tools":{"listChanged":false}` + more + `}`), o.ServerInfo, o.Instructions}
+	}{v, json.RawMessage(caps), o.ServerInfo, o.Instructions}
 	data, err := metadata.Marshal(r)
 	if err != nil {
 		panic(fmt.Sprintf("encoding initialize result: %v", err)) // plain strings: cannot fail
@@ -175,22 +177,9 @@ func initializeResult(v string, o *Options, more string) []byte {
 	return data
 }
 
-// request is what the dispatcher needs of one HTTP request.
-type request struct {
-	w   http.ResponseWriter
-	r   *http.Request
-	sse bool
-	id  []byte
-	log *requestLog // nil unless the debug log is on
-	// scope names the client for cancellation (see callScope); "" when
-	// no notifications/cancelled can reach its calls.
-	scope string
-	// ctx, when set, is the parent of the call's context instead of the
-	// request's (a call that outlives its request).
-	ctx context.Context
-}
-
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// serve answers one HTTP request of the endpoint; origin is the legacy SSE
+// stream it carries a message of, nil for a Streamable HTTP request.
+func (h *handler) serve(w http.ResponseWriter, r *http.Request, origin *streamOrigin) {
 	if r.Method == http.MethodGet {
 		if last := r.Header.Get(headerLastEventID); last != "" {
 			h.serveResume(w, r, last)
@@ -224,24 +213,27 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if firstByte(buf.Bytes()) == '[' {
-		h.serveBatch(w, r, sse, buf.Bytes())
+		h.serveBatch(w, r, sse, buf.Bytes(), origin)
 		return
 	}
-	h.serveMessage(w, r, sse, buf.Bytes())
+	h.serveMessage(w, r, sse, buf.Bytes(), origin, false)
 }
 
-// serveMessage answers one JSON-RPC message.
-func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool, body []byte) {
-	var msg message
-	if code, text := decodeMessage(body, &msg); code != 0 {
+// serveMessage answers one JSON-RPC message: a request or a notification
+// goes through the middleware chain; a response goes to the call waiting
+// for it.
+func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool, body []byte, origin *streamOrigin, batch bool) {
+	req := &request{h: h, r: r, sse: sse, origin: origin, batch: batch}
+	msg := &req.msg
+	if code, text := decodeMessage(body, msg); code != 0 {
 		h.refuse(w, http.StatusBadRequest, validID(msg.id), code, text, nil)
 		return
 	}
-	method := msg.method
-	if method == "" {
+	if msg.method == "" {
 		if (msg.hasResult || msg.hasError) && msg.id != nil {
 			// A client's response to a request a call sent it.
-			h.response(&request{w: w, r: r, sse: sse, id: msg.id}, &msg, body)
+			req.w, req.id = w, msg.id
+			h.response(req, msg, body)
 			return
 		}
 		h.refuse(w, http.StatusBadRequest, validID(msg.id), CodeInvalidRequest, "Invalid Request: missing method", nil)
@@ -260,55 +252,78 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 		h.refuse(w, http.StatusBadRequest, msg.id, CodeInvalidParams, msg.paramsProblem, nil)
 		return
 	}
+	req.out.ResponseWriter = w
+	req.w, req.id = &req.out, msg.id
+	req.method = lookupMethod(msg.method)
+	h.chain(req)
+}
 
-	req := request{w: w, r: r, sse: sse, id: msg.id}
-	if req.log = h.startRequestLog(r.Context(), w, method, msg.params); req.log != nil {
-		req.w = req.log
-		defer h.logRequest(r.Context(), req.log)
-	}
-	if h.serveModern(&req, &msg) {
+// dispatch is the last link of the chain: it reads the revision (and for a
+// legacy request the session), checks the request against its revision and
+// runs its method's handler, or answers method-not-found.
+func (h *handler) dispatch(req *request) {
+	if h.serveModern(req) {
 		return
 	}
-	if method == methodInitialize && msg.id != nil {
-		h.initialize(&req, msg.params)
+	msg, m := &req.msg, req.method
+	if m != nil && m.beforeSession && msg.id != nil {
+		m.serve(h, req)
 		return
 	}
-	s, version, ok := h.legacyState(&req)
+	s, version, ok := h.legacyState(req)
 	if !ok {
 		return
 	}
-	req.log.setVersion(version)
-	req.scope = callScope(&req, s)
+	req.version, req.session = version, s
+	req.scope = callScope(req, s)
 	if msg.id == nil {
 		// Notifications (initialized, cancelled, …) need no answer.
-		if method == methodCancelled {
+		if msg.method == methodCancelled {
 			h.cancelled(msg.params, req.scope)
 		}
-		w.WriteHeader(http.StatusAccepted)
+		req.w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	switch method {
-	case methodToolsCall:
-		h.toolsCall(&req, &msg, version, s, nil)
-	case methodToolsList:
-		h.toolsList(&req, version)
-	case methodPing:
-		h.result(&req, []byte("{}"))
-	case methodLoggingSetLevel:
-		h.setLevel(&req, msg.params)
-	default:
-		c := Caller{ProtocolVersion: version, Headers: r.Header, Transport: transportOf(r.Context())}
-		if s != nil {
-			c.ClientInfo = s.client
-		}
-		if vals := r.Header[headerSessionID]; len(vals) > 0 && c.Transport == metadata.TransportStreamableHTTP {
-			c.SessionID = vals[0]
-		}
-		if h.serveFunction(&req, &msg, s, c) {
-			return
-		}
-		h.rpcError(&req, CodeMethodNotFound, "Method '"+jsonx.SafeText(method)+"' is not available.", nil)
+	if m == nil || !m.has(version) || !m.serve(h, req) {
+		h.rpcError(req, CodeMethodNotFound, "Method '"+jsonx.SafeText(msg.method)+"' is not available.", nil)
 	}
+}
+
+// The handlers of the method table that live in this file.
+
+func (h *handler) serveInitialize(req *request) bool {
+	h.initialize(req, req.msg.params)
+	return true
+}
+
+func (h *handler) servePing(req *request) bool {
+	h.result(req, []byte("{}"))
+	return true
+}
+
+func (h *handler) serveSetLevel(req *request) bool {
+	h.setLevel(req, req.msg.params)
+	return true
+}
+
+func (h *handler) serveDiscover(req *request) bool {
+	h.result(req, h.modernReplies.discover)
+	return true
+}
+
+func (h *handler) serveToolsList(req *request) bool {
+	h.toolsList(req, req.version)
+	return true
+}
+
+func (h *handler) serveToolsCall(req *request) bool {
+	h.toolsCall(req, &req.msg, req.version, req.session, req.meta)
+	return true
+}
+
+func (h *handler) serveTasks(req *request) bool {
+	h.serveTaskMethod(req, &req.msg, req.meta)
+	return true
 }
 
 func firstByte(b []byte) byte {
@@ -442,7 +457,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 		RawArguments:    rawArgs,
 		ProtocolVersion: version,
 		Headers:         req.r.Header,
-		Transport:       transportOf(req.r.Context()),
+		Transport:       req.Transport(),
 	}
 	if meta != nil {
 		call.Meta, call.ClientInfo = meta, meta.ClientInfo
@@ -460,7 +475,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 			return
 		}
 	}
-	if ts := h.taskToolSupport(name); ts != nil && meta != nil {
+	if ts := h.taskToolSupport(name); ts != nil && meta != nil && req.method.task {
 		if clientHasTasks(meta.ClientCapabilities) {
 			h.callAsTask(req, call, meta, in, ident, ts)
 			return
@@ -491,7 +506,6 @@ func (h *handler) callResumable(req *request, msg *message, s *session, call *Ca
 	rs.cancel = cancel
 	own := *req // outlives this request: nothing of its pooled body
 	own.id = bytes.Clone(req.id)
-	own.log = nil
 	own.ctx = ctx
 	own.w = &resumableWriter{r: rs, hdr: http.Header{}}
 	call.Notify = h.notifier(&own, msg, nil, s, nil)
@@ -499,7 +513,7 @@ func (h *handler) callResumable(req *request, msg *message, s *session, call *Ca
 		call.Notify = &Notifier{h: h, scope: own.scope, minLevel: -1}
 	}
 	call.Notify.stream = rs
-	req.log.setOutcome("streamed")
+	req.setOutcome("streamed")
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
@@ -544,7 +558,7 @@ func (h *handler) writeCall(req *request, call *CallRequest, meta *RequestMeta, 
 		return
 	}
 	if res.IsError {
-		req.log.setOutcome("isError")
+		req.setOutcome("isError")
 	}
 
 	head := ""
@@ -573,7 +587,7 @@ func (h *handler) writeCall(req *request, call *CallRequest, meta *RequestMeta, 
 // HTTP 400, as 2026-07-28 asks, unless the call's stream has started.
 func (h *handler) callError(req *request, pe *ProtocolError, modern bool) {
 	if _, streaming := req.w.(*streamTail); modern && !streaming && pe.Code == CodeMissingRequiredClientCapability {
-		req.log.setOutcome("error " + strconv.Itoa(pe.Code))
+		req.setOutcome("error " + strconv.Itoa(pe.Code))
 		h.refuse(req.w, http.StatusBadRequest, req.id, pe.Code, pe.Message, pe.Data)
 		return
 	}
@@ -590,7 +604,7 @@ func (h *handler) callTool(ctx context.Context, call *CallRequest) (res *metadat
 			res, err = nil, fmt.Errorf("calling tool %q: panic: %v", call.Name, p)
 		}
 	}()
-	return h.tools.CallTool(ctx, call)
+	return h.srv.CallTool(ctx, call)
 }
 
 // toolsList answers tools/list with the list a client of version sees;
@@ -620,15 +634,10 @@ func (h *handler) toolsList(req *request, version string) {
 // toolList returns the prepared tool list of a revision, checking a new
 // slice once.
 func (h *handler) toolList(version string) ([]byte, error) {
-	var raw json.RawMessage
+	raw := h.srv.ToolsList(version)
 	slot := &h.lists[0]
-	if rt, ok := h.tools.(RevisionTools); ok {
-		raw = rt.ToolsListFor(version)
-		if IsModern(version) {
-			slot = &h.lists[1]
-		}
-	} else {
-		raw = h.tools.ToolsList()
+	if IsModern(version) {
+		slot = &h.lists[1]
 	}
 	if c := slot.Load(); c != nil && sameSlice(c.src, raw) {
 		return c.body, c.err

@@ -121,7 +121,7 @@ func startServer(t *testing.T, opts *Options) *testServer {
 	if o.Sealer == nil {
 		o.Sealer = testSealer
 	}
-	srv := httptest.NewServer(NewHandler(tools, &o))
+	srv := httptest.NewServer(NewHandler(serverOf(tools), &o))
 	t.Cleanup(srv.Close)
 	return &testServer{Server: srv, tools: tools, logs: logs}
 }
@@ -226,4 +226,46 @@ func errorBody(id string, code int, message string) string {
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// The shapes of the test doubles: serverOf makes a Server of whichever
+// of them a double has.
+type (
+	testTools interface {
+		ToolsList() json.RawMessage
+		CallTool(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error)
+	}
+	testRevisionTools interface {
+		ToolsListFor(version string) json.RawMessage
+	}
+	testParamTools interface {
+		ParamHeaders(name string) []ParamHeader
+	}
+	testTaskTools interface {
+		TaskSupport(name string) *metadata.TaskSupport
+	}
+	testFunctions interface {
+		FunctionLists() *FunctionLists
+		ReadResource(ctx context.Context, req *ReadRequest) (*metadata.ReadResourceResult, error)
+		GetPrompt(ctx context.Context, req *PromptRequest) (*metadata.GetPromptResult, error)
+		Complete(ctx context.Context, req *CompleteRequest) (*metadata.CompleteResult, error)
+	}
+)
+
+// serverOf adapts a test double to the Server it stands for.
+func serverOf(t testTools) Server {
+	s := Server{ToolsList: func(string) json.RawMessage { return t.ToolsList() }, CallTool: t.CallTool}
+	if rt, ok := t.(testRevisionTools); ok {
+		s.ToolsList = rt.ToolsListFor
+	}
+	if pt, ok := t.(testParamTools); ok {
+		s.ParamHeaders = pt.ParamHeaders
+	}
+	if tt, ok := t.(testTaskTools); ok {
+		s.TaskSupport = tt.TaskSupport
+	}
+	if f, ok := t.(testFunctions); ok {
+		s.Functions = &Functions{Lists: f.FunctionLists(), ReadResource: f.ReadResource, GetPrompt: f.GetPrompt, Complete: f.Complete}
+	}
+	return s
 }

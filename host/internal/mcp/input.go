@@ -196,7 +196,7 @@ func (h *handler) inputRequired(req *request, n *Notifier, id callIdentity) bool
 	b.WriteString(`,"_meta":`)
 	b.Write(h.modernReplies.metaOnly)
 	b.WriteByte('}')
-	req.log.setOutcome("input_required")
+	req.setOutcome("input_required")
 	h.result(req, b.Bytes())
 	return true
 }

@@ -128,7 +128,7 @@ func (f *flushRecorder) Write(p []byte) (int, error) {
 // the heap they hold: each one's state is made on use, so an idle stream
 // holds no inbox and no id window.
 func TestLegacySSEIdleStreamsCostLittle(t *testing.T) {
-	sse, err := NewLegacySSE(NewHandler(newFakeTools(), nil), &LegacySSEOptions{InstanceID: "inst1", Sealer: newSealer(t, sseTestKey)})
+	sse, err := NewLegacySSE(NewHandler(serverOf(newFakeTools()), nil), &LegacySSEOptions{InstanceID: "inst1", Sealer: newSealer(t, sseTestKey)})
 	require.NoError(t, err)
 	defer sse.Close()
 	const n = 500
@@ -177,17 +177,17 @@ func FuzzRouterAndHandlerAgree(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","METHOD":"tools/call","id":3,"params":{"requestId":1}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"RequestId":2}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","Method":"notifications/cancelled","method":"ping","id":1}`))
-	h := NewHandler(newFakeTools(), &Options{Sealer: testSealer})
+	h := NewHandler(serverOf(newFakeTools()), &Options{Sealer: testSealer})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r := routeOf(body)
 		ref := strictDecode(body)
 
-		req, err := http.NewRequestWithContext(withStreamScope(t.Context(), "fuzz"), http.MethodPost, "/", strings.NewReader(string(body)))
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "/", strings.NewReader(string(body)))
 		require.NoError(t, err)
 		req.Header.Set("Accept", "application/json")
 		req.Header.Set("Content-Type", "application/json")
 		rec := &recorder{header: http.Header{}}
-		h.ServeHTTP(rec, req)
+		h.h.serve(rec, req, &streamOrigin{clientID: "fuzz"})
 		var reply struct {
 			ID json.RawMessage `json:"id"`
 		}

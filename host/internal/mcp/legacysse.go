@@ -18,7 +18,6 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/dedup"
-	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // Defaults of [LegacySSEOptions].
@@ -104,7 +103,7 @@ type LegacySSEOptions struct {
 // answered 202 and their replies travel on the stream. Messages run through
 // the Streamable HTTP handler, so both transports answer alike.
 type LegacySSE struct {
-	endpoint http.Handler
+	endpoint *handler
 	o        LegacySSEOptions
 	log      *slog.Logger
 
@@ -160,8 +159,9 @@ func (s *stream) firstRun(id string) bool {
 const requestIDWindow = 4096
 
 // NewLegacySSE returns the legacy transport running messages through
-// endpoint, the handler of [NewHandler].
-func NewLegacySSE(endpoint http.Handler, opts *LegacySSEOptions) (*LegacySSE, error) {
+// endpoint. Each message reaches the endpoint with its stream's
+// [streamOrigin]: the stream's scope and the writer of the stream.
+func NewLegacySSE(endpoint *Handler, opts *LegacySSEOptions) (*LegacySSE, error) {
 	var o LegacySSEOptions
 	if opts != nil {
 		o = *opts
@@ -193,7 +193,10 @@ func NewLegacySSE(endpoint http.Handler, opts *LegacySSEOptions) (*LegacySSE, er
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &LegacySSE{endpoint: endpoint, o: o, log: o.Logger, streams: map[string]*stream{}, stop: make(chan struct{})}, nil
+	if endpoint == nil {
+		return nil, errors.New("creating the legacy SSE transport: an endpoint is required")
+	}
+	return &LegacySSE{endpoint: endpoint.h, o: o, log: o.Logger, streams: map[string]*stream{}, stop: make(chan struct{})}, nil
 }
 
 // Streams returns the number of open streams.
@@ -340,12 +343,6 @@ func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte) []byte {
 		l.log.Debug("mcp sse: dropping a repeated request", "client", s.id, "id", id)
 		return nil
 	}
-	// The stream's messages share its scope, whether or not they
-	// initialized a session: its calls are its own to cancel.
-	ctx = withStreamScope(context.WithValue(ctx, transportKey{}, metadata.TransportSSE), s.id)
-	// A call's notifications and requests go out on the stream while it
-	// runs, before its reply.
-	ctx = withSink(ctx, func(msg []byte) error { return s.out.event(eventMessage, msg) })
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "/", bytes.NewReader(msg))
 	if err != nil {
 		l.log.Error("mcp sse: building the request failed", "error", err)
@@ -361,7 +358,7 @@ func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte) []byte {
 	}
 	req.ContentLength = int64(len(msg))
 	rec := &recorder{header: http.Header{}}
-	l.endpoint.ServeHTTP(rec, req)
+	l.endpoint.serve(rec, req, &streamOrigin{clientID: s.id, out: s.out})
 	if vals := rec.header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
 		s.setSessionToken(vals[0])
 	}
@@ -411,17 +408,23 @@ func routeOf(msg []byte) route {
 	return route{}
 }
 
-// transportKey marks the request context of a message that came over the
-// legacy SSE transport.
-type transportKey struct{}
-
-// transportOf is the transport name a tool call reports.
-func transportOf(ctx context.Context) string {
-	if t, ok := ctx.Value(transportKey{}).(string); ok {
-		return t
-	}
-	return metadata.TransportStreamableHTTP
+// streamOrigin is what the legacy SSE transport gives the handler with
+// each message of a stream, in the open: the handler reads no context key.
+//
+//   - The stream's messages share its cancellation scope, "sse:<client
+//     id>", whether or not they initialized a session: its calls are its
+//     own to cancel (see callScope).
+//   - A call's notifications and requests go out on the stream while it
+//     runs, before its reply (send).
+//   - A call reports the transport as metadata.TransportSSE, with no
+//     session id.
+type streamOrigin struct {
+	clientID string
+	out      *sseWriter
 }
+
+// send writes one JSON-RPC message on the stream.
+func (o *streamOrigin) send(msg []byte) error { return o.out.event(eventMessage, msg) }
 
 // ServeMessage serves POST …/message?azmcpcs=<client state>: the message
 // goes to the client's stream, here or on its instance, and is answered 202.
@@ -689,20 +692,4 @@ func (r *recorder) Write(p []byte) (int, error) {
 		r.status = http.StatusOK
 	}
 	return r.body.Write(p)
-}
-
-// sinkKey carries, in the context of a message that came over the legacy
-// SSE transport, the function writing a message on the client's stream.
-type sinkKey struct{}
-
-// withSink marks ctx as able to write messages on the client's stream.
-func withSink(ctx context.Context, sink func(msg []byte) error) context.Context {
-	return context.WithValue(ctx, sinkKey{}, sink)
-}
-
-// sinkOf returns the stream writer of a legacy SSE message, nil for any
-// other request.
-func sinkOf(ctx context.Context) func(msg []byte) error {
-	f, _ := ctx.Value(sinkKey{}).(func(msg []byte) error)
-	return f
 }

@@ -45,7 +45,7 @@ func startSSEServer(t *testing.T, o *LegacySSEOptions) *sseServer {
 	if o.Sealer == nil {
 		o.Sealer = newSealer(t, sseTestKey)
 	}
-	sse, err := NewLegacySSE(NewHandler(tools, nil), o)
+	sse, err := NewLegacySSE(NewHandler(serverOf(tools), nil), o)
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/runtime/webhooks/mcp/sse", sse.ServeStream)
@@ -310,7 +310,7 @@ func TestLegacySSEOfficialGoClient(t *testing.T) {
 // deadline on every request (as funchost does) must not cut a stream that
 // the client still reads.
 func TestLegacySSEOutlivesTheRequestDeadline(t *testing.T) {
-	sse, err := NewLegacySSE(NewHandler(newFakeTools(), nil), &LegacySSEOptions{
+	sse, err := NewLegacySSE(NewHandler(serverOf(newFakeTools()), nil), &LegacySSEOptions{
 		InstanceID: "inst1", Sealer: newSealer(t, sseTestKey), KeepAlive: 50 * time.Millisecond,
 	})
 	require.NoError(t, err)

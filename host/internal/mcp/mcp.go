@@ -68,49 +68,69 @@ type Options struct {
 	InstanceID string
 	// ForwardResponse carries a client's response to a request of a call
 	// running on another instance (the one the request id names); the
-	// receiving instance hands it to [DeliverResponse]. nil means there are
+	// receiving instance hands it to [Handler.DeliverResponse]. nil means there are
 	// no other instances.
 	ForwardResponse func(ctx context.Context, instanceID, scope string, body []byte) error
 	// ResumeGrace is how long a call whose resumable stream nobody reads
 	// goes on before it is cancelled, and how long an unread result is
 	// kept for the client to resume; 0 means DefaultResumeGrace.
 	ResumeGrace time.Duration
-	// Tasks turns MCP tasks on for the tools of a [TaskTools] that
+	// Tasks turns MCP tasks on for the tools whose [Server.TaskSupport]
 	// support them (2026-07-28, the io.modelcontextprotocol/tasks
 	// extension); nil leaves them off and every call synchronous.
 	Tasks *TaskOptions
+	// Middleware are the links of the chain every request and
+	// notification passes (see [Exchange]), outermost first, inside the
+	// request log.
+	Middleware []Middleware
 }
 
-// StopTasks ends the tasks running on endpoint, the handler of
-// [NewHandler] (each ends failed: the host stopped), and waits until their
-// records say so, at most until ctx ends.
-func StopTasks(ctx context.Context, endpoint http.Handler) {
-	if h, ok := endpoint.(*handler); ok && h.tasks != nil {
-		h.tasks.stop(ctx)
-	}
-}
-
-// RevisionTools is a [Tools] whose advertised list depends on the client's
-// MCP revision (output schemas shaped per revision, SEP-2106). The handler
-// calls ToolsListFor instead of ToolsList when a Tools implements it; the
-// same rules about identity and immutability apply to each list it returns.
-type RevisionTools interface {
-	Tools
-	ToolsListFor(version string) json.RawMessage
-}
-
-// Tools is what the endpoint serves. Implementations must be safe for
-// concurrent use.
-type Tools interface {
-	// ToolsList returns the JSON array of MCP Tool objects; it is encoded once by the
-	// implementation and the handler must not re-encode it per request (splice the bytes).
-	// The handler validates each distinct slice once (by identity) and keeps it:
-	// return the same slice until the list changes, and never modify it.
-	ToolsList() json.RawMessage
+// Server is what the endpoint serves, given to [NewHandler]: the tools,
+// and what the app has besides them. A nil func (or a nil Functions) means
+// the app has no such thing. The funcs must be safe for concurrent use.
+type Server struct {
+	// ToolsList returns the JSON array of the MCP Tool objects a client of
+	// revision version sees (output schemas shaped per revision,
+	// SEP-2106). It is encoded once by the implementation, and the handler
+	// never re-encodes it per request (it splices the bytes): the handler
+	// checks each distinct slice once (by identity) and keeps it, so return
+	// the same slice until the list changes, and never modify it. Required.
+	ToolsList func(version string) json.RawMessage
 	// CallTool runs one tools/call. A *ProtocolError becomes that JSON-RPC
 	// error; any other error becomes -32603. The request and everything it
-	// points to must be treated as read-only.
-	CallTool(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error)
+	// points to must be treated as read-only. Required.
+	CallTool func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error)
+	// ParamHeaders returns the declared x-mcp-header arguments of the tool
+	// called name (see [ParamHeader]; nil for none or an unknown tool; the
+	// slice must not be modified); nil when no tool declares any. The
+	// handler then checks, on every modern tools/call, that each declared
+	// argument present in the body (and not null) comes with its header
+	// holding the same value, decoded from =?base64?…?= when so sent: a
+	// missing, malformed or different header is HTTP 400 with -32020,
+	// before the tool runs.
+	ParamHeaders func(name string) []ParamHeader
+	// TaskSupport returns the task declaration of the tool called name, nil
+	// when it runs synchronously only; nil when no tool runs as a task. It
+	// is read only when [Options.Tasks] turns tasks on.
+	TaskSupport func(name string) *metadata.TaskSupport
+	// Functions are the resources, templates, prompts and completions; nil
+	// when the app has none (their methods answer method-not-found).
+	Functions *Functions
+}
+
+// Handler is the Streamable HTTP endpoint of [NewHandler].
+type Handler struct{ h *handler }
+
+// ServeHTTP serves one HTTP request of the endpoint.
+func (e *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.h.serve(w, r, nil) }
+
+// StopTasks ends the tasks running on the endpoint (each ends failed: the
+// host stopped), and waits until their records say so, at most until ctx
+// ends.
+func (e *Handler) StopTasks(ctx context.Context) {
+	if e.h.tasks != nil {
+		e.h.tasks.stop(ctx)
+	}
 }
 
 // CallRequest is one tools/call as the handler received it.
@@ -163,10 +183,10 @@ const batchVersion = "2025-03-26"
 // header and without session token, as the 2025-06-18 transport says.
 const defaultVersion = "2025-03-26"
 
-// NewHandler returns the Streamable HTTP endpoint serving tools at the path
+// NewHandler returns the Streamable HTTP endpoint serving srv at the path
 // it is mounted on. See the package documentation for the contract.
-func NewHandler(tools Tools, opts *Options) http.Handler {
-	return newHandler(tools, opts)
+func NewHandler(srv Server, opts *Options) *Handler {
+	return &Handler{h: newHandler(srv, opts)}
 }
 
 // checkSealer returns o.Sealer, or a random one when it is nil.

@@ -49,8 +49,6 @@ const (
 	headerName   = "Mcp-Name"
 )
 
-const methodDiscover = "server/discover"
-
 // Cache scopes of a cacheable result (ttlMs, cacheScope).
 const (
 	CacheScopePrivate = "private"
@@ -91,7 +89,7 @@ type modernReplies struct {
 	cache          string // "ttlMs":…,"cacheScope":…
 }
 
-func newModernReplies(o *Options, versions []string, moreCaps string) *modernReplies {
+func newModernReplies(o *Options, versions []string, caps string) *modernReplies {
 	info, err := metadata.Marshal(o.ServerInfo)
 	if err != nil {
 		panic(fmt.Sprintf("encoding server info: %v", err)) // plain strings: cannot fail
@@ -101,14 +99,12 @@ func newModernReplies(o *Options, versions []string, moreCaps string) *modernRep
 	scope, _ := metadata.Marshal(o.CacheScope)
 	cache := `"ttlMs":` + ttl + `,"cacheScope":` + string(scope)
 
-	// The tools capability carries no listChanged: there is no
-	// subscriptions/listen stream to deliver it on.
 	disc := struct {
 		ResultType        string          `json:"resultType"`
 		SupportedVersions []string        `json:"supportedVersions"`
 		Capabilities      json.RawMessage `json:"capabilities"`
 		Instructions      string          `json:"instructions,omitempty"`
-	}{"complete", versions, json.RawMessage(`{"tools":{}` + moreCaps + `}`), o.Instructions}
+	}{"complete", versions, json.RawMessage(caps), o.Instructions}
 	d, err := metadata.Marshal(disc)
 	if err != nil {
 		panic(fmt.Sprintf("encoding the discover result: %v", err))
@@ -187,12 +183,13 @@ func readClaim(msg *message) modernClaim {
 // params._meta claims a protocol version (body first, the header is checked
 // against it), or when its MCP-Protocol-Version header names a modern
 // revision — then a missing envelope is an error, never a silent fall back.
-func (h *handler) serveModern(req *request, msg *message) bool {
+func (h *handler) serveModern(req *request) bool {
+	msg := &req.msg
 	claim := readClaim(msg)
 	headerVersion, hasHeader := singleHeader(req.r.Header, headerProtocolVersion)
 	if !claim.claimed {
 		if msg.id != nil && hasHeader && slices.Contains(h.modern, headerVersion) {
-			if !isModernMethod(msg.method) {
+			if !isModernMethod(msg.method, headerVersion) {
 				h.refuse(req.w, http.StatusNotFound, validID(req.id), CodeMethodNotFound,
 					"Method not found: '"+jsonx.SafeText(msg.method)+"' is not available in protocol version "+headerVersion+".", nil)
 				return true
@@ -227,40 +224,27 @@ func (h *handler) serveModern(req *request, msg *message) bool {
 		h.refuse(req.w, http.StatusBadRequest, id, CodeUnsupportedProtocolVersion, "Unsupported protocol version", data)
 		return true
 	}
-	if problem := checkModernHeaders(req.r.Header, hasHeader, msg); problem != "" {
+	if problem := checkModernHeaders(req.r.Header, hasHeader, msg, req.method); problem != "" {
 		h.refuse(req.w, http.StatusBadRequest, id, CodeHeaderMismatch, problem, nil)
 		return true
 	}
-	if pt, ok := h.tools.(ParamHeaderTools); ok && msg.method == methodToolsCall {
-		declared := pt.ParamHeaders(paramString(msg.params, "name"))
+	if h.srv.ParamHeaders != nil && msg.method == methodToolsCall {
+		declared := h.srv.ParamHeaders(paramString(msg.params, "name"))
 		if problem := checkParamHeaders(req.r.Header, msg.params, declared); problem != "" {
 			h.refuse(req.w, http.StatusBadRequest, id, CodeHeaderMismatch, problem, nil)
 			return true
 		}
 	}
-	req.log.setVersion(claim.version)
+	req.version = claim.version
 	meta, problem := decodeRequestMeta(claim)
 	if problem != "" {
 		h.refuse(req.w, http.StatusBadRequest, id, CodeInvalidParams, problem, nil)
 		return true
 	}
 
+	req.meta = meta
 	req.scope = callScope(req, nil) // a legacy SSE stream's, else none
-	switch msg.method {
-	case methodDiscover:
-		h.result(req, h.modernReplies.discover)
-	case methodToolsList:
-		h.toolsList(req, meta.ProtocolVersion)
-	case methodToolsCall:
-		h.toolsCall(req, msg, meta.ProtocolVersion, nil, meta)
-	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
-		h.serveTaskMethod(req, msg, meta)
-	default:
-		c := Caller{ProtocolVersion: meta.ProtocolVersion, ClientInfo: meta.ClientInfo, Meta: meta,
-			Headers: req.r.Header, Transport: transportOf(req.r.Context())}
-		if h.serveFunction(req, msg, nil, c) {
-			return true
-		}
+	if m := req.method; m == nil || !m.has(meta.ProtocolVersion) || !m.serve(h, req) {
 		// ping, initialize, logging/setLevel… are not part of 2026-07-28.
 		h.refuse(req.w, http.StatusNotFound, id, CodeMethodNotFound,
 			"Method not found: '"+jsonx.SafeText(msg.method)+"' is not available in protocol version "+meta.ProtocolVersion+".", nil)
@@ -268,24 +252,13 @@ func (h *handler) serveModern(req *request, msg *message) bool {
 	return true
 }
 
-// isModernMethod reports whether the handler serves method in 2026-07-28.
-func isModernMethod(method string) bool {
-	switch method {
-	case methodDiscover, methodToolsList, methodToolsCall:
-		return true
-	}
-	if isTaskMethod(method) {
-		return true
-	}
-	return isFunctionMethod(method)
-}
-
 // checkModernHeaders checks the standard request headers of a modern
 // request against its body: MCP-Protocol-Version present (its value was
 // compared already), Mcp-Method equal to the method, and Mcp-Name equal to
-// params.name (tools/call, prompts/get) or params.uri (resources/read). It
-// returns the -32020 message, "" when all is well.
-func checkModernHeaders(hdr http.Header, hasVersion bool, msg *message) string {
+// the params member the method's table entry names (params.name of
+// tools/call, params.uri of resources/read, …). It returns the -32020
+// message, "" when all is well.
+func checkModernHeaders(hdr http.Header, hasVersion bool, msg *message, m *methodInfo) string {
 	if !hasVersion {
 		return "Header mismatch: the MCP-Protocol-Version header is required."
 	}
@@ -296,17 +269,10 @@ func checkModernHeaders(hdr http.Header, hasVersion bool, msg *message) string {
 	case method != msg.method:
 		return fmt.Sprintf("Header mismatch: Mcp-Method header value '%s' does not match body value '%s'", method, msg.method)
 	}
-	var source string
-	switch msg.method {
-	case methodToolsCall, "prompts/get":
-		source = "name"
-	case "resources/read":
-		source = "uri"
-	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
-		source = "taskId" // SEP-2663
-	default:
+	if m == nil || m.nameParam == "" {
 		return ""
 	}
+	source := m.nameParam
 	raw, ok := singleHeader(hdr, headerName)
 	if !ok {
 		return fmt.Sprintf("Header mismatch: the Mcp-Name header is required for %s.", msg.method)

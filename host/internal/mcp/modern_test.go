@@ -38,7 +38,7 @@ func startModernServer(t *testing.T) *testServer {
 	t.Helper()
 	tools := newFakeTools()
 	logs := &syncBuffer{}
-	srv := httptest.NewServer(NewHandler(revisionTools{tools, json.RawMessage(testModernList)}, &Options{
+	srv := httptest.NewServer(NewHandler(serverOf(revisionTools{tools, json.RawMessage(testModernList)}), &Options{
 		ServerInfo:   Implementation{Name: "modern-test", Version: "9.9.9"},
 		Instructions: "Use <tools>.",
 		Logger:       slog.New(slog.NewTextHandler(logs, nil)),

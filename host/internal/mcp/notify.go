@@ -14,10 +14,6 @@ import (
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
-// methodLoggingSetLevel sets the least severe log level a session receives
-// (revisions before 2026-07-28).
-const methodLoggingSetLevel = "logging/setLevel"
-
 // Notification limits.
 const (
 	// DefaultMaxLogSessions bounds how many sessions' logging/setLevel
@@ -73,7 +69,7 @@ type Notifier struct {
 	mu           sync.Mutex
 	w            http.ResponseWriter
 	rc           *http.ResponseController
-	sink         func(msg []byte) error // the legacy SSE stream, when the call came over it
+	sse          *streamOrigin // the legacy SSE stream, when the call came over it
 	started      bool
 	ended        bool
 	lastProgress float64
@@ -185,8 +181,8 @@ func (n *Notifier) send() error {
 // SSE stream of the call, or as an event of the request's own stream,
 // starting it first if needed. n.mu is held.
 func (n *Notifier) emit(msg []byte) error {
-	if n.sink != nil {
-		return n.sink(msg)
+	if n.sse != nil {
+		return n.sse.send(msg)
 	}
 	if n.w == nil {
 		return ErrNotRequested // the client accepts no stream
@@ -273,8 +269,8 @@ func (h *handler) notifier(req *request, msg *message, meta *RequestMeta, s *ses
 			mode, caps = metadata.InputModeStream, s.caps
 		}
 	}
-	sink := sinkOf(req.r.Context())
-	if sink == nil && !req.sse {
+	sse := req.origin
+	if sse == nil && !req.sse {
 		// Nothing reaches this client before the result: no notification,
 		// and requests only the input-required way.
 		token, level = nil, -1
@@ -285,8 +281,8 @@ func (h *handler) notifier(req *request, msg *message, meta *RequestMeta, s *ses
 	if token == nil && level < 0 && mode == "" {
 		return nil
 	}
-	n := &Notifier{h: h, scope: req.scope, progressToken: token, minLevel: level, mode: mode, caps: caps, answers: answers, sink: sink}
-	if sink == nil && req.sse {
+	n := &Notifier{h: h, scope: req.scope, progressToken: token, minLevel: level, mode: mode, caps: caps, answers: answers, sse: sse}
+	if sse == nil && req.sse {
 		n.w, n.rc = req.w, http.NewResponseController(req.w)
 	}
 	return n

@@ -21,22 +21,10 @@ type ParamHeader struct {
 	Path []string
 }
 
-// ParamHeaderTools is a [Tools] whose tools declare [ParamHeader]s. The
-// handler then checks, on every modern tools/call, that each declared
-// argument present in the body (and not null) comes with its header holding
-// the same value, decoded from =?base64?…?= when so sent: a missing, malformed
-// or different header is HTTP 400 with -32020, before the tool runs.
-type ParamHeaderTools interface {
-	Tools
-	// ParamHeaders returns the declared headers of the tool called name (nil
-	// for none or an unknown tool); the slice must not be modified.
-	ParamHeaders(name string) []ParamHeader
-}
-
 // ParamHeadersOf finds the properties of a tool's input schema marked
 // "x-mcp-header": "<Name>" (SEP-2243) that are statically reachable from
 // the root through "properties" alone, in path order: what a
-// [ParamHeaderTools] returns for the tool.
+// [Server.ParamHeaders] returns for the tool.
 func ParamHeadersOf(inputSchema json.RawMessage) []ParamHeader {
 	var out []ParamHeader
 	var walk func(schema json.RawMessage, path []string)

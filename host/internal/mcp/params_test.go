@@ -29,7 +29,7 @@ func (paramTools) ParamHeaders(name string) []ParamHeader {
 
 func TestParamHeaders(t *testing.T) {
 	tools := newFakeTools()
-	srv := httptest.NewServer(NewHandler(paramTools{tools}, &Options{Logger: slog.New(slog.DiscardHandler)}))
+	srv := httptest.NewServer(NewHandler(serverOf(paramTools{tools}), &Options{Logger: slog.New(slog.DiscardHandler)}))
 	t.Cleanup(srv.Close)
 	s := &testServer{Server: srv, tools: tools}
 	b64 := func(v string) string { return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?=" }

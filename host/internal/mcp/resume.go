@@ -125,7 +125,7 @@ func (l *liveWriter) detach() { l.once.Do(func() { close(l.gone) }) }
 // resumableCall reports whether a tools/call gets a resumable stream.
 func (h *handler) resumableCall(req *request, meta *RequestMeta, version string, s *session) bool {
 	return meta == nil && req.sse && s != nil && req.scope != "" && version >= resumeFromVersion && !IsModern(version) &&
-		sinkOf(req.r.Context()) == nil
+		req.origin == nil
 }
 
 // openResumable starts the resumable stream of a call on w (headers and the

@@ -156,7 +156,7 @@ func TestResumeAfterTheClientLeft(t *testing.T) {
 	st.Close() // the connection drops
 	// Once the server has seen it (a result written before would be taken
 	// as read), the call goes on without a reader.
-	h := s.Config.Handler.(*handler)
+	h := s.Config.Handler.(*Handler).h
 	stream, _, _ := parseEventID(prime.ID)
 	require.Eventually(t, func() bool {
 		rs := h.streams.get(stream)

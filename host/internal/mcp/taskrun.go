@@ -540,7 +540,7 @@ func (h *handler) callAsTask(req *request, call *CallRequest, meta *RequestMeta,
 		return
 	}
 	if run.on() {
-		req.log.setOutcome("task")
+		req.setOutcome("task")
 		h.result(req, h.createTaskResult(run.created))
 		return
 	}

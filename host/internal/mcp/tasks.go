@@ -39,13 +39,6 @@ import (
 // ExtensionTasks names the tasks extension in capabilities.extensions.
 const ExtensionTasks = "io.modelcontextprotocol/tasks"
 
-// Methods of the tasks extension.
-const (
-	methodTasksGet    = "tasks/get"
-	methodTasksUpdate = "tasks/update"
-	methodTasksCancel = "tasks/cancel"
-)
-
 // Task defaults.
 const (
 	// DefaultTaskTTL is how long a task stays readable after its creation
@@ -85,14 +78,6 @@ type TaskOptions struct {
 	Heartbeat time.Duration
 }
 
-// TaskTools is a [Tools] some of whose tools may run as tasks.
-type TaskTools interface {
-	Tools
-	// TaskSupport returns the task declaration of tool name, nil when it
-	// runs synchronously only.
-	TaskSupport(name string) *metadata.TaskSupport
-}
-
 // clientHasTasks reports whether a capabilities object declares the tasks
 // extension.
 func clientHasTasks(caps []byte) bool {
@@ -128,25 +113,16 @@ func taskScope(r *http.Request) string {
 // taskToolSupport returns the task declaration of tool name when tasks are
 // on, nil otherwise.
 func (h *handler) taskToolSupport(name string) *metadata.TaskSupport {
-	if h.tasks == nil {
+	if h.tasks == nil || h.srv.TaskSupport == nil {
 		return nil
 	}
-	tt, ok := h.tools.(TaskTools)
-	if !ok {
-		return nil
-	}
-	return tt.TaskSupport(name)
-}
-
-// isTaskMethod reports whether method is one of the extension's.
-func isTaskMethod(method string) bool {
-	return method == methodTasksGet || method == methodTasksUpdate || method == methodTasksCancel
+	return h.srv.TaskSupport(name)
 }
 
 // serveTaskMethod answers tasks/get, tasks/update and tasks/cancel.
 func (h *handler) serveTaskMethod(req *request, msg *message, meta *RequestMeta) {
 	if h.tasks == nil || !clientHasTasks(meta.ClientCapabilities) {
-		req.log.setOutcome("error " + strconv.Itoa(CodeMissingRequiredClientCapability))
+		req.setOutcome("error " + strconv.Itoa(CodeMissingRequiredClientCapability))
 		h.refuse(req.w, http.StatusBadRequest, validID(req.id), CodeMissingRequiredClientCapability,
 			"Missing required client capability: "+msg.method+" needs the "+ExtensionTasks+" extension in _meta."+
 				MetaClientCapabilities+".extensions.", tasksRequiredData)

@@ -46,7 +46,7 @@ func taskServer(t *testing.T, store tasks.Store, beat time.Duration, call func(c
 		"deferred": {Support: metadata.TaskRequired, Deferred: true},
 	}}
 	logs := &syncBuffer{}
-	h := NewHandler(tt, &Options{Sealer: testSealer, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+	h := NewHandler(serverOf(tt), &Options{Sealer: testSealer, Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		ServerInfo: Implementation{Name: "modern-test", Version: "9.9.9"},
 		Tasks:      &TaskOptions{Store: store, Heartbeat: beat}})
 	srv := httptest.NewServer(h)
@@ -54,7 +54,7 @@ func taskServer(t *testing.T, store tasks.Store, beat time.Duration, call func(c
 		srv.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		StopTasks(ctx, h)
+		h.StopTasks(ctx)
 	})
 	return &testServer{Server: srv, tools: ft, logs: logs}
 }

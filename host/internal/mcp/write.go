@@ -59,7 +59,7 @@ func (h *handler) result(req *request, result []byte) {
 
 // rpcError answers a request with a JSON-RPC error (HTTP 200).
 func (h *handler) rpcError(req *request, code int, message string, data any) {
-	req.log.setOutcome("error " + strconv.Itoa(code))
+	req.setOutcome("error " + strconv.Itoa(code))
 	buf := getBuffer()
 	defer putBuffer(buf)
 	beginReply(buf, req.sse, req.id)

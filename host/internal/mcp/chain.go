@@ -1,0 +1,176 @@
+package mcp
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// The middleware chain. Every JSON-RPC request and notification the
+// endpoint decodes — posted alone, in a batch, over the legacy SSE
+// transport, at a legacy revision or at 2026-07-28, a call that becomes a
+// task, the retry of an input-required call — is one [Exchange] passed
+// through the chain: the links of [Options.Middleware] around the
+// request log around the dispatcher, which reads the revision and the
+// session, checks the headers, finds the method in the method table and
+// runs its handler. A link sees the exchange before the dispatcher (the
+// method, the name, the HTTP request) and after it (the revision, the
+// status, the outcome), and may answer it itself ([Exchange.Fail])
+// instead of calling the next link.
+//
+// What does not pass: a body that is not a JSON-RPC message (refused by the
+// decoder, there is no method to route), and a client's response to a
+// request of ours, which is routed by its id to the call that waits for it
+// (see clientreq.go).
+
+// MethodHandler serves one exchange.
+type MethodHandler func(x *Exchange)
+
+// Middleware wraps the handler of every exchange: it returns the handler
+// that runs before and after next (or instead of it).
+type Middleware func(next MethodHandler) MethodHandler
+
+// request is the name the dispatcher and the method handlers use.
+type request = Exchange
+
+// Exchange is one JSON-RPC request or notification on its way through the
+// middleware chain to its method's handler, and its answer. Middleware
+// reads it through its methods; it must not keep it past its call.
+type Exchange struct {
+	h   *handler
+	w   http.ResponseWriter
+	r   *http.Request
+	sse bool
+	id  []byte
+	// scope names the client for cancellation (see callScope); "" when
+	// no notifications/cancelled can reach its calls.
+	scope string
+	// ctx, when set, is the parent of the call's context instead of the
+	// request's (a call that outlives its request).
+	ctx context.Context
+
+	msg     message      // the decoded message (its slices alias the body)
+	method  *methodInfo  // the method's entry; nil when the table has none
+	version string       // the revision, once the dispatcher read it
+	session *session     // the legacy session token, nil when none
+	meta    *RequestMeta // the envelope of a modern request, nil for a legacy one
+	// origin is the legacy SSE stream the message came on, nil for a
+	// Streamable HTTP request.
+	origin *streamOrigin
+	// batch marks an element of a JSON-RPC batch.
+	batch bool
+
+	out     statusWriter // w writes through it: the status it wrote
+	outcome string       // set by the handlers: "error <code>", "isError", "task", …
+}
+
+// Method is the message's method.
+func (x *Exchange) Method() string { return x.msg.method }
+
+// Name is what the request names: params.name (a tool, a prompt), else
+// params.uri (a resource); "" when neither.
+func (x *Exchange) Name() string {
+	if name := paramString(x.msg.params, "name"); name != "" {
+		return name
+	}
+	return paramString(x.msg.params, "uri")
+}
+
+// ProtocolVersion is the revision of the request, once the dispatcher has
+// read it (after next returns); "" before, or when the request was refused
+// before its revision was known.
+func (x *Exchange) ProtocolVersion() string { return x.version }
+
+// Request is the HTTP request the message came in (for a message of a
+// legacy SSE stream, the one the stream built from its GET's headers).
+func (x *Exchange) Request() *http.Request { return x.r }
+
+// Notification reports whether the message is a notification (no id: it
+// gets no answer).
+func (x *Exchange) Notification() bool { return x.msg.id == nil }
+
+// InBatch reports whether the message is an element of a JSON-RPC batch.
+func (x *Exchange) InBatch() bool { return x.batch }
+
+// Transport is metadata.TransportSSE for a message of a legacy SSE
+// stream, metadata.TransportStreamableHTTP otherwise.
+func (x *Exchange) Transport() string {
+	if x.origin != nil {
+		return metadata.TransportSSE
+	}
+	return metadata.TransportStreamableHTTP
+}
+
+// Status is the HTTP status the answer was written with (200 for a
+// JSON-RPC error), 0 while nothing was written.
+func (x *Exchange) Status() int { return x.out.status }
+
+// Outcome says how the exchange ended: "ok", "accepted" (a notification),
+// "refused <status>" (an HTTP error), "error <code>" (a JSON-RPC error),
+// "isError" (a tool's error result), "task", "input_required" or
+// "streamed" (a call whose resumable stream outlives the request).
+func (x *Exchange) Outcome() string {
+	switch {
+	case x.outcome != "":
+		return x.outcome
+	case x.out.status >= 400:
+		return "refused " + strconv.Itoa(x.out.status)
+	case x.out.status == http.StatusAccepted:
+		return "accepted"
+	}
+	return "ok"
+}
+
+// Fail answers the exchange with a JSON-RPC error instead of running its
+// handler: a link that refuses the request (authorization) calls it and
+// does not call next. A notification gets 202, as every notification does.
+func (x *Exchange) Fail(code int, message string) {
+	if x.msg.id == nil {
+		x.w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	x.h.rpcError(x, code, message, nil)
+}
+
+// setOutcome notes how the exchange ended; the first note stays.
+func (x *Exchange) setOutcome(o string) {
+	if x.outcome == "" {
+		x.outcome = o
+	}
+}
+
+// statusWriter is the ResponseWriter of an exchange: it notes the status.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(status int) {
+	if s.status == 0 {
+		s.status = status
+	}
+	s.ResponseWriter.WriteHeader(status)
+}
+
+func (s *statusWriter) Write(p []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes,
+// deadlines).
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// buildChain composes the links around the dispatcher: the request log
+// outermost, then the links of mw in order.
+func (h *handler) buildChain(mw []Middleware) MethodHandler {
+	next := MethodHandler(h.dispatch)
+	for i := len(mw) - 1; i >= 0; i-- {
+		next = mw[i](next)
+	}
+	return h.requestLog(next)
+}

@@ -1,0 +1,182 @@
+package mcp
+
+import "strings"
+
+// The method table: every MCP method the endpoint answers is one entry of
+// [methods], and everything that depends on a method is read from its
+// entry: which revisions route it (legacy and modern dispatch, and the 404
+// of a modern revision that lacks it), which params member its Mcp-Name
+// header mirrors, whether its modern result carries the cache hints,
+// whether it may become a task, and the capability it advertises (the
+// capabilities of initialize and server/discover are derived from the
+// table). A new method is one entry plus its handler.
+
+// Method names: the methods of the table, and the notifications the
+// endpoint reads.
+const (
+	methodInitialize             = "initialize"
+	methodPing                   = "ping"
+	methodLoggingSetLevel        = "logging/setLevel"
+	methodDiscover               = "server/discover"
+	methodToolsList              = "tools/list"
+	methodToolsCall              = "tools/call"
+	methodResourcesList          = "resources/list"
+	methodResourcesTemplatesList = "resources/templates/list"
+	methodResourcesRead          = "resources/read"
+	methodPromptsList            = "prompts/list"
+	methodPromptsGet             = "prompts/get"
+	methodComplete               = "completion/complete"
+	methodTasksGet               = "tasks/get"
+	methodTasksUpdate            = "tasks/update"
+	methodTasksCancel            = "tasks/cancel"
+
+	// methodCancelled is the notification by which a client gives up a
+	// request.
+	methodCancelled = "notifications/cancelled"
+)
+
+// Revision bounds of the table (revisions are dates: they sort as strings).
+const (
+	firstRevision = "2024-11-05"
+	// lastLegacy is the last revision with initialize and sessions.
+	lastLegacy = "2025-11-25"
+)
+
+// Capability names, as the capabilities object spells them.
+const (
+	capLogging     = "logging"
+	capTools       = "tools"
+	capResources   = "resources"
+	capPrompts     = "prompts"
+	capCompletions = "completions"
+	capTasks       = ExtensionTasks
+)
+
+// methodInfo declares one method.
+type methodInfo struct {
+	name string
+	// since and until bound the revisions that have the method ("" for
+	// open): a request of another revision gets method-not-found.
+	since, until string
+	// capability is the capability the method belongs to, advertised (see
+	// [capabilities]) when the endpoint serves it; "" for none.
+	capability string
+	// nameParam is the member of params a modern request's Mcp-Name header
+	// must carry (tools/call: name, resources/read: uri); "" when the
+	// method has no Mcp-Name.
+	nameParam string
+	// beforeSession marks a request served before its session header and
+	// revision header are read (initialize, which makes the session).
+	beforeSession bool
+	// cacheable marks a method whose modern result carries ttlMs and
+	// cacheScope.
+	cacheable bool
+	// task marks a method whose call may run as a task (the tasks
+	// extension).
+	task bool
+	// serve answers the request; it reports false when this endpoint does
+	// not serve the method after all (no resources or prompts given), and
+	// the request gets method-not-found.
+	serve func(h *handler, req *request) bool
+}
+
+// has reports whether revision version has the method.
+func (m *methodInfo) has(version string) bool {
+	return version >= m.since && (m.until == "" || version <= m.until)
+}
+
+// methods is the table. Its order is the order of the capabilities object.
+var methods = []methodInfo{
+	{name: methodInitialize, since: firstRevision, until: lastLegacy, beforeSession: true, serve: (*handler).serveInitialize},
+	{name: methodPing, since: firstRevision, until: lastLegacy, serve: (*handler).servePing},
+	{name: methodLoggingSetLevel, since: firstRevision, until: lastLegacy, capability: capLogging, serve: (*handler).serveSetLevel},
+	{name: methodDiscover, since: ModernVersion, cacheable: true, serve: (*handler).serveDiscover},
+	{name: methodToolsList, since: firstRevision, capability: capTools, cacheable: true, serve: (*handler).serveToolsList},
+	{name: methodToolsCall, since: firstRevision, capability: capTools, nameParam: "name", task: true, serve: (*handler).serveToolsCall},
+	{name: methodResourcesList, since: firstRevision, capability: capResources, cacheable: true, serve: (*handler).serveResourcesList},
+	{name: methodResourcesTemplatesList, since: firstRevision, capability: capResources, cacheable: true, serve: (*handler).serveTemplatesList},
+	{name: methodResourcesRead, since: firstRevision, capability: capResources, nameParam: "uri", cacheable: true, serve: (*handler).serveResourcesRead},
+	{name: methodPromptsList, since: firstRevision, capability: capPrompts, cacheable: true, serve: (*handler).servePromptsList},
+	{name: methodPromptsGet, since: firstRevision, capability: capPrompts, nameParam: "name", serve: (*handler).servePromptsGet},
+	{name: methodComplete, since: firstRevision, capability: capCompletions, serve: (*handler).serveComplete},
+	{name: methodTasksGet, since: ModernVersion, capability: capTasks, nameParam: "taskId", serve: (*handler).serveTasks},
+	{name: methodTasksUpdate, since: ModernVersion, capability: capTasks, nameParam: "taskId", serve: (*handler).serveTasks},
+	{name: methodTasksCancel, since: ModernVersion, capability: capTasks, nameParam: "taskId", serve: (*handler).serveTasks},
+}
+
+// methodIndex finds an entry by name.
+var methodIndex = func() map[string]*methodInfo {
+	m := make(map[string]*methodInfo, len(methods))
+	for i := range methods {
+		if _, dup := m[methods[i].name]; dup {
+			panic("mcp: method " + methods[i].name + " declared twice")
+		}
+		m[methods[i].name] = &methods[i]
+	}
+	return m
+}()
+
+// lookupMethod returns the entry of a method, nil when the endpoint serves
+// no such method in any revision.
+func lookupMethod(name string) *methodInfo { return methodIndex[name] }
+
+// isModernMethod reports whether the handler serves method in revision
+// version (a modern one).
+func isModernMethod(method, version string) bool {
+	m := lookupMethod(method)
+	return m != nil && m.has(version)
+}
+
+// capabilityValue is what a capability advertises in each era.
+type capabilityValue struct {
+	legacy, modern string
+	// extension: a member of capabilities.extensions, not of capabilities.
+	extension bool
+}
+
+// capabilityValues are the values of the capabilities the table names.
+// The tools capability carries no listChanged on 2026-07-28: there is no
+// subscriptions/listen stream to deliver it on.
+var capabilityValues = map[string]capabilityValue{
+	capLogging:     {legacy: "{}", modern: "{}"},
+	capTools:       {legacy: `{"listChanged":false}`, modern: "{}"},
+	capResources:   {legacy: "{}", modern: "{}"},
+	capPrompts:     {legacy: "{}", modern: "{}"},
+	capCompletions: {legacy: "{}", modern: "{}"},
+	capTasks:       {legacy: "{}", modern: "{}", extension: true},
+}
+
+// capabilities derives the capabilities object of revision version from
+// the table: each capability of a method that version has, in table
+// order, when on says the endpoint serves it.
+func capabilities(version string, on func(capability string) bool) string {
+	var b, ext strings.Builder
+	seen := map[string]bool{}
+	for i := range methods {
+		m := &methods[i]
+		if m.capability == "" || seen[m.capability] || !m.has(version) || !on(m.capability) {
+			continue
+		}
+		seen[m.capability] = true
+		v := capabilityValues[m.capability]
+		value := v.legacy
+		if IsModern(version) {
+			value = v.modern
+		}
+		dst := &b
+		if v.extension {
+			dst = &ext
+		}
+		if dst.Len() > 0 {
+			dst.WriteByte(',')
+		}
+		dst.WriteString(`"` + m.capability + `":` + value)
+	}
+	if ext.Len() > 0 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"extensions":{` + ext.String() + `}`)
+	}
+	return "{" + b.String() + "}"
+}
