@@ -164,8 +164,8 @@ func TestDependencyDirection(t *testing.T) {
 // catalog importing invoke, …) fails TestHostInternalLayers. A new package
 // under host/internal must be added here with what it may import.
 var hostInternalImports = map[string][]string{
-	"invoke":    {"mcp", "auth", "ids"},
-	"mcp":       {"auth", "jsonrpc", "dedup", "ids", "tasks", "owner"},
+	"invoke":    {"peer", "auth", "ids"},
+	"mcp":       {"peer", "auth", "jsonrpc", "dedup", "ids", "tasks", "owner"},
 	"supervise": {"config", "backoff", "ids", "reaper"},
 	"catalog":   {"jsonrpc"},
 	"guard":     {"jsonrpc", "owner"},
@@ -178,6 +178,7 @@ var hostInternalImports = map[string][]string{
 	"backoff":   nil,
 	"dedup":     nil,
 	"owner":     nil,
+	"peer":      nil,
 	"reaper":    nil, // the standard library only: its init starts the reaper mode
 }
 

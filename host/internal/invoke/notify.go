@@ -19,7 +19,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
-	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/host/internal/peer"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -32,32 +32,9 @@ const MaxNotificationsPerCall = 10000
 const notifyPathPrefix = "/invocations/"
 
 // Notifier is the client's end of one call: where the notifications and
-// requests of its invocation go. *mcp.Notifier is one (a nil one wants
-// nothing); its errors (mcp.ErrNotRequested, …) say what the hub answers
-// the worker.
-type Notifier interface {
-	WantsProgress() bool
-	LogLevel() (level string, ok bool)
-	Progress(progress, total float64, message string) error
-	Log(level, logger string, data json.RawMessage) error
-	// RequestMode is metadata.InputModeStream or InputModeInputRequired
-	// when the call may ask the client something, "" otherwise.
-	RequestMode() string
-	// ClientCapabilities is the client's capabilities object.
-	ClientCapabilities() json.RawMessage
-	// InputResponses are the answers the client brought back, nil when none.
-	InputResponses() json.RawMessage
-	// Request asks the client (see mcp.Notifier.Request).
-	Request(ctx context.Context, key, method string, params json.RawMessage) (*metadata.RequestReply, error)
-	// Resumable reports whether CloseStream can work; CloseStream ends the
-	// client's response stream while the call goes on (SSE polling).
-	Resumable() bool
-	CloseStream() error
-	// TaskState is metadata.TaskStateRunning, TaskStateOffered or "";
-	// StartTask makes an offered call a task (see mcp.Notifier.StartTask).
-	TaskState() string
-	StartTask(ctx context.Context) (*metadata.StartTaskReply, error)
-}
+// requests of its invocation go (see package peer); its errors
+// (peer.ErrNotRequested, …) say what the hub answers the worker.
+type Notifier = peer.Notifier
 
 // Hub is the host end of the per-invocation call channel back from the
 // worker: a small HTTP server on a loopback port of its own, started on
@@ -278,11 +255,11 @@ func (hub *Hub) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch err := deliver(call.n, &nt); {
-	case err == nil, errors.Is(err, mcp.ErrNotRequested):
+	case err == nil, errors.Is(err, peer.ErrNotRequested):
 		w.WriteHeader(http.StatusNoContent)
-	case errors.Is(err, mcp.ErrCallEnded):
+	case errors.Is(err, peer.ErrCallEnded):
 		http.Error(w, "the invocation has ended", http.StatusNotFound)
-	case errors.Is(err, errBadNotification), errors.Is(err, mcp.ErrBadLogLevel), errors.Is(err, mcp.ErrProgressNotIncreasing):
+	case errors.Is(err, errBadNotification), errors.Is(err, peer.ErrBadLogLevel), errors.Is(err, peer.ErrProgressNotIncreasing):
 		http.Error(w, err.Error(), http.StatusBadRequest)
 	default: // the client's stream failed
 		http.Error(w, "delivering the notification failed: "+err.Error(), http.StatusBadGateway)
@@ -301,13 +278,13 @@ func (hub *Hub) request(w http.ResponseWriter, r *http.Request, call *channel, n
 	reply, err := call.n.Request(ctx, nt.Key, nt.Method, nt.Params)
 	switch {
 	case err == nil:
-	case errors.Is(err, mcp.ErrNoClientRequests):
+	case errors.Is(err, peer.ErrNoClientRequests):
 		http.Error(w, err.Error(), http.StatusConflict)
 		return
-	case errors.Is(err, mcp.ErrBadClientRequest):
+	case errors.Is(err, peer.ErrBadClientRequest):
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
-	case errors.Is(err, mcp.ErrCallEnded), call.ctx.Err() != nil:
+	case errors.Is(err, peer.ErrCallEnded), call.ctx.Err() != nil:
 		http.Error(w, "the invocation has ended", http.StatusNotFound)
 		return
 	case ctx.Err() != nil:

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/host/internal/peer"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -219,10 +220,10 @@ func TestHubForwards(t *testing.T) {
 		want   int
 	}{
 		{nil, http.StatusNoContent},
-		{mcp.ErrNotRequested, http.StatusNoContent},
-		{mcp.ErrCallEnded, http.StatusNotFound},
-		{mcp.ErrBadLogLevel, http.StatusBadRequest},
-		{mcp.ErrProgressNotIncreasing, http.StatusBadRequest},
+		{peer.ErrNotRequested, http.StatusNoContent},
+		{peer.ErrCallEnded, http.StatusNotFound},
+		{peer.ErrBadLogLevel, http.StatusBadRequest},
+		{peer.ErrProgressNotIncreasing, http.StatusBadRequest},
 		{errors.New("broken pipe"), http.StatusBadGateway},
 	}
 	for _, tt := range tests {
@@ -303,9 +304,9 @@ func TestHubRequests(t *testing.T) {
 		{"input required", func(context.Context) (*metadata.RequestReply, error) {
 			return &metadata.RequestReply{InputRequired: true}, nil
 		}, http.StatusOK, `{"inputRequired":true}`},
-		{"no requests", func(context.Context) (*metadata.RequestReply, error) { return nil, mcp.ErrNoClientRequests }, http.StatusConflict, ""},
-		{"bad request", func(context.Context) (*metadata.RequestReply, error) { return nil, mcp.ErrBadClientRequest }, http.StatusBadRequest, ""},
-		{"call ended", func(context.Context) (*metadata.RequestReply, error) { return nil, mcp.ErrCallEnded }, http.StatusNotFound, ""},
+		{"no requests", func(context.Context) (*metadata.RequestReply, error) { return nil, peer.ErrNoClientRequests }, http.StatusConflict, ""},
+		{"bad request", func(context.Context) (*metadata.RequestReply, error) { return nil, peer.ErrBadClientRequest }, http.StatusBadRequest, ""},
+		{"call ended", func(context.Context) (*metadata.RequestReply, error) { return nil, peer.ErrCallEnded }, http.StatusNotFound, ""},
 		{"stream failed", func(context.Context) (*metadata.RequestReply, error) { return nil, errors.New("broken pipe") }, http.StatusBadGateway, ""},
 	}
 	for _, tt := range tests {

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 
 	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/host/internal/peer"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -30,14 +30,11 @@ import (
 // ends with an input-required result carrying the requests and a sealed
 // request state; the client calls again with the answers (see input.go).
 
-// Errors of [Notifier.Request].
+// Errors of [Notifier.Request], declared in package peer, where the call
+// channel reads them too.
 var (
-	// ErrNoClientRequests: this call cannot ask its client anything (a
-	// client that declared none of the capabilities, or that accepts no
-	// stream).
-	ErrNoClientRequests = errors.New("the client cannot be asked anything during this call")
-	// ErrBadClientRequest: the request is not one a call may send.
-	ErrBadClientRequest = errors.New("bad request to the client")
+	ErrNoClientRequests = peer.ErrNoClientRequests
+	ErrBadClientRequest = peer.ErrBadClientRequest
 )
 
 // requestCapabilities are the client capabilities a call may use.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/peer"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -24,20 +25,17 @@ const (
 	notifyWriteTimeout = 10 * time.Second
 )
 
-// Errors of [Notifier] methods.
+// Errors of [Notifier] methods, declared in package peer, where the call
+// channel reads them too.
 var (
-	// ErrNotRequested: the client did not ask for this notification (no
-	// progressToken, or a log level below the one it asked for). It is
-	// dropped, as MCP requires.
-	ErrNotRequested = errors.New("the client did not ask for this notification")
-	// ErrCallEnded: the call's result was already sent.
-	ErrCallEnded = errors.New("the call has ended")
-	// ErrProgressNotIncreasing: MCP requires progress to increase with
-	// each notification.
-	ErrProgressNotIncreasing = errors.New("progress must increase with each notification")
-	// ErrBadLogLevel: not one of the MCP log levels.
-	ErrBadLogLevel = errors.New("unknown log level")
+	ErrNotRequested          = peer.ErrNotRequested
+	ErrCallEnded             = peer.ErrCallEnded
+	ErrProgressNotIncreasing = peer.ErrProgressNotIncreasing
+	ErrBadLogLevel           = peer.ErrBadLogLevel
 )
+
+// *Notifier is the client's end of a call that the call channel serves.
+var _ peer.Notifier = (*Notifier)(nil)
 
 // Notifier is the client's end of one call (a tools/call or a prompts/get)
 // while it runs: it sends the call's notifications and requests to the
