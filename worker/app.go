@@ -55,6 +55,8 @@ type Options struct {
 	// Functions host sets, else the current directory. A missing host.json
 	// sets nothing.
 	ScriptRoot string
+	// Hooks wrap every handler run (see [Hook]), the first outermost.
+	Hooks []Hook
 }
 
 // App is a function app whose functions are MCP tools. Configure tools with
@@ -68,6 +70,7 @@ type App struct {
 	clientTimeout   time.Duration           // of a request to the MCP client
 	output          metadata.OutputSettings // from Options
 	scriptRoot      string
+	hooks           []Hook // around every handler run
 
 	// schemas compiles each distinct schema text once for the builders'
 	// checks, the projections and the rules read back from function.json.
@@ -89,7 +92,7 @@ func New(opts *Options) *App {
 	a := &App{stdout: o.Stdout, stderr: o.Stderr, logger: o.Logger,
 		shutdownTimeout: o.ShutdownTimeout, maxBody: o.MaxBodyBytes, clientTimeout: o.ClientRequestTimeout, byName: map[string]*ToolBuilder{},
 		output:     metadata.OutputSettings{Validation: o.OutputValidation, InputValidation: o.InputValidation, TextCopy: o.TextCopy},
-		scriptRoot: o.ScriptRoot}
+		scriptRoot: o.ScriptRoot, hooks: slices.Clone(o.Hooks)}
 	if a.stdout == nil {
 		a.stdout = os.Stdout
 	}

@@ -161,6 +161,10 @@ type ClientRequests struct {
 	mode    string                     // metadata.InputModeStream or InputModeInputRequired
 	answers map[string]json.RawMessage // input-required: the answers so far
 	timeout time.Duration
+	// app, function and invocationID are what the app's hooks see of a
+	// request (see hooked); app is nil when nothing hooks them.
+	app                    *App
+	function, invocationID string
 
 	mu       sync.Mutex
 	n        int  // requests made so far in this run, for default keys
@@ -287,6 +291,26 @@ func (cr *ClientRequests) nextKey(method string) string {
 // result counts as unanswered and is asked again. Every request's
 // capability is checked before anything is sent.
 func (cr *ClientRequests) RequestInput(ctx context.Context, reqs map[string]InputRequest) (map[string]json.RawMessage, error) {
+	if cr == nil || cr.app == nil || len(cr.app.hooks) == 0 {
+		return cr.requestInput(ctx, reqs)
+	}
+	var answers map[string]json.RawMessage
+	inv := &Invocation{Kind: KindClientRequest, Function: cr.function, Name: requestNames(reqs), InvocationID: cr.invocationID}
+	err := cr.app.runHooks(ctx, inv, func(ctx context.Context) (err error) {
+		answers, err = cr.requestInput(ctx, reqs)
+		return err
+	})
+	return answers, err
+}
+
+// hooked makes the requests of function's handler run through the app's
+// hooks.
+func (cr *ClientRequests) hooked(app *App, function, invocationID string) {
+	cr.app, cr.function, cr.invocationID = app, function, invocationID
+}
+
+// requestInput is RequestInput without the hooks.
+func (cr *ClientRequests) requestInput(ctx context.Context, reqs map[string]InputRequest) (map[string]json.RawMessage, error) {
 	if !cr.supported() {
 		return nil, ErrNotSupported
 	}

@@ -211,4 +211,15 @@
 // error (the task completes with an isError result); a panic in a task fails
 // it (HTTP 500, code -32603). The real Azure Functions host ignores the
 // declaration and runs every call synchronously.
+//
+// # Hooks
+//
+// [Options.Hooks] wrap every handler run of the app, without touching a
+// handler: a tool call ([KindTool], or [KindTask] when the call runs as a
+// task), a resource read, a prompt, a completion function, and each request
+// a handler sends the MCP client ([KindClientRequest], inside its handler's
+// run). A [Hook] gets the [Invocation] (kind, function, name, invocation id)
+// and runs the handler by calling next with the context the handler should
+// get; what it returns is what the handler returned, or its own error
+// instead. Tracing, metrics, authorization and logging go there.
 package worker

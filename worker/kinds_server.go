@@ -53,7 +53,7 @@ func (s *server) serveKind(w http.ResponseWriter, r *http.Request, fn string) bo
 	)
 	switch {
 	case method == metadata.MethodComplete:
-		logs, value, fail = s.complete(r.Context(), k, raw)
+		logs, value, fail = s.complete(r.Context(), k, raw, invocationID)
 	case k.prompt != nil:
 		logs, value, fail = s.getPrompt(r.Context(), k, raw, invocationID, r.Header)
 	default:
@@ -180,7 +180,11 @@ func (s *server) readResource(ctx context.Context, k *served, raw json.RawMessag
 		}
 	} else {
 		var res *ResourceResult
-		if err := s.guard(what, func() (err error) { res, err = k.readResource(ctx, rc); return err }); err != nil {
+		inv := &Invocation{Kind: KindResource, Function: k.function, Name: ic.URI, InvocationID: invocationID}
+		err := s.guard(what, func() error {
+			return s.app.runHooks(ctx, inv, func(ctx context.Context) (err error) { res, err = k.readResource(ctx, rc); return err })
+		})
+		if err != nil {
 			rc.Logf("%s failed: %v", what, err)
 			return &rc.logBook, nil, handlerFailure(err)
 		}
@@ -219,7 +223,11 @@ func (s *server) getPrompt(ctx context.Context, k *served, raw json.RawMessage, 
 	pc.Name, pc.Arguments, pc.SessionID, pc.ClientInfo, pc.Transport = ic.Name, ic.StringArguments(), ic.SessionID, ic.ClientInfo, ic.Transport
 	what := "prompt " + k.prompt.Name
 	var res *PromptResult
-	err = s.guard(what, func() (err error) { res, err = k.getPrompt(ctx, pc); return err })
+	pc.ClientRequests.hooked(s.app, k.function, invocationID)
+	inv := &Invocation{Kind: KindPrompt, Function: k.function, Name: k.prompt.Name, InvocationID: invocationID}
+	err = s.guard(what, func() error {
+		return s.app.runHooks(ctx, inv, func(ctx context.Context) (err error) { res, err = k.getPrompt(ctx, pc); return err })
+	})
 	if pc.inputRequired() {
 		// The host answers the request with the requests it was sent.
 		return &pc.logBook, nil, failure(metadata.CodeInternalError, "%s needs the MCP client's input: %v", what, ErrInputRequired)
@@ -250,7 +258,7 @@ func (s *server) getPrompt(ctx context.Context, k *served, raw json.RawMessage, 
 	return &pc.logBook, env, nil
 }
 
-func (s *server) complete(ctx context.Context, k *served, raw json.RawMessage) (*logBook, []byte, *metadata.FailureReply) {
+func (s *server) complete(ctx context.Context, k *served, raw json.RawMessage, invocationID string) (*logBook, []byte, *metadata.FailureReply) {
 	cc := &CompletionContext{FunctionName: k.function}
 	ic, err := metadata.DecodeCompletionContext(raw)
 	if err != nil {
@@ -286,7 +294,11 @@ func (s *server) complete(ctx context.Context, k *served, raw json.RawMessage) (
 		h := k.completions[source.Name]
 		var values []string
 		what := fmt.Sprintf("the completion of %q", source.Name)
-		if err := s.guard(what, func() (err error) { values, err = h(ctx, cc); return err }); err != nil {
+		inv := &Invocation{Kind: KindCompletion, Function: k.function, Name: ic.Argument.Name, InvocationID: invocationID}
+		err := s.guard(what, func() error {
+			return s.app.runHooks(ctx, inv, func(ctx context.Context) (err error) { values, err = h(ctx, cc); return err })
+		})
+		if err != nil {
 			cc.Logf("%s failed: %v", what, err)
 			return &cc.logBook, nil, handlerFailure(err)
 		}

@@ -116,6 +116,7 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 	}
 	tc.notify = newNotifier(r.Context(), r.Header)
 	tc.ClientRequests = newClientRequests(tc.notify, r.Header, s.app.clientTimeout)
+	tc.ClientRequests.hooked(s.app, t.function, tc.InvocationID)
 	s.app.logger.LogAttrs(r.Context(), slog.LevelDebug, "invocation",
 		slog.String("function", t.function), slog.String("tool", t.name), slog.String("invocationId", tc.InvocationID))
 
@@ -172,7 +173,15 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metad
 			return metadata.ErrorResult(issue.Error()), "", nil
 		}
 	}
-	out, err := t.invoke(ctx, tc, t)
+	inv := &Invocation{Kind: KindTool, Function: t.function, Name: t.name, InvocationID: tc.InvocationID}
+	if tc.InTask() {
+		inv.Kind = KindTask
+	}
+	var out *Result
+	err := s.app.runHooks(ctx, inv, func(ctx context.Context) (err error) {
+		out, err = t.invoke(ctx, tc, t)
+		return err
+	})
 	if tc.inputRequired() {
 		// The host answers the call with the requests it was sent.
 		return metadata.ErrorResult(fmt.Sprintf("tool %s needs the MCP client's input: %v", t.name, ErrInputRequired)), "", nil
