@@ -1,9 +1,10 @@
 // Package invoke calls the worker and carries its calls back.
 //
-// [Client] sends one tool invocation as the custom-handler protocol says:
-// POST /{function} with the body [Body] builds, through an azcore pipeline
-// with no retries (a tool may not be idempotent), telemetry off, a worker's
-// redirect never followed, and the X-Azure-Functions-InvocationId,
+// [Client] sends one invocation as the custom-handler protocol says: POST
+// /{function} with the body [Body] (a tool call) or [ContextBody] (a
+// resource read, a prompt, a completion) builds, through an azcore pipeline
+// with no retries (a tool may not be idempotent), telemetry off, a
+// worker's redirect never followed, and the X-Azure-Functions-InvocationId,
 // X-Azure-Functions-HostVersion and User-Agent headers. A 2xx answer is
 // decoded once into a [Reply], either form (the direct reply a funcmcp
 // worker sends, or today's {Outputs, Logs, ReturnValue}). A call that never
@@ -12,10 +13,14 @@
 // reason and gives the client only a generic failure.
 //
 // [Hub] is the call channel back from the worker: while a call runs, its
-// worker may POST progress and log notifications to a loopback listener of
-// the host's own, on a URL naming the invocation with a bearer token of
-// that call only ([Hub.Open] makes the [Offer] whose headers the request
-// carries). The hub forwards each to the client's [Notifier], bounded in
-// size and number. [Hub.Close] stops its listener. Client requests from
-// the worker (elicitation, sampling, roots) will travel the same channel.
+// worker may POST to a loopback listener of the host's own, on a URL
+// naming the invocation with a bearer token of that call only ([Hub.Open]
+// makes the [Offer] whose headers the request carries): progress and log
+// notifications, requests to the MCP client (elicitation, sampling, roots,
+// answered with the client's reply or, on 2026-07-28, kept for an
+// input-required result), closing a resumable stream, and turning the call
+// into a task. The hub hands each to the call's [Notifier] (the contract of
+// package peer, which package mcp keeps), bounded in size and number, and
+// turns the Notifier's errors (peer.ErrNotRequested, …) into the status
+// codes the worker reads. [Hub.Close] stops its listener.
 package invoke

@@ -1,8 +1,30 @@
-// Package mcp serves MCP tools over the Streamable HTTP transport as one
-// stateless JSON-RPC endpoint. It knows nothing about functions, workers or
-// schemas: a [Server] supplies the encoded tool list and runs
-// calls, and [NewHandler] turns it into an [net/http.Handler] that the host
-// mounts at /runtime/webhooks/mcp.
+// Package mcp is the host's MCP protocol front: the Streamable HTTP
+// endpoint ([NewHandler]) and the legacy HTTP+SSE transport
+// ([NewLegacySSE]) for the revisions 2024-11-05 to 2026-07-28, with sealed
+// sessions and request states instead of a server-side session map,
+// notifications and requests to the client during a call ([Notifier]),
+// resumable streams, input-required rounds and MCP tasks. What it serves
+// comes from a [Server], a struct of funcs the host fills in: the package
+// knows no function, worker or schema (it splices the tool lists it is
+// given, and its callers check arguments and results).
+//
+// # Method table and middleware
+//
+// Every method is one entry of the method table (methods.go): its name,
+// the revisions that have it, its capability, the params member its
+// Mcp-Name header mirrors, whether its modern result carries cache hints,
+// whether it may run as a task, and its handler. Legacy and modern routing,
+// the header checks and the capabilities of initialize and server/discover
+// are read from the table.
+//
+// Every request and notification the endpoint decodes, whatever carries it
+// (a post, an element of a batch, a legacy SSE stream, a 2026-07-28
+// request, a call that becomes a task, the retry of an input-required call),
+// is one [Exchange] passed through one chain: the request log (at debug
+// level), then the links of [Options.Middleware], then the dispatcher that
+// reads the revision and runs the method's handler. A [Middleware] sees
+// the method, the name, the revision, the transport, the status and the
+// outcome, and may answer instead of the handler ([Exchange.Fail]).
 //
 // # Endpoint contract
 //
@@ -74,14 +96,16 @@
 // modern revision is 400 with -32602 (404 with -32601 for a method that
 // revision lacks): it is never quietly served as a legacy one.
 //
-// Modern methods are server/discover (supportedVersions, capabilities
-// {"tools":{}}, instructions, ttlMs, cacheScope), tools/list (the list of
-// [Server.ToolsList], with ttlMs and cacheScope from
-// [Options.CacheTTL] and [Options.CacheScope]) and tools/call (its
-// [CallRequest.Meta] holds the parsed envelope). Every modern result carries
+// Modern methods are server/discover (supportedVersions, the capabilities
+// the method table derives, instructions, ttlMs, cacheScope), tools/list
+// (the list of [Server.ToolsList], with ttlMs and cacheScope from
+// [Options.CacheTTL] and [Options.CacheScope]), tools/call (its
+// [CallRequest.Meta] holds the parsed envelope), the resources, prompts and
+// completion methods when [Server.Functions] is given, and tasks/get,
+// tasks/update and tasks/cancel. Every modern result carries
 // "resultType":"complete" and _meta io.modelcontextprotocol/serverInfo. Any
-// other method — ping, initialize, logging/setLevel, prompts/…, resources/… —
-// is HTTP 404 with -32601, as 2026-07-28 asks.
+// other method — ping, initialize, logging/setLevel — is HTTP 404 with
+// -32601, as 2026-07-28 asks.
 //
 // # Legacy requests (2024-11-05 … 2025-11-25)
 //
@@ -102,8 +126,10 @@
 //     else the session token's version, else 2025-03-26. It reaches the tool
 //     in [CallRequest.ProtocolVersion].
 //   - Methods: initialize, ping, logging/setLevel, tools/list (the bytes of
-//     [Server.ToolsList] spliced in
-//     unchanged, no pagination) and tools/call. Any other method is answered with HTTP 200 and -32601.
+//     [Server.ToolsList] spliced in unchanged, no pagination), tools/call,
+//     and the resources, prompts and completion methods when
+//     [Server.Functions] is given. Any other method is answered with HTTP
+//     200 and -32601.
 //     server/discover without the modern envelope is such a method, so a
 //     client that probes it without _meta falls back to initialize.
 //   - A tools/call error that is a [*ProtocolError] becomes that JSON-RPC
@@ -128,7 +154,8 @@
 // "message?azmcpcs=<sealed client|instance>[&code=<key>]", ServeMessage
 // answers a POST there with 202 and runs the message (through the handler,
 // as an application/json request carrying the stream's GET headers and the
-// Mcp-Session-Id its initialize minted) on the stream's goroutine, one at a
+// Mcp-Session-Id its initialize minted, with the stream's scope and writer
+// passed in the open, not in context keys) on the stream's goroutine, one at a
 // time, writing each reply as an "event: message"; only
 // notifications/cancelled runs at once, so that it reaches the call it
 // names, in the stream's context and scope. A request id the stream already
