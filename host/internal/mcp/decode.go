@@ -252,17 +252,13 @@ func repeated(seen, name []byte) string {
 	return "the members " + jsonx.QuoteSafe(string(seen)) + " and " + jsonx.QuoteSafe(string(name)) + " differ only in case."
 }
 
-// methodString decodes a method name without allocating for served ones.
+// methodString decodes a method name, without allocating for the methods
+// of the method table.
 func methodString(raw []byte) string {
-	switch string(raw) {
-	case `"tools/call"`:
-		return methodToolsCall
-	case `"tools/list"`:
-		return methodToolsList
-	case `"initialize"`:
-		return methodInitialize
-	case `"ping"`:
-		return methodPing
+	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		if m := lookupMethod(string(raw[1 : len(raw)-1])); m != nil {
+			return m.name
+		}
 	}
 	s, _ := stringValue(raw)
 	return s
