@@ -259,7 +259,7 @@ func TestHostImportCheckFindsViolations(t *testing.T) {
 		in("catalog"):        {in("invoke")},                             // upward
 		in("guard"):          {modulePath + "/host"},                     // back to host
 		in("jsonrpc"):        {modulePath + "/metadata"},                 // fine
-		in("invoke/inner"):   {in("mcp"), in("invoke")},                  // a sub-package counts as its package
+		in("invoke/inner"):   {in("peer"), in("invoke")},                 // a sub-package counts as its package
 		in("newpkg"):         nil,                                        // not listed
 		modulePath + "/host": {in("catalog"), in("invoke")},              // host may import anything
 	}
