@@ -37,9 +37,10 @@ const (
 
 // Revision bounds of the table (revisions are dates: they sort as strings).
 const (
+	// firstRevision is the oldest revision served.
 	firstRevision = "2024-11-05"
 	// lastLegacy is the last revision with initialize and sessions.
-	lastLegacy = "2025-11-25"
+	lastLegacy = LatestVersion
 )
 
 // Capability names, as the capabilities object spells them.
