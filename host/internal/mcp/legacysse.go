@@ -570,7 +570,11 @@ func (l *LegacySSE) enqueue(clientID string, msg []byte) enqueueResult {
 	return enqueued
 }
 
-// Delivery is what became of a message handed to [LegacySSE.Deliver].
+// Delivery is what became of a message handed to [LegacySSE.Deliver]. It
+// is the stream's side of the backplane's outcome of a forwarded message,
+// one to one (the host maps them where it delivers, host.legacy.deliver):
+// Delivered is backplane.Taken, DeliveryFull backplane.Full and
+// DeliveryGone backplane.Gone. This package does not import the backplane.
 type Delivery int
 
 // Deliveries.
