@@ -12,6 +12,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -182,6 +183,7 @@ type taskRun struct {
 	s       *taskService
 	id      string
 	scope   string
+	owner   owner.ID // counted against the store's limits
 	tool    string
 	ttl     time.Duration
 	poll    time.Duration
@@ -189,6 +191,9 @@ type taskRun struct {
 	cancel  context.CancelCauseFunc
 	started chan struct{} // closed once the record exists
 	wakeCh  chan struct{}
+	// onAdmission: the record is made when the call is admitted (see
+	// [Notifier.Admitted]), not before the call runs.
+	onAdmission bool
 
 	mu       sync.Mutex
 	created  *tasks.Task // the record as created
@@ -201,8 +206,8 @@ type taskRun struct {
 }
 
 // newRun prepares a task for a call of tool; nothing is stored yet.
-func (s *taskService) newRun(ctx context.Context, cancel context.CancelCauseFunc, scope, tool string, ts *metadata.TaskSupport) *taskRun {
-	r := &taskRun{s: s, id: ids.Random(ids.LowerAlnum, 26), scope: scope, tool: tool, ttl: s.ttl, poll: s.poll,
+func (s *taskService) newRun(ctx context.Context, cancel context.CancelCauseFunc, scope string, who owner.ID, tool string, ts *metadata.TaskSupport) *taskRun {
+	r := &taskRun{s: s, id: ids.Random(ids.LowerAlnum, 26), scope: scope, owner: who, tool: tool, ttl: s.ttl, poll: s.poll,
 		ctx: ctx, cancel: cancel, started: make(chan struct{}), wakeCh: make(chan struct{}, 1), waiters: map[string]chan json.RawMessage{}}
 	if ts.TTLMs > 0 {
 		r.ttl = time.Duration(ts.TTLMs) * time.Millisecond
@@ -236,7 +241,7 @@ func (r *taskRun) start(ctx context.Context) (*tasks.Task, error) {
 		return nil, errHostStopping
 	}
 	now := r.s.now()
-	t := &tasks.Task{ID: r.id, Scope: r.scope, Tool: r.tool, Instance: r.s.instance, Status: tasks.StatusWorking,
+	t := &tasks.Task{ID: r.id, Scope: r.scope, Owner: r.owner, Tool: r.tool, Instance: r.s.instance, Status: tasks.StatusWorking,
 		Created: now, Updated: now, Heartbeat: now, TTL: r.ttl, PollInterval: r.poll}
 	if err := r.s.store.Create(ctx, t); err != nil {
 		return nil, fmt.Errorf("storing the task: %w", err)
@@ -468,6 +473,19 @@ func (r *taskRun) finish(ctx context.Context, result json.RawMessage, failure *j
 		}
 		return nil
 	})
+	if le, ok := errors.AsType[*owner.LimitError](err); ok {
+		// The store keeps no more result bytes (of this owner, or at all):
+		// the task fails, saying why, rather than holding memory it may not.
+		r.s.log.Warn("mcp: a task's result was not kept", "task", r.id, "tool", r.tool, "bytes", len(result), "error", err)
+		_, err = r.s.store.Update(wctx, r.id, func(t *tasks.Task) error {
+			if t.Status.Terminal() {
+				return nil
+			}
+			settle(t, tasks.StatusFailed, r.s.now(), "", &jsonrpc.Error{Code: codeServerError,
+				Message: fmt.Sprintf("The task's result (%d bytes) was not kept: %s.", len(result), le)}, nil)
+			return nil
+		})
+	}
 	if err != nil && !errors.Is(err, tasks.ErrNotFound) {
 		r.s.log.Error("mcp: storing the outcome of a task failed", "task", r.id, "tool", r.tool, "error", err)
 	}
@@ -481,19 +499,17 @@ func (r *taskRun) finish(ctx context.Context, result json.RawMessage, failure *j
 // first.
 func (h *handler) callAsTask(req *request, call *CallRequest, meta *RequestMeta, in *inputState, ident callIdentity, ts *metadata.TaskSupport) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(req.r.Context()))
-	run := h.tasks.newRun(ctx, cancel, taskScope(req.r), call.Name, ts)
+	run := h.tasks.newRun(ctx, cancel, taskScope(req.r), owner.Of(req.r), call.Name, ts)
 	n := &Notifier{h: h, minLevel: -1, mode: metadata.InputModeInputRequired, caps: meta.ClientCapabilities, answers: in, task: run}
 	call.Notify = n
 	call.Headers = req.r.Header.Clone()
 	if !ts.Deferred {
-		if _, err := n.startTask(ctx); err != nil {
+		if ta, ok := h.tools.(TaskAdmitter); ok && ta.AdmitsTasks() {
+			run.onAdmission = true // made by Notifier.Admitted, once the call has its slot
+		} else if _, err := n.startTask(ctx); err != nil {
 			cancel(err)
-			if errors.Is(err, tasks.ErrFull) {
-				h.rpcError(req, codeServerError, "Server busy: too many tasks are kept; try again once some have expired.", nil)
-				return
-			}
-			h.log.Error("mcp: creating a task failed", "tool", call.Name, "error", err)
-			h.rpcError(req, CodeInternalError, "Internal error: the task could not be created.", nil)
+			pe := h.taskNotCreated(call.Name, err)
+			h.rpcError(req, pe.Code, pe.Message, nil)
 			return
 		}
 	}
@@ -614,6 +630,42 @@ func (n *Notifier) StartTask(ctx context.Context) (*metadata.StartTaskReply, err
 		return nil, fmt.Errorf("%w: %w", ErrNoTask, err)
 	}
 	return &metadata.StartTaskReply{TaskID: t.ID, InputMode: metadata.InputModeStream}, nil
+}
+
+// TaskAdmitter is a [TaskTools] that admits each call (takes its slot)
+// before running it and calls [Notifier.Admitted] then: the record of a
+// task is made only for a call that was admitted, and a refused call
+// leaves none. Tools that are not a TaskAdmitter get the record before the
+// call runs.
+type TaskAdmitter interface {
+	AdmitsTasks() bool
+}
+
+// Admitted makes the record of the call's task, for a task that waits for
+// its call to be admitted; otherwise it does nothing. A store that refuses
+// the task (one of its limits reached) makes the call fail with a
+// *ProtocolError saying which limit.
+func (n *Notifier) Admitted(ctx context.Context) error {
+	if n == nil || n.task == nil || !n.task.onAdmission {
+		return nil
+	}
+	if _, err := n.startTask(ctx); err != nil {
+		return n.h.taskNotCreated(n.task.tool, err)
+	}
+	return nil
+}
+
+// taskNotCreated is the error of a call whose task could not be made:
+// busy, naming the limit, when the store refused it.
+func (h *handler) taskNotCreated(tool string, err error) *ProtocolError {
+	if le, ok := errors.AsType[*owner.LimitError](err); ok {
+		return &ProtocolError{Code: codeServerError, Message: "Server busy: " + le.Error() + "; try again once some tasks have expired."}
+	}
+	if errors.Is(err, errHostStopping) || errors.Is(err, context.Canceled) {
+		return &ProtocolError{Code: CodeInternalError, Message: "Internal error: the task could not be created: " + err.Error() + "."}
+	}
+	h.log.Error("mcp: creating a task failed", "tool", tool, "error", err)
+	return &ProtocolError{Code: CodeInternalError, Message: "Internal error: the task could not be created."}
 }
 
 // startTask makes the call a task now.

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -23,7 +24,10 @@ import (
 type taskTools struct {
 	*fakeTools
 	support map[string]*metadata.TaskSupport
+	admits  bool // a TaskAdmitter: the call makes the record (Notifier.Admitted)
 }
+
+func (t *taskTools) AdmitsTasks() bool { return t.admits }
 
 func (t *taskTools) TaskSupport(name string) *metadata.TaskSupport { return t.support[name] }
 
@@ -32,6 +36,13 @@ var tasksCaps = map[string]any{"elicitation": map[string]any{}, "extensions": ma
 // taskServer serves echo (synchronous only) and the task tools of call on
 // store, with heartbeats of beat.
 func taskServer(t *testing.T, store tasks.Store, beat time.Duration, call func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error)) *testServer {
+	t.Helper()
+	return taskServerWith(t, store, beat, false, call)
+}
+
+// taskServerWith is taskServer whose tools admit calls themselves when
+// admits is set, as the host does.
+func taskServerWith(t *testing.T, store tasks.Store, beat time.Duration, admits bool, call func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error)) *testServer {
 	t.Helper()
 	ft := newFakeTools()
 	ft.call = func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
@@ -44,7 +55,7 @@ func taskServer(t *testing.T, store tasks.Store, beat time.Duration, call func(c
 		"job":      {Support: metadata.TaskOptional, PollIntervalMs: 50},
 		"must":     {Support: metadata.TaskRequired},
 		"deferred": {Support: metadata.TaskRequired, Deferred: true},
-	}}
+	}, admits: admits}
 	logs := &syncBuffer{}
 	h := NewHandler(tt, &Options{Sealer: testSealer, Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		ServerInfo: Implementation{Name: "modern-test", Version: "9.9.9"},
@@ -428,10 +439,12 @@ func TestTaskAcrossInstances(t *testing.T) {
 // fullStore refuses every new task.
 type fullStore struct{ tasks.Store }
 
-func (fullStore) Create(context.Context, *tasks.Task) error { return tasks.ErrFull }
+func (fullStore) Create(context.Context, *tasks.Task) error {
+	return &owner.LimitError{What: "kept tasks", Global: true, Limit: 10000}
+}
 
 // TestTaskStoreFull: a store that keeps no more tasks makes the call busy,
-// nothing runs.
+// naming the limit; nothing runs.
 func TestTaskStoreFull(t *testing.T) {
 	ran := false
 	s := taskServer(t, fullStore{tasks.NewMemory(nil)}, 0, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
@@ -441,8 +454,69 @@ func TestTaskStoreFull(t *testing.T) {
 	_, env := s.rpcCall(t, taskCall("job", nil, tasksCaps, nil), methodToolsCall, "job", nil)
 	require.NotNil(t, env.Error)
 	assert.Equal(t, codeServerError, env.Error.Code)
-	assert.Contains(t, env.Error.Message, "too many tasks")
+	assert.Contains(t, env.Error.Message, "too many kept tasks on this server (the limit is 10000)")
 	assert.False(t, ran)
+}
+
+// errBusy stands for the host's refusal of a call it cannot admit.
+var errBusy = &ProtocolError{Code: codeServerError, Message: "Server busy: 256 tool calls are running; try again later."}
+
+// TestTaskRecordOnlyOnceAdmitted: with tools that admit calls themselves,
+// a call refused busy leaves no record (the finding: 179 of 200 records
+// had failed busy before running), and an admitted one gets its task.
+func TestTaskRecordOnlyOnceAdmitted(t *testing.T) {
+	store := tasks.NewMemory(nil)
+	var busy sync.Mutex
+	refuse := true
+	s := taskServerWith(t, store, 0, true, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		busy.Lock()
+		r := refuse
+		busy.Unlock()
+		if r {
+			return nil, errBusy
+		}
+		if err := req.Notify.Admitted(ctx); err != nil {
+			return nil, err
+		}
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("ran")}}, nil
+	})
+	for range 5 {
+		_, env := s.rpcCall(t, taskCall("job", nil, tasksCaps, nil), methodToolsCall, "job", nil)
+		require.NotNil(t, env.Error)
+		assert.Equal(t, codeServerError, env.Error.Code)
+		assert.Contains(t, env.Error.Message, "Server busy")
+	}
+	assert.Equal(t, 0, store.Len(), "refused calls leave no task record")
+	busy.Lock()
+	refuse = false
+	busy.Unlock()
+	id := createTask(t, s, "job", nil, nil)
+	done := waitStatus(t, s, id, "completed")
+	assert.Contains(t, string(done.Result["result"]), "ran")
+	assert.Equal(t, 1, store.Len())
+}
+
+// TestTaskKeptPerOwner: one owner cannot keep more tasks than its limit;
+// the refusal names the limit, and another owner still gets tasks.
+func TestTaskKeptPerOwner(t *testing.T) {
+	store := tasks.NewMemoryWith(nil, tasks.MemoryLimits{TasksPerOwner: 3})
+	s := taskServerWith(t, store, 0, true, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		if err := req.Notify.Admitted(ctx); err != nil {
+			return nil, err
+		}
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("ran")}}, nil
+	})
+	mallory := map[string]string{"Authorization": "Bearer mallory"}
+	for range 3 {
+		createTask(t, s, "job", nil, mallory)
+	}
+	_, env := s.rpcCall(t, taskCall("job", nil, tasksCaps, nil), methodToolsCall, "job", mallory)
+	require.NotNil(t, env.Error)
+	assert.Equal(t, codeServerError, env.Error.Code)
+	assert.Equal(t, "Server busy: too many kept tasks for this client (the limit is 3); "+tasks.SettingMaxTasksPerOwner+
+		" changes it; try again once some tasks have expired.", env.Error.Message)
+	assert.Equal(t, 3, store.Len())
+	createTask(t, s, "job", nil, map[string]string{"Authorization": "Bearer alice"})
 }
 
 // TestTaskStatusMessage: the handler's progress becomes the task's status
@@ -467,3 +541,55 @@ func TestTaskStatusMessage(t *testing.T) {
 	done := waitStatus(t, s, id, "completed")
 	assert.Equal(t, `"3 of 3 done"`, string(done.Result["statusMessage"]))
 }
+
+// TestTaskResultOverBudget: a result the store may not keep fails the task,
+// saying why, and holds no memory.
+func TestTaskResultOverBudget(t *testing.T) {
+	store := tasks.NewMemoryWith(nil, tasks.MemoryLimits{ResultBytesPerOwner: 1000})
+	s := taskServer(t, store, 0, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent(strings.Repeat("x", 2000))}}, nil
+	})
+	id := createTask(t, s, "job", nil, nil)
+	failed := waitStatus(t, s, id, "failed")
+	assert.Contains(t, string(failed.Result["error"]), "was not kept: too many bytes of kept task results for this client (the limit is 1000)")
+	assert.Equal(t, int64(0), store.ResultBytes())
+}
+
+// BenchmarkTaskGetBigResult reads a completed task with a 1 MiB result
+// through tasks/get: the bytes allocated per read show whether the result
+// is copied per reader (it is written from the record as it is).
+func BenchmarkTaskGetBigResult(b *testing.B) {
+	store := tasks.NewMemory(nil)
+	now := time.Now()
+	result := json.RawMessage(`{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}]}`)
+	probe := httptest.NewRequest(http.MethodPost, "/", nil)
+	require.NoError(b, store.Create(b.Context(), &tasks.Task{ID: "big", Scope: taskScope(probe), Status: tasks.StatusCompleted,
+		Created: now, Updated: now, TTL: time.Hour, PollInterval: time.Second, Result: result}))
+	h := NewHandler(&taskTools{fakeTools: newFakeTools()}, &Options{Sealer: testSealer, Logger: slog.New(slog.DiscardHandler),
+		Tasks: &TaskOptions{Store: store}})
+	body := taskRequest(methodTasksGet, "big", tasksCaps, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range modernHeaders(methodTasksGet, "big") {
+			r.Header.Set(k, v)
+		}
+		w := discardWriter{h: http.Header{}}
+		h.ServeHTTP(&w, r)
+		if w.n < 1<<20 {
+			b.Fatalf("short reply: %d bytes", w.n)
+		}
+	}
+}
+
+// discardWriter counts a response's bytes and keeps none.
+type discardWriter struct {
+	h http.Header
+	n int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) WriteHeader(int)             {}
+func (w *discardWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
