@@ -33,6 +33,15 @@ const (
 	SettingTaskTTL = "FUNCMCP_TASK_TTL"
 )
 
+// The bounds of SettingTaskHeartbeat: a beat shorter than the minimum
+// would spend a storage write per task that often; one longer than the
+// maximum would leave a stopped instance's tasks working for a quarter of
+// an hour.
+const (
+	MinTaskHeartbeat = 10 * time.Millisecond
+	MaxTaskHeartbeat = 5 * time.Minute
+)
+
 // Task stores, the values of SettingTaskStore.
 const (
 	TaskStoreMemory = "memory"
@@ -75,16 +84,22 @@ func (h *Host) taskOptions(ctx context.Context, backplaneKind string) (*mcp.Task
 	}
 	o := &mcp.TaskOptions{}
 	for _, d := range []struct {
-		setting string
-		dst     *time.Duration
-	}{{SettingTaskHeartbeat, &o.Heartbeat}, {SettingTaskTTL, &o.TTL}} {
+		setting  string
+		dst      *time.Duration
+		min, max time.Duration
+	}{{SettingTaskHeartbeat, &o.Heartbeat, MinTaskHeartbeat, MaxTaskHeartbeat}, {SettingTaskTTL, &o.TTL, time.Millisecond, mcp.MaxTaskTTL}} {
 		v, from := h.cfg.Lookup(d.setting)
 		if v == "" {
 			continue
 		}
 		t, err := time.ParseDuration(strings.TrimSpace(v))
-		if err != nil || t <= 0 {
+		switch {
+		case err != nil || t <= 0:
 			return nil, fmt.Errorf("reading %s from %s: %q is not a positive duration such as \"5s\"", d.setting, from, v)
+		case t < d.min:
+			return nil, fmt.Errorf("reading %s from %s: %q is less than the minimum, %s", d.setting, from, v, d.min)
+		case t > d.max:
+			return nil, fmt.Errorf("reading %s from %s: %q is more than the maximum, %s", d.setting, from, v, d.max)
 		}
 		*d.dst = t
 	}

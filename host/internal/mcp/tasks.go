@@ -51,8 +51,9 @@ const (
 	// DefaultTaskTTL is how long a task stays readable after its creation
 	// when its tool suggests nothing.
 	DefaultTaskTTL = time.Hour
-	// MaxTaskTTL bounds the time to live a tool may ask for.
-	MaxTaskTTL = 7 * 24 * time.Hour
+	// MaxTaskTTL bounds the time to live a tool may ask for (a longer one
+	// is refused at load, see metadata.MaxTaskTTLMs).
+	MaxTaskTTL = metadata.MaxTaskTTLMs * time.Millisecond
 	// DefaultTaskPollInterval is the poll interval suggested to clients
 	// when the tool suggests nothing.
 	DefaultTaskPollInterval = time.Second
