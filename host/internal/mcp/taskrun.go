@@ -29,11 +29,25 @@ type taskService struct {
 	mu              sync.Mutex
 	local           map[string]*taskRun // tasks running on this instance, by id
 	stopping        bool
+	// suspects are the tasks of other instances this instance read with a
+	// stale heartbeat: the heartbeat seen and when it was first seen so.
+	suspects map[string]suspect
+	// trouble is when a store call of this instance last failed or took
+	// longer than a heartbeat: a heartbeat read since may be stale for
+	// want of storage, not because its instance stopped.
+	trouble time.Time
 }
+
+// suspect is a task whose heartbeat this instance found stale.
+type suspect struct{ beat, since time.Time }
+
+// maxSuspects bounds the tasks an instance watches for a verdict; past it
+// a stale task is not judged (the safe side) until others are.
+const maxSuspects = 10000
 
 func newTaskService(o *TaskOptions, instance string, log *slog.Logger) *taskService {
 	s := &taskService{store: o.Store, ttl: o.TTL, poll: o.PollInterval, beat: o.Heartbeat, instance: instance,
-		log: log, now: time.Now, local: map[string]*taskRun{}}
+		log: log, now: time.Now, local: map[string]*taskRun{}, suspects: map[string]suspect{}}
 	if s.ttl <= 0 {
 		s.ttl = DefaultTaskTTL
 	}
@@ -50,29 +64,101 @@ func newTaskService(o *TaskOptions, instance string, log *slog.Logger) *taskServ
 // was still running.
 var errTaskOver = errors.New("the task has ended")
 
+// errInstanceLost ends the work of a task that another instance ended
+// failed, having judged this one stopped.
+var errInstanceLost = errors.New("another instance judged this one stopped and ended the task failed")
+
 // errHostStopping ends the work of tasks when the host stops.
 var errHostStopping = errors.New("the host stopped while the task was running")
 
 // get returns the task id of scope, ending it failed first when the
-// instance that ran it is gone.
+// instance that ran it is judged stopped (see judgeStopped).
 func (s *taskService) get(ctx context.Context, scope, id string) (*tasks.Task, error) {
-	t, err := s.store.Get(ctx, id)
+	t, err := s.observe(func() (*tasks.Task, error) { return s.store.Get(ctx, id) })
 	if err != nil {
 		return nil, err
 	}
 	if t.Scope != scope {
 		return nil, tasks.ErrNotFound
 	}
-	if t.Status.Terminal() || s.runsHere(id) || s.now().Sub(t.Heartbeat) < staleBeats*s.beat {
+	if t.Status.Terminal() || s.runsHere(id) || !s.judgeStopped(id, t.Heartbeat) {
 		return t, nil
 	}
-	return s.store.Update(ctx, id, func(t *tasks.Task) error {
-		if !t.Status.Terminal() && s.now().Sub(t.Heartbeat) >= staleBeats*s.beat {
-			settle(t, tasks.StatusFailed, s.now(), "", &jsonrpc.Error{Code: CodeInternalError,
-				Message: fmt.Sprintf("The host instance running the task (%s) stopped before the task finished.", t.Instance)}, nil)
-		}
-		return nil
+	lost := false
+	t, err = s.observe(func() (*tasks.Task, error) {
+		return s.store.Update(ctx, id, func(t *tasks.Task) error {
+			lost = false
+			if !t.Status.Terminal() && s.now().Sub(t.Heartbeat) >= staleBeats*s.beat {
+				lost = true
+				settle(t, tasks.StatusFailed, s.now(), fmt.Sprintf("The host instance running the task (%s) stopped answering: "+
+					"no heartbeat since %s. Any result it produces later is discarded.", t.Instance, t.Heartbeat.UTC().Format(taskTime)),
+					&jsonrpc.Error{Code: CodeInternalError, Message: fmt.Sprintf("The host instance running the task (%s) stopped before the task finished.", t.Instance)}, nil)
+				t.InstanceLost = true
+			}
+			return nil
+		})
 	})
+	if lost && err == nil {
+		s.log.Warn("mcp: a task's instance was judged stopped (no heartbeat): the task ended failed, and a result it produces later is discarded",
+			"task", id, "instance", t.Instance, "heartbeat", t.Heartbeat)
+	}
+	return t, err
+}
+
+// observe runs a store call and notes trouble when it fails (not found
+// aside) or takes longer than a heartbeat.
+func (s *taskService) observe(call func() (*tasks.Task, error)) (*tasks.Task, error) {
+	start := time.Now()
+	t, err := call()
+	if (err != nil && !errors.Is(err, tasks.ErrNotFound)) || time.Since(start) > s.beat {
+		s.mu.Lock()
+		s.trouble = s.now()
+		s.mu.Unlock()
+	}
+	return t, err
+}
+
+// judgeStopped reports whether the instance running a task whose record
+// shows heartbeat beat is to be judged stopped. A heartbeat older than
+// staleBeats heartbeats is suspect, not yet a verdict: this instance must
+// have read the same heartbeat, stale, for staleBeats more heartbeats, with
+// no trouble reaching the store meanwhile. So a storage stall, which stops
+// every instance's heartbeats at once, is not taken for a stopped
+// instance: after it the running instance's next heartbeat clears the
+// suspicion.
+func (s *taskService) judgeStopped(id string, beat time.Time) bool {
+	now := s.now()
+	window := staleBeats * s.beat
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if now.Sub(beat) < window {
+		delete(s.suspects, id)
+		return false
+	}
+	sp, ok := s.suspects[id]
+	if !ok || !sp.beat.Equal(beat) {
+		if len(s.suspects) >= maxSuspects {
+			s.pruneSuspectsLocked(now)
+		}
+		if len(s.suspects) < maxSuspects {
+			s.suspects[id] = suspect{beat: beat, since: now}
+		}
+		return false
+	}
+	if now.Sub(sp.since) < window || now.Sub(s.trouble) < window {
+		return false
+	}
+	delete(s.suspects, id)
+	return true
+}
+
+// pruneSuspectsLocked forgets suspects no reader came back for.
+func (s *taskService) pruneSuspectsLocked(now time.Time) {
+	for id, sp := range s.suspects {
+		if now.Sub(sp.since) > 10*staleBeats*s.beat {
+			delete(s.suspects, id)
+		}
+	}
 }
 
 func (s *taskService) runsHere(id string) bool {
@@ -393,8 +479,11 @@ func (r *taskRun) pass(ctx context.Context) {
 		answers, over = nil, nil
 		if t.Status.Terminal() {
 			over = errTaskOver
-			if t.CancelRequested {
+			switch {
+			case t.CancelRequested:
 				over = errors.New("the task was cancelled")
+			case t.InstanceLost:
+				over = errInstanceLost
 			}
 			return over
 		}
@@ -416,6 +505,11 @@ func (r *taskRun) pass(ctx context.Context) {
 		return nil
 	})
 	switch {
+	case errors.Is(over, errInstanceLost):
+		r.s.log.Warn("mcp: another instance judged this one stopped (its heartbeats did not reach the task store): "+
+			"the task's work is stopped and its result discarded", "task", r.id, "tool", r.tool)
+		r.cancel(over)
+		return
 	case over != nil:
 		r.cancel(over)
 		return
@@ -423,7 +517,12 @@ func (r *taskRun) pass(ctx context.Context) {
 		r.cancel(errors.New("the task's time to live ran out"))
 		return
 	case err != nil:
-		return // the store failed: try again at the next pass
+		// The store failed: this instance is not stopped, and its work
+		// goes on; the next pass tries again.
+		r.s.mu.Lock()
+		r.s.trouble = r.s.now()
+		r.s.mu.Unlock()
+		return
 	}
 	r.mu.Lock()
 	if dirty {
@@ -459,8 +558,11 @@ func (r *taskRun) finish(ctx context.Context, result json.RawMessage, failure *j
 	// record is written anyway, bounded.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	discarded := false
 	_, err := r.s.store.Update(wctx, r.id, func(t *tasks.Task) error {
+		discarded = false
 		if t.Status.Terminal() {
+			discarded = t.InstanceLost && failure == nil
 			return nil
 		}
 		if dirty {
@@ -473,6 +575,10 @@ func (r *taskRun) finish(ctx context.Context, result json.RawMessage, failure *j
 		}
 		return nil
 	})
+	if discarded && err == nil {
+		r.s.log.Warn("mcp: a task's result was discarded: another instance had judged this one stopped and ended the task failed",
+			"task", r.id, "tool", r.tool, "bytes", len(result))
+	}
 	if le, ok := errors.AsType[*owner.LimitError](err); ok {
 		// The store keeps no more result bytes (of this owner, or at all):
 		// the task fails, saying why, rather than holding memory it may not.

@@ -42,7 +42,7 @@ func taskServer(t *testing.T, store tasks.Store, beat time.Duration, call func(c
 
 // taskServerWith is taskServer whose tools admit calls themselves when
 // admits is set, as the host does.
-func taskServerWith(t *testing.T, store tasks.Store, beat time.Duration, admits bool, call func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error)) *testServer {
+func taskServerWith(t *testing.T, store tasks.Store, beat time.Duration, admits bool, call func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error), tweak ...func(*handler)) *testServer {
 	t.Helper()
 	ft := newFakeTools()
 	ft.call = func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
@@ -60,6 +60,9 @@ func taskServerWith(t *testing.T, store tasks.Store, beat time.Duration, admits 
 	h := NewHandler(tt, &Options{Sealer: testSealer, Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		ServerInfo: Implementation{Name: "modern-test", Version: "9.9.9"},
 		Tasks:      &TaskOptions{Store: store, Heartbeat: beat}})
+	for _, f := range tweak {
+		f(h.(*handler))
+	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		srv.Close()
@@ -408,10 +411,115 @@ func TestTaskOfAStoppedInstance(t *testing.T) {
 	old := time.Now().Add(-time.Minute)
 	require.NoError(t, store.Create(t.Context(), &tasks.Task{ID: "orphan", Scope: taskScope(probe), Instance: "gone",
 		Status: tasks.StatusWorking, Created: old, Updated: old, Heartbeat: old, TTL: time.Hour, PollInterval: time.Second}))
-	env := getTask(t, s, "orphan", nil)
-	require.NotNil(t, env.Result)
-	assert.Equal(t, `"failed"`, string(env.Result["status"]))
+	first := getTask(t, s, "orphan", nil)
+	assert.Equal(t, `"working"`, string(first.Result["status"]), "a stale heartbeat first read is suspect, not yet a verdict")
+	env := waitStatus(t, s, "orphan", "failed")
 	assert.Contains(t, string(env.Result["error"]), "(gone) stopped before the task finished")
+	assert.Contains(t, string(env.Result["statusMessage"]), "Any result it produces later is discarded.")
+	assert.Contains(t, s.logs.String(), "judged stopped")
+}
+
+// stallStore is a store that fails every call while stalled, as a storage
+// account that cannot be reached.
+type stallStore struct {
+	tasks.Store
+	mu      sync.Mutex
+	stalled bool
+	failed  int // calls failed while stalled
+}
+
+var errStalled = errors.New("the storage does not answer")
+
+func (s *stallStore) stall(on bool) {
+	s.mu.Lock()
+	s.stalled = on
+	s.mu.Unlock()
+}
+
+func (s *stallStore) check() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stalled {
+		s.failed++
+		return errStalled
+	}
+	return nil
+}
+
+func (s *stallStore) Get(ctx context.Context, id string) (*tasks.Task, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s.Store.Get(ctx, id)
+}
+
+func (s *stallStore) Update(ctx context.Context, id string, change func(*tasks.Task) error) (*tasks.Task, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s.Store.Update(ctx, id, change)
+}
+
+// fakeClock is a clock the test moves.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// TestTaskSurvivesStoreStall: the store stalls (no instance can reach it)
+// for ten heartbeats while a task runs on A and its client polls B (the
+// finding: B ended the task failed on the stale heartbeat, and A dropped
+// its live work). B does not judge A on what it read during or right after
+// the stall; A's next heartbeat clears it, and the task completes.
+func TestTaskSurvivesStoreStall(t *testing.T) {
+	const beat = 20 * time.Millisecond
+	store := &stallStore{Store: tasks.NewMemory(nil)}
+	clock := &fakeClock{now: time.Now()}
+	useClock := func(h *handler) { h.tasks.now = clock.Now }
+	release := make(chan struct{})
+	a := taskServerWith(t, store, beat, false, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		select {
+		case <-release:
+			return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("finished")}}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}, useClock)
+	b := taskServerWith(t, store, beat, false, func(context.Context, *CallRequest) (*metadata.CallToolResult, error) {
+		return nil, errors.New("not called")
+	}, useClock)
+	id := createTask(t, a, "job", nil, nil)
+	waitStatus(t, b, id, "working")
+
+	store.stall(true)
+	_, env := b.rpcCall(t, taskRequest(methodTasksGet, id, tasksCaps, nil), methodTasksGet, id, nil)
+	require.NotNil(t, env.Error, "B cannot read the task during the stall")
+	clock.Add(10 * beat)
+	require.Eventually(t, func() bool { store.mu.Lock(); defer store.mu.Unlock(); return store.failed >= 3 },
+		10*time.Second, time.Millisecond, "A's heartbeats fail during the stall")
+	store.stall(false)
+
+	// Right after the stall B reads a heartbeat ten beats old.
+	after := getTask(t, b, id, nil)
+	assert.Equal(t, `"working"`, string(after.Result["status"]), "not failed on a heartbeat the stall kept from being written")
+	// A's next heartbeat reaches the store.
+	require.Eventually(t, func() bool {
+		got, err := store.Store.Get(t.Context(), id)
+		return err == nil && !clock.Now().After(got.Heartbeat)
+	}, 10*time.Second, time.Millisecond)
+	clock.Add(10 * beat)
+	assert.Equal(t, `"working"`, string(getTask(t, b, id, nil).Result["status"]))
+	close(release)
+	done := waitStatus(t, b, id, "completed")
+	assert.Contains(t, string(done.Result["result"]), "finished")
+	assert.NotContains(t, a.logs.String(), "judged this one stopped")
 }
 
 // TestTaskAcrossInstances: two handlers sharing a store: one runs the
@@ -593,3 +701,34 @@ type discardWriter struct {
 func (w *discardWriter) Header() http.Header         { return w.h }
 func (w *discardWriter) WriteHeader(int)             {}
 func (w *discardWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+
+// TestTaskDiscardedResultIsSaid: an instance whose heartbeats did not reach
+// the store while others could (the finding: the task ended failed while
+// the instance logged Succeeded, the result thrown away without a word) is
+// judged stopped; the task says its result is discarded, and the running
+// instance logs that it stopped the work and discarded the result.
+func TestTaskDiscardedResultIsSaid(t *testing.T) {
+	const beat = 20 * time.Millisecond
+	shared := tasks.NewMemory(nil)
+	cut := &stallStore{Store: shared} // A's way to the store only
+	clock := &fakeClock{now: time.Now()}
+	useClock := func(h *handler) { h.tasks.now = clock.Now }
+	a := taskServerWith(t, cut, beat, false, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}, useClock)
+	b := taskServerWith(t, shared, beat, false, func(context.Context, *CallRequest) (*metadata.CallToolResult, error) {
+		return nil, errors.New("not called")
+	}, useClock)
+	id := createTask(t, a, "job", nil, nil)
+	cut.stall(true)
+	clock.Add(10 * beat)
+	assert.Equal(t, `"working"`, string(getTask(t, b, id, nil).Result["status"]), "suspect first")
+	clock.Add(10 * beat)
+	failed := getTask(t, b, id, nil)
+	require.Equal(t, `"failed"`, string(failed.Result["status"]))
+	assert.Contains(t, string(failed.Result["statusMessage"]), "Any result it produces later is discarded.")
+	cut.stall(false)
+	require.Eventually(t, func() bool { return strings.Contains(a.logs.String(), "its result discarded") },
+		10*time.Second, time.Millisecond, "A says it dropped the work:\n%s", a.logs.String())
+}
