@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,6 +41,17 @@ const (
 const (
 	MinTaskHeartbeat = 10 * time.Millisecond
 	MaxTaskHeartbeat = 5 * time.Minute
+)
+
+// The limits of the memory task store (see docs/configuration.md), as
+// whole numbers: kept tasks in all and per client, bytes of kept results in
+// all and per client. A client is an owner (package owner): its
+// credentials, else its session, else its address.
+const (
+	SettingTaskMaxKept              = tasks.SettingMaxTasks
+	SettingTaskMaxKeptPerClient     = tasks.SettingMaxTasksPerOwner
+	SettingTaskResultBytes          = tasks.SettingMaxResultBytes
+	SettingTaskResultBytesPerClient = tasks.SettingMaxResultBytesPerOwner
 )
 
 // Task stores, the values of SettingTaskStore.
@@ -114,7 +126,23 @@ func (h *Host) taskOptions(ctx context.Context, backplaneKind string) (*mcp.Task
 	}
 	switch kind {
 	case TaskStoreMemory:
-		o.Store = tasks.NewMemory(nil)
+		var l tasks.MemoryLimits
+		for _, d := range []struct {
+			setting string
+			dst     *int64
+		}{{tasks.SettingMaxTasks, &l.Tasks}, {tasks.SettingMaxTasksPerOwner, &l.TasksPerOwner},
+			{tasks.SettingMaxResultBytes, &l.ResultBytes}, {tasks.SettingMaxResultBytesPerOwner, &l.ResultBytesPerOwner}} {
+			v, from := h.cfg.Lookup(d.setting)
+			if v == "" {
+				continue
+			}
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil || n <= 0 {
+				return nil, fmt.Errorf("reading %s from %s: %q is not a positive whole number", d.setting, from, v)
+			}
+			*d.dst = n
+		}
+		o.Store = tasks.NewMemoryWith(nil, l)
 	case TaskStoreAzure:
 		sc, err := h.cfg.Storage(SettingStorage)
 		if err != nil {

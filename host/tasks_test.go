@@ -54,3 +54,15 @@ func TestTaskSettingsOutOfRangeAreRefused(t *testing.T) {
 		assert.Contains(t, err.Error(), tt.want)
 	}
 }
+
+// TestTaskStoreLimitsFromSettings: the memory store's limits come from the
+// settings; a value that is not a positive whole number stops the host.
+func TestTaskStoreLimitsFromSettings(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, HostFile, `{"version":"2.0"}`)
+	writeFile(t, root, "local.settings.json", `{"IsEncrypted":false,"Values":{"`+SettingTaskMaxKeptPerClient+`":"many"}}`)
+	writeFile(t, root, "job/function.json", taskToolJSON("job", `"{\"support\":\"optional\"}"`))
+	_, err := New(&Options{ScriptRoot: root, WorkerURL: "http://127.0.0.1:1", SystemKey: testKey})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `reading FUNCMCP_TASK_MAX_KEPT_PER_CLIENT from local.settings.json Values.FUNCMCP_TASK_MAX_KEPT_PER_CLIENT: "many" is not a positive whole number`)
+}
