@@ -49,7 +49,7 @@ type MemoryLimits struct {
 const (
 	MaxMemoryTasks               = 10000
 	MaxMemoryTasksPerOwner       = 1000
-	MaxMemoryResultBytes         = 512 << 20
+	MaxMemoryResultBytes         = 256 << 20
 	MaxMemoryResultBytesPerOwner = 64 << 20
 )
 
