@@ -91,6 +91,9 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 		return nil, err
 	}
 	defer done()
+	if err := req.Notify.Admitted(ctx); err != nil {
+		return nil, err // the task's record could not be made: nothing ran
+	}
 	res, err := h.invokeTool(ctx, t, iv, req)
 	switch {
 	case ctx.Err() != nil:

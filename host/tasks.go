@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +34,26 @@ const (
 	SettingTaskTTL = "FUNCMCP_TASK_TTL"
 )
 
+// The bounds of SettingTaskHeartbeat: a beat shorter than the minimum
+// would spend a storage write per task that often; one longer than the
+// maximum would leave a stopped instance's tasks working for a quarter of
+// an hour.
+const (
+	MinTaskHeartbeat = 10 * time.Millisecond
+	MaxTaskHeartbeat = 5 * time.Minute
+)
+
+// The limits of the memory task store (see docs/configuration.md), as
+// whole numbers: kept tasks in all and per client, bytes of kept results in
+// all and per client. A client is an owner (package owner): its
+// credentials, else its session, else its address.
+const (
+	SettingTaskMaxKept              = tasks.SettingMaxTasks
+	SettingTaskMaxKeptPerClient     = tasks.SettingMaxTasksPerOwner
+	SettingTaskResultBytes          = tasks.SettingMaxResultBytes
+	SettingTaskResultBytesPerClient = tasks.SettingMaxResultBytesPerOwner
+)
+
 // Task stores, the values of SettingTaskStore.
 const (
 	TaskStoreMemory = "memory"
@@ -50,6 +71,11 @@ func (h *Host) taskSupport(name string) *metadata.TaskSupport {
 	}
 	return t.Binding.Trigger.Task
 }
+
+// AdmitsTasks tells the MCP endpoint that a task's record is made once its
+// call is admitted (host.callTool calls Notifier.Admitted), so that a call
+// refused busy leaves no record.
+func (s toolSet) AdmitsTasks() bool { return true }
 
 // hasTaskTools reports whether any tool of the app may run as a task.
 func (h *Host) hasTaskTools() bool {
@@ -70,16 +96,22 @@ func (h *Host) taskOptions(ctx context.Context, backplaneKind string) (*mcp.Task
 	}
 	o := &mcp.TaskOptions{}
 	for _, d := range []struct {
-		setting string
-		dst     *time.Duration
-	}{{SettingTaskHeartbeat, &o.Heartbeat}, {SettingTaskTTL, &o.TTL}} {
+		setting  string
+		dst      *time.Duration
+		min, max time.Duration
+	}{{SettingTaskHeartbeat, &o.Heartbeat, MinTaskHeartbeat, MaxTaskHeartbeat}, {SettingTaskTTL, &o.TTL, time.Millisecond, mcp.MaxTaskTTL}} {
 		v, from := h.cfg.Lookup(d.setting)
 		if v == "" {
 			continue
 		}
 		t, err := time.ParseDuration(strings.TrimSpace(v))
-		if err != nil || t <= 0 {
+		switch {
+		case err != nil || t <= 0:
 			return nil, fmt.Errorf("reading %s from %s: %q is not a positive duration such as \"5s\"", d.setting, from, v)
+		case t < d.min:
+			return nil, fmt.Errorf("reading %s from %s: %q is less than the minimum, %s", d.setting, from, v, d.min)
+		case t > d.max:
+			return nil, fmt.Errorf("reading %s from %s: %q is more than the maximum, %s", d.setting, from, v, d.max)
 		}
 		*d.dst = t
 	}
@@ -94,7 +126,23 @@ func (h *Host) taskOptions(ctx context.Context, backplaneKind string) (*mcp.Task
 	}
 	switch kind {
 	case TaskStoreMemory:
-		o.Store = tasks.NewMemory(nil)
+		var l tasks.MemoryLimits
+		for _, d := range []struct {
+			setting string
+			dst     *int64
+		}{{tasks.SettingMaxTasks, &l.Tasks}, {tasks.SettingMaxTasksPerOwner, &l.TasksPerOwner},
+			{tasks.SettingMaxResultBytes, &l.ResultBytes}, {tasks.SettingMaxResultBytesPerOwner, &l.ResultBytesPerOwner}} {
+			v, from := h.cfg.Lookup(d.setting)
+			if v == "" {
+				continue
+			}
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil || n <= 0 {
+				return nil, fmt.Errorf("reading %s from %s: %q is not a positive whole number", d.setting, from, v)
+			}
+			*d.dst = n
+		}
+		o.Store = tasks.NewMemoryWith(nil, l)
 	case TaskStoreAzure:
 		sc, err := h.cfg.Storage(SettingStorage)
 		if err != nil {

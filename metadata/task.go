@@ -47,8 +47,21 @@ func (t *TaskSupport) Check() error {
 	if t.TTLMs < 0 || t.PollIntervalMs < 0 {
 		errs = append(errs, errors.New(KeyTask+": ttlMs and pollIntervalMs must not be negative"))
 	}
+	if t.TTLMs > MaxTaskTTLMs {
+		errs = append(errs, fmt.Errorf("%s: ttlMs %d is more than the maximum, %d (7 days)", KeyTask, t.TTLMs, int64(MaxTaskTTLMs)))
+	}
+	if t.PollIntervalMs > MaxTaskPollIntervalMs {
+		errs = append(errs, fmt.Errorf("%s: pollIntervalMs %d is more than the maximum, %d (1 hour)", KeyTask, t.PollIntervalMs, int64(MaxTaskPollIntervalMs)))
+	}
 	return errors.Join(errs...)
 }
+
+// The largest durations a task declaration may ask for: a declaration past
+// them is refused at load (they would overflow a duration otherwise).
+const (
+	MaxTaskTTLMs          = 7 * 24 * 60 * 60 * 1000 // 7 days
+	MaxTaskPollIntervalMs = 60 * 60 * 1000          // 1 hour
+)
 
 // Tasks under funchost. Beside the channel headers (see [HeaderNotifyURL])
 // the host tells the worker whether the call is, or may become, a task:

@@ -148,6 +148,21 @@ func (a *Azurite) waitFor(port int, done chan struct{}, deadline time.Time) {
 	}
 }
 
+// Pause stops the emulator's processes (SIGSTOP) without ending them: its
+// ports accept connections and answer nothing, as a stalled storage
+// account. Resume lets them go on.
+func (a *Azurite) Pause() { a.signal(syscall.SIGSTOP) }
+
+// Resume continues an emulator that Pause stopped.
+func (a *Azurite) Resume() { a.signal(syscall.SIGCONT) }
+
+func (a *Azurite) signal(sig syscall.Signal) {
+	a.t.Helper()
+	if err := syscall.Kill(-a.cmd.Process.Pid, sig); err != nil {
+		a.t.Errorf("signalling Azurite (pid %d): %v", a.cmd.Process.Pid, err)
+	}
+}
+
 // Stop kills the emulator (its data goes with it) and waits for it to exit.
 func (a *Azurite) Stop() {
 	if a.cmd == nil || a.cmd.Process == nil {

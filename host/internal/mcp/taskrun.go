@@ -12,6 +12,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -28,11 +29,25 @@ type taskService struct {
 	mu              sync.Mutex
 	local           map[string]*taskRun // tasks running on this instance, by id
 	stopping        bool
+	// suspects are the tasks of other instances this instance read with a
+	// stale heartbeat: the heartbeat seen and when it was first seen so.
+	suspects map[string]suspect
+	// trouble is when a store call of this instance last failed or took
+	// longer than a heartbeat: a heartbeat read since may be stale for
+	// want of storage, not because its instance stopped.
+	trouble time.Time
 }
+
+// suspect is a task whose heartbeat this instance found stale.
+type suspect struct{ beat, since time.Time }
+
+// maxSuspects bounds the tasks an instance watches for a verdict; past it
+// a stale task is not judged (the safe side) until others are.
+const maxSuspects = 10000
 
 func newTaskService(o *TaskOptions, instance string, log *slog.Logger) *taskService {
 	s := &taskService{store: o.Store, ttl: o.TTL, poll: o.PollInterval, beat: o.Heartbeat, instance: instance,
-		log: log, now: time.Now, local: map[string]*taskRun{}}
+		log: log, now: time.Now, local: map[string]*taskRun{}, suspects: map[string]suspect{}}
 	if s.ttl <= 0 {
 		s.ttl = DefaultTaskTTL
 	}
@@ -49,29 +64,101 @@ func newTaskService(o *TaskOptions, instance string, log *slog.Logger) *taskServ
 // was still running.
 var errTaskOver = errors.New("the task has ended")
 
+// errInstanceLost ends the work of a task that another instance ended
+// failed, having judged this one stopped.
+var errInstanceLost = errors.New("another instance judged this one stopped and ended the task failed")
+
 // errHostStopping ends the work of tasks when the host stops.
 var errHostStopping = errors.New("the host stopped while the task was running")
 
 // get returns the task id of scope, ending it failed first when the
-// instance that ran it is gone.
+// instance that ran it is judged stopped (see judgeStopped).
 func (s *taskService) get(ctx context.Context, scope, id string) (*tasks.Task, error) {
-	t, err := s.store.Get(ctx, id)
+	t, err := s.observe(func() (*tasks.Task, error) { return s.store.Get(ctx, id) })
 	if err != nil {
 		return nil, err
 	}
 	if t.Scope != scope {
 		return nil, tasks.ErrNotFound
 	}
-	if t.Status.Terminal() || s.runsHere(id) || s.now().Sub(t.Heartbeat) < staleBeats*s.beat {
+	if t.Status.Terminal() || s.runsHere(id) || !s.judgeStopped(id, t.Heartbeat) {
 		return t, nil
 	}
-	return s.store.Update(ctx, id, func(t *tasks.Task) error {
-		if !t.Status.Terminal() && s.now().Sub(t.Heartbeat) >= staleBeats*s.beat {
-			settle(t, tasks.StatusFailed, s.now(), "", &jsonrpc.Error{Code: CodeInternalError,
-				Message: fmt.Sprintf("The host instance running the task (%s) stopped before the task finished.", t.Instance)}, nil)
-		}
-		return nil
+	lost := false
+	t, err = s.observe(func() (*tasks.Task, error) {
+		return s.store.Update(ctx, id, func(t *tasks.Task) error {
+			lost = false
+			if !t.Status.Terminal() && s.now().Sub(t.Heartbeat) >= staleBeats*s.beat {
+				lost = true
+				settle(t, tasks.StatusFailed, s.now(), fmt.Sprintf("The host instance running the task (%s) stopped answering: "+
+					"no heartbeat since %s. Any result it produces later is discarded.", t.Instance, t.Heartbeat.UTC().Format(taskTime)),
+					&jsonrpc.Error{Code: CodeInternalError, Message: fmt.Sprintf("The host instance running the task (%s) stopped before the task finished.", t.Instance)}, nil)
+				t.InstanceLost = true
+			}
+			return nil
+		})
 	})
+	if lost && err == nil {
+		s.log.Warn("mcp: a task's instance was judged stopped (no heartbeat): the task ended failed, and a result it produces later is discarded",
+			"task", id, "instance", t.Instance, "heartbeat", t.Heartbeat)
+	}
+	return t, err
+}
+
+// observe runs a store call and notes trouble when it fails (not found
+// aside) or takes longer than a heartbeat.
+func (s *taskService) observe(call func() (*tasks.Task, error)) (*tasks.Task, error) {
+	start := time.Now()
+	t, err := call()
+	if (err != nil && !errors.Is(err, tasks.ErrNotFound)) || time.Since(start) > s.beat {
+		s.mu.Lock()
+		s.trouble = s.now()
+		s.mu.Unlock()
+	}
+	return t, err
+}
+
+// judgeStopped reports whether the instance running a task whose record
+// shows heartbeat beat is to be judged stopped. A heartbeat older than
+// staleBeats heartbeats is suspect, not yet a verdict: this instance must
+// have read the same heartbeat, stale, for staleBeats more heartbeats, with
+// no trouble reaching the store meanwhile. So a storage stall, which stops
+// every instance's heartbeats at once, is not taken for a stopped
+// instance: after it the running instance's next heartbeat clears the
+// suspicion.
+func (s *taskService) judgeStopped(id string, beat time.Time) bool {
+	now := s.now()
+	window := staleBeats * s.beat
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if now.Sub(beat) < window {
+		delete(s.suspects, id)
+		return false
+	}
+	sp, ok := s.suspects[id]
+	if !ok || !sp.beat.Equal(beat) {
+		if len(s.suspects) >= maxSuspects {
+			s.pruneSuspectsLocked(now)
+		}
+		if len(s.suspects) < maxSuspects {
+			s.suspects[id] = suspect{beat: beat, since: now}
+		}
+		return false
+	}
+	if now.Sub(sp.since) < window || now.Sub(s.trouble) < window {
+		return false
+	}
+	delete(s.suspects, id)
+	return true
+}
+
+// pruneSuspectsLocked forgets suspects no reader came back for.
+func (s *taskService) pruneSuspectsLocked(now time.Time) {
+	for id, sp := range s.suspects {
+		if now.Sub(sp.since) > 10*staleBeats*s.beat {
+			delete(s.suspects, id)
+		}
+	}
 }
 
 func (s *taskService) runsHere(id string) bool {
@@ -182,6 +269,7 @@ type taskRun struct {
 	s       *taskService
 	id      string
 	scope   string
+	owner   owner.ID // counted against the store's limits
 	tool    string
 	ttl     time.Duration
 	poll    time.Duration
@@ -189,6 +277,9 @@ type taskRun struct {
 	cancel  context.CancelCauseFunc
 	started chan struct{} // closed once the record exists
 	wakeCh  chan struct{}
+	// onAdmission: the record is made when the call is admitted (see
+	// [Notifier.Admitted]), not before the call runs.
+	onAdmission bool
 
 	mu       sync.Mutex
 	created  *tasks.Task // the record as created
@@ -201,8 +292,8 @@ type taskRun struct {
 }
 
 // newRun prepares a task for a call of tool; nothing is stored yet.
-func (s *taskService) newRun(ctx context.Context, cancel context.CancelCauseFunc, scope, tool string, ts *metadata.TaskSupport) *taskRun {
-	r := &taskRun{s: s, id: ids.Random(ids.LowerAlnum, 26), scope: scope, tool: tool, ttl: s.ttl, poll: s.poll,
+func (s *taskService) newRun(ctx context.Context, cancel context.CancelCauseFunc, scope string, who owner.ID, tool string, ts *metadata.TaskSupport) *taskRun {
+	r := &taskRun{s: s, id: ids.Random(ids.LowerAlnum, 26), scope: scope, owner: who, tool: tool, ttl: s.ttl, poll: s.poll,
 		ctx: ctx, cancel: cancel, started: make(chan struct{}), wakeCh: make(chan struct{}, 1), waiters: map[string]chan json.RawMessage{}}
 	if ts.TTLMs > 0 {
 		r.ttl = time.Duration(ts.TTLMs) * time.Millisecond
@@ -236,7 +327,7 @@ func (r *taskRun) start(ctx context.Context) (*tasks.Task, error) {
 		return nil, errHostStopping
 	}
 	now := r.s.now()
-	t := &tasks.Task{ID: r.id, Scope: r.scope, Tool: r.tool, Instance: r.s.instance, Status: tasks.StatusWorking,
+	t := &tasks.Task{ID: r.id, Scope: r.scope, Owner: r.owner, Tool: r.tool, Instance: r.s.instance, Status: tasks.StatusWorking,
 		Created: now, Updated: now, Heartbeat: now, TTL: r.ttl, PollInterval: r.poll}
 	if err := r.s.store.Create(ctx, t); err != nil {
 		return nil, fmt.Errorf("storing the task: %w", err)
@@ -388,8 +479,11 @@ func (r *taskRun) pass(ctx context.Context) {
 		answers, over = nil, nil
 		if t.Status.Terminal() {
 			over = errTaskOver
-			if t.CancelRequested {
+			switch {
+			case t.CancelRequested:
 				over = errors.New("the task was cancelled")
+			case t.InstanceLost:
+				over = errInstanceLost
 			}
 			return over
 		}
@@ -411,6 +505,11 @@ func (r *taskRun) pass(ctx context.Context) {
 		return nil
 	})
 	switch {
+	case errors.Is(over, errInstanceLost):
+		r.s.log.Warn("mcp: another instance judged this one stopped (its heartbeats did not reach the task store): "+
+			"the task's work is stopped and its result discarded", "task", r.id, "tool", r.tool)
+		r.cancel(over)
+		return
 	case over != nil:
 		r.cancel(over)
 		return
@@ -418,7 +517,12 @@ func (r *taskRun) pass(ctx context.Context) {
 		r.cancel(errors.New("the task's time to live ran out"))
 		return
 	case err != nil:
-		return // the store failed: try again at the next pass
+		// The store failed: this instance is not stopped, and its work
+		// goes on; the next pass tries again.
+		r.s.mu.Lock()
+		r.s.trouble = r.s.now()
+		r.s.mu.Unlock()
+		return
 	}
 	r.mu.Lock()
 	if dirty {
@@ -454,8 +558,11 @@ func (r *taskRun) finish(ctx context.Context, result json.RawMessage, failure *j
 	// record is written anyway, bounded.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	discarded := false
 	_, err := r.s.store.Update(wctx, r.id, func(t *tasks.Task) error {
+		discarded = false
 		if t.Status.Terminal() {
+			discarded = t.InstanceLost && failure == nil
 			return nil
 		}
 		if dirty {
@@ -468,6 +575,23 @@ func (r *taskRun) finish(ctx context.Context, result json.RawMessage, failure *j
 		}
 		return nil
 	})
+	if discarded && err == nil {
+		r.s.log.Warn("mcp: a task's result was discarded: another instance had judged this one stopped and ended the task failed",
+			"task", r.id, "tool", r.tool, "bytes", len(result))
+	}
+	if le, ok := errors.AsType[*owner.LimitError](err); ok {
+		// The store keeps no more result bytes (of this owner, or at all):
+		// the task fails, saying why, rather than holding memory it may not.
+		r.s.log.Warn("mcp: a task's result was not kept", "task", r.id, "tool", r.tool, "bytes", len(result), "error", err)
+		_, err = r.s.store.Update(wctx, r.id, func(t *tasks.Task) error {
+			if t.Status.Terminal() {
+				return nil
+			}
+			settle(t, tasks.StatusFailed, r.s.now(), "", &jsonrpc.Error{Code: codeServerError,
+				Message: fmt.Sprintf("The task's result (%d bytes) was not kept: %s.", len(result), le)}, nil)
+			return nil
+		})
+	}
 	if err != nil && !errors.Is(err, tasks.ErrNotFound) {
 		r.s.log.Error("mcp: storing the outcome of a task failed", "task", r.id, "tool", r.tool, "error", err)
 	}
@@ -481,19 +605,17 @@ func (r *taskRun) finish(ctx context.Context, result json.RawMessage, failure *j
 // first.
 func (h *handler) callAsTask(req *request, call *CallRequest, meta *RequestMeta, in *inputState, ident callIdentity, ts *metadata.TaskSupport) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(req.r.Context()))
-	run := h.tasks.newRun(ctx, cancel, taskScope(req.r), call.Name, ts)
+	run := h.tasks.newRun(ctx, cancel, taskScope(req.r), owner.Of(req.r), call.Name, ts)
 	n := &Notifier{h: h, minLevel: -1, mode: metadata.InputModeInputRequired, caps: meta.ClientCapabilities, answers: in, task: run}
 	call.Notify = n
 	call.Headers = req.r.Header.Clone()
 	if !ts.Deferred {
-		if _, err := n.startTask(ctx); err != nil {
+		if ta, ok := h.tools.(TaskAdmitter); ok && ta.AdmitsTasks() {
+			run.onAdmission = true // made by Notifier.Admitted, once the call has its slot
+		} else if _, err := n.startTask(ctx); err != nil {
 			cancel(err)
-			if errors.Is(err, tasks.ErrFull) {
-				h.rpcError(req, codeServerError, "Server busy: too many tasks are kept; try again once some have expired.", nil)
-				return
-			}
-			h.log.Error("mcp: creating a task failed", "tool", call.Name, "error", err)
-			h.rpcError(req, CodeInternalError, "Internal error: the task could not be created.", nil)
+			pe := h.taskNotCreated(call.Name, err)
+			h.rpcError(req, pe.Code, pe.Message, nil)
 			return
 		}
 	}
@@ -614,6 +736,42 @@ func (n *Notifier) StartTask(ctx context.Context) (*metadata.StartTaskReply, err
 		return nil, fmt.Errorf("%w: %w", ErrNoTask, err)
 	}
 	return &metadata.StartTaskReply{TaskID: t.ID, InputMode: metadata.InputModeStream}, nil
+}
+
+// TaskAdmitter is a [TaskTools] that admits each call (takes its slot)
+// before running it and calls [Notifier.Admitted] then: the record of a
+// task is made only for a call that was admitted, and a refused call
+// leaves none. Tools that are not a TaskAdmitter get the record before the
+// call runs.
+type TaskAdmitter interface {
+	AdmitsTasks() bool
+}
+
+// Admitted makes the record of the call's task, for a task that waits for
+// its call to be admitted; otherwise it does nothing. A store that refuses
+// the task (one of its limits reached) makes the call fail with a
+// *ProtocolError saying which limit.
+func (n *Notifier) Admitted(ctx context.Context) error {
+	if n == nil || n.task == nil || !n.task.onAdmission {
+		return nil
+	}
+	if _, err := n.startTask(ctx); err != nil {
+		return n.h.taskNotCreated(n.task.tool, err)
+	}
+	return nil
+}
+
+// taskNotCreated is the error of a call whose task could not be made:
+// busy, naming the limit, when the store refused it.
+func (h *handler) taskNotCreated(tool string, err error) *ProtocolError {
+	if le, ok := errors.AsType[*owner.LimitError](err); ok {
+		return &ProtocolError{Code: codeServerError, Message: "Server busy: " + le.Error() + "; try again once some tasks have expired."}
+	}
+	if errors.Is(err, errHostStopping) || errors.Is(err, context.Canceled) {
+		return &ProtocolError{Code: CodeInternalError, Message: "Internal error: the task could not be created: " + err.Error() + "."}
+	}
+	h.log.Error("mcp: creating a task failed", "tool", tool, "error", err)
+	return &ProtocolError{Code: CodeInternalError, Message: "Internal error: the task could not be created."}
 }
 
 // startTask makes the call a task now.

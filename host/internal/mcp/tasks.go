@@ -44,8 +44,9 @@ const (
 	// DefaultTaskTTL is how long a task stays readable after its creation
 	// when its tool suggests nothing.
 	DefaultTaskTTL = time.Hour
-	// MaxTaskTTL bounds the time to live a tool may ask for.
-	MaxTaskTTL = 7 * 24 * time.Hour
+	// MaxTaskTTL bounds the time to live a tool may ask for (a longer one
+	// is refused at load, see metadata.MaxTaskTTLMs).
+	MaxTaskTTL = metadata.MaxTaskTTLMs * time.Millisecond
 	// DefaultTaskPollInterval is the poll interval suggested to clients
 	// when the tool suggests nothing.
 	DefaultTaskPollInterval = time.Second
@@ -140,7 +141,7 @@ func (h *handler) serveTaskMethod(req *request, msg *message, meta *RequestMeta)
 	case methodTasksGet:
 		var t *tasks.Task
 		if t, err = h.tasks.get(ctx, scope, id); err == nil {
-			h.result(req, h.detailedTask(t))
+			h.writeDetailedTask(req, t)
 			return
 		}
 	case methodTasksUpdate:
@@ -226,29 +227,35 @@ func (h *handler) createTaskResult(t *tasks.Task) []byte {
 	return b.Bytes()
 }
 
-// detailedTask is the answer to tasks/get: the task with its result, its
-// error or its pending input requests.
-func (h *handler) detailedTask(t *tasks.Task) []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	appendTaskHead(&b, "complete", t)
+// writeDetailedTask answers tasks/get: the task with its result, its
+// error or its pending input requests. The result is written from the
+// record as it is, never copied: one kept result serves every reader.
+func (h *handler) writeDetailedTask(req *request, t *tasks.Task) {
+	head, tail := getBuffer(), getBuffer()
+	defer putBuffer(head)
+	defer putBuffer(tail)
+	beginReply(head, req.sse, req.id)
+	head.WriteString(`,"result":{`)
+	appendTaskHead(head, "complete", t)
+	var body []byte
 	switch {
 	case t.Status == tasks.StatusCompleted && len(t.Result) > 0:
-		b.WriteString(`,"result":`)
-		b.Write(t.Result)
+		head.WriteString(`,"result":`)
+		body = t.Result
 	case t.Status == tasks.StatusFailed && t.Error != nil:
-		e, err := jsonrpc.AppendErrorMember(b.AvailableBuffer(), t.Error.Code, t.Error.Message, t.Error.Data)
-		b.Write(e) // complete even when its data did not encode
+		e, err := jsonrpc.AppendErrorMember(head.AvailableBuffer(), t.Error.Code, t.Error.Message, t.Error.Data)
+		head.Write(e) // complete even when its data did not encode
 		if err != nil {
 			h.log.Error("mcp: encoding a task's error data failed", "task", t.ID, "error", err)
 		}
 	case t.Status == tasks.StatusInputRequired && len(t.InputRequests) > 0:
-		b.WriteString(`,"inputRequests":`)
+		head.WriteString(`,"inputRequests":`)
 		r, _ := json.Marshal(t.InputRequests) // raw messages from the store: valid
-		b.Write(r)
+		head.Write(r)
 	}
-	b.WriteString(`,"_meta":`)
-	b.Write(h.modernReplies.metaOnly)
-	b.WriteByte('}')
-	return b.Bytes()
+	tail.WriteString(`,"_meta":`)
+	tail.Write(h.modernReplies.metaOnly)
+	tail.WriteByte('}')
+	endReply(tail, req.sse)
+	h.sendParts(req.w, req.sse, head.Bytes(), body, tail.String())
 }

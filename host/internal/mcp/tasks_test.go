@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -23,7 +24,10 @@ import (
 type taskTools struct {
 	*fakeTools
 	support map[string]*metadata.TaskSupport
+	admits  bool // a TaskAdmitter: the call makes the record (Notifier.Admitted)
 }
+
+func (t *taskTools) AdmitsTasks() bool { return t.admits }
 
 func (t *taskTools) TaskSupport(name string) *metadata.TaskSupport { return t.support[name] }
 
@@ -32,6 +36,13 @@ var tasksCaps = map[string]any{"elicitation": map[string]any{}, "extensions": ma
 // taskServer serves echo (synchronous only) and the task tools of call on
 // store, with heartbeats of beat.
 func taskServer(t *testing.T, store tasks.Store, beat time.Duration, call func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error)) *testServer {
+	t.Helper()
+	return taskServerWith(t, store, beat, false, call)
+}
+
+// taskServerWith is taskServer whose tools admit calls themselves when
+// admits is set, as the host does.
+func taskServerWith(t *testing.T, store tasks.Store, beat time.Duration, admits bool, call func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error), tweak ...func(*handler)) *testServer {
 	t.Helper()
 	ft := newFakeTools()
 	ft.call = func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
@@ -44,11 +55,14 @@ func taskServer(t *testing.T, store tasks.Store, beat time.Duration, call func(c
 		"job":      {Support: metadata.TaskOptional, PollIntervalMs: 50},
 		"must":     {Support: metadata.TaskRequired},
 		"deferred": {Support: metadata.TaskRequired, Deferred: true},
-	}}
+	}, admits: admits}
 	logs := &syncBuffer{}
 	h := NewHandler(serverOf(tt), &Options{Sealer: testSealer, Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		ServerInfo: Implementation{Name: "modern-test", Version: "9.9.9"},
 		Tasks:      &TaskOptions{Store: store, Heartbeat: beat}})
+	for _, f := range tweak {
+		f(h.(*handler))
+	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		srv.Close()
@@ -397,10 +411,115 @@ func TestTaskOfAStoppedInstance(t *testing.T) {
 	old := time.Now().Add(-time.Minute)
 	require.NoError(t, store.Create(t.Context(), &tasks.Task{ID: "orphan", Scope: taskScope(probe), Instance: "gone",
 		Status: tasks.StatusWorking, Created: old, Updated: old, Heartbeat: old, TTL: time.Hour, PollInterval: time.Second}))
-	env := getTask(t, s, "orphan", nil)
-	require.NotNil(t, env.Result)
-	assert.Equal(t, `"failed"`, string(env.Result["status"]))
+	first := getTask(t, s, "orphan", nil)
+	assert.Equal(t, `"working"`, string(first.Result["status"]), "a stale heartbeat first read is suspect, not yet a verdict")
+	env := waitStatus(t, s, "orphan", "failed")
 	assert.Contains(t, string(env.Result["error"]), "(gone) stopped before the task finished")
+	assert.Contains(t, string(env.Result["statusMessage"]), "Any result it produces later is discarded.")
+	assert.Contains(t, s.logs.String(), "judged stopped")
+}
+
+// stallStore is a store that fails every call while stalled, as a storage
+// account that cannot be reached.
+type stallStore struct {
+	tasks.Store
+	mu      sync.Mutex
+	stalled bool
+	failed  int // calls failed while stalled
+}
+
+var errStalled = errors.New("the storage does not answer")
+
+func (s *stallStore) stall(on bool) {
+	s.mu.Lock()
+	s.stalled = on
+	s.mu.Unlock()
+}
+
+func (s *stallStore) check() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stalled {
+		s.failed++
+		return errStalled
+	}
+	return nil
+}
+
+func (s *stallStore) Get(ctx context.Context, id string) (*tasks.Task, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s.Store.Get(ctx, id)
+}
+
+func (s *stallStore) Update(ctx context.Context, id string, change func(*tasks.Task) error) (*tasks.Task, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s.Store.Update(ctx, id, change)
+}
+
+// fakeClock is a clock the test moves.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// TestTaskSurvivesStoreStall: the store stalls (no instance can reach it)
+// for ten heartbeats while a task runs on A and its client polls B (the
+// finding: B ended the task failed on the stale heartbeat, and A dropped
+// its live work). B does not judge A on what it read during or right after
+// the stall; A's next heartbeat clears it, and the task completes.
+func TestTaskSurvivesStoreStall(t *testing.T) {
+	const beat = 20 * time.Millisecond
+	store := &stallStore{Store: tasks.NewMemory(nil)}
+	clock := &fakeClock{now: time.Now()}
+	useClock := func(h *handler) { h.tasks.now = clock.Now }
+	release := make(chan struct{})
+	a := taskServerWith(t, store, beat, false, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		select {
+		case <-release:
+			return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("finished")}}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}, useClock)
+	b := taskServerWith(t, store, beat, false, func(context.Context, *CallRequest) (*metadata.CallToolResult, error) {
+		return nil, errors.New("not called")
+	}, useClock)
+	id := createTask(t, a, "job", nil, nil)
+	waitStatus(t, b, id, "working")
+
+	store.stall(true)
+	_, env := b.rpcCall(t, taskRequest(methodTasksGet, id, tasksCaps, nil), methodTasksGet, id, nil)
+	require.NotNil(t, env.Error, "B cannot read the task during the stall")
+	clock.Add(10 * beat)
+	require.Eventually(t, func() bool { store.mu.Lock(); defer store.mu.Unlock(); return store.failed >= 3 },
+		10*time.Second, time.Millisecond, "A's heartbeats fail during the stall")
+	store.stall(false)
+
+	// Right after the stall B reads a heartbeat ten beats old.
+	after := getTask(t, b, id, nil)
+	assert.Equal(t, `"working"`, string(after.Result["status"]), "not failed on a heartbeat the stall kept from being written")
+	// A's next heartbeat reaches the store.
+	require.Eventually(t, func() bool {
+		got, err := store.Store.Get(t.Context(), id)
+		return err == nil && !clock.Now().After(got.Heartbeat)
+	}, 10*time.Second, time.Millisecond)
+	clock.Add(10 * beat)
+	assert.Equal(t, `"working"`, string(getTask(t, b, id, nil).Result["status"]))
+	close(release)
+	done := waitStatus(t, b, id, "completed")
+	assert.Contains(t, string(done.Result["result"]), "finished")
+	assert.NotContains(t, a.logs.String(), "judged this one stopped")
 }
 
 // TestTaskAcrossInstances: two handlers sharing a store: one runs the
@@ -428,10 +547,12 @@ func TestTaskAcrossInstances(t *testing.T) {
 // fullStore refuses every new task.
 type fullStore struct{ tasks.Store }
 
-func (fullStore) Create(context.Context, *tasks.Task) error { return tasks.ErrFull }
+func (fullStore) Create(context.Context, *tasks.Task) error {
+	return &owner.LimitError{What: "kept tasks", Global: true, Limit: 10000}
+}
 
 // TestTaskStoreFull: a store that keeps no more tasks makes the call busy,
-// nothing runs.
+// naming the limit; nothing runs.
 func TestTaskStoreFull(t *testing.T) {
 	ran := false
 	s := taskServer(t, fullStore{tasks.NewMemory(nil)}, 0, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
@@ -441,8 +562,69 @@ func TestTaskStoreFull(t *testing.T) {
 	_, env := s.rpcCall(t, taskCall("job", nil, tasksCaps, nil), methodToolsCall, "job", nil)
 	require.NotNil(t, env.Error)
 	assert.Equal(t, codeServerError, env.Error.Code)
-	assert.Contains(t, env.Error.Message, "too many tasks")
+	assert.Contains(t, env.Error.Message, "too many kept tasks on this server (the limit is 10000)")
 	assert.False(t, ran)
+}
+
+// errBusy stands for the host's refusal of a call it cannot admit.
+var errBusy = &ProtocolError{Code: codeServerError, Message: "Server busy: 256 tool calls are running; try again later."}
+
+// TestTaskRecordOnlyOnceAdmitted: with tools that admit calls themselves,
+// a call refused busy leaves no record (the finding: 179 of 200 records
+// had failed busy before running), and an admitted one gets its task.
+func TestTaskRecordOnlyOnceAdmitted(t *testing.T) {
+	store := tasks.NewMemory(nil)
+	var busy sync.Mutex
+	refuse := true
+	s := taskServerWith(t, store, 0, true, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		busy.Lock()
+		r := refuse
+		busy.Unlock()
+		if r {
+			return nil, errBusy
+		}
+		if err := req.Notify.Admitted(ctx); err != nil {
+			return nil, err
+		}
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("ran")}}, nil
+	})
+	for range 5 {
+		_, env := s.rpcCall(t, taskCall("job", nil, tasksCaps, nil), methodToolsCall, "job", nil)
+		require.NotNil(t, env.Error)
+		assert.Equal(t, codeServerError, env.Error.Code)
+		assert.Contains(t, env.Error.Message, "Server busy")
+	}
+	assert.Equal(t, 0, store.Len(), "refused calls leave no task record")
+	busy.Lock()
+	refuse = false
+	busy.Unlock()
+	id := createTask(t, s, "job", nil, nil)
+	done := waitStatus(t, s, id, "completed")
+	assert.Contains(t, string(done.Result["result"]), "ran")
+	assert.Equal(t, 1, store.Len())
+}
+
+// TestTaskKeptPerOwner: one owner cannot keep more tasks than its limit;
+// the refusal names the limit, and another owner still gets tasks.
+func TestTaskKeptPerOwner(t *testing.T) {
+	store := tasks.NewMemoryWith(nil, tasks.MemoryLimits{TasksPerOwner: 3})
+	s := taskServerWith(t, store, 0, true, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		if err := req.Notify.Admitted(ctx); err != nil {
+			return nil, err
+		}
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("ran")}}, nil
+	})
+	mallory := map[string]string{"Authorization": "Bearer mallory"}
+	for range 3 {
+		createTask(t, s, "job", nil, mallory)
+	}
+	_, env := s.rpcCall(t, taskCall("job", nil, tasksCaps, nil), methodToolsCall, "job", mallory)
+	require.NotNil(t, env.Error)
+	assert.Equal(t, codeServerError, env.Error.Code)
+	assert.Equal(t, "Server busy: too many kept tasks for this client (the limit is 3); "+tasks.SettingMaxTasksPerOwner+
+		" changes it; try again once some tasks have expired.", env.Error.Message)
+	assert.Equal(t, 3, store.Len())
+	createTask(t, s, "job", nil, map[string]string{"Authorization": "Bearer alice"})
 }
 
 // TestTaskStatusMessage: the handler's progress becomes the task's status
@@ -466,4 +648,87 @@ func TestTaskStatusMessage(t *testing.T) {
 	close(release)
 	done := waitStatus(t, s, id, "completed")
 	assert.Equal(t, `"3 of 3 done"`, string(done.Result["statusMessage"]))
+}
+
+// TestTaskResultOverBudget: a result the store may not keep fails the task,
+// saying why, and holds no memory.
+func TestTaskResultOverBudget(t *testing.T) {
+	store := tasks.NewMemoryWith(nil, tasks.MemoryLimits{ResultBytesPerOwner: 1000})
+	s := taskServer(t, store, 0, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent(strings.Repeat("x", 2000))}}, nil
+	})
+	id := createTask(t, s, "job", nil, nil)
+	failed := waitStatus(t, s, id, "failed")
+	assert.Contains(t, string(failed.Result["error"]), "was not kept: too many bytes of kept task results for this client (the limit is 1000)")
+	assert.Equal(t, int64(0), store.ResultBytes())
+}
+
+// BenchmarkTaskGetBigResult reads a completed task with a 1 MiB result
+// through tasks/get: the bytes allocated per read show whether the result
+// is copied per reader (it is written from the record as it is).
+func BenchmarkTaskGetBigResult(b *testing.B) {
+	store := tasks.NewMemory(nil)
+	now := time.Now()
+	result := json.RawMessage(`{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}]}`)
+	probe := httptest.NewRequest(http.MethodPost, "/", nil)
+	require.NoError(b, store.Create(b.Context(), &tasks.Task{ID: "big", Scope: taskScope(probe), Status: tasks.StatusCompleted,
+		Created: now, Updated: now, TTL: time.Hour, PollInterval: time.Second, Result: result}))
+	h := NewHandler(&taskTools{fakeTools: newFakeTools()}, &Options{Sealer: testSealer, Logger: slog.New(slog.DiscardHandler),
+		Tasks: &TaskOptions{Store: store}})
+	body := taskRequest(methodTasksGet, "big", tasksCaps, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range modernHeaders(methodTasksGet, "big") {
+			r.Header.Set(k, v)
+		}
+		w := discardWriter{h: http.Header{}}
+		h.ServeHTTP(&w, r)
+		if w.n < 1<<20 {
+			b.Fatalf("short reply: %d bytes", w.n)
+		}
+	}
+}
+
+// discardWriter counts a response's bytes and keeps none.
+type discardWriter struct {
+	h http.Header
+	n int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) WriteHeader(int)             {}
+func (w *discardWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+
+// TestTaskDiscardedResultIsSaid: an instance whose heartbeats did not reach
+// the store while others could (the finding: the task ended failed while
+// the instance logged Succeeded, the result thrown away without a word) is
+// judged stopped; the task says its result is discarded, and the running
+// instance logs that it stopped the work and discarded the result.
+func TestTaskDiscardedResultIsSaid(t *testing.T) {
+	const beat = 20 * time.Millisecond
+	shared := tasks.NewMemory(nil)
+	cut := &stallStore{Store: shared} // A's way to the store only
+	clock := &fakeClock{now: time.Now()}
+	useClock := func(h *handler) { h.tasks.now = clock.Now }
+	a := taskServerWith(t, cut, beat, false, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}, useClock)
+	b := taskServerWith(t, shared, beat, false, func(context.Context, *CallRequest) (*metadata.CallToolResult, error) {
+		return nil, errors.New("not called")
+	}, useClock)
+	id := createTask(t, a, "job", nil, nil)
+	cut.stall(true)
+	clock.Add(10 * beat)
+	assert.Equal(t, `"working"`, string(getTask(t, b, id, nil).Result["status"]), "suspect first")
+	clock.Add(10 * beat)
+	failed := getTask(t, b, id, nil)
+	require.Equal(t, `"failed"`, string(failed.Result["status"]))
+	assert.Contains(t, string(failed.Result["statusMessage"]), "Any result it produces later is discarded.")
+	cut.stall(false)
+	require.Eventually(t, func() bool { return strings.Contains(a.logs.String(), "its result discarded") },
+		10*time.Second, time.Millisecond, "A says it dropped the work:\n%s", a.logs.String())
 }

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,11 +10,13 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
 	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
 // Names of the Azure Storage table and blob container of the tasks.
@@ -35,6 +38,8 @@ const maxUpdateTries = 32
 // that every instance with the same storage account shares the tasks.
 // Updates use the row's ETag: a writer that lost the race reads again.
 type Azure struct {
+	svc        *aztables.ServiceClient
+	tableName  string
 	table      *aztables.Client
 	blobs      *azblob.Client
 	container  string
@@ -51,6 +56,26 @@ type AzureOptions struct {
 	// (Microsoft Entra tokens) when the connection string is "".
 	TableURL, BlobURL string
 	Credential        azcore.TokenCredential
+	// Transport sends the requests; nil means the default. Tests count
+	// requests through it.
+	Transport policy.Transporter
+}
+
+// clientOptions bound each storage call (tryTimeout each try, three
+// tries): a stalled storage account costs a caller a bounded time, not the
+// SDK's default minutes. Blobs, which carry large results, get longer
+// tries than table rows.
+func clientOptions(t policy.Transporter, tryTimeout time.Duration) policy.ClientOptions {
+	return policy.ClientOptions{
+		Retry: policy.RetryOptions{
+			MaxRetries:    2,
+			TryTimeout:    tryTimeout,
+			RetryDelay:    200 * time.Millisecond,
+			MaxRetryDelay: 2 * time.Second,
+		},
+		Telemetry: policy.TelemetryOptions{Disabled: true},
+		Transport: t,
+	}
 }
 
 // NewAzure opens the task store of the storage account a connection string
@@ -75,31 +100,53 @@ func NewAzure(ctx context.Context, connectionString string, o *AzureOptions) (*A
 		blobs *azblob.Client
 		err   error
 	)
+	to := &aztables.ClientOptions{ClientOptions: clientOptions(opts.Transport, 10*time.Second)}
+	bo := &azblob.ClientOptions{ClientOptions: clientOptions(opts.Transport, time.Minute)}
 	if connectionString != "" {
-		svc, err = aztables.NewServiceClientFromConnectionString(connectionString, nil)
+		svc, err = aztables.NewServiceClientFromConnectionString(connectionString, to)
 	} else {
-		svc, err = aztables.NewServiceClient(opts.TableURL, opts.Credential, nil)
+		svc, err = aztables.NewServiceClient(opts.TableURL, opts.Credential, to)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening the task table: %w", err)
 	}
 	if connectionString != "" {
-		blobs, err = azblob.NewClientFromConnectionString(connectionString, nil)
+		blobs, err = azblob.NewClientFromConnectionString(connectionString, bo)
 	} else {
-		blobs, err = azblob.NewClient(opts.BlobURL, opts.Credential, nil)
+		blobs, err = azblob.NewClient(opts.BlobURL, opts.Credential, bo)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening the task blobs: %w", err)
 	}
-	s := &Azure{table: svc.NewClient(opts.Table), blobs: blobs, container: opts.Container, now: opts.Now, partitionK: "task"}
-	if _, err := svc.CreateTable(ctx, opts.Table, nil); err != nil && !hasCode(err, string(aztables.TableAlreadyExists)) {
-		return nil, fmt.Errorf("creating the task table %s: %w", opts.Table, err)
+	s := &Azure{svc: svc, tableName: opts.Table, table: svc.NewClient(opts.Table), blobs: blobs, container: opts.Container, now: opts.Now, partitionK: "task"}
+	if err := s.createTable(ctx); err != nil {
+		return nil, err
 	}
-	if _, err := blobs.CreateContainer(ctx, opts.Container, nil); err != nil && !hasCode(err, "ContainerAlreadyExists") {
-		return nil, fmt.Errorf("creating the task container %s: %w", opts.Container, err)
+	if err := s.createContainer(ctx); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
+
+// createTable makes the table when it is missing (at start, and again
+// when the storage lost it: an emulator restarted empty).
+func (s *Azure) createTable(ctx context.Context) error {
+	if _, err := s.svc.CreateTable(ctx, s.tableName, nil); err != nil && !hasCode(err, string(aztables.TableAlreadyExists)) {
+		return fmt.Errorf("creating the task table %s: %w", s.tableName, err)
+	}
+	return nil
+}
+
+// createContainer makes the blob container when it is missing.
+func (s *Azure) createContainer(ctx context.Context) error {
+	if _, err := s.blobs.CreateContainer(ctx, s.container, nil); err != nil && !hasCode(err, "ContainerAlreadyExists") {
+		return fmt.Errorf("creating the task container %s: %w", s.container, err)
+	}
+	return nil
+}
+
+// tableMissing reports whether err says the table does not exist.
+func tableMissing(err error) bool { return hasCode(err, string(aztables.TableNotFound)) }
 
 func hasCode(err error, code string) bool {
 	var re *azcore.ResponseError
@@ -119,9 +166,13 @@ type row struct {
 	// expired rows can be found by string comparison.
 	Expires string
 	// Record is the task's JSON when small; RecordBlob names the blob that
-	// holds it otherwise.
+	// holds it otherwise. A large result is not in the record: ResultBlob
+	// names its blob, written once and never changed, so that later
+	// writes of the task (a heartbeat, a cancel) do not copy it and a
+	// reader never finds it gone while the task lives.
 	Record     string `json:",omitempty"`
 	RecordBlob string `json:",omitempty"`
+	ResultBlob string `json:",omitempty"`
 }
 
 const expiresLayout = "2006-01-02T15:04:05.000Z"
@@ -130,6 +181,7 @@ const expiresLayout = "2006-01-02T15:04:05.000Z"
 type record struct {
 	ID              string                     `json:"id"`
 	Scope           string                     `json:"scope"`
+	Owner           string                     `json:"owner,omitempty"`
 	Tool            string                     `json:"tool,omitempty"`
 	Function        string                     `json:"function,omitempty"`
 	Instance        string                     `json:"instance,omitempty"`
@@ -145,87 +197,180 @@ type record struct {
 	Result          json.RawMessage            `json:"result,omitempty"`
 	Error           *jsonrpc.Error             `json:"error,omitempty"`
 	CancelRequested bool                       `json:"cancelRequested,omitempty"`
+	InstanceLost    bool                       `json:"instanceLost,omitempty"`
 }
 
 func toRecord(t *Task) *record {
-	return &record{ID: t.ID, Scope: t.Scope, Tool: t.Tool, Function: t.Function, Instance: t.Instance, Status: t.Status,
+	return &record{ID: t.ID, Scope: t.Scope, Owner: string(t.Owner), Tool: t.Tool, Function: t.Function, Instance: t.Instance, Status: t.Status,
 		StatusMessage: t.StatusMessage, Created: t.Created, Updated: t.Updated, Heartbeat: t.Heartbeat, TTLMs: t.TTL.Milliseconds(),
 		PollMs: t.PollInterval.Milliseconds(), InputRequests: t.InputRequests, InputResponses: t.InputResponses,
-		Result: t.Result, Error: t.Error, CancelRequested: t.CancelRequested}
+		Result: t.Result, Error: t.Error, CancelRequested: t.CancelRequested, InstanceLost: t.InstanceLost}
 }
 
 func (r *record) task() *Task {
-	return &Task{ID: r.ID, Scope: r.Scope, Tool: r.Tool, Function: r.Function, Instance: r.Instance, Status: r.Status,
+	return &Task{ID: r.ID, Scope: r.Scope, Owner: owner.ID(r.Owner), Tool: r.Tool, Function: r.Function, Instance: r.Instance, Status: r.Status,
 		StatusMessage: r.StatusMessage, Created: r.Created, Updated: r.Updated, Heartbeat: r.Heartbeat, TTL: time.Duration(r.TTLMs) * time.Millisecond,
 		PollInterval: time.Duration(r.PollMs) * time.Millisecond, InputRequests: r.InputRequests,
-		InputResponses: r.InputResponses, Result: r.Result, Error: r.Error, CancelRequested: r.CancelRequested}
+		InputResponses: r.InputResponses, Result: r.Result, Error: r.Error, CancelRequested: r.CancelRequested, InstanceLost: r.InstanceLost}
 }
 
-// encode makes the row of t, uploading its record to a new blob when it is
-// large; the blob's name is returned so that a failed write can remove it.
-func (s *Azure) encode(ctx context.Context, t *Task) (*row, string, error) {
-	data, err := json.Marshal(toRecord(t))
-	if err != nil {
-		return nil, "", fmt.Errorf("encoding task %s: %w", t.ID, err)
+// recordJSON is t's record without its result, which travels apart when
+// it is large.
+func recordJSON(t *Task, withResult bool) ([]byte, error) {
+	rec := toRecord(t)
+	if !withResult {
+		rec.Result = nil
 	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("encoding task %s: %w", t.ID, err)
+	}
+	return data, nil
+}
+
+// stored is a task as read, with what its next write needs.
+type stored struct {
+	t    *Task
+	row  *row
+	etag azcore.ETag
+	// rec is the record's JSON without the result; result the result as
+	// read (t.Result until a change replaces it).
+	rec    []byte
+	result json.RawMessage
+}
+
+// encode makes the row of t, uploading what is large to new blobs; the
+// names of the blobs it made are returned so that a failed write can
+// remove them. A result unchanged since old was read keeps its blob.
+func (s *Azure) encode(ctx context.Context, t *Task, old *stored) (*row, []string, error) {
 	r := &row{PartitionKey: s.partitionK, RowKey: t.ID, Expires: t.Expires().UTC().Format(expiresLayout)}
+	var made []string
+	withResult := false
+	switch {
+	case len(t.Result) == 0:
+	case old != nil && old.row.ResultBlob != "" && bytes.Equal(t.Result, old.result):
+		r.ResultBlob = old.row.ResultBlob
+	case len(t.Result) <= maxInlineRecord/2:
+		withResult = true
+	default:
+		name := t.ID + "/result-" + ids.Random(ids.Base32Lower, 12)
+		if err := s.upload(ctx, name, t.Result); err != nil {
+			return nil, nil, fmt.Errorf("storing task %s: %w", t.ID, err)
+		}
+		r.ResultBlob, made = name, append(made, name)
+	}
+	data, err := recordJSON(t, withResult)
+	if err != nil {
+		return nil, made, err
+	}
 	if len(data) <= maxInlineRecord {
 		r.Record = string(data)
-		return r, "", nil
+		return r, made, nil
 	}
-	name := t.ID + "/" + ids.Random(ids.Base32Lower, 12)
-	if _, err := s.blobs.UploadBuffer(ctx, s.container, name, data, nil); err != nil {
-		return nil, "", fmt.Errorf("storing task %s: %w", t.ID, err)
+	name := t.ID + "/record-" + ids.Random(ids.Base32Lower, 12)
+	if err := s.upload(ctx, name, data); err != nil {
+		return nil, made, fmt.Errorf("storing task %s: %w", t.ID, err)
 	}
-	r.RecordBlob = name
-	return r, name, nil
+	r.RecordBlob, made = name, append(made, name)
+	return r, made, nil
 }
 
-// Create stores t; the table write is acknowledged before it returns.
+// upload writes a new blob, making the container again when the storage
+// lost it.
+func (s *Azure) upload(ctx context.Context, name string, data []byte) error {
+	_, err := s.blobs.UploadBuffer(ctx, s.container, name, data, nil)
+	if hasCode(err, "ContainerNotFound") {
+		if err := s.createContainer(ctx); err != nil {
+			return err
+		}
+		_, err = s.blobs.UploadBuffer(ctx, s.container, name, data, nil)
+	}
+	return err
+}
+
+// Create stores t; the table write is acknowledged before it returns. A
+// table the storage lost is made again.
 func (s *Azure) Create(ctx context.Context, t *Task) error {
-	r, blob, err := s.encode(ctx, t)
+	r, made, err := s.encode(ctx, t, nil)
 	if err != nil {
+		s.deleteBlobs(ctx, made)
 		return err
 	}
 	data, err := json.Marshal(r)
 	if err != nil {
+		s.deleteBlobs(ctx, made)
 		return err
 	}
-	if _, err := s.table.AddEntity(ctx, data, nil); err != nil {
-		s.deleteBlob(ctx, blob)
+	_, err = s.table.AddEntity(ctx, data, nil)
+	if tableMissing(err) {
+		if err = s.createTable(ctx); err == nil {
+			_, err = s.table.AddEntity(ctx, data, nil)
+		}
+	}
+	if err != nil {
+		s.deleteBlobs(ctx, made)
 		return fmt.Errorf("storing task %s: %w", t.ID, err)
 	}
 	return nil
 }
 
-// load reads a task's row and record.
-func (s *Azure) load(ctx context.Context, id string) (*Task, *row, azcore.ETag, error) {
+// maxReadTries bounds the reads of one task whose blob a writer replaced
+// meanwhile.
+const maxReadTries = 4
+
+// load reads a task's row, record and result. A blob removed between the
+// row's read and its own (a writer replaced it) makes it read the row
+// again: a reader never fails because of a concurrent writer.
+func (s *Azure) load(ctx context.Context, id string) (*stored, error) {
+	var err error
+	for range maxReadTries {
+		var st *stored
+		st, err = s.loadOnce(ctx, id)
+		if err == nil || !hasCode(err, "BlobNotFound") {
+			return st, err
+		}
+	}
+	return nil, fmt.Errorf("reading task %s: %w", id, err)
+}
+
+func (s *Azure) loadOnce(ctx context.Context, id string) (*stored, error) {
 	resp, err := s.table.GetEntity(ctx, s.partitionK, id, nil)
 	if err != nil {
 		if hasStatus(err, http.StatusNotFound) {
-			return nil, nil, "", ErrNotFound
+			return nil, ErrNotFound // no such row, or no table at all
 		}
-		return nil, nil, "", fmt.Errorf("reading task %s: %w", id, err)
+		return nil, fmt.Errorf("reading task %s: %w", id, err)
 	}
 	var r row
 	if err := json.Unmarshal(resp.Value, &r); err != nil {
-		return nil, nil, "", fmt.Errorf("reading task %s: %w", id, err)
+		return nil, fmt.Errorf("reading task %s: %w", id, err)
 	}
 	data := []byte(r.Record)
 	if r.RecordBlob != "" {
 		if data, err = s.downloadAll(ctx, r.RecordBlob); err != nil {
-			return nil, nil, "", fmt.Errorf("reading task %s: %w", id, err)
+			return nil, err
 		}
 	}
 	var rec record
 	if err := json.Unmarshal(data, &rec); err != nil {
-		return nil, nil, "", fmt.Errorf("reading task %s: %w", id, err)
+		return nil, fmt.Errorf("reading task %s: %w", id, err)
 	}
 	t := rec.task()
 	if !s.now().Before(t.Expires()) {
-		return nil, nil, "", ErrNotFound
+		return nil, ErrNotFound
 	}
-	return t, &r, resp.ETag, nil
+	if r.ResultBlob != "" {
+		if t.Result, err = s.downloadAll(ctx, r.ResultBlob); err != nil {
+			return nil, err
+		}
+	}
+	st := &stored{t: t, row: &r, etag: resp.ETag, result: t.Result}
+	if r.ResultBlob != "" || len(rec.Result) == 0 {
+		st.rec = data
+	} else if st.rec, err = recordJSON(t, false); err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 func (s *Azure) downloadAll(ctx context.Context, name string) ([]byte, error) {
@@ -243,36 +388,61 @@ func (s *Azure) downloadAll(ctx context.Context, name string) ([]byte, error) {
 
 // Get returns the task.
 func (s *Azure) Get(ctx context.Context, id string) (*Task, error) {
-	t, _, _, err := s.load(ctx, id)
-	return t, err
+	st, err := s.load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return st.t, nil
 }
 
-// Update changes the task, again when another writer was first.
+// Update changes the task, again when another writer was first (each
+// write is conditional on the row's ETag). A change that changes nothing
+// writes nothing.
 func (s *Azure) Update(ctx context.Context, id string, change func(t *Task) error) (*Task, error) {
 	for range maxUpdateTries {
-		t, old, etag, err := s.load(ctx, id)
+		old, err := s.load(ctx, id)
 		if err != nil {
 			return nil, err
 		}
+		t := old.t
 		if err := change(t); err != nil {
 			return nil, err
 		}
-		r, blob, err := s.encode(ctx, t)
+		if bytes.Equal(t.Result, old.result) {
+			rec, err := recordJSON(t, false)
+			if err != nil {
+				return nil, err
+			}
+			if bytes.Equal(rec, old.rec) {
+				return t, nil // nothing changed: nothing to write
+			}
+		}
+		r, made, err := s.encode(ctx, t, old)
 		if err != nil {
+			s.deleteBlobs(ctx, made)
 			return nil, err
 		}
 		data, err := json.Marshal(r)
 		if err != nil {
+			s.deleteBlobs(ctx, made)
 			return nil, err
 		}
+		etag := old.etag
 		_, err = s.table.UpdateEntity(ctx, data, &aztables.UpdateEntityOptions{IfMatch: &etag, UpdateMode: aztables.UpdateModeReplace})
 		if err == nil {
-			if old.RecordBlob != "" && old.RecordBlob != blob {
-				s.deleteBlob(ctx, old.RecordBlob)
+			// Blobs the row no longer names: a reader that read the old
+			// row and finds them gone reads the row again.
+			var gone []string
+			if old.row.RecordBlob != "" && old.row.RecordBlob != r.RecordBlob {
+				gone = append(gone, old.row.RecordBlob)
 			}
+			if old.row.ResultBlob != "" && old.row.ResultBlob != r.ResultBlob {
+				gone = append(gone, old.row.ResultBlob)
+			}
+			s.deleteBlobs(ctx, gone)
 			return t, nil
 		}
-		s.deleteBlob(ctx, blob)
+		s.deleteBlobs(ctx, made)
 		if hasStatus(err, http.StatusPreconditionFailed) {
 			continue // another writer was first: read again
 		}
@@ -282,6 +452,12 @@ func (s *Azure) Update(ctx context.Context, id string, change func(t *Task) erro
 		return nil, fmt.Errorf("storing task %s: %w", id, err)
 	}
 	return nil, fmt.Errorf("storing task %s: %d writers in a row were first", id, maxUpdateTries)
+}
+
+func (s *Azure) deleteBlobs(ctx context.Context, names []string) {
+	for _, n := range names {
+		s.deleteBlob(ctx, n)
+	}
 }
 
 func (s *Azure) deleteBlob(ctx context.Context, name string) {
@@ -297,6 +473,9 @@ func (s *Azure) Sweep(ctx context.Context, now time.Time) error {
 	var errs []error
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
+		if tableMissing(err) {
+			return nil // the storage lost the table: nothing to remove
+		}
 		if err != nil {
 			return fmt.Errorf("listing expired tasks: %w", err)
 		}
@@ -309,7 +488,7 @@ func (s *Azure) Sweep(ctx context.Context, now time.Time) error {
 				errs = append(errs, err)
 				continue
 			}
-			s.deleteBlob(ctx, r.RecordBlob)
+			s.deleteBlobs(ctx, []string{r.RecordBlob, r.ResultBlob})
 		}
 	}
 	return errors.Join(errs...)

@@ -5,15 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/testutil"
 )
 
@@ -90,19 +93,107 @@ func TestMemoryStore(t *testing.T) {
 }
 
 // TestMemoryStoreIsBounded: a full store refuses new tasks until some
-// expire.
+// expire, saying which limit was reached.
 func TestMemoryStoreIsBounded(t *testing.T) {
 	now := time.Now()
-	s := NewMemory(func() time.Time { return now })
-	s.max = 3
+	s := NewMemoryWith(func() time.Time { return now }, MemoryLimits{Tasks: 3, TasksPerOwner: 2})
 	ctx := context.Background()
 	for i := range 3 {
-		require.NoError(t, s.Create(ctx, &Task{ID: fmt.Sprint(i), Created: now, TTL: time.Duration(i+1) * time.Minute}))
+		require.NoError(t, s.Create(ctx, &Task{ID: fmt.Sprint(i), Owner: owner.ID(fmt.Sprint("o", i%2)), Created: now, TTL: time.Duration(i+1) * time.Minute}))
 	}
-	assert.ErrorIs(t, s.Create(ctx, &Task{ID: "more", Created: now, TTL: time.Hour}), ErrFull)
+	var le *owner.LimitError
+	require.ErrorAs(t, s.Create(ctx, &Task{ID: "more", Owner: "o9", Created: now, TTL: time.Hour}), &le)
+	assert.True(t, le.Global)
+	assert.Contains(t, le.Error(), "too many kept tasks on this server (the limit is 3)")
 	now = now.Add(90 * time.Second) // task 0 has expired
-	require.NoError(t, s.Create(ctx, &Task{ID: "more", Created: now, TTL: time.Hour}))
-	assert.ErrorIs(t, s.Create(ctx, &Task{ID: "again", Created: now, TTL: time.Hour}), ErrFull)
+	require.NoError(t, s.Create(ctx, &Task{ID: "more", Owner: "o9", Created: now, TTL: time.Hour}))
+	require.ErrorAs(t, s.Create(ctx, &Task{ID: "again", Owner: "o9", Created: now, TTL: time.Hour}), &le)
+}
+
+// TestMemoryStoreCountsPerOwner: one owner cannot fill the store: past its
+// own limit it is refused, naming the limit, while another owner is not.
+func TestMemoryStoreCountsPerOwner(t *testing.T) {
+	now := time.Now()
+	s := NewMemoryWith(func() time.Time { return now }, MemoryLimits{Tasks: 100, TasksPerOwner: 2})
+	ctx := context.Background()
+	for i := range 2 {
+		require.NoError(t, s.Create(ctx, &Task{ID: fmt.Sprint("a", i), Owner: "key:a", Created: now, TTL: time.Hour}))
+	}
+	err := s.Create(ctx, &Task{ID: "a2", Owner: "key:a", Created: now, TTL: time.Hour})
+	var le *owner.LimitError
+	require.ErrorAs(t, err, &le)
+	assert.False(t, le.Global)
+	assert.Equal(t, "too many kept tasks for this client (the limit is 2); "+SettingMaxTasksPerOwner+" changes it", err.Error())
+	_, err = s.Get(ctx, "a2")
+	assert.ErrorIs(t, err, ErrNotFound, "a refused task leaves no record")
+	require.NoError(t, s.Create(ctx, &Task{ID: "b0", Owner: "key:b", Created: now, TTL: time.Hour}))
+}
+
+// TestMemoryStoreBoundsResultBytes: kept results are counted in bytes per
+// owner and for all; a result over either budget is refused and nothing of
+// it is stored.
+func TestMemoryStoreBoundsResultBytes(t *testing.T) {
+	now := time.Now()
+	s := NewMemoryWith(func() time.Time { return now }, MemoryLimits{ResultBytes: 250, ResultBytesPerOwner: 100})
+	ctx := context.Background()
+	for _, id := range []string{"a1", "a2", "b1", "c1"} {
+		require.NoError(t, s.Create(ctx, &Task{ID: id, Owner: owner.ID(id[:1]), Status: StatusWorking, Created: now, TTL: time.Hour}))
+	}
+	set := func(id string, n int) error {
+		_, err := s.Update(ctx, id, func(t *Task) error {
+			t.Status, t.Result = StatusCompleted, json.RawMessage(`"`+strings.Repeat("x", n-2)+`"`)
+			return nil
+		})
+		return err
+	}
+	require.NoError(t, set("a1", 80))
+	err := set("a2", 30)
+	var le *owner.LimitError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, "too many bytes of kept task results for this client (the limit is 100); "+SettingMaxResultBytesPerOwner+" changes it", err.Error())
+	got, err := s.Get(ctx, "a2")
+	require.NoError(t, err)
+	assert.Equal(t, StatusWorking, got.Status, "nothing of the refused change is stored")
+	require.NoError(t, set("b1", 100))
+	require.ErrorAs(t, set("c1", 90), &le)
+	assert.True(t, le.Global)
+	require.NoError(t, set("c1", 70))
+	// Replacing a result counts the new size only.
+	require.NoError(t, set("a1", 20))
+	require.NoError(t, set("a2", 60))
+}
+
+// TestMemoryStoreRemovesExpiredOnTime: an expired record leaves the store
+// (and gives back what it counted) when it expires, not at the next sweep.
+func TestMemoryStoreRemovesExpiredOnTime(t *testing.T) {
+	s := NewMemoryWith(nil, MemoryLimits{Tasks: 10, TasksPerOwner: 10, ResultBytes: 1000, ResultBytesPerOwner: 1000})
+	ctx := context.Background()
+	now := time.Now()
+	require.NoError(t, s.Create(ctx, &Task{ID: "short", Owner: "o", Created: now, TTL: 50 * time.Millisecond, Result: json.RawMessage(`"xxxxxxxx"`)}))
+	require.NoError(t, s.Create(ctx, &Task{ID: "long", Owner: "o", Created: now, TTL: time.Hour}))
+	assert.Equal(t, 2, s.Len())
+	require.Eventually(t, func() bool { return s.Len() == 1 }, 10*time.Second, 10*time.Millisecond, "removed without a sweep")
+	assert.Equal(t, int64(0), s.results.Total(), "its result bytes are given back")
+	assert.Equal(t, int64(1), s.kept.Held("o"))
+}
+
+// TestMemoryStoreSharesResults: every reader gets the one copy of a kept
+// result, never a copy of its own.
+func TestMemoryStoreSharesResults(t *testing.T) {
+	s := NewMemory(nil)
+	ctx := context.Background()
+	now := time.Now()
+	require.NoError(t, s.Create(ctx, &Task{ID: "t", Owner: "o", Created: now, TTL: time.Hour}))
+	_, err := s.Update(ctx, "t", func(t *Task) error {
+		t.Status, t.Result = StatusCompleted, json.RawMessage(`"`+strings.Repeat("x", 1<<20)+`"`)
+		return nil
+	})
+	require.NoError(t, err)
+	a, err := s.Get(ctx, "t")
+	require.NoError(t, err)
+	b, err := s.Get(ctx, "t")
+	require.NoError(t, err)
+	assert.Same(t, unsafe.SliceData(a.Result), unsafe.SliceData(b.Result), "one result for every reader")
 }
 
 func TestAzureStore(t *testing.T) {
@@ -184,4 +275,140 @@ func BenchmarkAzureStore(b *testing.B) {
 			}
 		})
 	}
+}
+
+// countingTransport sends a store's requests and counts them by method.
+type countingTransport struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (c *countingTransport) Do(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	if c.counts == nil {
+		c.counts = map[string]int{}
+	}
+	c.counts[r.Method]++
+	if strings.Contains(r.URL.Path, "/"+DefaultContainer+"/") && r.Method == http.MethodPut {
+		c.counts["blob PUT"]++
+	}
+	c.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// writes returns the requests that change storage, and starts counting
+// again.
+func (c *countingTransport) writes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for m, k := range c.counts {
+		if m != http.MethodGet && m != http.MethodHead && m != "blob PUT" {
+			n += k
+		}
+	}
+	c.counts = nil
+	return n
+}
+
+// finishedBigTask stores a completed task with a result of n bytes.
+func finishedBigTask(t *testing.T, s Store, id string, n int) json.RawMessage {
+	t.Helper()
+	now := time.Now()
+	result := json.RawMessage(`{"content":[{"type":"text","text":"` + strings.Repeat("x", n) + `"}]}`)
+	require.NoError(t, s.Create(t.Context(), &Task{ID: id, Scope: "c", Status: StatusWorking, Created: now, Updated: now, TTL: time.Hour}))
+	_, err := s.Update(t.Context(), id, func(t *Task) error { t.Status, t.Result = StatusCompleted, result; return nil })
+	require.NoError(t, err)
+	return result
+}
+
+// TestAzureStoreWritesNothingWhenNothingChanges: cancels and updates of a
+// finished 4 MB task (the finding: 8 MB of storage traffic per request, and
+// readers failing on a blob deleted under them) write nothing, and every
+// reader meanwhile reads the task whole.
+func TestAzureStoreWritesNothingWhenNothingChanges(t *testing.T) {
+	az := testutil.StartAzurite(t, repoRoot(t))
+	ct := &countingTransport{}
+	s, err := NewAzure(t.Context(), az.ConnectionString(), &AzureOptions{Transport: ct})
+	require.NoError(t, err)
+	result := finishedBigTask(t, s, "done", 4<<20)
+	ct.writes()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 32 {
+		wg.Go(func() {
+			_, err := s.Update(t.Context(), "done", func(t *Task) error { return nil }) // a cancel of a finished task
+			errs <- err
+		})
+		if i%4 != 0 {
+			continue
+		}
+		wg.Go(func() {
+			got, err := s.Get(t.Context(), "done")
+			if err == nil && len(got.Result) != len(result) {
+				err = fmt.Errorf("read %d bytes of the result", len(got.Result))
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+	assert.Zero(t, ct.writes(), "no storage write when nothing changes")
+}
+
+// TestAzureStoreReadersSurviveWriters: concurrent writers changing a task
+// with a large result (status messages, conditional on the ETag) never
+// make a reader fail, and do not copy the result again.
+func TestAzureStoreReadersSurviveWriters(t *testing.T) {
+	az := testutil.StartAzurite(t, repoRoot(t))
+	ct := &countingTransport{}
+	s, err := NewAzure(t.Context(), az.ConnectionString(), &AzureOptions{Transport: ct})
+	require.NoError(t, err)
+	result := finishedBigTask(t, s, "busy", 1<<20)
+	ct.writes()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 8 {
+		wg.Go(func() {
+			_, err := s.Update(t.Context(), "busy", func(t *Task) error { t.StatusMessage = fmt.Sprint("note ", i); return nil })
+			errs <- err
+		})
+		wg.Go(func() {
+			got, err := s.Get(t.Context(), "busy")
+			if err == nil && string(got.Result) != string(result) {
+				err = fmt.Errorf("read %d bytes of the result", len(got.Result))
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+	ct.mu.Lock()
+	puts := ct.counts["blob PUT"]
+	ct.mu.Unlock()
+	assert.Zero(t, puts, "the result's blob is not written again")
+}
+
+// TestAzureStoreRecreatesWhatStorageLost: the storage restarted empty (its
+// table and container gone): the next task is stored without a restart of
+// the store, big result included.
+func TestAzureStoreRecreatesWhatStorageLost(t *testing.T) {
+	az := testutil.StartAzurite(t, repoRoot(t))
+	s, err := NewAzure(t.Context(), az.ConnectionString(), nil)
+	require.NoError(t, err)
+	az.Stop()
+	az.Start()
+	_, err = s.Get(t.Context(), "nothing")
+	assert.ErrorIs(t, err, ErrNotFound)
+	require.NoError(t, s.Sweep(t.Context(), time.Now()))
+	result := finishedBigTask(t, s, "after", 100<<10)
+	got, err := s.Get(t.Context(), "after")
+	require.NoError(t, err)
+	assert.Equal(t, string(result), string(got.Result))
 }

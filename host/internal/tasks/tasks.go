@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
 // Status is a task's state (SEP-2663).
@@ -33,6 +34,10 @@ type Task struct {
 	// Scope is the client that created the task: only requests of the same
 	// scope see or touch it; others are told it does not exist.
 	Scope string
+	// Owner is who the task counts against in the store's limits (see
+	// package owner): the most specific identity of the request that made
+	// it.
+	Owner owner.ID
 	// Tool and Function name what runs; Instance the host instance that
 	// runs it.
 	Tool, Function, Instance string
@@ -57,23 +62,29 @@ type Task struct {
 	InputResponses map[string]json.RawMessage
 
 	// Result is the tool's result (a CallToolResult object) once
-	// completed; Error the protocol error once failed.
+	// completed; Error the protocol error once failed. A result is never
+	// changed in place once set (it is replaced whole): stores and readers
+	// share one copy of it.
 	Result json.RawMessage
 	Error  *jsonrpc.Error
 	// CancelRequested is set by tasks/cancel; the running instance stops
 	// the work and settles the task as cancelled.
 	CancelRequested bool
+	// InstanceLost: the task was ended failed because the instance running
+	// it was judged stopped (its heartbeat went stale); a result that
+	// instance produces later is discarded.
+	InstanceLost bool
 }
 
 // Expires is when the task stops being readable.
 func (t *Task) Expires() time.Time { return t.Created.Add(t.TTL) }
 
-// clone returns a deep copy, so that stores never share maps with callers.
+// clone returns a copy that shares no map with t; the result, which is
+// never changed in place, is shared.
 func (t *Task) clone() *Task {
 	c := *t
 	c.InputRequests = cloneMap(t.InputRequests)
 	c.InputResponses = cloneMap(t.InputResponses)
-	c.Result = append(json.RawMessage(nil), t.Result...)
 	if t.Error != nil {
 		e := *t.Error
 		c.Error = &e
@@ -100,7 +111,8 @@ var ErrNotFound = errors.New("no such task")
 // several instances; Update is atomic per task.
 type Store interface {
 	// Create stores a new task; it returns only once a Get of its id, from
-	// any instance, finds it.
+	// any instance, finds it. A store over one of its limits refuses with
+	// an *owner.LimitError and stores nothing.
 	Create(ctx context.Context, t *Task) error
 	// Get returns a copy of the task, ErrNotFound when it does not exist or
 	// has expired.
