@@ -42,6 +42,7 @@ const (
 // by the cleanup that every instance runs each CleanupBeats.
 const (
 	StaleBeats   = 3
+	DeadBeats    = 6
 	RemoveBeats  = 10
 	CleanupBeats = 5
 )
@@ -131,6 +132,7 @@ type Queue struct {
 
 	peers   sync.Map // instance id → *peer
 	waiting waiters
+	lost    lossClock // when storage had lost this instance's queue
 	in      *inbound
 
 	active atomic.Int64 // UnixNano of the last message sent or received
@@ -153,8 +155,8 @@ type Queue struct {
 // peer is what a sender knows of another instance.
 type peer struct {
 	client  *azqueue.QueueClient
-	mu      sync.Mutex
-	checked time.Time // when its heartbeat was last read
+	lock    chan struct{} // one slot: held while its heartbeat is read
+	checked time.Time     // when its heartbeat was last read
 }
 
 // NewQueue returns the backplane of instance id on the storage account s.
@@ -258,6 +260,25 @@ func (q *Queue) Start(ctx context.Context, deliver Deliver) error {
 	q.loops.Go(func() { q.heartbeat(lctx) })
 	q.loops.Go(func() { q.cleanup(lctx) })
 	return nil
+}
+
+// recreate makes the queue and the container of this instance again:
+// storage lost them (it was restarted empty, or another instance swept
+// this one as dead while it was paused).
+func (q *Queue) recreate(ctx context.Context) {
+	q.lost.mark()
+	if err := q.createQueue(ctx); err != nil {
+		q.log.Warn("backplane: the queue was gone; making it again failed", "queue", q.QueueName(), "error", err)
+		return
+	}
+	q.log.Warn("backplane: the queue was gone; made it again", "queue", q.QueueName())
+	if q.blobs == nil {
+		return
+	}
+	if _, err := q.blobs.CreateContainer(ctx, q.QueueName(), nil); err != nil && !hasCode(err, string(bloberror.ContainerAlreadyExists)) {
+		q.log.Warn("backplane: making the blob container again failed; a sender makes it when it needs it",
+			"container", q.QueueName(), "error", shortError(err))
+	}
 }
 
 func (q *Queue) createQueue(ctx context.Context) error {
@@ -369,35 +390,35 @@ func (q *Queue) pause(ctx context.Context, d time.Duration) {
 }
 
 // Send stores m in the queue of instance to (a large body in a blob of its
-// container) and waits for its outcome.
+// container) and waits for its outcome, all within OutcomeTimeout.
 func (q *Queue) Send(ctx context.Context, to string, m Message) (Outcome, error) {
-	if !ValidInstanceID(to) {
-		return 0, fmt.Errorf("sending to instance %q: %w", to, ErrUnknownInstance)
+	if err := checkSend(to, m); err != nil {
+		return 0, err
 	}
-	if m.ID == "" {
-		return 0, fmt.Errorf("sending to instance %q: the message has no id", to)
-	}
+	sctx, cancel := context.WithTimeout(ctx, q.opts.OutcomeTimeout)
+	defer cancel()
+	out, err := q.send(sctx, to, m)
+	return out, sendError(ctx, sctx, to, err)
+}
+
+func (q *Queue) send(ctx context.Context, to string, m Message) (Outcome, error) {
 	p, err := q.alive(ctx, to)
 	if err != nil {
-		return 0, fmt.Errorf("sending to instance %q: %w", to, err)
+		return 0, err
 	}
 	env := envelope{ID: m.ID, ClientID: m.ClientID, Message: m.Body, From: q.id}
 	text, err := encodeQueueText(&env)
 	if err != nil {
-		return 0, fmt.Errorf("sending to instance %q: %w", to, err)
+		return 0, err
 	}
 	blob := ""
 	if len(text) > maxQueueText {
 		if q.blobs == nil {
-			return 0, fmt.Errorf("sending to instance %q: a message of %d bytes needs a blob and connection %s has no blob endpoint", to, len(m.Body), q.conn)
+			return 0, fmt.Errorf("a message of %d bytes needs a blob and connection %s has no blob endpoint", len(m.Body), q.conn)
 		}
 		blob = m.ID
-		if _, err := q.blobs.UploadBuffer(ctx, QueuePrefix+to, blob, m.Body, nil); err != nil {
-			if hasCode(err, string(bloberror.ContainerNotFound)) {
-				q.peers.Delete(to)
-				return 0, fmt.Errorf("sending to instance %q: %w", to, ErrUnknownInstance)
-			}
-			return 0, fmt.Errorf("sending to instance %q: storing the message body: %w", to, shortError(err))
+		if err := q.upload(ctx, to, blob, m.Body); err != nil {
+			return 0, err
 		}
 		env.Message, env.Blob = nil, blob
 		if text, err = encodeQueueText(&env); err != nil {
@@ -414,17 +435,57 @@ func (q *Queue) Send(ctx context.Context, to string, m Message) (Outcome, error)
 			q.deleteBlob(context.WithoutCancel(ctx), to, blob)
 		}
 		if queueerror.HasCode(err, queueerror.QueueNotFound) {
-			// The instance is gone for good (its id is never reused):
-			// forget it, or the map grows with every instance ever seen.
+			// Gone for good (its id is never reused), or storage lost it:
+			// forget it either way, or the map grows with every instance
+			// ever seen.
 			q.peers.Delete(to)
-			return 0, fmt.Errorf("sending to instance %q: %w", to, ErrUnknownInstance)
+			return 0, q.missing(ctx, to)
 		}
-		return 0, fmt.Errorf("sending to instance %q: %w", to, shortError(err))
+		return 0, shortError(err)
 	}
-	return awaitOutcome(ctx, to, ch, q.opts.OutcomeTimeout, q.opts.Heartbeat, func(ctx context.Context) error {
+	return awaitOutcome(ctx, ch, q.opts.Heartbeat, func(ctx context.Context) error {
 		_, err := q.alive(ctx, to)
 		return err
 	})
+}
+
+// upload stores the body of a large message in the container of instance
+// to. That instance was alive a moment ago: a missing container was lost
+// (the instance was swept while paused, or storage restarted empty) and
+// is made again.
+func (q *Queue) upload(ctx context.Context, to, name string, body []byte) error {
+	container := QueuePrefix + to
+	_, err := q.blobs.UploadBuffer(ctx, container, name, body, nil)
+	if err != nil && hasCode(err, string(bloberror.ContainerNotFound)) {
+		if _, cerr := q.blobs.CreateContainer(ctx, container, nil); cerr != nil && !hasCode(cerr, string(bloberror.ContainerAlreadyExists)) {
+			return fmt.Errorf("making the lost container %s again: %w", container, shortError(cerr))
+		}
+		q.log.Info("backplane: made the lost blob container of an instance again", "container", container)
+		_, err = q.blobs.UploadBuffer(ctx, container, name, body, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("storing the message body: %w", shortError(err))
+	}
+	return nil
+}
+
+// missing judges a peer whose queue is not there: gone, unless storage
+// lost this instance's queue too (it was restarted empty), or did a short
+// while ago: every live instance is making its queue again then.
+func (q *Queue) missing(ctx context.Context, id string) error {
+	if q.lost.recent(q.opts.Heartbeat) {
+		return &UnsureError{Instance: id}
+	}
+	_, err := q.own.GetProperties(ctx, nil)
+	switch {
+	case err == nil:
+		return &InstanceGoneError{Instance: id}
+	case queueerror.HasCode(err, queueerror.QueueNotFound):
+		q.lost.mark()
+		q.async(func(ctx context.Context) { q.recreate(ctx) })
+		return &UnsureError{Instance: id}
+	}
+	return shortError(err)
 }
 
 func encodeQueueText(e *envelope) (string, error) {
@@ -436,15 +497,20 @@ func encodeQueueText(e *envelope) (string, error) {
 }
 
 // alive returns the peer named when its heartbeat is fresh: read from its
-// queue's metadata at most once a heartbeat.
+// queue's metadata at most once a heartbeat, by one caller at a time; the
+// others wait for it no longer than their ctx.
 func (q *Queue) alive(ctx context.Context, id string) (*peer, error) {
 	v, ok := q.peers.Load(id)
 	if !ok {
-		v, _ = q.peers.LoadOrStore(id, &peer{client: q.svc.NewQueueClient(QueuePrefix + id)})
+		v, _ = q.peers.LoadOrStore(id, &peer{client: q.svc.NewQueueClient(QueuePrefix + id), lock: make(chan struct{}, 1)})
 	}
 	p := v.(*peer)
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	select {
+	case p.lock <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-p.lock }()
 	if time.Since(p.checked) < q.opts.Heartbeat {
 		return p, nil
 	}
@@ -452,7 +518,7 @@ func (q *Queue) alive(ctx context.Context, id string) (*peer, error) {
 	if err != nil {
 		if queueerror.HasCode(err, queueerror.QueueNotFound) {
 			q.peers.Delete(id)
-			return nil, ErrUnknownInstance
+			return nil, q.missing(ctx, id)
 		}
 		return nil, shortError(err)
 	}
@@ -461,9 +527,9 @@ func (q *Queue) alive(ctx context.Context, id string) (*peer, error) {
 		q.peers.Delete(id)
 		return nil, &InstanceGoneError{Instance: id}
 	}
-	if time.Since(beat) > StaleBeats*q.opts.Heartbeat {
+	if err := verdict(id, beat, q.opts.Heartbeat); err != nil {
 		q.peers.Delete(id)
-		return nil, &InstanceGoneError{Instance: id, LastSeen: beat}
+		return nil, err
 	}
 	p.checked = time.Now()
 	return p, nil
@@ -499,9 +565,7 @@ func (q *Queue) receive(ctx context.Context, n int) {
 					"queue", q.QueueName(), "connection", q.conn, "failures", failures, "retryIn", retry, "error", shortError(err))
 			}
 			if n == 0 && queueerror.HasCode(err, queueerror.QueueNotFound) {
-				if cerr := q.createQueue(ctx); cerr == nil {
-					q.log.Warn("backplane: the queue was gone; created it again", "queue", q.QueueName())
-				}
+				q.recreate(ctx)
 			}
 			backoff.Sleep(ctx, retry)
 			continue
@@ -646,10 +710,11 @@ func (q *Queue) deleteBlob(ctx context.Context, owner, name string) {
 
 // heartbeat writes the time into the queue's metadata every Heartbeat.
 func (q *Queue) heartbeat(ctx context.Context) {
-	keepBeating(ctx, q.opts.Heartbeat, func(ctx context.Context) error {
+	keepBeating(ctx, q.opts.Heartbeat, nil, func(ctx context.Context) error {
 		_, err := q.own.SetMetadata(ctx, &azqueue.SetMetadataOptions{Metadata: beatMetadata(time.Now())})
 		if err != nil && queueerror.HasCode(err, queueerror.QueueNotFound) {
-			err = q.createQueue(ctx)
+			q.recreate(ctx)
+			return nil
 		}
 		return err
 	}, func(failures int, err error) {
