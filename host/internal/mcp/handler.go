@@ -68,6 +68,7 @@ type handler struct {
 
 	instanceID      string // names this instance in request ids
 	forwardResponse func(ctx context.Context, instanceID, scope string, body []byte) error
+	requestID       func(scope string, deadline time.Time) string
 	waits           waitTable   // requests to clients waiting for their answer
 	streams         resumeStore // resumable streams
 	resumeGrace     time.Duration
@@ -141,6 +142,7 @@ func newHandler(tools Tools, opts *Options) *handler {
 
 		instanceID:      o.InstanceID,
 		forwardResponse: o.ForwardResponse,
+		requestID:       o.RequestID,
 		resumeGrace:     o.ResumeGrace,
 	}
 	f, _ := tools.(Functions)
