@@ -48,7 +48,6 @@ const (
 )
 
 const (
-	idleStep  = 100 * time.Millisecond
 	batchSize = 32
 	// maxQueueText is the largest queue message: 64 KiB of base64 text.
 	maxQueueText = 64 << 10
@@ -58,7 +57,6 @@ const (
 	// heartbeat (Unix milliseconds). Queues without it are not funchost's
 	// and are never removed.
 	HeartbeatKey = "funcmcpheartbeat"
-	outcomeTTL   = time.Minute
 	asyncWorkers = 8
 )
 
@@ -67,18 +65,19 @@ type QueueOptions struct {
 	// VisibilityTimeout is how long a received message stays hidden before
 	// it comes back if it was not deleted; default 30s.
 	VisibilityTimeout time.Duration
-	// MaxIdleWait caps the pause between two empty polls once the queue is
-	// idle; default 2s. Each empty poll waits 100 ms longer than the one
-	// before, up to it.
+	// MaxIdleWait caps the pause between two empty polls; default 2s.
 	MaxIdleWait time.Duration
-	// HotWindow is how long after the last message sent or received the
-	// queue is polled without back-off; default 2s.
-	HotWindow time.Duration
-	// HotPause is the pause between two empty polls while hot; default 2ms.
+	// HotPause is the pause after the first empty poll that follows a
+	// message received or sent; default 2ms. Each further empty poll
+	// waits twice as long, up to MaxIdleWait.
 	HotPause time.Duration
-	// Receivers poll at once while hot (one while idle); default 1. More
-	// help when a storage request takes much longer than HotPause; against
-	// Azurite on loopback they only load the emulator.
+	// HotWindow is how long after the last message sent or received the
+	// extra receivers (Receivers > 1) poll; default 2s.
+	HotWindow time.Duration
+	// Receivers poll at once while messages flow (one otherwise); default
+	// 1. More help when a storage request takes much longer than the
+	// message rate; against Azurite on loopback they only load the
+	// emulator.
 	Receivers int
 	// MaxRetryWait caps the pause between two failing polls; default 10s.
 	MaxRetryWait time.Duration
@@ -135,6 +134,7 @@ type Queue struct {
 	lost    lossClock // when storage had lost this instance's queue
 	in      *inbound
 
+	sched  *pollSchedule
 	active atomic.Int64 // UnixNano of the last message sent or received
 	kickMu sync.Mutex
 	kickCh chan struct{} // closed to wake idle receivers
@@ -187,6 +187,7 @@ func NewQueue(id string, s Storage, opts *QueueOptions) (*Queue, error) {
 		account: redactedURL(c.queues.URL()),
 		log:     o.Logger,
 		kickCh:  make(chan struct{}),
+		sched:   newPollSchedule(o.HotPause, o.MaxIdleWait),
 	}
 	q.del = func(ctx context.Context, msgID, pop string) error {
 		_, err := q.own.DeleteMessage(ctx, msgID, pop, nil)
@@ -375,10 +376,11 @@ func (q *Queue) kicked() <-chan struct{} {
 	return q.kickCh
 }
 
-// pause waits d, or less when kicked or ctx ends.
-func (q *Queue) pause(ctx context.Context, d time.Duration) {
+// pause waits d, or less when kicked or ctx ends; it reports whether it
+// was kicked.
+func (q *Queue) pause(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
-		return
+		return false
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -386,7 +388,9 @@ func (q *Queue) pause(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-t.C:
 	case <-q.kicked():
+		return true
 	}
+	return false
 }
 
 // Send stores m in the queue of instance to (a large body in a blob of its
@@ -428,7 +432,8 @@ func (q *Queue) send(ctx context.Context, to string, m Message) (Outcome, error)
 	ch := q.waiting.add(m.ID)
 	defer q.waiting.remove(m.ID)
 	q.touch()
-	q.kick() // receiver 0 may be in an idle pause: the outcome comes soon
+	q.sched.sent()
+	q.kick() // receiver 0 may be in a long pause: the outcome comes soon
 	ttl := int32(q.opts.MessageTTL / time.Second)
 	if _, err := p.client.EnqueueMessage(ctx, text, &azqueue.EnqueueMessageOptions{TimeToLive: &ttl}); err != nil {
 		if blob != "" {
@@ -443,10 +448,15 @@ func (q *Queue) send(ctx context.Context, to string, m Message) (Outcome, error)
 		}
 		return 0, shortError(err)
 	}
-	return awaitOutcome(ctx, ch, q.opts.Heartbeat, func(ctx context.Context) error {
+	sent := time.Now()
+	out, err := awaitOutcome(ctx, ch, q.opts.Heartbeat, func(ctx context.Context) error {
 		_, err := q.alive(ctx, to)
 		return err
 	})
+	if err == nil {
+		q.sched.answered(time.Since(sent))
+	}
+	return out, err
 }
 
 // upload stores the body of a large message in the container of instance
@@ -536,13 +546,16 @@ func (q *Queue) alive(ctx context.Context, id string) (*peer, error) {
 }
 
 // receive polls the instance's queue until ctx is done. Receiver 0 always
-// runs: right away while hot, then 100 ms more after each empty poll up to
-// MaxIdleWait, with doubling pauses up to MaxRetryWait while storage
-// fails. The others poll beside it only while hot.
+// runs, on the pollSchedule: after messages, it polls again a little
+// before the next are due; after a message sent, a little before its
+// outcome is due; each empty poll then doubles the pause from HotPause up
+// to MaxIdleWait. A full batch is followed by the next poll at once. While
+// storage fails it waits 200 ms doubling up to MaxRetryWait. The others
+// poll beside it only while messages flow (HotWindow).
 func (q *Queue) receive(ctx context.Context, n int) {
 	vis := int32(max(q.opts.VisibilityTimeout/time.Second, 1))
 	batch := int32(batchSize)
-	idle, failures := 0, 0
+	failures := 0
 	retries := backoff.Doubling{First: 200 * time.Millisecond, Max: q.opts.MaxRetryWait}
 	for ctx.Err() == nil {
 		if n > 0 && !q.hot() {
@@ -577,22 +590,30 @@ func (q *Queue) receive(ctx context.Context, n int) {
 			failures = 0
 			retries.Reset()
 		}
-		if len(resp.Messages) == 0 {
-			if q.hot() {
-				idle = 0
-				q.pause(ctx, q.opts.HotPause)
-				continue
-			}
-			if n > 0 {
-				continue
-			}
-			idle++
-			q.pause(ctx, min(time.Duration(idle)*idleStep, q.opts.MaxIdleWait))
-			continue
+		if len(resp.Messages) > 0 {
+			q.sched.received(time.Now())
 		}
-		idle = 0
 		for _, dm := range resp.Messages {
 			q.handle(ctx, dm)
+		}
+		var wait time.Duration
+		switch {
+		case len(resp.Messages) == int(batch):
+			continue // more may wait
+		case n > 0:
+			continue // an extra receiver: polls while hot, without back-off
+		case len(resp.Messages) > 0:
+			wait = q.sched.next()
+		default:
+			wait = q.sched.empty()
+		}
+		// A message sent meanwhile (a kick) may bring the next poll
+		// forward, never put it off: kicks may come faster than polls.
+		until := time.Now().Add(wait)
+		for q.pause(ctx, time.Until(until)) {
+			if sooner := time.Now().Add(q.sched.next()); sooner.Before(until) {
+				until = sooner
+			}
 		}
 	}
 }
@@ -624,9 +645,10 @@ func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) {
 		return
 	}
 	if env.isOutcome() {
+		// Not deleted: an outcome lives less long than the visibility
+		// timeout, so it expires before it could be received again.
 		out, _ := parseOutcome(env.Outcome)
 		q.waiting.resolve(env.ID, out)
-		del()
 		return
 	}
 	q.touch()
@@ -658,6 +680,13 @@ func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) {
 	}
 }
 
+// outcomeTTL is how long an outcome message lives: as long as its sender
+// waits for it, and less than the visibility timeout, so that the
+// receiver need not delete it (a storage request per message).
+func (q *Queue) outcomeTTL() time.Duration {
+	return max(time.Second, min(q.opts.OutcomeTimeout+5*time.Second, q.opts.VisibilityTimeout-time.Second))
+}
+
 // sendOutcome tells instance to (when someone waits there) what became of
 // message id.
 func (q *Queue) sendOutcome(to, id string, out Outcome) {
@@ -673,7 +702,7 @@ func (q *Queue) sendOutcome(to, id string, out Outcome) {
 		if err != nil {
 			return
 		}
-		ttl := int32(outcomeTTL / time.Second)
+		ttl := int32(q.outcomeTTL() / time.Second)
 		c := q.svc.NewQueueClient(QueuePrefix + to)
 		if _, err := c.EnqueueMessage(ctx, text, &azqueue.EnqueueMessageOptions{TimeToLive: &ttl}); err != nil && ctx.Err() == nil {
 			q.log.Warn("backplane: telling the sender what became of a message failed", "to", to, "id", id, "outcome", out, "error", shortError(err))
