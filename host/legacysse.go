@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,8 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/backplane"
 	"github.com/funcmcp/funcmcp/host/internal/config"
+	"github.com/funcmcp/funcmcp/host/internal/dedup"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 )
@@ -64,6 +67,8 @@ type legacy struct {
 	sse        *mcp.LegacySSE
 	endpoint   *mcp.Handler // the Streamable HTTP endpoint, for forwarded responses
 	bp         backplane.Backplane
+	sealer     *auth.Sealer  // seals the ids of requests to clients
+	forwarded  *dedup.Window // the ids of responses forwarded already
 	log        *slog.Logger
 	stopOnce   sync.Once
 }
@@ -81,7 +86,8 @@ func newInstanceID() string { return ids.Random(ids.Base32Lower, 16) }
 // newLegacy sets up the backplane the settings ask for. Nothing is
 // contacted before start; attach completes the transport.
 func (h *Host) newLegacy() (*legacy, error) {
-	l := &legacy{instanceID: newInstanceID(), log: h.log}
+	l := &legacy{instanceID: newInstanceID(), sealer: h.secrets.Sealer, log: h.log}
+	l.init()
 	bp, kind, err := h.newBackplane(l.instanceID)
 	if err != nil {
 		return nil, err
@@ -89,6 +95,12 @@ func (h *Host) newLegacy() (*legacy, error) {
 	l.bp, l.kind = bp, kind
 	return l, nil
 }
+
+// forwardedWindow is how many forwarded response ids an instance
+// remembers, to refuse a second copy without a storage request.
+const forwardedWindow = 8192
+
+func (l *legacy) init() { l.forwarded = dedup.NewWindow(forwardedWindow) }
 
 // attach creates the legacy SSE transport over streamable, the endpoint
 // made with endpoint.
@@ -186,18 +198,78 @@ func (l *legacy) deliver(_ context.Context, m backplane.Message) backplane.Outco
 	return backplane.Gone
 }
 
+// requestIDPurpose binds a sealed request id to the instance that asks
+// and the client asked.
+func requestIDPurpose(instanceID, scope string) string {
+	return "funcmcp-request-id|" + instanceID + "|" + scope
+}
+
+// noDeadlineTTL is how long the id of a request whose call has no deadline
+// can be answered through another instance.
+const noDeadlineTTL = 24 * time.Hour
+
+// requestID makes the id of a request a call on this instance sends the
+// client of scope: the instance's id, "~" and a token sealed with the
+// session key for that instance and client, which expires with the call's
+// deadline. Another instance that receives the answer forwards it only
+// when the token opens there: a made-up id costs no storage request.
+func (l *legacy) requestID(scope string, deadline time.Time) string {
+	ttl := noDeadlineTTL
+	if !deadline.IsZero() {
+		ttl = time.Until(deadline)
+	}
+	token, err := l.sealer.Seal(requestIDPurpose(l.instanceID, scope), nil, ttl)
+	if err != nil { // no randomness: the answer can still reach this instance
+		l.log.Warn("host: sealing a request id failed; an answer to it through another instance is refused", "error", err)
+		return l.instanceID + "~" + ids.Random(ids.LowerAlnum, 20)
+	}
+	return l.instanceID + "~" + token
+}
+
+// errNotARequest refuses a response that answers no request of the
+// instance it names.
+var errNotARequest = errors.New("the response answers no request that instance sent this client, or was forwarded already")
+
 // forwardResponse sends a client's response to the instance where the
-// call that asked waits. A response that instance has nobody waiting for
-// is not an error: it was dropped there.
+// call that asked waits (see checkResponse). A response refused here is
+// dropped with a debug line, as one nothing waits for: a made-up id costs
+// neither a storage request nor a warning. A response the other instance
+// has nobody waiting for is not an error: it was dropped there.
 func (l *legacy) forwardResponse(ctx context.Context, instanceID, scope string, body []byte) error {
+	id, err := l.checkResponse(instanceID, scope, body)
+	if err != nil {
+		l.log.Debug("host: a client's response is not forwarded", "error", err)
+		return nil
+	}
 	out, err := l.bp.Send(ctx, instanceID, backplane.Message{ID: ids.Random(ids.Base32, 26), ClientID: responsePrefix + scope, Body: body})
 	switch {
 	case err != nil:
 		return fmt.Errorf("forwarding a response to instance %q: %w", instanceID, err)
 	case out == backplane.Gone:
-		l.log.Debug("host: the instance a client's response was forwarded to has nothing waiting for it", "instance", instanceID)
+		l.log.Debug("host: the instance a client's response was forwarded to has nothing waiting for it", "instance", instanceID, "id", id)
 	}
 	return nil
+}
+
+// checkResponse returns the id of a response that may go to instanceID:
+// its id is one that instance made for the client of scope (requestID),
+// the call's deadline has not passed, and it was not forwarded before.
+func (l *legacy) checkResponse(instanceID, scope string, body []byte) (string, error) {
+	var r struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(body, &r)
+	token, ok := strings.CutPrefix(r.ID, instanceID+"~")
+	if !ok || !backplane.ValidInstanceID(instanceID) {
+		return "", fmt.Errorf("a response for instance %q: %w", instanceID, errNotARequest)
+	}
+	if _, err := l.sealer.Open(requestIDPurpose(instanceID, scope), token); err != nil {
+		return "", fmt.Errorf("a response for instance %q: %w (%w)", instanceID, errNotARequest, err)
+	}
+	if !l.forwarded.Add(r.ID) {
+		return "", fmt.Errorf("a response for instance %q: %w", instanceID, errNotARequest)
+	}
+	return r.ID, nil
 }
 
 // stop ends the streams, then removes the instance from the backplane.

@@ -113,21 +113,27 @@ func TestLegacySSEAcrossHosts(t *testing.T) {
 // TestForwardedResponseNobodyWaitsFor: a client's response forwarded to
 // the instance named in its request id, where no call waits for it, can
 // never be delivered: that instance reports it gone (and deletes it), and
-// the sender takes that for no error. A malformed one is gone too.
+// the sender takes that for no error. A malformed one is gone there too;
+// the sender does not forward it (nor a made-up id) at all.
 func TestForwardedResponseNobodyWaitsFor(t *testing.T) {
 	t.Setenv("WEBSITE_AUTH_ENCRYPTION_KEY", testSessionKey)
 	t.Setenv(SettingBackplane, BackplaneMemory)
 	root := weatherApp(t, `{"version":"2.0"}`)
 	a, _ := serveTestHost(t, root, "http://127.0.0.1:1", nil)
 	b, _ := serveTestHost(t, root, "http://127.0.0.1:1", nil)
+	const scope = "session:nobody"
+	asked := a.legacy.requestID(scope, time.Now().Add(time.Minute))
 	for _, tc := range []struct{ name, body string }{
-		{"a result", `{"jsonrpc":"2.0","id":"` + a.legacy.instanceID + `~nobody","result":{"action":"accept"}}`},
+		{"a result", `{"jsonrpc":"2.0","id":"` + asked + `","result":{"action":"accept"}}`},
+		{"a made-up id", `{"jsonrpc":"2.0","id":"` + a.legacy.instanceID + `~nobody","result":{"action":"accept"}}`},
 		{"not a response", `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := a.legacy.deliver(t.Context(), backplane.Message{ID: "m-" + tc.name, ClientID: responsePrefix + "session:nobody", Body: []byte(tc.body)})
+			out := a.legacy.deliver(t.Context(), backplane.Message{ID: "m-" + tc.name, ClientID: responsePrefix + scope, Body: []byte(tc.body)})
 			assert.Equal(t, backplane.Gone, out)
-			assert.NoError(t, b.legacy.forwardResponse(t.Context(), a.legacy.instanceID, "session:nobody", []byte(tc.body)))
+			assert.NoError(t, b.legacy.forwardResponse(t.Context(), a.legacy.instanceID, scope, []byte(tc.body)))
+			_, err := b.legacy.checkResponse(a.legacy.instanceID, scope, []byte(tc.body))
+			assert.ErrorIs(t, err, errNotARequest, "never, or not twice")
 		})
 	}
 }

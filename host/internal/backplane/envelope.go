@@ -44,6 +44,14 @@ func decodeEnvelopeJSON(data []byte) (envelope, error) {
 	if err := json.Unmarshal(data, &e); err != nil {
 		return envelope{}, fmt.Errorf("decoding the message: %w", err)
 	}
+	switch {
+	case e.ID != "" && !ValidMessageID(e.ID):
+		return envelope{}, fmt.Errorf("decoding the message: id %q is not 1-64 letters, digits, '-' or '_'", e.ID)
+	case e.Blob != "" && !ValidMessageID(e.Blob):
+		return envelope{}, fmt.Errorf("decoding the message: blob name %q is not 1-64 letters, digits, '-' or '_'", e.Blob)
+	case e.From != "" && !ValidInstanceID(e.From):
+		return envelope{}, fmt.Errorf("decoding the message: sender %q is not an instance id", e.From)
+	}
 	if e.isOutcome() {
 		if _, ok := parseOutcome(e.Outcome); !ok || e.ID == "" {
 			return envelope{}, fmt.Errorf("decoding the message: outcome %q of message %q", e.Outcome, e.ID)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -130,4 +131,25 @@ func TestInboundACopyOfAHeldMessage(t *testing.T) {
 	}, 10*time.Second, 5*time.Millisecond)
 	assert.Zero(t, first.n.Load())
 	assert.Len(t, s.snapshot("client1"), 1, "delivered once")
+}
+
+// TestEnvelopeIDsAreChecked: an id, a blob name or a sender that could not
+// name a storage object is refused when the message is read, before any
+// storage call is made with it; so is a Send with such a message id.
+func TestEnvelopeIDsAreChecked(t *testing.T) {
+	for _, text := range []string{
+		`{"Id":"../x","ClientId":"c","Message":{}}`,
+		`{"Id":"m1","ClientId":"c","Blob":"a/b"}`,
+		`{"Id":"m1","ClientId":"c","Message":{},"From":"Not-An-Instance"}`,
+		`{"Id":"` + strings.Repeat("x", 65) + `","Outcome":"taken"}`,
+	} {
+		_, err := decodeEnvelopeJSON([]byte(text))
+		assert.Error(t, err, text)
+	}
+	_, err := decodeEnvelopeJSON([]byte(`{"Id":"m-1_A","ClientId":"c","Blob":"m-1_A","From":"abc123"}`))
+	assert.NoError(t, err)
+
+	for _, id := range []string{"", "a/b", strings.Repeat("x", 65)} {
+		assert.Error(t, checkSend("someinstance", Message{ID: id, ClientID: "c", Body: []byte(`{}`)}), id)
+	}
 }

@@ -56,6 +56,9 @@ func (m *Memory) Start(ctx context.Context, deliver Deliver) error {
 
 // Send offers msg to the instance's stream and returns its outcome.
 func (m *Memory) Send(ctx context.Context, instanceID string, msg Message) (Outcome, error) {
+	if err := checkSend(instanceID, msg); err != nil {
+		return 0, err
+	}
 	m.hub.mu.RLock()
 	to := m.hub.instances[instanceID]
 	m.hub.mu.RUnlock()

@@ -42,12 +42,12 @@ const (
 // by the cleanup that every instance runs each CleanupBeats.
 const (
 	StaleBeats   = 3
+	DeadBeats    = 6
 	RemoveBeats  = 10
 	CleanupBeats = 5
 )
 
 const (
-	idleStep  = 100 * time.Millisecond
 	batchSize = 32
 	// maxQueueText is the largest queue message: 64 KiB of base64 text.
 	maxQueueText = 64 << 10
@@ -57,7 +57,6 @@ const (
 	// heartbeat (Unix milliseconds). Queues without it are not funchost's
 	// and are never removed.
 	HeartbeatKey = "funcmcpheartbeat"
-	outcomeTTL   = time.Minute
 	asyncWorkers = 8
 )
 
@@ -66,18 +65,19 @@ type QueueOptions struct {
 	// VisibilityTimeout is how long a received message stays hidden before
 	// it comes back if it was not deleted; default 30s.
 	VisibilityTimeout time.Duration
-	// MaxIdleWait caps the pause between two empty polls once the queue is
-	// idle; default 2s. Each empty poll waits 100 ms longer than the one
-	// before, up to it.
+	// MaxIdleWait caps the pause between two empty polls; default 2s.
 	MaxIdleWait time.Duration
-	// HotWindow is how long after the last message sent or received the
-	// queue is polled without back-off; default 2s.
-	HotWindow time.Duration
-	// HotPause is the pause between two empty polls while hot; default 2ms.
+	// HotPause is the pause after the first empty poll that follows a
+	// message received or sent; default 2ms. Each further empty poll
+	// waits twice as long, up to MaxIdleWait.
 	HotPause time.Duration
-	// Receivers poll at once while hot (one while idle); default 1. More
-	// help when a storage request takes much longer than HotPause; against
-	// Azurite on loopback they only load the emulator.
+	// HotWindow is how long after the last message sent or received the
+	// extra receivers (Receivers > 1) poll; default 2s.
+	HotWindow time.Duration
+	// Receivers poll at once while messages flow (one otherwise); default
+	// 1. More help when a storage request takes much longer than the
+	// message rate; against Azurite on loopback they only load the
+	// emulator.
 	Receivers int
 	// MaxRetryWait caps the pause between two failing polls; default 10s.
 	MaxRetryWait time.Duration
@@ -131,8 +131,10 @@ type Queue struct {
 
 	peers   sync.Map // instance id → *peer
 	waiting waiters
+	lost    lossClock // when storage had lost this instance's queue
 	in      *inbound
 
+	sched  *pollSchedule
 	active atomic.Int64 // UnixNano of the last message sent or received
 	kickMu sync.Mutex
 	kickCh chan struct{} // closed to wake idle receivers
@@ -153,8 +155,8 @@ type Queue struct {
 // peer is what a sender knows of another instance.
 type peer struct {
 	client  *azqueue.QueueClient
-	mu      sync.Mutex
-	checked time.Time // when its heartbeat was last read
+	lock    chan struct{} // one slot: held while its heartbeat is read
+	checked time.Time     // when its heartbeat was last read
 }
 
 // NewQueue returns the backplane of instance id on the storage account s.
@@ -185,6 +187,7 @@ func NewQueue(id string, s Storage, opts *QueueOptions) (*Queue, error) {
 		account: redactedURL(c.queues.URL()),
 		log:     o.Logger,
 		kickCh:  make(chan struct{}),
+		sched:   newPollSchedule(o.HotPause, o.MaxIdleWait),
 	}
 	q.del = func(ctx context.Context, msgID, pop string) error {
 		_, err := q.own.DeleteMessage(ctx, msgID, pop, nil)
@@ -258,6 +261,25 @@ func (q *Queue) Start(ctx context.Context, deliver Deliver) error {
 	q.loops.Go(func() { q.heartbeat(lctx) })
 	q.loops.Go(func() { q.cleanup(lctx) })
 	return nil
+}
+
+// recreate makes the queue and the container of this instance again:
+// storage lost them (it was restarted empty, or another instance swept
+// this one as dead while it was paused).
+func (q *Queue) recreate(ctx context.Context) {
+	q.lost.mark()
+	if err := q.createQueue(ctx); err != nil {
+		q.log.Warn("backplane: the queue was gone; making it again failed", "queue", q.QueueName(), "error", err)
+		return
+	}
+	q.log.Warn("backplane: the queue was gone; made it again", "queue", q.QueueName())
+	if q.blobs == nil {
+		return
+	}
+	if _, err := q.blobs.CreateContainer(ctx, q.QueueName(), nil); err != nil && !hasCode(err, string(bloberror.ContainerAlreadyExists)) {
+		q.log.Warn("backplane: making the blob container again failed; a sender makes it when it needs it",
+			"container", q.QueueName(), "error", shortError(err))
+	}
 }
 
 func (q *Queue) createQueue(ctx context.Context) error {
@@ -354,10 +376,11 @@ func (q *Queue) kicked() <-chan struct{} {
 	return q.kickCh
 }
 
-// pause waits d, or less when kicked or ctx ends.
-func (q *Queue) pause(ctx context.Context, d time.Duration) {
+// pause waits d, or less when kicked or ctx ends; it reports whether it
+// was kicked.
+func (q *Queue) pause(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
-		return
+		return false
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -365,39 +388,41 @@ func (q *Queue) pause(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-t.C:
 	case <-q.kicked():
+		return true
 	}
+	return false
 }
 
 // Send stores m in the queue of instance to (a large body in a blob of its
-// container) and waits for its outcome.
+// container) and waits for its outcome, all within OutcomeTimeout.
 func (q *Queue) Send(ctx context.Context, to string, m Message) (Outcome, error) {
-	if !ValidInstanceID(to) {
-		return 0, fmt.Errorf("sending to instance %q: %w", to, ErrUnknownInstance)
+	if err := checkSend(to, m); err != nil {
+		return 0, err
 	}
-	if m.ID == "" {
-		return 0, fmt.Errorf("sending to instance %q: the message has no id", to)
-	}
+	sctx, cancel := context.WithTimeout(ctx, q.opts.OutcomeTimeout)
+	defer cancel()
+	out, err := q.send(sctx, to, m)
+	return out, sendError(ctx, sctx, to, err)
+}
+
+func (q *Queue) send(ctx context.Context, to string, m Message) (Outcome, error) {
 	p, err := q.alive(ctx, to)
 	if err != nil {
-		return 0, fmt.Errorf("sending to instance %q: %w", to, err)
+		return 0, err
 	}
 	env := envelope{ID: m.ID, ClientID: m.ClientID, Message: m.Body, From: q.id}
 	text, err := encodeQueueText(&env)
 	if err != nil {
-		return 0, fmt.Errorf("sending to instance %q: %w", to, err)
+		return 0, err
 	}
 	blob := ""
 	if len(text) > maxQueueText {
 		if q.blobs == nil {
-			return 0, fmt.Errorf("sending to instance %q: a message of %d bytes needs a blob and connection %s has no blob endpoint", to, len(m.Body), q.conn)
+			return 0, fmt.Errorf("a message of %d bytes needs a blob and connection %s has no blob endpoint", len(m.Body), q.conn)
 		}
 		blob = m.ID
-		if _, err := q.blobs.UploadBuffer(ctx, QueuePrefix+to, blob, m.Body, nil); err != nil {
-			if hasCode(err, string(bloberror.ContainerNotFound)) {
-				q.peers.Delete(to)
-				return 0, fmt.Errorf("sending to instance %q: %w", to, ErrUnknownInstance)
-			}
-			return 0, fmt.Errorf("sending to instance %q: storing the message body: %w", to, shortError(err))
+		if err := q.upload(ctx, to, blob, m.Body); err != nil {
+			return 0, err
 		}
 		env.Message, env.Blob = nil, blob
 		if text, err = encodeQueueText(&env); err != nil {
@@ -407,24 +432,70 @@ func (q *Queue) Send(ctx context.Context, to string, m Message) (Outcome, error)
 	ch := q.waiting.add(m.ID)
 	defer q.waiting.remove(m.ID)
 	q.touch()
-	q.kick() // receiver 0 may be in an idle pause: the outcome comes soon
+	q.sched.sent()
+	q.kick() // receiver 0 may be in a long pause: the outcome comes soon
 	ttl := int32(q.opts.MessageTTL / time.Second)
 	if _, err := p.client.EnqueueMessage(ctx, text, &azqueue.EnqueueMessageOptions{TimeToLive: &ttl}); err != nil {
 		if blob != "" {
 			q.deleteBlob(context.WithoutCancel(ctx), to, blob)
 		}
 		if queueerror.HasCode(err, queueerror.QueueNotFound) {
-			// The instance is gone for good (its id is never reused):
-			// forget it, or the map grows with every instance ever seen.
+			// Gone for good (its id is never reused), or storage lost it:
+			// forget it either way, or the map grows with every instance
+			// ever seen.
 			q.peers.Delete(to)
-			return 0, fmt.Errorf("sending to instance %q: %w", to, ErrUnknownInstance)
+			return 0, q.missing(ctx, to)
 		}
-		return 0, fmt.Errorf("sending to instance %q: %w", to, shortError(err))
+		return 0, shortError(err)
 	}
-	return awaitOutcome(ctx, to, ch, q.opts.OutcomeTimeout, q.opts.Heartbeat, func(ctx context.Context) error {
+	sent := time.Now()
+	out, err := awaitOutcome(ctx, ch, q.opts.Heartbeat, func(ctx context.Context) error {
 		_, err := q.alive(ctx, to)
 		return err
 	})
+	if err == nil {
+		q.sched.answered(time.Since(sent))
+	}
+	return out, err
+}
+
+// upload stores the body of a large message in the container of instance
+// to. That instance was alive a moment ago: a missing container was lost
+// (the instance was swept while paused, or storage restarted empty) and
+// is made again.
+func (q *Queue) upload(ctx context.Context, to, name string, body []byte) error {
+	container := QueuePrefix + to
+	_, err := q.blobs.UploadBuffer(ctx, container, name, body, nil)
+	if err != nil && hasCode(err, string(bloberror.ContainerNotFound)) {
+		if _, cerr := q.blobs.CreateContainer(ctx, container, nil); cerr != nil && !hasCode(cerr, string(bloberror.ContainerAlreadyExists)) {
+			return fmt.Errorf("making the lost container %s again: %w", container, shortError(cerr))
+		}
+		q.log.Info("backplane: made the lost blob container of an instance again", "container", container)
+		_, err = q.blobs.UploadBuffer(ctx, container, name, body, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("storing the message body: %w", shortError(err))
+	}
+	return nil
+}
+
+// missing judges a peer whose queue is not there: gone, unless storage
+// lost this instance's queue too (it was restarted empty), or did a short
+// while ago: every live instance is making its queue again then.
+func (q *Queue) missing(ctx context.Context, id string) error {
+	if q.lost.recent(q.opts.Heartbeat) {
+		return &UnsureError{Instance: id}
+	}
+	_, err := q.own.GetProperties(ctx, nil)
+	switch {
+	case err == nil:
+		return &InstanceGoneError{Instance: id}
+	case queueerror.HasCode(err, queueerror.QueueNotFound):
+		q.lost.mark()
+		q.async(func(ctx context.Context) { q.recreate(ctx) })
+		return &UnsureError{Instance: id}
+	}
+	return shortError(err)
 }
 
 func encodeQueueText(e *envelope) (string, error) {
@@ -436,15 +507,20 @@ func encodeQueueText(e *envelope) (string, error) {
 }
 
 // alive returns the peer named when its heartbeat is fresh: read from its
-// queue's metadata at most once a heartbeat.
+// queue's metadata at most once a heartbeat, by one caller at a time; the
+// others wait for it no longer than their ctx.
 func (q *Queue) alive(ctx context.Context, id string) (*peer, error) {
 	v, ok := q.peers.Load(id)
 	if !ok {
-		v, _ = q.peers.LoadOrStore(id, &peer{client: q.svc.NewQueueClient(QueuePrefix + id)})
+		v, _ = q.peers.LoadOrStore(id, &peer{client: q.svc.NewQueueClient(QueuePrefix + id), lock: make(chan struct{}, 1)})
 	}
 	p := v.(*peer)
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	select {
+	case p.lock <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-p.lock }()
 	if time.Since(p.checked) < q.opts.Heartbeat {
 		return p, nil
 	}
@@ -452,7 +528,7 @@ func (q *Queue) alive(ctx context.Context, id string) (*peer, error) {
 	if err != nil {
 		if queueerror.HasCode(err, queueerror.QueueNotFound) {
 			q.peers.Delete(id)
-			return nil, ErrUnknownInstance
+			return nil, q.missing(ctx, id)
 		}
 		return nil, shortError(err)
 	}
@@ -461,22 +537,25 @@ func (q *Queue) alive(ctx context.Context, id string) (*peer, error) {
 		q.peers.Delete(id)
 		return nil, &InstanceGoneError{Instance: id}
 	}
-	if time.Since(beat) > StaleBeats*q.opts.Heartbeat {
+	if err := verdict(id, beat, q.opts.Heartbeat); err != nil {
 		q.peers.Delete(id)
-		return nil, &InstanceGoneError{Instance: id, LastSeen: beat}
+		return nil, err
 	}
 	p.checked = time.Now()
 	return p, nil
 }
 
 // receive polls the instance's queue until ctx is done. Receiver 0 always
-// runs: right away while hot, then 100 ms more after each empty poll up to
-// MaxIdleWait, with doubling pauses up to MaxRetryWait while storage
-// fails. The others poll beside it only while hot.
+// runs, on the pollSchedule: after messages, it polls again a little
+// before the next are due; after a message sent, a little before its
+// outcome is due; each empty poll then doubles the pause from HotPause up
+// to MaxIdleWait. A full batch is followed by the next poll at once. While
+// storage fails it waits 200 ms doubling up to MaxRetryWait. The others
+// poll beside it only while messages flow (HotWindow).
 func (q *Queue) receive(ctx context.Context, n int) {
 	vis := int32(max(q.opts.VisibilityTimeout/time.Second, 1))
 	batch := int32(batchSize)
-	idle, failures := 0, 0
+	failures := 0
 	retries := backoff.Doubling{First: 200 * time.Millisecond, Max: q.opts.MaxRetryWait}
 	for ctx.Err() == nil {
 		if n > 0 && !q.hot() {
@@ -499,9 +578,7 @@ func (q *Queue) receive(ctx context.Context, n int) {
 					"queue", q.QueueName(), "connection", q.conn, "failures", failures, "retryIn", retry, "error", shortError(err))
 			}
 			if n == 0 && queueerror.HasCode(err, queueerror.QueueNotFound) {
-				if cerr := q.createQueue(ctx); cerr == nil {
-					q.log.Warn("backplane: the queue was gone; created it again", "queue", q.QueueName())
-				}
+				q.recreate(ctx)
 			}
 			backoff.Sleep(ctx, retry)
 			continue
@@ -513,22 +590,30 @@ func (q *Queue) receive(ctx context.Context, n int) {
 			failures = 0
 			retries.Reset()
 		}
-		if len(resp.Messages) == 0 {
-			if q.hot() {
-				idle = 0
-				q.pause(ctx, q.opts.HotPause)
-				continue
-			}
-			if n > 0 {
-				continue
-			}
-			idle++
-			q.pause(ctx, min(time.Duration(idle)*idleStep, q.opts.MaxIdleWait))
-			continue
+		if len(resp.Messages) > 0 {
+			q.sched.received(time.Now())
 		}
-		idle = 0
 		for _, dm := range resp.Messages {
 			q.handle(ctx, dm)
+		}
+		var wait time.Duration
+		switch {
+		case len(resp.Messages) == int(batch):
+			continue // more may wait
+		case n > 0:
+			continue // an extra receiver: polls while hot, without back-off
+		case len(resp.Messages) > 0:
+			wait = q.sched.next()
+		default:
+			wait = q.sched.empty()
+		}
+		// A message sent meanwhile (a kick) may bring the next poll
+		// forward, never put it off: kicks may come faster than polls.
+		until := time.Now().Add(wait)
+		for q.pause(ctx, time.Until(until)) {
+			if sooner := time.Now().Add(q.sched.next()); sooner.Before(until) {
+				until = sooner
+			}
 		}
 	}
 }
@@ -560,9 +645,10 @@ func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) {
 		return
 	}
 	if env.isOutcome() {
+		// Not deleted: an outcome lives less long than the visibility
+		// timeout, so it expires before it could be received again.
 		out, _ := parseOutcome(env.Outcome)
 		q.waiting.resolve(env.ID, out)
-		del()
 		return
 	}
 	q.touch()
@@ -594,6 +680,13 @@ func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) {
 	}
 }
 
+// outcomeTTL is how long an outcome message lives: as long as its sender
+// waits for it, and less than the visibility timeout, so that the
+// receiver need not delete it (a storage request per message).
+func (q *Queue) outcomeTTL() time.Duration {
+	return max(time.Second, min(q.opts.OutcomeTimeout+5*time.Second, q.opts.VisibilityTimeout-time.Second))
+}
+
 // sendOutcome tells instance to (when someone waits there) what became of
 // message id.
 func (q *Queue) sendOutcome(to, id string, out Outcome) {
@@ -609,7 +702,7 @@ func (q *Queue) sendOutcome(to, id string, out Outcome) {
 		if err != nil {
 			return
 		}
-		ttl := int32(outcomeTTL / time.Second)
+		ttl := int32(q.outcomeTTL() / time.Second)
 		c := q.svc.NewQueueClient(QueuePrefix + to)
 		if _, err := c.EnqueueMessage(ctx, text, &azqueue.EnqueueMessageOptions{TimeToLive: &ttl}); err != nil && ctx.Err() == nil {
 			q.log.Warn("backplane: telling the sender what became of a message failed", "to", to, "id", id, "outcome", out, "error", shortError(err))
@@ -646,10 +739,11 @@ func (q *Queue) deleteBlob(ctx context.Context, owner, name string) {
 
 // heartbeat writes the time into the queue's metadata every Heartbeat.
 func (q *Queue) heartbeat(ctx context.Context) {
-	keepBeating(ctx, q.opts.Heartbeat, func(ctx context.Context) error {
+	keepBeating(ctx, q.opts.Heartbeat, nil, func(ctx context.Context) error {
 		_, err := q.own.SetMetadata(ctx, &azqueue.SetMetadataOptions{Metadata: beatMetadata(time.Now())})
 		if err != nil && queueerror.HasCode(err, queueerror.QueueNotFound) {
-			err = q.createQueue(ctx)
+			q.recreate(ctx)
+			return nil
 		}
 		return err
 	}, func(failures int, err error) {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -66,16 +67,25 @@ type Redis struct {
 
 	waiting waiters
 	in      *inbound
+	lost    lossClock   // when the server had lost this instance's key
+	beaten  atomic.Bool // the heartbeat key was set once
+	beatCh  chan struct{}
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	loops  sync.WaitGroup
 }
 
-// push stores a message for an instance only while its heartbeat key
-// exists: a dead instance gets nothing, and the sender hears of it at once.
+// push stores a message for an instance only while its heartbeat is
+// fresh (not older than ARGV[4] ms at ARGV[3], Unix ms): it returns 1 when
+// stored, 0 when the heartbeat key is gone (the instance is dead, or the
+// server lost it), or the late heartbeat (Unix ms) itself. A dead or late
+// instance gets nothing, and the sender hears of it at once.
 var push = redis.NewScript(`
-if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+local beat = redis.call('GET', KEYS[2])
+if not beat then return 0 end
+beat = tonumber(beat) or 0
+if tonumber(ARGV[3]) - beat > tonumber(ARGV[4]) then return math.max(beat, 2) end
 redis.call('RPUSH', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`)
@@ -115,7 +125,7 @@ func NewRedis(id string, c RedisConnection, opts *RedisOptions) (*Redis, error) 
 	if err != nil {
 		return nil, fmt.Errorf("creating the backplane: %w", err)
 	}
-	return &Redis{id: id, conn: c.Name, addr: ro.Addr, opts: o, log: o.Logger, ro: ro}, nil
+	return &Redis{id: id, conn: c.Name, addr: ro.Addr, opts: o, log: o.Logger, ro: ro, beatCh: make(chan struct{}, 1)}, nil
 }
 
 // Start connects, sets the heartbeat and starts receiving. An unreachable
@@ -143,8 +153,33 @@ func (r *Redis) Start(ctx context.Context, deliver Deliver) error {
 	return nil
 }
 
+// beat renews the heartbeat key, which expires after DeadBeats
+// heartbeats. A key found gone after the first beat was lost by the server
+// (restarted empty), or this instance was silent for DeadBeats
+// heartbeats: that is noted (see lossClock).
 func (r *Redis) beat(ctx context.Context, c *redis.Client) error {
-	return c.Set(ctx, redisAlive(r.id), strconv.FormatInt(time.Now().UnixMilli(), 10), StaleBeats*r.opts.Heartbeat).Err()
+	_, err := c.SetArgs(ctx, redisAlive(r.id), strconv.FormatInt(time.Now().UnixMilli(), 10),
+		redis.SetArgs{TTL: DeadBeats * r.opts.Heartbeat, Get: true}).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		if r.beaten.Swap(true) {
+			r.lost.mark()
+			r.log.Warn("backplane: the heartbeat key was gone; made it again", "key", redisAlive(r.id))
+		}
+		return nil
+	case err != nil:
+		return err
+	}
+	r.beaten.Store(true)
+	return nil
+}
+
+// beatNow has the heartbeat loop beat at once.
+func (r *Redis) beatNow() {
+	select {
+	case r.beatCh <- struct{}{}:
+	default:
+	}
 }
 
 // Stop ends receiving and deletes the instance's keys.
@@ -183,57 +218,93 @@ func (r *Redis) halt() {
 	}
 }
 
-// Send pushes m onto the list of instance to and waits for its outcome.
+// Send pushes m onto the list of instance to and waits for its outcome,
+// all within OutcomeTimeout.
 func (r *Redis) Send(ctx context.Context, to string, m Message) (Outcome, error) {
-	if !ValidInstanceID(to) {
-		return 0, fmt.Errorf("sending to instance %q: %w", to, ErrUnknownInstance)
+	if err := checkSend(to, m); err != nil {
+		return 0, err
 	}
-	if m.ID == "" {
-		return 0, fmt.Errorf("sending to instance %q: the message has no id", to)
-	}
+	sctx, cancel := context.WithTimeout(ctx, r.opts.OutcomeTimeout)
+	defer cancel()
+	out, err := r.send(sctx, to, m)
+	return out, sendError(ctx, sctx, to, err)
+}
+
+func (r *Redis) send(ctx context.Context, to string, m Message) (Outcome, error) {
 	data, err := json.Marshal(&envelope{ID: m.ID, ClientID: m.ClientID, Message: m.Body, From: r.id})
 	if err != nil {
-		return 0, fmt.Errorf("sending to instance %q: encoding the message: %w", to, err)
+		return 0, fmt.Errorf("encoding the message: %w", err)
 	}
 	ch := r.waiting.add(m.ID)
 	defer r.waiting.remove(m.ID)
-	n, err := push.Run(ctx, r.client, []string{redisList(to), redisAlive(to)}, data, r.opts.MessageTTL.Milliseconds()).Int()
-	if err != nil {
-		return 0, fmt.Errorf("sending to instance %q: %w", to, err)
-	}
-	if n == 0 {
-		// Its heartbeat expired: what its list holds will never be read.
-		_ = r.client.Del(ctx, redisList(to)).Err()
-		return 0, fmt.Errorf("sending to instance %q: %w", to, &InstanceGoneError{Instance: to})
-	}
-	return awaitOutcome(ctx, to, ch, r.opts.OutcomeTimeout, r.opts.Heartbeat, func(ctx context.Context) error {
-		n, err := r.client.Exists(ctx, redisAlive(to)).Result()
-		if err == nil && n == 0 {
-			return &InstanceGoneError{Instance: to}
+	now := time.Now()
+	res, err := push.Run(ctx, r.client, []string{redisList(to), redisAlive(to)}, data, r.opts.MessageTTL.Milliseconds(),
+		now.UnixMilli(), (StaleBeats * r.opts.Heartbeat).Milliseconds()).Int64()
+	switch {
+	case err != nil:
+		return 0, err
+	case res == 0:
+		return 0, r.missing(ctx, to)
+	case res > 1:
+		err := verdict(to, time.UnixMilli(res), r.opts.Heartbeat)
+		if errors.Is(err, ErrUnknownInstance) {
+			_ = r.client.Del(ctx, redisList(to)).Err()
 		}
-		return nil
+		if err == nil { // a clock ahead of this one's
+			err = &UnsureError{Instance: to, LastSeen: time.UnixMilli(res)}
+		}
+		return 0, err
+	}
+	return awaitOutcome(ctx, ch, r.opts.Heartbeat, func(ctx context.Context) error {
+		v, err := r.client.Get(ctx, redisAlive(to)).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			return r.missing(ctx, to)
+		case err != nil:
+			return err
+		}
+		ms, _ := strconv.ParseInt(v, 10, 64)
+		return verdict(to, time.UnixMilli(ms), r.opts.Heartbeat)
 	})
 }
 
-// awaitOutcome waits for the outcome of a message sent to instance to,
-// checking every recheck that the instance still lives.
-func awaitOutcome(ctx context.Context, to string, ch <-chan Outcome, timeout, recheck time.Duration, alive func(context.Context) error) (Outcome, error) {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
+// missing judges a peer whose heartbeat key is not there: gone (its list
+// is deleted: nothing will read it), unless the server lost this
+// instance's key too (it was restarted empty), or did a short while ago:
+// every live instance is making its key again then.
+func (r *Redis) missing(ctx context.Context, to string) error {
+	if r.lost.recent(r.opts.Heartbeat) {
+		return &UnsureError{Instance: to}
+	}
+	n, err := r.client.Exists(ctx, redisAlive(r.id)).Result()
+	switch {
+	case err != nil:
+		return err
+	case n == 0:
+		r.lost.mark()
+		r.beatNow()
+		return &UnsureError{Instance: to}
+	}
+	_ = r.client.Del(ctx, redisList(to)).Err()
+	return &InstanceGoneError{Instance: to}
+}
+
+// awaitOutcome waits for the outcome of a message sent, until ctx ends
+// (its deadline is the outcome timeout), checking every recheck that the
+// instance it went to still lives.
+func awaitOutcome(ctx context.Context, ch <-chan Outcome, recheck time.Duration, alive func(context.Context) error) (Outcome, error) {
 	tick := time.NewTicker(recheck)
 	defer tick.Stop()
 	for {
 		select {
 		case out := <-ch:
 			return out, nil
-		case <-deadline.C:
-			return 0, fmt.Errorf("sending to instance %q: %w", to, ErrNoOutcome)
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		case <-tick.C:
 			// A long wait: the instance may have died since.
 			if err := alive(ctx); errors.Is(err, ErrUnknownInstance) {
-				return 0, fmt.Errorf("sending to instance %q: %w", to, err)
+				return 0, err
 			}
 		}
 	}
@@ -314,7 +385,7 @@ func (r *Redis) handle(ctx context.Context, raw string) {
 
 // heartbeat renews the heartbeat key every Heartbeat.
 func (r *Redis) heartbeat(ctx context.Context) {
-	keepBeating(ctx, r.opts.Heartbeat, func(ctx context.Context) error { return r.beat(ctx, r.client) },
+	keepBeating(ctx, r.opts.Heartbeat, r.beatCh, func(ctx context.Context) error { return r.beat(ctx, r.client) },
 		func(failures int, err error) {
 			r.log.Warn("backplane: renewing the heartbeat failed; other instances will take this one for dead if it goes on",
 				"key", redisAlive(r.id), "failures", failures, "error", err)

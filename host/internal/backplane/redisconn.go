@@ -91,6 +91,9 @@ func (c RedisConnection) options() (*redis.Options, error) {
 		o.TLSConfig.RootCAs = c.RootCAs
 	}
 	o.DisableIdentity = true // no CLIENT SETINFO: not every server knows it
+	// A command ends with its context's deadline (the outcome timeout of
+	// a Send), not only after the read timeout and the retries.
+	o.ContextTimeoutEnabled = true
 	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	return o, nil
 }

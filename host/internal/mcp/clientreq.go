@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/peer"
@@ -183,7 +184,8 @@ func (n *Notifier) takePending() []inputRequest {
 
 // ask sends a request on the call's stream and waits for the answer.
 func (n *Notifier) ask(ctx context.Context, method string, params json.RawMessage) (*metadata.RequestReply, error) {
-	id := n.h.newRequestID()
+	deadline, _ := ctx.Deadline()
+	id := n.h.newRequestID(n.scope, deadline)
 	key := waitKey(n.scope, id)
 	answer := n.h.waits.add(key)
 	defer n.h.waits.remove(key)
@@ -292,9 +294,12 @@ func (t *waitTable) deliver(key string, a clientAnswer) bool {
 // requestIDSeparator ends the instance part of a request id.
 const requestIDSeparator = "~"
 
-// newRequestID returns the id of a request to the client: this instance's
-// id and 20 random characters.
-func (h *handler) newRequestID() string {
+// newRequestID returns the id of a request to the client of scope: made by
+// Options.RequestID, else this instance's id and 20 random characters.
+func (h *handler) newRequestID(scope string, deadline time.Time) string {
+	if h.requestID != nil {
+		return h.requestID(scope, deadline)
+	}
 	return h.instanceID + requestIDSeparator + ids.Random(ids.LowerAlnum, 20)
 }
 

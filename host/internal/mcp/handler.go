@@ -61,6 +61,7 @@ type handler struct {
 
 	instanceID      string // names this instance in request ids
 	forwardResponse func(ctx context.Context, instanceID, scope string, body []byte) error
+	requestID       func(scope string, deadline time.Time) string
 	waits           waitTable   // requests to clients waiting for their answer
 	streams         resumeStore // resumable streams
 	resumeGrace     time.Duration
@@ -134,6 +135,7 @@ func newHandler(srv Server, opts *Options) *handler {
 
 		instanceID:      o.InstanceID,
 		forwardResponse: o.ForwardResponse,
+		requestID:       o.RequestID,
 		resumeGrace:     o.ResumeGrace,
 	}
 	if o.Tasks != nil && o.Tasks.Store != nil {

@@ -71,6 +71,11 @@ type Options struct {
 	// receiving instance hands it to [Handler.DeliverResponse]. nil means there are
 	// no other instances.
 	ForwardResponse func(ctx context.Context, instanceID, scope string, body []byte) error
+	// RequestID, when set, makes the id of a request a call sends the
+	// client of scope, waiting until deadline (zero: no deadline); it must
+	// start with InstanceID and "~". nil means InstanceID, "~" and 20
+	// random characters.
+	RequestID func(scope string, deadline time.Time) string
 	// ResumeGrace is how long a call whose resumable stream nobody reads
 	// goes on before it is cancelled, and how long an unread result is
 	// kept for the client to resume; 0 means DefaultResumeGrace.
