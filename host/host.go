@@ -161,7 +161,8 @@ func New(opts *Options) (*Host, error) {
 		console: &console{w: o.Output},
 		ready:   make(chan struct{}),
 	}
-	h.inv = invoke.NewClient(&invoke.Options{HostVersion: Version, Timeout: o.CallTimeout, RestartWait: o.RestartWait,
+	// A call waits for a starting worker as long as its start may take.
+	h.inv = invoke.NewClient(&invoke.Options{HostVersion: Version, Timeout: o.CallTimeout, RestartWait: max(o.RestartWait, o.StartupTimeout),
 		MaxCalls: o.MaxCallsInFlight, Unhealthy: h.unhealthyReason})
 	h.state.Store(StateStarting)
 	if o.WorkerURL != "" {

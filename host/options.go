@@ -135,8 +135,10 @@ type Options struct {
 	ProbeInterval time.Duration
 	ProbeTimeout  time.Duration
 	ProbeFailures int
-	// RestartWait bounds how long a call that finds no worker (it is being
-	// restarted) waits for the new one before it fails. Default 30s.
+	// RestartWait bounds how long a call that finds no ready worker (it is
+	// being started or restarted) waits for it before it fails: the longer
+	// of RestartWait and StartupTimeout, within the call timeout. Default
+	// 30s.
 	RestartWait time.Duration
 
 	// MaxFunctionFileBytes bounds a function.json (only regular files are

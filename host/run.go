@@ -33,6 +33,10 @@ func (h *Host) Run(ctx context.Context) error {
 	defer h.Close()
 	h.printFunctions()
 
+	if h.opts.WorkerURL == "" {
+		// Calls that come before the worker is ready wait for it.
+		h.inv.ExpectWorker()
+	}
 	ln, err := net.Listen("tcp", h.opts.Addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", h.opts.Addr, err)
@@ -86,6 +90,7 @@ func (h *Host) Run(ctx context.Context) error {
 	if h.opts.WorkerURL == "" {
 		sup = h.newSupervisor()
 		if err := sup.Start(ctx); err != nil {
+			h.setUnhealthy(fmt.Sprintf("the worker did not start: %v", err)) // calls waiting for it fail now
 			shutdown()
 			if ctx.Err() != nil {
 				return nil

@@ -1,0 +1,185 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The admission tests drive a real funchost process with what arrives
+// before the host can serve it (calls while the worker starts or restarts)
+// and with more than one client may take (task slots, connections).
+
+// callOutcome is what one call got: its reply, or why it got none, and how
+// long it took (reported, never asserted).
+type callOutcome struct {
+	ex   exchange
+	err  error
+	took time.Duration
+}
+
+// callsAtOnce sends n tools/call requests of the hardapp's check tool at
+// once, each on a connection of its own, and returns what each got.
+func callsAtOnce(ctx context.Context, endpoint string, n int) []callOutcome {
+	out := make([]callOutcome, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			ex, err := sendOnce(ctx, endpoint, callJSON(i, "check", `{"city":"Oslo"}`, ""))
+			out[i] = callOutcome{ex, err, time.Since(start)}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// sendOnce is send on a new connection that is closed afterwards.
+func sendOnce(ctx context.Context, url, body string) (exchange, error) {
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
+	defer client.CloseIdleConnections()
+	return sendWith(ctx, client, url, body, nil)
+}
+
+// checkAnswered asserts that every call got the check tool's result.
+func checkAnswered(t *testing.T, outs []callOutcome) {
+	t.Helper()
+	took := make([]time.Duration, 0, len(outs))
+	for i, o := range outs {
+		if !assert.NoError(t, o.err, "call %d got no reply", i) {
+			continue
+		}
+		took = append(took, o.took)
+		if assert.Equal(t, http.StatusOK, o.ex.status, "call %d: %s", i, o.ex.body) {
+			assert.Contains(t, string(o.ex.body), `"structuredContent":{"checked":true}`, "call %d", i)
+		}
+	}
+	slices.Sort(took)
+	if len(took) > 0 {
+		t.Logf("%d calls answered; latency min %v, median %v, max %v", len(took), took[0], took[len(took)/2], took[len(took)-1])
+	}
+}
+
+// freeLoopbackPort returns a port nothing listens on now.
+func freeLoopbackPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	return port
+}
+
+// TestHardeningCallsWhileTheWorkerStarts (issue 25, finding 16): a
+// tools/call sent in the first milliseconds after `funchost start`, before
+// the worker answered its first probe, was never dispatched: it hung until
+// the client gave up. Now calls sent from the moment the port accepts wait
+// for the worker and run as soon as it is ready.
+func TestHardeningCallsWhileTheWorkerStarts(t *testing.T) {
+	app := hardened(t)
+	port := freeLoopbackPort(t)
+	h, found := launchHost(t, app, nil, "--port", strconv.Itoa(port))
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	deadline := time.Now().Add(startTimeout)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			_ = c.Close()
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "funchost did not listen on %s within %v: %v", addr, startTimeout, err)
+		select {
+		case <-h.exited:
+			t.Fatalf("funchost exited: %v\n%s", h.waitErr, h.console.String())
+		default:
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), clientTimeout)
+	defer cancel()
+	outs := callsAtOnce(ctx, "http://"+addr+endpointPath, 16)
+	h.awaitEndpoint(t, found)
+	checkAnswered(t, outs)
+}
+
+// TestHardeningCallsAfterAWorkerCrash (issue 25, finding 16): calls sent
+// right after the worker died, while funchost notices and starts another,
+// each get their answer from the new worker. A call the worker may have
+// read before it died is not sent again (a tool call is not idempotent), so
+// the calls are sent once the killed worker is gone.
+func TestHardeningCallsAfterAWorkerCrash(t *testing.T) {
+	h := startHost(t, hardened(t))
+	ctx, cancel := context.WithTimeout(t.Context(), clientTimeout)
+	defer cancel()
+	checkAnswered(t, callsAtOnce(ctx, h.endpoint, 4))
+	for round := range 2 {
+		pid := workerPid(t, h.cmd.Process.Pid)
+		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL), "round %d", round)
+		// A call the dying worker may have read is not sent again (it may
+		// have run): the calls go once the worker is gone, reaped (a
+		// killed Go process shows as a zombie while its other threads,
+		// and its sockets, are still being torn down).
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+			assert.ErrorIs(c, err, os.ErrNotExist)
+		}, stopTimeout, time.Millisecond)
+		outs := callsAtOnce(ctx, h.endpoint, 16)
+		checkAnswered(t, outs)
+		if t.Failed() {
+			t.Logf("console:\n%s", h.console.String())
+		}
+		assert.NotEqual(t, pid, workerPid(t, h.cmd.Process.Pid), "round %d: a new worker serves", round)
+	}
+}
+
+// workerPid finds the worker (the app's handler executable) among the
+// descendants of the funchost process root, which the test started.
+func workerPid(t *testing.T, root int) int {
+	t.Helper()
+	children := map[int][]int{}
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(fields[1]); err == nil {
+			children[ppid] = append(children[ppid], pid)
+		}
+	}
+	queue := slices.Clone(children[root])
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && filepath.Base(exe) == "handler" && alive(pid) {
+			return pid
+		}
+		queue = append(queue, children[pid]...)
+	}
+	t.Fatalf("no worker process below funchost (pid %d)", root)
+	return 0
+}
