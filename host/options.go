@@ -29,10 +29,14 @@ const (
 // Defaults of the bounds in [Options].
 const (
 	DefaultMaxCallsInFlight = 256
-	DefaultMaxConnections   = 1024
-	DefaultMaxArgumentBytes = 1 << 20
-	DefaultMaxArgumentDepth = 64
-	DefaultMaxArgumentKeys  = 10000
+	// DefaultMaxRunningTasksPerClient bounds the task work one client
+	// (owner) runs at once. The default of MaxRunningTasks is three quarters
+	// of MaxCallsInFlight.
+	DefaultMaxRunningTasksPerClient = 16
+	DefaultMaxConnections           = 1024
+	DefaultMaxArgumentBytes         = 1 << 20
+	DefaultMaxArgumentDepth         = 64
+	DefaultMaxArgumentKeys          = 10000
 	// MaxHeaderBytes bounds a request's header, as Kestrel's default
 	// (32 KiB) bounds it under the Functions host: over it, 431. A legacy SSE
 	// stream keeps its GET's headers for its life; a session token stays far
@@ -108,6 +112,15 @@ type Options struct {
 	// MaxCallsInFlight bounds the tool calls running at once; a call over it
 	// gets a JSON-RPC "busy" error (-32000). Default 256.
 	MaxCallsInFlight int
+	// MaxRunningTasks bounds the task work (MCP tasks, which outlive their
+	// request) running at once among those calls, so that the other slots
+	// stay for synchronous calls; it must be below MaxCallsInFlight.
+	// MaxRunningTasksPerClient bounds one client's (owner's: its
+	// credentials, else its session, else its address). Over them the task
+	// gets a JSON-RPC "busy" error (-32000) naming the limit. Defaults:
+	// three quarters of MaxCallsInFlight (192), and 16.
+	MaxRunningTasks          int
+	MaxRunningTasksPerClient int
 	// MaxConnections bounds the open client connections; one over it is
 	// answered 503 and closed. Default 1024.
 	MaxConnections int
@@ -187,6 +200,8 @@ func withDefaults(opts *Options) Options {
 		o.StopTimeout = DefaultStopTimeout
 	}
 	defaultInt(&o.MaxCallsInFlight, DefaultMaxCallsInFlight)
+	defaultInt(&o.MaxRunningTasks, max(1, o.MaxCallsInFlight*3/4))
+	defaultInt(&o.MaxRunningTasksPerClient, DefaultMaxRunningTasksPerClient)
 	defaultInt(&o.MaxConnections, DefaultMaxConnections)
 	defaultInt(&o.MaxArgumentBytes, DefaultMaxArgumentBytes)
 	defaultInt(&o.MaxArgumentDepth, DefaultMaxArgumentDepth)

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -182,4 +183,137 @@ func workerPid(t *testing.T, root int) int {
 	}
 	t.Fatalf("no worker process below funchost (pid %d)", root)
 	return 0
+}
+
+// startTasks sends n tools/call requests of the hardapp's slow_task (ten
+// minutes) as 2026-07-28 task calls with the credential auth, at most 32 at
+// once, and returns each reply (or why there was none).
+func startTasks(ctx context.Context, endpoint, auth string, n int) ([]taskReply, []error) {
+	replies, errs := make([]taskReply, n), make([]error, n)
+	sem := make(chan struct{}, 32)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			replies[i], errs[i] = taskCall(ctx, endpoint, auth, "tools/call", "slow_task",
+				map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 600000}})
+		}()
+	}
+	wg.Wait()
+	return replies, errs
+}
+
+// taskCall sends one 2026-07-28 request of a client that negotiated tasks,
+// from any goroutine.
+func taskCall(ctx context.Context, endpoint, auth, method, name string, params map[string]any) (taskReply, error) {
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}},
+	}
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	if err != nil {
+		return taskReply{}, err
+	}
+	headers := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method, "Mcp-Name": name, "Authorization": auth}
+	ex, err := send(ctx, endpoint, string(body), headers)
+	if err != nil {
+		return taskReply{}, err
+	}
+	var r taskReply
+	if err := json.Unmarshal(ex.body, &r); err != nil {
+		return taskReply{}, fmt.Errorf("%d %s: %w", ex.status, ex.body, err)
+	}
+	return r, nil
+}
+
+// taskCounts sorts what one owner's task calls came to: running, refused
+// naming the limit (at creation, or as the task's failure), and anything
+// else (described).
+type taskCounts struct {
+	running, refused int
+	other            []string
+}
+
+// settleTasks reads every task the replies made and counts them, once the
+// refused ones have failed.
+func settleTasks(t *testing.T, endpoint, auth, limit string, replies []taskReply, errs []error) taskCounts {
+	t.Helper()
+	var c taskCounts
+	var ids []string
+	for i, r := range replies {
+		switch {
+		case errs[i] != nil:
+			c.other = append(c.other, errs[i].Error())
+		case r.Error != nil && strings.Contains(r.Error.Message, limit):
+			c.refused++
+		case r.Error != nil:
+			c.other = append(c.other, r.Error.Message)
+		default:
+			var id string
+			if json.Unmarshal(r.Result["taskId"], &id) != nil || id == "" {
+				c.other = append(c.other, fmt.Sprintf("no task: %v", r.Result))
+				continue
+			}
+			ids = append(ids, id)
+		}
+	}
+	tc := taskClient{endpoint: endpoint, auth: auth}
+	for _, id := range ids {
+		var r taskReply
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			r = tc.get(t, id)
+			if assert.Nil(ct, r.Error) {
+				assert.NotEqual(ct, `"submitted"`, string(r.Result["status"]))
+			}
+		}, 20*time.Second, 20*time.Millisecond)
+		switch status := string(r.Result["status"]); {
+		case status == `"working"`:
+			c.running++
+		case status == `"failed"` && strings.Contains(string(r.Result["error"]), limit):
+			c.refused++
+		default:
+			c.other = append(c.other, fmt.Sprintf("%s %s", status, r.Result["error"]))
+		}
+	}
+	return c
+}
+
+// TestHardeningTasksKeepCapacityForCalls (issue 25, finding 1): one client
+// started 256 long tasks and every other client's calls got "Server busy"
+// for ten minutes: task work took every slot of the one call limit. Now a
+// client runs at most 16 tasks at once, all clients together at most 192
+// (three quarters of the 256 calls), and the rest of the call slots stay
+// for synchronous calls.
+func TestHardeningTasksKeepCapacityForCalls(t *testing.T) {
+	h := startHost(t, hardened(t))
+	ctx, cancel := context.WithTimeout(t.Context(), 2*clientTimeout)
+	defer cancel()
+
+	start := time.Now()
+	replies, errs := startTasks(ctx, h.endpoint, "Bearer one-client", 256)
+	t.Logf("one client: 256 task calls answered in %v", time.Since(start))
+	one := settleTasks(t, h.endpoint, "Bearer one-client", "too many running tasks for this client", replies, errs)
+	t.Logf("one client: %d tasks running, %d refused naming the per-client limit, other: %v", one.running, one.refused, one.other)
+	assert.Equal(t, 16, one.running)
+	assert.Equal(t, 240, one.refused)
+	assert.Empty(t, one.other)
+	checkAnswered(t, callsAtOnce(ctx, h.endpoint, 16))
+
+	// Twelve more clients, sixteen tasks each: 208 in all, over the
+	// server's 192.
+	running, refused := one.running, 0
+	var other []string
+	for i := range 12 {
+		auth := fmt.Sprintf("Bearer client-%d", i)
+		replies, errs := startTasks(ctx, h.endpoint, auth, 16)
+		c := settleTasks(t, h.endpoint, auth, "too many running tasks on this server", replies, errs)
+		running, refused, other = running+c.running, refused+c.refused, append(other, c.other...)
+	}
+	t.Logf("thirteen clients: %d tasks running, %d refused naming the server's limit, other: %v", running, refused, other)
+	assert.Equal(t, 192, running)
+	assert.Equal(t, 16, refused)
+	assert.Empty(t, other)
+	checkAnswered(t, callsAtOnce(ctx, h.endpoint, 32))
 }

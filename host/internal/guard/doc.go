@@ -15,7 +15,10 @@
 //   - [Deadlines]: a request's body must arrive within the read timeout
 //     (lifted once it has), and its response must be written within a bound.
 //   - [Calls]: the tool calls in flight. [Calls.Admit] refuses a call over
-//     the bound with a JSON-RPC busy error; [Calls.Drainable] gives a call a
+//     the bound with a JSON-RPC busy error; [Calls.AdmitTask] admits task
+//     work (which outlives its request) within a per-owner and a global
+//     bound below the call bound, so that slots stay for synchronous calls,
+//     and its refusal names the bound reached; [Calls.Drainable] gives a call a
 //     context that [Calls.StopWaiting] cancels with [ErrShuttingDown] when a
 //     stopping host gives up waiting for it.
 package guard

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
 func refusal(message string) string {
@@ -198,7 +199,7 @@ func TestDeadlinesLetALongCallRun(t *testing.T) {
 }
 
 func TestCalls(t *testing.T) {
-	c := NewCalls(2)
+	c := NewCalls(2, TaskLimits{})
 	r1, err := c.Admit()
 	require.NoError(t, err)
 	r2, err := c.Admit()
@@ -230,4 +231,49 @@ func TestCalls(t *testing.T) {
 	<-later.Done()
 	assert.ErrorIs(t, context.Cause(later), ErrShuttingDown, "a call started after StopWaiting stops at once")
 	assert.Equal(t, &jsonrpc.Error{Code: -32000, Message: ShuttingDownMessage}, ShuttingDown())
+}
+
+// TestAdmitTask: task work takes a slot of its owner and of all task work
+// as well as a call slot; each refusal names the limit it reached, and the
+// slots kept below the call limit still admit synchronous calls.
+func TestAdmitTask(t *testing.T) {
+	c := NewCalls(4, TaskLimits{Limit: owner.Limit{PerOwner: 2, Global: 3}, PerOwnerSetting: "PerClient", GlobalSetting: "All"})
+	a1, err := c.AdmitTask("a")
+	require.NoError(t, err)
+	_, err = c.AdmitTask("a")
+	require.NoError(t, err)
+	_, err = c.AdmitTask("a")
+	var busy *jsonrpc.Error
+	require.True(t, errors.As(err, &busy))
+	assert.Equal(t, jsonrpc.CodeServerError, busy.Code)
+	assert.Equal(t, "Server busy: too many running tasks for this client (the limit is 2); PerClient changes it; try again later.", busy.Message)
+
+	_, err = c.AdmitTask("b")
+	require.NoError(t, err)
+	_, err = c.AdmitTask("c")
+	require.True(t, errors.As(err, &busy))
+	assert.Equal(t, "Server busy: too many running tasks on this server (the limit is 3); All changes it; try again later.", busy.Message)
+	assert.Equal(t, int64(3), c.TasksRunning())
+
+	sync, err := c.Admit()
+	require.NoError(t, err, "a slot stays for synchronous calls")
+	_, err = c.Admit()
+	require.Error(t, err, "the call limit still holds")
+	sync()
+
+	a1()
+	assert.Equal(t, int64(2), c.TasksRunning())
+	assert.Equal(t, 2, c.InFlight())
+	_, err = c.AdmitTask("c")
+	require.NoError(t, err, "a released task slot is free again")
+
+	// A task refused by the call limit gives its task slot back.
+	full := NewCalls(1, TaskLimits{Limit: owner.Limit{PerOwner: 5, Global: 5}})
+	r, err := full.Admit()
+	require.NoError(t, err)
+	_, err = full.AdmitTask("a")
+	require.True(t, errors.As(err, &busy))
+	assert.Equal(t, "Server busy: 1 tool calls are running, the most allowed; try again later.", busy.Message)
+	assert.Zero(t, full.TasksRunning())
+	r()
 }
