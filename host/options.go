@@ -34,6 +34,9 @@ const (
 	// of MaxCallsInFlight.
 	DefaultMaxRunningTasksPerClient = 16
 	DefaultMaxConnections           = 1024
+	// DefaultMaxConnectionsPerAddress bounds the open connections of one
+	// client address.
+	DefaultMaxConnectionsPerAddress = 128
 	DefaultMaxArgumentBytes         = 1 << 20
 	DefaultMaxArgumentDepth         = 64
 	DefaultMaxArgumentKeys          = 10000
@@ -121,9 +124,15 @@ type Options struct {
 	// three quarters of MaxCallsInFlight (192), and 16.
 	MaxRunningTasks          int
 	MaxRunningTasksPerClient int
-	// MaxConnections bounds the open client connections; one over it is
-	// answered 503 and closed. Default 1024.
-	MaxConnections int
+	// MaxConnections bounds the open client connections, and
+	// MaxConnectionsPerAddress those of one client address (its IP, any
+	// port). At a bound a new connection closes an idle keep-alive one (its
+	// own address's longest idle one at the address's bound; at the
+	// server's, the longest idle one of the address holding the most); when
+	// none is idle it is answered 503 naming the limit, and closed.
+	// Defaults 1024 and 128.
+	MaxConnections           int
+	MaxConnectionsPerAddress int
 	// MaxArgumentBytes, MaxArgumentDepth and MaxArgumentKeys bound a call's
 	// arguments (total JSON size, nesting, object keys); over them: -32602.
 	// Defaults 1 MiB, 64, 10000.
@@ -203,6 +212,7 @@ func withDefaults(opts *Options) Options {
 	defaultInt(&o.MaxRunningTasks, max(1, o.MaxCallsInFlight*3/4))
 	defaultInt(&o.MaxRunningTasksPerClient, DefaultMaxRunningTasksPerClient)
 	defaultInt(&o.MaxConnections, DefaultMaxConnections)
+	defaultInt(&o.MaxConnectionsPerAddress, min(DefaultMaxConnectionsPerAddress, o.MaxConnections))
 	defaultInt(&o.MaxArgumentBytes, DefaultMaxArgumentBytes)
 	defaultInt(&o.MaxArgumentDepth, DefaultMaxArgumentDepth)
 	defaultInt(&o.MaxArgumentKeys, DefaultMaxArgumentKeys)

@@ -41,7 +41,11 @@ func (h *Host) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", h.opts.Addr, err)
 	}
-	ln = guard.LimitListener(ln, h.opts.MaxConnections)
+	limited := guard.LimitListener(ln, guard.ConnLimits{
+		Global: h.opts.MaxConnections, PerAddress: h.opts.MaxConnectionsPerAddress,
+		GlobalSetting: "MaxConnections (--max-connections)", PerAddressSetting: "MaxConnectionsPerAddress (--max-connections-per-address)",
+	})
+	ln = limited
 	if err := h.legacy.start(ctx); err != nil {
 		_ = ln.Close()
 		return err
@@ -56,6 +60,7 @@ func (h *Host) Run(ctx context.Context) error {
 		ReadHeaderTimeout: h.opts.ReadHeaderTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		IdleTimeout:       h.opts.IdleTimeout,
+		ConnState:         limited.ConnState, // which connections are idle, to close under pressure
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(h.legacy.sse.Close) // SSE streams never end by themselves

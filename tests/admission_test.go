@@ -1,9 +1,11 @@
 package tests
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -316,4 +318,132 @@ func TestHardeningTasksKeepCapacityForCalls(t *testing.T) {
 	assert.Equal(t, 16, refused)
 	assert.Empty(t, other)
 	checkAnswered(t, callsAtOnce(ctx, h.endpoint, 32))
+}
+
+// floodConn is a client connection kept open by a test.
+type floodConn struct {
+	c  net.Conn
+	br *bufio.Reader
+}
+
+// get sends GET path on the connection and returns the status, or an
+// error when the connection was closed.
+func (f *floodConn) get(path string) (int, string, error) {
+	if _, err := io.WriteString(f.c, "GET "+path+" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+		return 0, "", err
+	}
+	resp, err := http.ReadResponse(f.br, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// dialFrom opens a connection to base from the loopback address from,
+// closed when the test ends.
+func dialFrom(t *testing.T, base, from string) *floodConn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
+	c, err := d.DialContext(t.Context(), "tcp", strings.TrimPrefix(base, "http://"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	require.NoError(t, c.SetDeadline(time.Now().Add(clientTimeout)))
+	return &floodConn{c: c, br: bufio.NewReader(c)}
+}
+
+// idleFlood opens n keep-alive connections to base from the loopback
+// address from, sends one request on each and keeps them open and idle. It
+// returns them and how many requests got 200.
+func idleFlood(t *testing.T, base, from string, n int) (conns []*floodConn, ok int) {
+	t.Helper()
+	for range n {
+		f := dialFrom(t, base, from)
+		if status, _, err := f.get("/admin/host/status"); err == nil && status == http.StatusOK {
+			ok++
+		}
+		conns = append(conns, f)
+	}
+	return conns, ok
+}
+
+// stillOpen counts the connections that still answer a request.
+func stillOpen(conns []*floodConn) int {
+	n := 0
+	for _, f := range conns {
+		if status, _, err := f.get("/admin/host/status"); err == nil && status == http.StatusOK {
+			n++
+		}
+	}
+	return n
+}
+
+// statusFrom is GET /admin/host/status on a new connection from the
+// loopback address from: the status, or the error.
+func statusFrom(ctx context.Context, base, from string) (int, string, error) {
+	tr := &http.Transport{DisableKeepAlives: true, Proxy: nil,
+		DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}).DialContext}
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/admin/host/status", nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// TestHardeningIdleConnectionFlood (issue 25, finding 10): one client
+// opened 1,024 keep-alive connections, one request each, and every other
+// client got 503 for the 120 s idle timeout: the connection limit was
+// global. Now one address holds at most 128 connections (a new one closes
+// its longest idle one, or is refused when none is idle), and when idle
+// keep-alive connections of many addresses fill the server, one of the
+// address holding the most is closed to let a new client in.
+func TestHardeningIdleConnectionFlood(t *testing.T) {
+	h := startHost(t, hardened(t))
+	ctx, cancel := context.WithTimeout(t.Context(), clientTimeout)
+	defer cancel()
+
+	conns, ok := idleFlood(t, h.base, "127.0.0.2", 1024)
+	status, body, err := statusFrom(ctx, h.base, "127.0.0.1")
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, status, "another client is served: %s", body)
+	open := stillOpen(conns)
+	t.Logf("one address, 1,024 idle connections: %d answered, %d still open", ok, open)
+	assert.Equal(t, 128, open)
+
+	// Seven more addresses fill the server's 1,024 with idle connections.
+	for i := 3; i <= 9; i++ {
+		more, _ := idleFlood(t, h.base, fmt.Sprintf("127.0.0.%d", i), 128)
+		conns = append(conns, more...)
+	}
+	for i := range 8 {
+		status, body, err := statusFrom(ctx, h.base, "127.0.0.1")
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, status, "request %d of another client: %s", i, body)
+	}
+
+	// An address whose 128 connections are all busy (legacy SSE streams)
+	// is refused one more, saying which limit.
+	for i := range 128 {
+		f := dialFrom(t, h.base, "127.0.0.10")
+		_, err := io.WriteString(f.c, "GET "+endpointPath+"/sse HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(f.br, nil)
+		require.NoError(t, err, "stream %d", i)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "stream %d", i)
+	}
+	status, body, err = statusFrom(ctx, h.base, "127.0.0.10")
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusServiceUnavailable, status)
+	assert.Contains(t, body, "too many open connections from this address (the limit is 128)")
+	status, body, err = statusFrom(ctx, h.base, "127.0.0.1")
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, status, "another client is still served: %s", body)
 }

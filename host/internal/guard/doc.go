@@ -10,8 +10,12 @@
 //   - [RequireJSON]: a POST body must be application/json (415).
 //   - [Refuse]: the plain JSON-RPC refusal body of these checks (see
 //     package jsonrpc).
-//   - [LimitListener]: at most n open connections; one more is answered 503
-//     and closed at once instead of waiting unseen in the backlog.
+//   - [LimitListener]: at most n open connections in all and m from one
+//     client address. At a bound a new connection closes an idle keep-alive
+//     one (the address's own at its bound; at the server's, one of the
+//     address holding the most); when none is idle it is answered 503
+//     naming the limit and closed at once instead of waiting unseen in the
+//     backlog.
 //   - [Deadlines]: a request's body must arrive within the read timeout
 //     (lifted once it has), and its response must be written within a bound.
 //   - [Calls]: the tool calls in flight. [Calls.Admit] refuses a call over
