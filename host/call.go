@@ -86,7 +86,7 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 	if res, err := h.checkInput(ctx, t, req); res != nil || err != nil {
 		return res, err
 	}
-	ctx, iv, done, err := h.admit(ctx, t.Function, slog.String("tool", t.Name))
+	ctx, iv, done, err := h.admit(ctx, t.Function, req.Notify.MayBeTask(), slog.String("tool", t.Name))
 	if err != nil {
 		return nil, err
 	}

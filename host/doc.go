@@ -50,8 +50,12 @@
 // left get a JSON-RPC error), then the worker's group gets SIGTERM and a kill
 // after [Options.StopTimeout]. With [Options.WorkerURL] no process is started.
 //
+// The host listens before the worker is ready: a call that comes while the
+// worker starts waits for it and runs as soon as it answers its first probe.
 // A worker that exits while the host runs is started again on a new port:
-// calls made meanwhile wait for it (bounded by [Options.RestartWait]), exit
+// calls made meanwhile wait for it (bounded by the longer of
+// [Options.RestartWait] and [Options.StartupTimeout], within the call
+// timeout), exit
 // code 200 asks for a restart and is not counted (such restarts are at least
 // a second apart), and a liveness probe (GET /, [Options.ProbeInterval]) kills
 // and restarts a worker that stops answering. After the third failure within

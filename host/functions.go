@@ -161,7 +161,7 @@ func (h *Host) invokeFunction(ctx context.Context, fn *invoke.Function, what str
 	if err != nil {
 		return nil, h.functionFailed(ctx, fn, fmt.Errorf("encoding the %s context: %w", what, err))
 	}
-	ctx, iv, done, err := h.admit(ctx, fn.Name)
+	ctx, iv, done, err := h.admit(ctx, fn.Name, false)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/guard"
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
 // Version is the host version sent to the worker in the
@@ -116,6 +117,10 @@ func New(opts *Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the host configuration: %w", err)
 	}
+	if o.MaxRunningTasks >= o.MaxCallsInFlight && o.MaxCallsInFlight > 1 {
+		return nil, fmt.Errorf("checking the limits: MaxRunningTasks (%d) must be below MaxCallsInFlight (%d), so that slots stay for synchronous calls",
+			o.MaxRunningTasks, o.MaxCallsInFlight)
+	}
 	if cfg.Worker == nil && o.WorkerURL == "" {
 		return nil, fmt.Errorf("loading the host configuration: %w", &ConfigError{
 			File: filepath.Join(root, HostFile), Key: "customHandler",
@@ -149,7 +154,11 @@ func New(opts *Options) (*Host, error) {
 	}
 	h := &Host{
 		secrets: sec,
-		calls:   guard.NewCalls(o.MaxCallsInFlight),
+		calls: guard.NewCalls(o.MaxCallsInFlight, guard.TaskLimits{
+			Limit:           owner.Limit{PerOwner: int64(o.MaxRunningTasksPerClient), Global: int64(o.MaxRunningTasks)},
+			PerOwnerSetting: "MaxRunningTasksPerClient (--max-running-tasks-per-client)",
+			GlobalSetting:   "MaxRunningTasks (--max-running-tasks)",
+		}),
 		opts:    o,
 		root:    root,
 		cfg:     cfg,
@@ -161,7 +170,8 @@ func New(opts *Options) (*Host, error) {
 		console: &console{w: o.Output},
 		ready:   make(chan struct{}),
 	}
-	h.inv = invoke.NewClient(&invoke.Options{HostVersion: Version, Timeout: o.CallTimeout, RestartWait: o.RestartWait,
+	// A call waits for a starting worker as long as its start may take.
+	h.inv = invoke.NewClient(&invoke.Options{HostVersion: Version, Timeout: o.CallTimeout, RestartWait: max(o.RestartWait, o.StartupTimeout),
 		MaxCalls: o.MaxCallsInFlight, Unhealthy: h.unhealthyReason})
 	h.state.Store(StateStarting)
 	if o.WorkerURL != "" {
@@ -211,7 +221,7 @@ func (h *Host) routes() (http.Handler, error) {
 	}
 	// Every endpoint is behind the one Host and Origin check.
 	r.Use(guard.New(h.opts.AllowedHosts, h.opts.AllowedOrigins).Check)
-	r.Handle(MCPPath, h.secrets.RequireKey(guard.RequireJSON(endpoint)))
+	r.Handle(MCPPath, h.secrets.RequireKey(guard.RequireJSON(withOwner(endpoint))))
 	r.Handle(SSEPath, h.secrets.RequireKey(http.HandlerFunc(h.legacy.sse.ServeStream)))
 	r.Handle(MessagePath, h.secrets.RequireKey(guard.RequireJSON(http.HandlerFunc(h.legacy.sse.ServeMessage))))
 	r.Method(http.MethodGet, StatusPath, h.secrets.RequireKey(http.HandlerFunc(h.serveStatus)))

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/guard"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
 // invocation is one admitted invocation of a function (a tool call, a
@@ -23,10 +25,18 @@ type invocation struct {
 }
 
 // admit takes a call slot (or fails with the busy error) and makes ctx
-// end when the host drains; done releases both. Every invocation, whatever
-// its kind, goes through here.
-func (h *Host) admit(ctx context.Context, function string, attrs ...slog.Attr) (context.Context, *invocation, func(), error) {
-	release, err := h.calls.Admit()
+// end when the host drains; done releases both. Task work (task: it may
+// outlive its request) also takes a running-task slot of its owner, within
+// the global bound of task work, which keeps slots for synchronous calls.
+// Every invocation, whatever its kind, goes through here.
+func (h *Host) admit(ctx context.Context, function string, task bool, attrs ...slog.Attr) (context.Context, *invocation, func(), error) {
+	var release func()
+	var err error
+	if task {
+		release, err = h.calls.AdmitTask(ownerOf(ctx))
+	} else {
+		release, err = h.calls.Admit()
+	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -64,4 +74,21 @@ func (iv *invocation) workerLogs(ctx context.Context, lines []string) {
 	for _, line := range lines {
 		iv.h.log.LogAttrs(ctx, slog.LevelInfo, line, slog.String("function", iv.function), slog.String("invocationId", iv.id))
 	}
+}
+
+type ownerKey struct{}
+
+// withOwner puts the owner of the request (owner.Of) on its context: the
+// owner of the work its calls leave running.
+func withOwner(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ownerKey{}, owner.Of(r))))
+	})
+}
+
+// ownerOf returns the owner withOwner put on ctx ("" when none: all such
+// work counts as one owner's).
+func ownerOf(ctx context.Context) owner.ID {
+	id, _ := ctx.Value(ownerKey{}).(owner.ID)
+	return id
 }

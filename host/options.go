@@ -29,10 +29,17 @@ const (
 // Defaults of the bounds in [Options].
 const (
 	DefaultMaxCallsInFlight = 256
-	DefaultMaxConnections   = 1024
-	DefaultMaxArgumentBytes = 1 << 20
-	DefaultMaxArgumentDepth = 64
-	DefaultMaxArgumentKeys  = 10000
+	// DefaultMaxRunningTasksPerClient bounds the task work one client
+	// (owner) runs at once. The default of MaxRunningTasks is three quarters
+	// of MaxCallsInFlight.
+	DefaultMaxRunningTasksPerClient = 16
+	DefaultMaxConnections           = 1024
+	// DefaultMaxConnectionsPerAddress bounds the open connections of one
+	// client address.
+	DefaultMaxConnectionsPerAddress = 128
+	DefaultMaxArgumentBytes         = 1 << 20
+	DefaultMaxArgumentDepth         = 64
+	DefaultMaxArgumentKeys          = 10000
 	// MaxHeaderBytes bounds a request's header, as Kestrel's default
 	// (32 KiB) bounds it under the Functions host: over it, 431. A legacy SSE
 	// stream keeps its GET's headers for its life; a session token stays far
@@ -108,9 +115,24 @@ type Options struct {
 	// MaxCallsInFlight bounds the tool calls running at once; a call over it
 	// gets a JSON-RPC "busy" error (-32000). Default 256.
 	MaxCallsInFlight int
-	// MaxConnections bounds the open client connections; one over it is
-	// answered 503 and closed. Default 1024.
-	MaxConnections int
+	// MaxRunningTasks bounds the task work (MCP tasks, which outlive their
+	// request) running at once among those calls, so that the other slots
+	// stay for synchronous calls; it must be below MaxCallsInFlight.
+	// MaxRunningTasksPerClient bounds one client's (owner's: its
+	// credentials, else its session, else its address). Over them the task
+	// gets a JSON-RPC "busy" error (-32000) naming the limit. Defaults:
+	// three quarters of MaxCallsInFlight (192), and 16.
+	MaxRunningTasks          int
+	MaxRunningTasksPerClient int
+	// MaxConnections bounds the open client connections, and
+	// MaxConnectionsPerAddress those of one client address (its IP, any
+	// port). At a bound a new connection closes an idle keep-alive one (its
+	// own address's longest idle one at the address's bound; at the
+	// server's, the longest idle one of the address holding the most); when
+	// none is idle it is answered 503 naming the limit, and closed.
+	// Defaults 1024 and 128.
+	MaxConnections           int
+	MaxConnectionsPerAddress int
 	// MaxArgumentBytes, MaxArgumentDepth and MaxArgumentKeys bound a call's
 	// arguments (total JSON size, nesting, object keys); over them: -32602.
 	// Defaults 1 MiB, 64, 10000.
@@ -135,8 +157,10 @@ type Options struct {
 	ProbeInterval time.Duration
 	ProbeTimeout  time.Duration
 	ProbeFailures int
-	// RestartWait bounds how long a call that finds no worker (it is being
-	// restarted) waits for the new one before it fails. Default 30s.
+	// RestartWait bounds how long a call that finds no ready worker (it is
+	// being started or restarted) waits for it before it fails: the longer
+	// of RestartWait and StartupTimeout, within the call timeout. Default
+	// 30s.
 	RestartWait time.Duration
 
 	// MaxFunctionFileBytes bounds a function.json (only regular files are
@@ -185,7 +209,10 @@ func withDefaults(opts *Options) Options {
 		o.StopTimeout = DefaultStopTimeout
 	}
 	defaultInt(&o.MaxCallsInFlight, DefaultMaxCallsInFlight)
+	defaultInt(&o.MaxRunningTasks, max(1, o.MaxCallsInFlight*3/4))
+	defaultInt(&o.MaxRunningTasksPerClient, DefaultMaxRunningTasksPerClient)
 	defaultInt(&o.MaxConnections, DefaultMaxConnections)
+	defaultInt(&o.MaxConnectionsPerAddress, min(DefaultMaxConnectionsPerAddress, o.MaxConnections))
 	defaultInt(&o.MaxArgumentBytes, DefaultMaxArgumentBytes)
 	defaultInt(&o.MaxArgumentDepth, DefaultMaxArgumentDepth)
 	defaultInt(&o.MaxArgumentKeys, DefaultMaxArgumentKeys)

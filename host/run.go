@@ -33,11 +33,19 @@ func (h *Host) Run(ctx context.Context) error {
 	defer h.Close()
 	h.printFunctions()
 
+	if h.opts.WorkerURL == "" {
+		// Calls that come before the worker is ready wait for it.
+		h.inv.ExpectWorker()
+	}
 	ln, err := net.Listen("tcp", h.opts.Addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", h.opts.Addr, err)
 	}
-	ln = guard.LimitListener(ln, h.opts.MaxConnections)
+	limited := guard.LimitListener(ln, guard.ConnLimits{
+		Global: h.opts.MaxConnections, PerAddress: h.opts.MaxConnectionsPerAddress,
+		GlobalSetting: "MaxConnections (--max-connections)", PerAddressSetting: "MaxConnectionsPerAddress (--max-connections-per-address)",
+	})
+	ln = limited
 	if err := h.legacy.start(ctx); err != nil {
 		_ = ln.Close()
 		return err
@@ -52,6 +60,7 @@ func (h *Host) Run(ctx context.Context) error {
 		ReadHeaderTimeout: h.opts.ReadHeaderTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		IdleTimeout:       h.opts.IdleTimeout,
+		ConnState:         limited.ConnState, // which connections are idle, to close under pressure
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(h.legacy.sse.Close) // SSE streams never end by themselves
@@ -86,6 +95,7 @@ func (h *Host) Run(ctx context.Context) error {
 	if h.opts.WorkerURL == "" {
 		sup = h.newSupervisor()
 		if err := sup.Start(ctx); err != nil {
+			h.setUnhealthy(fmt.Sprintf("the worker did not start: %v", err)) // calls waiting for it fail now
 			shutdown()
 			if ctx.Err() != nil {
 				return nil

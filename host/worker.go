@@ -26,8 +26,8 @@ func (h *Host) newSupervisor() *supervise.Supervisor {
 }
 
 // workerEvents is what the supervisor's reports do to the host: calls go
-// to the new worker, wait while it restarts, fail at once while it is
-// unhealthy; problems go to the status page.
+// to the ready worker, wait while it starts or restarts, fail at once while
+// it is unhealthy; problems go to the status page.
 type workerEvents struct{ h *Host }
 
 func (e workerEvents) WorkerURL(url string)    { e.h.inv.SetWorker(url) }
@@ -52,6 +52,7 @@ func (h *Host) unhealthyReason() string {
 func (h *Host) setUnhealthy(reason string) {
 	h.health.reason.Store(&reason)
 	h.state.Store(StateUnhealthy)
+	h.inv.Wake() // calls waiting for a worker fail now
 }
 
 func (h *Host) setHealthy() {

@@ -99,6 +99,11 @@ type exchange struct {
 // send posts body to url with headers (Content-Type and Accept set unless
 // given) from any goroutine.
 func send(ctx context.Context, url, body string, headers map[string]string) (exchange, error) {
+	return sendWith(ctx, http.DefaultClient, url, body, headers)
+}
+
+// sendWith is send through client.
+func sendWith(ctx context.Context, client *http.Client, url, body string, headers map[string]string) (exchange, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		return exchange{}, err
@@ -108,7 +113,7 @@ func send(ctx context.Context, url, body string, headers map[string]string) (exc
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return exchange{}, err
 	}

@@ -179,8 +179,19 @@ func startHost(t *testing.T, app string) *host {
 // startHostEnv is startHost with env added to the host's environment.
 func startHostEnv(t testing.TB, app string, env []string) *host {
 	t.Helper()
+	h, found := launchHost(t, app, env, "--port", "0")
+	h.awaitEndpoint(t, found)
+	return h
+}
+
+// launchHost starts `funchost start --script-root app` with args and env
+// added and returns at once, with a channel that gets the endpoint URL when
+// the host prints it. The host (and the worker it starts) is stopped when
+// the test ends.
+func launchHost(t testing.TB, app string, env []string, args ...string) (*host, <-chan string) {
+	t.Helper()
 	bin := funchost(t)
-	cmd := exec.Command(bin, "start", "--script-root", app, "--port", "0")
+	cmd := exec.Command(bin, append([]string{"start", "--script-root", app}, args...)...)
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}
@@ -214,7 +225,12 @@ func startHostEnv(t testing.TB, app string, env []string) *host {
 		close(h.exited)
 	}()
 	t.Cleanup(func() { h.stop(t) })
+	return h, found
+}
 
+// awaitEndpoint waits for the endpoint line of a launched host.
+func (h *host) awaitEndpoint(t testing.TB, found <-chan string) {
+	t.Helper()
 	select {
 	case ep := <-found:
 		h.endpoint = ep
@@ -224,7 +240,6 @@ func startHostEnv(t testing.TB, app string, env []string) *host {
 	case <-time.After(startTimeout):
 		t.Fatalf("funchost printed no %q line within %s\nconsole:\n%s", endpointPrefix, startTimeout, h.console.String())
 	}
-	return h
 }
 
 // stop sends SIGTERM, waits (bounded) for the host to exit 0, and checks

@@ -50,7 +50,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("verbose", false, "log at debug level, with one line per MCP request (method, revision, name, duration, outcome)")
 	logFormat := fs.String("log-format", "text", "the log's format on stderr: text or json")
 	maxCalls := fs.Int("max-calls-in-flight", host.DefaultMaxCallsInFlight, "tool calls running at once; more get a JSON-RPC busy error")
-	maxConns := fs.Int("max-connections", host.DefaultMaxConnections, "open client connections; more are answered 503")
+	maxTasks := fs.Int("max-running-tasks", 0, "task work running at once, below --max-calls-in-flight (0: three quarters of it)")
+	maxClientTasks := fs.Int("max-running-tasks-per-client", host.DefaultMaxRunningTasksPerClient, "task work one client runs at once")
+	maxConns := fs.Int("max-connections", host.DefaultMaxConnections, "open client connections; over it an idle one is closed, else the new one is answered 503")
+	maxAddrConns := fs.Int("max-connections-per-address", host.DefaultMaxConnectionsPerAddress, "open connections of one client address; more are answered 503 once none of its connections is idle")
 	maxArgs := fs.Int("max-argument-bytes", host.DefaultMaxArgumentBytes, "total JSON size of a call's arguments")
 	drain := fs.Duration("drain-timeout", host.DefaultDrainTimeout, "how long running calls may finish after SIGTERM")
 	probe := fs.Duration("probe-interval", host.DefaultProbeInterval, "how often the worker's liveness is probed (negative: never)")
@@ -123,20 +126,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ready := make(chan loaded, 1)
 	go func() {
 		h, err := host.New(&host.Options{
-			ScriptRoot:       *root,
-			Addr:             net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)),
-			Logger:           logger,
-			Output:           stdout,
-			StartupTimeout:   *startup,
-			CallTimeout:      *call,
-			AllowedHosts:     splitList(*hosts),
-			MaxCallsInFlight: *maxCalls,
-			MaxConnections:   *maxConns,
-			MaxArgumentBytes: *maxArgs,
-			DrainTimeout:     *drain,
-			ProbeInterval:    *probe,
-			AllowedOrigins:   splitList(*origins),
-			StopTimeout:      5 * time.Second,
+			ScriptRoot:               *root,
+			Addr:                     net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)),
+			Logger:                   logger,
+			Output:                   stdout,
+			StartupTimeout:           *startup,
+			CallTimeout:              *call,
+			AllowedHosts:             splitList(*hosts),
+			MaxCallsInFlight:         *maxCalls,
+			MaxRunningTasks:          *maxTasks,
+			MaxRunningTasksPerClient: *maxClientTasks,
+			MaxConnections:           *maxConns,
+			MaxConnectionsPerAddress: *maxAddrConns,
+			MaxArgumentBytes:         *maxArgs,
+			DrainTimeout:             *drain,
+			ProbeInterval:            *probe,
+			AllowedOrigins:           splitList(*origins),
+			StopTimeout:              5 * time.Second,
 		})
 		ready <- loaded{h, err}
 	}()

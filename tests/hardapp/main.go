@@ -4,6 +4,7 @@
 //	spawn     starts three processes as detaching programs do (a child, an
 //	          orphan, a process in a session of its own) and returns their pids
 //	slow      waits "ms" milliseconds, or until the call is cancelled, and says which
+//	slow_task slow, run as an MCP task when the client negotiated tasks
 //	env_keys  lists the host's key variables found in its environment
 //	check     takes a city (a string) and days (1 to 7)
 //
@@ -33,6 +34,11 @@ func main() {
 	app.ConfigureMcpTool("slow").
 		WithDescription("Waits, or stops when cancelled.").
 		WithProperty("ms", worker.Integer, "How long to wait.", worker.Required).
+		Handle(slow)
+	app.ConfigureMcpTool("slow_task").
+		WithDescription("Waits, or stops when cancelled; a task when the client can.").
+		WithProperty("ms", worker.Integer, "How long to wait.", worker.Required).
+		WithTaskSupport(worker.TaskOptional, &worker.TaskOptions{PollInterval: time.Second, TTL: time.Hour}).
 		Handle(slow)
 	app.ConfigureMcpTool("env_keys").
 		WithDescription("Lists the host's key variables found in the environment.").

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
 // ShuttingDownMessage answers a call still running when a stopping host
@@ -21,17 +22,31 @@ func ShuttingDown() *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeServerError, Message: ShuttingDownMessage}
 }
 
-// Calls bounds the tool calls in flight and stops them at shutdown. It is
-// safe for concurrent use.
-type Calls struct {
-	slots chan struct{} // one token per call in flight
-	drain context.Context
-	stop  context.CancelFunc
+// TaskLimits bounds the task work among the calls in flight: PerOwner for
+// one owner, Global for all (below the call limit, so that slots are kept
+// for synchronous calls). PerOwnerSetting and GlobalSetting name what
+// changes each, for refusals.
+type TaskLimits struct {
+	owner.Limit
+	PerOwnerSetting, GlobalSetting string
 }
 
-// NewCalls admits up to max calls at once.
-func NewCalls(max int) *Calls {
-	c := &Calls{slots: make(chan struct{}, max)}
+// Calls bounds the tool calls in flight, and the task work among them per
+// owner and in all, and stops them at shutdown. It is safe for concurrent
+// use.
+type Calls struct {
+	slots         chan struct{} // one token per call in flight
+	tasks         *owner.Counter
+	globalSetting string
+	drain         context.Context
+	stop          context.CancelFunc
+}
+
+// NewCalls admits up to max calls at once, task work within tasks.
+func NewCalls(max int, tasks TaskLimits) *Calls {
+	c := &Calls{slots: make(chan struct{}, max),
+		tasks:         owner.NewCounter("running tasks", tasks.PerOwnerSetting, tasks.Limit),
+		globalSetting: tasks.GlobalSetting}
 	c.drain, c.stop = context.WithCancel(context.Background())
 	return c
 }
@@ -48,8 +63,33 @@ func (c *Calls) Admit() (release func(), err error) {
 	}
 }
 
+// AdmitTask takes a call slot for task work of owner id (work that may
+// outlive its request), or refuses with a busy error (-32000) that names
+// the limit reached: the owner's running tasks, all running tasks, or the
+// calls in flight.
+func (c *Calls) AdmitTask(id owner.ID) (release func(), err error) {
+	releaseTask, err := c.tasks.Take(id, 1)
+	if err != nil {
+		msg := "Server busy: " + err.Error()
+		if le, ok := errors.AsType[*owner.LimitError](err); ok && le.Global && c.globalSetting != "" {
+			msg += "; " + c.globalSetting + " changes it"
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeServerError, Message: msg + "; try again later."}
+	}
+	releaseCall, err := c.Admit()
+	if err != nil {
+		releaseTask()
+		return nil, err
+	}
+	return func() { releaseCall(); releaseTask() }, nil
+}
+
 // InFlight returns the number of calls admitted and not yet released.
 func (c *Calls) InFlight() int { return len(c.slots) }
+
+// TasksRunning returns the number of task works admitted and not yet
+// released.
+func (c *Calls) TasksRunning() int64 { return c.tasks.Total() }
 
 // Drainable returns ctx, cancelled with ErrShuttingDown once StopWaiting is
 // called; stop releases it when the call ends.

@@ -10,12 +10,19 @@
 //   - [RequireJSON]: a POST body must be application/json (415).
 //   - [Refuse]: the plain JSON-RPC refusal body of these checks (see
 //     package jsonrpc).
-//   - [LimitListener]: at most n open connections; one more is answered 503
-//     and closed at once instead of waiting unseen in the backlog.
+//   - [LimitListener]: at most n open connections in all and m from one
+//     client address. At a bound a new connection closes an idle keep-alive
+//     one (the address's own at its bound; at the server's, one of the
+//     address holding the most); when none is idle it is answered 503
+//     naming the limit and closed at once instead of waiting unseen in the
+//     backlog.
 //   - [Deadlines]: a request's body must arrive within the read timeout
 //     (lifted once it has), and its response must be written within a bound.
 //   - [Calls]: the tool calls in flight. [Calls.Admit] refuses a call over
-//     the bound with a JSON-RPC busy error; [Calls.Drainable] gives a call a
+//     the bound with a JSON-RPC busy error; [Calls.AdmitTask] admits task
+//     work (which outlives its request) within a per-owner and a global
+//     bound below the call bound, so that slots stay for synchronous calls,
+//     and its refusal names the bound reached; [Calls.Drainable] gives a call a
 //     context that [Calls.StopWaiting] cancels with [ErrShuttingDown] when a
 //     stopping host gives up waiting for it.
 package guard

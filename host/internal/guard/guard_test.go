@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
 func refusal(message string) string {
@@ -120,32 +121,69 @@ func getOn(t *testing.T, conn net.Conn, br *bufio.Reader) int {
 	return resp.StatusCode
 }
 
-func TestLimitListener(t *testing.T) {
+// serveLimited serves h on a listener of 127.0.0.1 within limits.
+func serveLimited(t *testing.T, limits ConnLimits, h http.Handler) (*Listener, string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := &http.Server{Handler: ok}
-	go func() { _ = srv.Serve(LimitListener(ln, 2)) }()
+	l := LimitListener(ln, limits)
+	srv := &http.Server{Handler: h, ConnState: l.ConnState}
+	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	addr := ln.Addr().String()
+	return l, ln.Addr().String()
+}
 
-	// Two connections, each shown to be accepted by a request answered on it.
-	var held []net.Conn
-	for range 2 {
-		c, err := net.Dial("tcp", addr)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = c.Close() })
-		assert.Equal(t, http.StatusOK, getOn(t, c, bufio.NewReader(c)))
-		held = append(held, c)
-	}
-	c, err := net.Dial("tcp", addr)
+// dialFrom connects to addr from the loopback address from.
+func dialFrom(t *testing.T, addr, from string) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
+	c, err := d.Dial("tcp", addr)
 	require.NoError(t, err)
-	defer c.Close()
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// refusedWith reads the answer to a connection refused at once.
+func refusedWith(t *testing.T, c net.Conn) string {
+	t.Helper()
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	require.NoError(t, err, "the connection over the bound is answered at once")
+	defer resp.Body.Close()
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	body, _ := io.ReadAll(resp.Body)
-	assert.Equal(t, "too many open connections\n", string(body))
+	return string(body)
+}
+
+// TestLimitListener: with no idle connection to close, a connection over
+// an address's bound or the server's is answered 503 naming the limit, and
+// a freed slot is taken again.
+func TestLimitListener(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, 8)
+	busy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/busy" {
+			started <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done(): // the client went away
+			}
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	l, addr := serveLimited(t, ConnLimits{Global: 3, PerAddress: 2, GlobalSetting: "G", PerAddressSetting: "P"}, busy)
+	defer close(release)
+	var held []net.Conn
+	for _, from := range []string{"127.0.0.2", "127.0.0.2", "127.0.0.3"} {
+		c := dialFrom(t, addr, from)
+		_, err := io.WriteString(c, "GET /busy HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		require.NoError(t, err)
+		<-started
+		held = append(held, c)
+	}
+	assert.Equal(t, int64(3), l.Open())
+	assert.Equal(t, "too many open connections from this address (the limit is 2); P changes it\n", refusedWith(t, dialFrom(t, addr, "127.0.0.2")))
+	assert.Equal(t, "too many open connections (the limit is 3); G changes it\n", refusedWith(t, dialFrom(t, addr, "127.0.0.4")))
 
 	// A freed slot is taken again once the server has seen the close.
 	require.NoError(t, held[0].Close())
@@ -158,6 +196,60 @@ func TestLimitListener(t *testing.T) {
 		resp.Body.Close()
 		assert.Equal(c, http.StatusOK, resp.StatusCode)
 	}, 10*time.Second, 10*time.Millisecond)
+}
+
+// TestLimitListenerClosesIdleConnections: at a bound, a new connection
+// closes an idle keep-alive connection instead of being refused: its own
+// address's longest idle one at the address's bound, one of the address
+// holding the most at the server's.
+func TestLimitListenerClosesIdleConnections(t *testing.T) {
+	l, addr := serveLimited(t, ConnLimits{Global: 3, PerAddress: 2}, ok)
+	idle := func(from string) (net.Conn, *bufio.Reader) {
+		c := dialFrom(t, addr, from)
+		br := bufio.NewReader(c)
+		assert.Equal(t, http.StatusOK, getOn(t, c, br))
+		return c, br
+	}
+	// closed reports whether the server closed c: a request on it gets no
+	// answer.
+	closed := func(c net.Conn, br *bufio.Reader) bool {
+		require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
+		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+			return true
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return true
+		}
+		resp.Body.Close()
+		return false
+	}
+	waitIdle := func(n int) {
+		require.Eventually(t, func() bool { return l.Idle() == n }, 10*time.Second, time.Millisecond)
+	}
+
+	a1, a1r := idle("127.0.0.2")
+	waitIdle(1)
+	a2, a2r := idle("127.0.0.2")
+	waitIdle(2)
+	b1, b1r := idle("127.0.0.3")
+	waitIdle(3)
+
+	// The server's bound: the longest idle connection of 127.0.0.2, which
+	// holds the most, makes room.
+	c1, c1r := idle("127.0.0.4")
+	assert.True(t, closed(a1, a1r), "the longest idle connection of the address holding the most is closed")
+	waitIdle(3)
+
+	// 127.0.0.4 at its bound of 2 closes its own idle one, not another's.
+	// (127.0.0.2 and 127.0.0.3 hold one each now: the server's bound takes
+	// one of them for the second connection of 127.0.0.4.)
+	idle("127.0.0.4")
+	waitIdle(3)
+	idle("127.0.0.4")
+	assert.True(t, closed(c1, c1r), "an address at its bound closes its own longest idle connection")
+	assert.Equal(t, int64(3), l.Open())
+	assert.True(t, closed(a2, a2r) != closed(b1, b1r), "one of the others made room for the second")
 }
 
 // TestDeadlinesLetALongCallRun: the read deadline covers reading the
@@ -198,7 +290,7 @@ func TestDeadlinesLetALongCallRun(t *testing.T) {
 }
 
 func TestCalls(t *testing.T) {
-	c := NewCalls(2)
+	c := NewCalls(2, TaskLimits{})
 	r1, err := c.Admit()
 	require.NoError(t, err)
 	r2, err := c.Admit()
@@ -230,4 +322,49 @@ func TestCalls(t *testing.T) {
 	<-later.Done()
 	assert.ErrorIs(t, context.Cause(later), ErrShuttingDown, "a call started after StopWaiting stops at once")
 	assert.Equal(t, &jsonrpc.Error{Code: -32000, Message: ShuttingDownMessage}, ShuttingDown())
+}
+
+// TestAdmitTask: task work takes a slot of its owner and of all task work
+// as well as a call slot; each refusal names the limit it reached, and the
+// slots kept below the call limit still admit synchronous calls.
+func TestAdmitTask(t *testing.T) {
+	c := NewCalls(4, TaskLimits{Limit: owner.Limit{PerOwner: 2, Global: 3}, PerOwnerSetting: "PerClient", GlobalSetting: "All"})
+	a1, err := c.AdmitTask("a")
+	require.NoError(t, err)
+	_, err = c.AdmitTask("a")
+	require.NoError(t, err)
+	_, err = c.AdmitTask("a")
+	var busy *jsonrpc.Error
+	require.True(t, errors.As(err, &busy))
+	assert.Equal(t, jsonrpc.CodeServerError, busy.Code)
+	assert.Equal(t, "Server busy: too many running tasks for this client (the limit is 2); PerClient changes it; try again later.", busy.Message)
+
+	_, err = c.AdmitTask("b")
+	require.NoError(t, err)
+	_, err = c.AdmitTask("c")
+	require.True(t, errors.As(err, &busy))
+	assert.Equal(t, "Server busy: too many running tasks on this server (the limit is 3); All changes it; try again later.", busy.Message)
+	assert.Equal(t, int64(3), c.TasksRunning())
+
+	sync, err := c.Admit()
+	require.NoError(t, err, "a slot stays for synchronous calls")
+	_, err = c.Admit()
+	require.Error(t, err, "the call limit still holds")
+	sync()
+
+	a1()
+	assert.Equal(t, int64(2), c.TasksRunning())
+	assert.Equal(t, 2, c.InFlight())
+	_, err = c.AdmitTask("c")
+	require.NoError(t, err, "a released task slot is free again")
+
+	// A task refused by the call limit gives its task slot back.
+	full := NewCalls(1, TaskLimits{Limit: owner.Limit{PerOwner: 5, Global: 5}})
+	r, err := full.Admit()
+	require.NoError(t, err)
+	_, err = full.AdmitTask("a")
+	require.True(t, errors.As(err, &busy))
+	assert.Equal(t, "Server busy: 1 tool calls are running, the most allowed; try again later.", busy.Message)
+	assert.Zero(t, full.TasksRunning())
+	r()
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -46,12 +47,13 @@ type Options struct {
 	// Timeout bounds one call, reply included; 0 means none.
 	Timeout time.Duration
 	// RestartWait bounds how long a call that finds no worker (it is being
-	// restarted) waits for the new one; 0 means no wait.
+	// started or restarted) waits for one, within Timeout; 0 means no wait.
 	RestartWait time.Duration
 	// MaxCalls is the number of calls that may run at once: as many idle
 	// connections to the worker are kept.
 	MaxCalls int
-	// Unhealthy, when set and it returns a reason, makes calls fail at once.
+	// Unhealthy, when set and it returns a reason, makes calls fail at once
+	// (waiting calls too, once [Client.Wake] is called).
 	Unhealthy func() string
 }
 
@@ -61,16 +63,21 @@ type Options struct {
 // retries. Both send the same headers. It is safe for concurrent use.
 type Client struct {
 	pl      runtime.Pipeline
-	hop     *hop                   // calls to an http:// worker
-	version string                 // of the host, for the hop's headers
-	base    atomic.Pointer[string] // the worker's base URL: nil until started, "" while it restarts
-	timeout time.Duration          // of one call; 0 means none
+	hop     *hop   // calls to an http:// worker
+	version string // of the host, for the hop's headers
+	// base is the ready worker's base URL: nil while no worker is expected
+	// (calls fail at once), "" while one starts or restarts (calls wait).
+	base    atomic.Pointer[string]
+	timeout time.Duration // of one call; 0 means none
 	client  *http.Client
 	// restartWait bounds how long a call that could not reach the worker
 	// waits for a restarted one before it fails; 0 means no wait.
 	restartWait time.Duration
 	// unhealthy, when it returns a reason, makes calls fail at once.
 	unhealthy func() string
+
+	mu      sync.Mutex
+	changed chan struct{} // closed (and replaced) when base or health changes
 }
 
 type invocationIDKey struct{}
@@ -122,17 +129,46 @@ func NewClient(o *Options) *Client {
 		Transport: client,
 	})
 	return &Client{pl: pl, hop: &hop{dialer: net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}, maxIdle: maxCalls},
-		version: hostVersion, timeout: o.Timeout, client: client, restartWait: o.RestartWait, unhealthy: o.Unhealthy}
+		version: hostVersion, timeout: o.Timeout, client: client, restartWait: o.RestartWait, unhealthy: o.Unhealthy,
+		changed: make(chan struct{})}
 }
 
-// SetWorker sends the calls from now on to the worker at the base URL url.
+// SetWorker sends the calls from now on to the worker at the base URL url,
+// which is ready: calls waiting for a worker go to it at once.
 func (inv *Client) SetWorker(url string) {
 	url = strings.TrimRight(url, "/")
 	inv.base.Store(&url)
+	inv.Wake()
 }
 
-// Restarting reports whether the worker is gone and its successor not yet
-// named: calls made now wait for it.
+// ExpectWorker says a worker is being started: until [Client.SetWorker]
+// names it, calls wait for it (within the restart wait and the call
+// timeout) instead of failing because there is none.
+func (inv *Client) ExpectWorker() {
+	empty := ""
+	if inv.base.CompareAndSwap(nil, &empty) {
+		inv.Wake()
+	}
+}
+
+// Wake makes waiting calls look again at the worker and its health: the
+// host calls it when the worker became unhealthy, so that they fail at once.
+func (inv *Client) Wake() {
+	inv.mu.Lock()
+	close(inv.changed)
+	inv.changed = make(chan struct{})
+	inv.mu.Unlock()
+}
+
+// changes returns the channel closed at the next change of the worker.
+func (inv *Client) changes() <-chan struct{} {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	return inv.changed
+}
+
+// Restarting reports whether no worker is ready while one is expected (it
+// starts or restarts): calls made now wait for it.
 func (inv *Client) Restarting() bool {
 	b := inv.base.Load()
 	return b != nil && *b == ""
@@ -151,7 +187,9 @@ func (inv *Client) WorkerDown(url string) {
 	url = strings.TrimRight(url, "/")
 	if cur := inv.base.Load(); cur != nil && *cur == url {
 		empty := ""
-		inv.base.CompareAndSwap(cur, &empty)
+		if inv.base.CompareAndSwap(cur, &empty) {
+			inv.Wake()
+		}
 	}
 	inv.Close()
 }
@@ -174,8 +212,10 @@ func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
 // Invoke POSTs body to /{function} and decodes the reply once. A call that
-// never reached the worker (its connection was refused: the worker is being
-// restarted) is sent again to the new worker, within restartWait.
+// finds no ready worker (it starts or restarts) waits for one, and a call
+// that never reached the worker (its connection was refused: the worker
+// died and is being restarted) is sent again to the new one; both within
+// restartWait and the call timeout.
 func (inv *Client) Invoke(ctx context.Context, f *Function, id string, body []byte) (*Reply, error) {
 	ctx = context.WithValue(ctx, invocationIDKey{}, id)
 	if inv.timeout > 0 {
@@ -183,39 +223,69 @@ func (inv *Client) Invoke(ctx context.Context, f *Function, id string, body []by
 		ctx, cancel = context.WithTimeoutCause(ctx, inv.timeout, errCallTimeout)
 		defer cancel()
 	}
-	var waitUntil time.Time
+	var (
+		waitUntil time.Time
+		old       string // a worker that refused the call
+		refused   error  // how it refused
+	)
 	for {
-		if inv.unhealthy != nil {
-			if reason := inv.unhealthy(); reason != "" {
-				return nil, &Error{Err: fmt.Errorf("the worker is unhealthy: %s", reason)}
+		base, err := inv.worker(ctx, old, &waitUntil)
+		if err != nil {
+			if refused != nil {
+				return nil, refused
 			}
+			return nil, err
 		}
-		base := inv.base.Load()
-		if base == nil {
-			return nil, &Error{Err: errors.New("the worker is not started")}
-		}
-		if *base == "" {
-			// Between an exit and the restart: wait for the new worker.
-			if inv.restartWait <= 0 {
-				return nil, &Error{Err: errors.New("the worker is restarting")}
-			}
-			if waitUntil.IsZero() {
-				waitUntil = time.Now().Add(inv.restartWait)
-			}
-			if !inv.waitNewBase(ctx, "", waitUntil) {
-				return nil, &Error{Err: fmt.Errorf("no worker was ready within %v", inv.restartWait)}
-			}
-			continue
-		}
-		reply, err := inv.post(ctx, *base, f, body)
+		reply, err := inv.post(ctx, base, f, body)
 		if err == nil || !neverSent(err) || inv.restartWait <= 0 {
 			return reply, err
 		}
-		if waitUntil.IsZero() {
-			waitUntil = time.Now().Add(inv.restartWait)
+		old, refused = base, err
+	}
+}
+
+// worker returns the base URL of the ready worker other than old, waiting
+// for one (until *until, set on the first wait to restartWait from now) while
+// one is expected.
+func (inv *Client) worker(ctx context.Context, old string, until *time.Time) (string, error) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
 		}
-		if !inv.waitNewBase(ctx, *base, waitUntil) {
-			return reply, err
+	}()
+	for {
+		changed := inv.changes() // before the checks: no change is missed
+		if inv.unhealthy != nil {
+			if reason := inv.unhealthy(); reason != "" {
+				return "", &Error{Err: fmt.Errorf("the worker is unhealthy: %s", reason)}
+			}
+		}
+		b := inv.base.Load()
+		if b == nil {
+			return "", &Error{Err: errors.New("the worker is not started")}
+		}
+		if *b != "" && *b != old {
+			return *b, nil
+		}
+		if inv.restartWait <= 0 {
+			return "", &Error{Err: errors.New("the worker is restarting")}
+		}
+		if until.IsZero() {
+			*until = time.Now().Add(inv.restartWait)
+		}
+		if timer == nil {
+			timer = time.NewTimer(time.Until(*until))
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			if errors.Is(context.Cause(ctx), errCallTimeout) {
+				return "", &Error{Err: fmt.Errorf("no worker was ready within the call timeout (%v)", inv.timeout)}
+			}
+			return "", &Error{Err: fmt.Errorf("waiting for the worker: %w", context.Cause(ctx))}
+		case <-timer.C:
+			return "", &Error{Err: fmt.Errorf("no worker was ready within %v", inv.restartWait)}
 		}
 	}
 }
@@ -228,26 +298,6 @@ func neverSent(err error) bool {
 	}
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
-}
-
-// waitNewBase waits until the worker's URL is no longer old; false when ctx
-// ends or until passes first.
-func (inv *Client) waitNewBase(ctx context.Context, old string, until time.Time) bool {
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if b := inv.base.Load(); b != nil && *b != old {
-			return true
-		}
-		if time.Now().After(until) {
-			return false
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-tick.C:
-		}
-	}
 }
 
 // post sends one invocation to the worker at base.

@@ -2,7 +2,10 @@ package invoke
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,4 +75,61 @@ func TestBody(t *testing.T) {
 	tc, err := metadata.ToolContextFromRequest(&req, "ctx")
 	require.NoError(t, err, "the worker SDK reads what the host sends")
 	assert.Equal(t, "weather", tc.Name)
+}
+
+// TestCallsWaitForTheExpectedWorker: while a worker is expected and none
+// is ready, calls wait for it and go to it once it is named; a worker that
+// turns unhealthy meanwhile fails them at once; with no worker expected,
+// a call fails at once.
+func TestCallsWaitForTheExpectedWorker(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"Outputs":{},"Logs":["ran"],"ReturnValue":"ok"}`))
+	}))
+	defer srv.Close()
+	f := &Function{Name: "f", DataKey: "context", Tool: "f"}
+
+	inv := NewClient(&Options{HostVersion: "v", MaxCalls: 4, RestartWait: time.Minute})
+	_, err := inv.Invoke(t.Context(), f, "id0", []byte(`{}`))
+	require.EqualError(t, err, "the worker is not started")
+
+	inv.ExpectWorker()
+	assert.True(t, inv.Restarting())
+	const n = 8
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			reply, err := inv.Invoke(t.Context(), f, fmt.Sprint("id", i), []byte(`{}`))
+			if err == nil && (len(reply.Logs) != 1 || reply.Logs[0] != "ran") {
+				err = fmt.Errorf("unexpected reply %+v", reply)
+			}
+			errs <- err
+		}()
+	}
+	inv.SetWorker(srv.URL + "/")
+	for range n {
+		assert.NoError(t, <-errs)
+	}
+
+	var reason atomic.Pointer[string]
+	sick := NewClient(&Options{HostVersion: "v", MaxCalls: 4, RestartWait: time.Minute, Unhealthy: func() string {
+		if r := reason.Load(); r != nil {
+			return *r
+		}
+		return ""
+	}})
+	sick.ExpectWorker()
+	go func() {
+		_, err := sick.Invoke(t.Context(), f, "id", []byte(`{}`))
+		errs <- err
+	}()
+	r := "it keeps failing"
+	reason.Store(&r)
+	sick.Wake()
+	require.EqualError(t, <-errs, "the worker is unhealthy: it keeps failing")
+
+	short := NewClient(&Options{HostVersion: "v", MaxCalls: 1, RestartWait: time.Minute, Timeout: 20 * time.Millisecond})
+	short.ExpectWorker()
+	_, err = short.Invoke(t.Context(), f, "id", []byte(`{}`))
+	require.EqualError(t, err, "no worker was ready within the call timeout (20ms)", "the wait is bounded by the call timeout")
 }

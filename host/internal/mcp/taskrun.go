@@ -721,6 +721,11 @@ func (n *Notifier) TaskState() string {
 // function is then the task's error, not an isError result.
 func (n *Notifier) InTask() bool { return n != nil && n.task.on() }
 
+// MayBeTask reports whether the call runs as a task or may become one (a
+// tool declared Deferred, called by a client that negotiated tasks): work
+// that may outlive its request.
+func (n *Notifier) MayBeTask() bool { return n != nil && n.task != nil }
+
 // ErrNoTask: the call cannot become a task.
 var ErrNoTask = errors.New("this call cannot run as a task")
 

@@ -33,7 +33,8 @@ const (
 // Reporter hears what happens to the worker. Its methods may be called
 // from several goroutines and must not block for long.
 type Reporter interface {
-	// WorkerURL: calls go to the worker at this base URL from now on.
+	// WorkerURL: the worker at this base URL is ready; calls go to it from
+	// now on.
 	WorkerURL(url string)
 	// WorkerExited: the worker at url has exited; calls should wait for
 	// the next one rather than reach for the dead one.
@@ -109,9 +110,11 @@ func New(o *Options, r Reporter) *Supervisor {
 	return s
 }
 
-// Start starts the first worker, tells the reporter its URL and waits until
-// it answers. When it does not, the worker is stopped and the error says
-// why (ctx's error when ctx ended first).
+// Start starts the first worker, waits until it answers and then tells the
+// reporter its URL (calls made meanwhile wait for it: a call sent to a
+// worker that does not listen yet would be refused). When it does not
+// answer, the worker is stopped and the error says why (ctx's error when
+// ctx ended first).
 func (s *Supervisor) Start(ctx context.Context) error {
 	s.lastStart = s.now()
 	w, err := s.start()
@@ -119,12 +122,12 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		return err
 	}
 	s.log.Info("worker process started", append([]any{"pid", w.pid()}, w.describe()...)...)
-	s.r.WorkerURL(w.url())
 	if err := w.waitReady(ctx, s.o.StartupTimeout); err != nil {
 		_ = w.stop(s.o.StopTimeout)
 		return err
 	}
 	s.setCurrent(w)
+	s.r.WorkerURL(w.url())
 	return nil
 }
 
