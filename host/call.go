@@ -27,6 +27,7 @@ func (h *Host) mcpServer() mcp.Server {
 		CallTool:     h.callTool,
 		ParamHeaders: func(name string) []mcp.ParamHeader { return h.params[name] },
 		TaskSupport:  h.taskSupport,
+		AdmitsTasks:  true, // callTool calls Notifier.Admitted once the call has its slot
 		Functions: &mcp.Functions{
 			Lists:        h.lists,
 			ReadResource: h.readResource,

@@ -72,11 +72,6 @@ func (h *Host) taskSupport(name string) *metadata.TaskSupport {
 	return t.Binding.Trigger.Task
 }
 
-// AdmitsTasks tells the MCP endpoint that a task's record is made once its
-// call is admitted (host.callTool calls Notifier.Admitted), so that a call
-// refused busy leaves no record.
-func (s toolSet) AdmitsTasks() bool { return true }
-
 // hasTaskTools reports whether any tool of the app may run as a task.
 func (h *Host) hasTaskTools() bool {
 	for _, t := range h.cat.Tools() {

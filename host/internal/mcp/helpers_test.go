@@ -264,6 +264,9 @@ func serverOf(t testTools) Server {
 	if tt, ok := t.(testTaskTools); ok {
 		s.TaskSupport = tt.TaskSupport
 	}
+	if tt, ok := t.(*taskTools); ok {
+		s.AdmitsTasks = tt.admits
+	}
 	if f, ok := t.(testFunctions); ok {
 		s.Functions = &Functions{Lists: f.FunctionLists(), ReadResource: f.ReadResource, GetPrompt: f.GetPrompt, Complete: f.Complete}
 	}

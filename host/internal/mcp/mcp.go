@@ -118,6 +118,11 @@ type Server struct {
 	// when it runs synchronously only; nil when no tool runs as a task. It
 	// is read only when [Options.Tasks] turns tasks on.
 	TaskSupport func(name string) *metadata.TaskSupport
+	// AdmitsTasks says that CallTool admits each call (takes its slot)
+	// before running it and calls [Notifier.Admitted] then: the record of a
+	// task is made only for a call that was admitted, and a refused call
+	// leaves none. When false, a task's record is made before its call runs.
+	AdmitsTasks bool
 	// Functions are the resources, templates, prompts and completions; nil
 	// when the app has none (their methods answer method-not-found).
 	Functions *Functions

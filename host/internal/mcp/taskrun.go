@@ -610,7 +610,7 @@ func (h *handler) callAsTask(req *request, call *CallRequest, meta *RequestMeta,
 	call.Notify = n
 	call.Headers = req.r.Header.Clone()
 	if !ts.Deferred {
-		if ta, ok := h.tools.(TaskAdmitter); ok && ta.AdmitsTasks() {
+		if h.srv.AdmitsTasks {
 			run.onAdmission = true // made by Notifier.Admitted, once the call has its slot
 		} else if _, err := n.startTask(ctx); err != nil {
 			cancel(err)
@@ -741,15 +741,6 @@ func (n *Notifier) StartTask(ctx context.Context) (*metadata.StartTaskReply, err
 		return nil, fmt.Errorf("%w: %w", ErrNoTask, err)
 	}
 	return &metadata.StartTaskReply{TaskID: t.ID, InputMode: metadata.InputModeStream}, nil
-}
-
-// TaskAdmitter is a [TaskTools] that admits each call (takes its slot)
-// before running it and calls [Notifier.Admitted] then: the record of a
-// task is made only for a call that was admitted, and a refused call
-// leaves none. Tools that are not a TaskAdmitter get the record before the
-// call runs.
-type TaskAdmitter interface {
-	AdmitsTasks() bool
 }
 
 // Admitted makes the record of the call's task, for a task that waits for

@@ -24,10 +24,8 @@ import (
 type taskTools struct {
 	*fakeTools
 	support map[string]*metadata.TaskSupport
-	admits  bool // a TaskAdmitter: the call makes the record (Notifier.Admitted)
+	admits  bool // Server.AdmitsTasks: the call makes the record (Notifier.Admitted)
 }
-
-func (t *taskTools) AdmitsTasks() bool { return t.admits }
 
 func (t *taskTools) TaskSupport(name string) *metadata.TaskSupport { return t.support[name] }
 
@@ -61,7 +59,7 @@ func taskServerWith(t *testing.T, store tasks.Store, beat time.Duration, admits 
 		ServerInfo: Implementation{Name: "modern-test", Version: "9.9.9"},
 		Tasks:      &TaskOptions{Store: store, Heartbeat: beat}})
 	for _, f := range tweak {
-		f(h.(*handler))
+		f(h.h)
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
@@ -673,7 +671,7 @@ func BenchmarkTaskGetBigResult(b *testing.B) {
 	probe := httptest.NewRequest(http.MethodPost, "/", nil)
 	require.NoError(b, store.Create(b.Context(), &tasks.Task{ID: "big", Scope: taskScope(probe), Status: tasks.StatusCompleted,
 		Created: now, Updated: now, TTL: time.Hour, PollInterval: time.Second, Result: result}))
-	h := NewHandler(&taskTools{fakeTools: newFakeTools()}, &Options{Sealer: testSealer, Logger: slog.New(slog.DiscardHandler),
+	h := NewHandler(serverOf(&taskTools{fakeTools: newFakeTools()}), &Options{Sealer: testSealer, Logger: slog.New(slog.DiscardHandler),
 		Tasks: &TaskOptions{Store: store}})
 	body := taskRequest(methodTasksGet, "big", tasksCaps, nil)
 	b.ReportAllocs()
