@@ -245,16 +245,21 @@ func (h *Host) Close() error {
 		if h.stopSweep != nil {
 			h.stopSweep()
 		}
-		// Tasks running here end failed (the host stopped), their records
-		// written before the worker connections go.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		mcp.StopTasks(ctx, h.endpoint)
-		cancel()
+		h.stopTasks()
 		h.notify.Close()
 		h.inv.Close()
 		h.legacy.sse.Close()
 	})
 	return nil
+}
+
+// stopTasks ends the tasks running here failed (the host stopped), their
+// records written (within 10 s) before the worker connections go. It may be
+// called more than once.
+func (h *Host) stopTasks() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	mcp.StopTasks(ctx, h.endpoint)
 }
 
 // Ready is closed once Run serves and the worker is ready.
