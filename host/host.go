@@ -246,18 +246,24 @@ func (h *Host) Close() error {
 		if h.stopSweep != nil {
 			h.stopSweep()
 		}
-		// Tasks running here end failed (the host stopped), their records
-		// written before the worker connections go.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if h.endpoint != nil {
-			h.endpoint.StopTasks(ctx)
-		}
-		cancel()
+		h.stopTasks()
 		h.notify.Close()
 		h.inv.Close()
 		h.legacy.sse.Close()
 	})
 	return nil
+}
+
+// stopTasks ends the tasks running here failed (the host stopped), their
+// records written (within 10 s) before the worker connections go. It may be
+// called more than once.
+func (h *Host) stopTasks() {
+	if h.endpoint == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h.endpoint.StopTasks(ctx)
 }
 
 // Ready is closed once Run serves and the worker is ready.

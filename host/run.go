@@ -133,6 +133,11 @@ func (h *Host) Run(ctx context.Context) error {
 	}
 	superviseCancel()
 	shutdown()
+	// Task work is no connection, so the drain did not wait for it: it ends
+	// now (failed, the host stopped), which ends its calls on the worker
+	// before the worker is asked to stop, instead of holding its stop for
+	// the stop timeout.
+	h.stopTasks()
 	if supervised != nil {
 		<-supervised
 	}

@@ -20,6 +20,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/internal/testutil"
 )
 
 // The admission tests drive a real funchost process with what arrives
@@ -318,6 +320,25 @@ func TestHardeningTasksKeepCapacityForCalls(t *testing.T) {
 	assert.Equal(t, 16, refused)
 	assert.Empty(t, other)
 	checkAnswered(t, callsAtOnce(ctx, h.endpoint, 32))
+	legacySSECall(t, ctx, h.endpoint)
+}
+
+// legacySSECall makes a tools/call of the check tool over the legacy SSE
+// transport and checks its result.
+func legacySSECall(t *testing.T, ctx context.Context, endpoint string) {
+	t.Helper()
+	st, err := testutil.OpenSSE(ctx, endpoint+"/sse", nil)
+	require.NoError(t, err)
+	defer st.Close()
+	ex := mustSend(t, st.Endpoint, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05"}}`, nil)
+	require.Equal(t, http.StatusAccepted, ex.status)
+	_, err = st.Next(clientTimeout)
+	require.NoError(t, err)
+	ex = mustSend(t, st.Endpoint, callJSON(1, "check", `{"city":"Oslo"}`, ""), nil)
+	require.Equal(t, http.StatusAccepted, ex.status, "%s", ex.body)
+	ev, err := st.Next(clientTimeout)
+	require.NoError(t, err)
+	assert.Contains(t, ev.Data, `"structuredContent":{"checked":true}`, "a legacy SSE call is answered")
 }
 
 // floodConn is a client connection kept open by a test.
