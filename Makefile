@@ -42,6 +42,7 @@ FUZZ_TARGETS := \
 	./binding:FuzzDirectReply \
 	./host/internal/mcp:FuzzDecodeMessage \
 	./host/internal/mcp:FuzzRouterAndHandlerAgree \
+	./host/internal/mcp:FuzzParseEventID \
 	./host/internal/auth:FuzzOpen \
 	./binding:FuzzCheckRefs \
 	./binding:FuzzMetaValid \

@@ -132,7 +132,7 @@ func (h *handler) resumableCall(req *request, meta *RequestMeta, version string,
 // priming event) and returns it and w as its first reader.
 func (h *handler) openResumable(w http.ResponseWriter, scope string) (*resumable, *liveWriter) {
 	r := &resumable{
-		id:       h.instanceID + requestIDSeparator + ids.Random(ids.LowerAlnum, 16),
+		id:       h.instanceID + requestIDSeparator + ids.Random(ids.LowerAlnum, streamRandLen),
 		scope:    scope,
 		store:    &h.streams,
 		grace:    h.resumeGrace,
@@ -308,12 +308,15 @@ func (r *resumable) serve(ctx context.Context, l *liveWriter) {
 	r.detachLive(l)
 }
 
-// resume attaches a new reader: it replays the events after last and
-// reports false when there are none to give (another instance's stream,
-// or one gone).
-func (r *resumable) resume(w http.ResponseWriter, last int) *liveWriter {
+// resume attaches a new reader: it replays the events after last. It
+// reports false, and writes nothing, when last names an event the stream
+// never gave.
+func (r *resumable) resume(w http.ResponseWriter, last int) (*liveWriter, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if last < 0 || last >= r.next {
+		return nil, false
+	}
 	if r.live != nil {
 		r.live.detach() // the newest reader wins
 	}
@@ -323,24 +326,28 @@ func (r *resumable) resume(w http.ResponseWriter, last int) *liveWriter {
 	setFraming(w.Header(), true)
 	w.WriteHeader(http.StatusOK)
 	l := &liveWriter{w: w, rc: http.NewResponseController(w), gone: make(chan struct{})}
-	from := max(last+1-r.first, 0)
-	for _, ev := range r.events[from:] {
+	from := min(max(last+1-r.first, 0), len(r.events))
+	replay := r.events[from:]
+	if len(replay) == 0 && !r.done {
+		replay = [][]byte{nil} // the headers go out now: the reader waits for what comes
+	}
+	for _, ev := range replay {
 		if !r.write(l, ev) {
 			l.detach()
 			r.live = nil
 			r.startOrphan()
-			return l
+			return l, true
 		}
 	}
 	if r.done {
 		l.detach()
 		r.live = nil
 		go r.store.remove(r.id) // everything was read
-		return l
+		return l, true
 	}
 	r.live = l
 	r.primed = true
-	return l
+	return l, true
 }
 
 // serveResume serves GET with Last-Event-ID: the rest of a resumable
@@ -356,24 +363,54 @@ func (h *handler) serveResume(w http.ResponseWriter, r *http.Request, lastID str
 	if ok {
 		rs = h.streams.get(streamID)
 	}
-	if rs == nil || rs.scope != callScope(req, s) {
+	var l *liveWriter
+	if rs != nil && rs.scope == callScope(req, s) {
+		l, ok = rs.resume(w, n)
+	}
+	if l == nil || !ok {
 		h.refuse(w, http.StatusBadRequest, nil, codeServerError,
 			"Bad Request: no stream to resume with this Last-Event-ID here (streams are kept on the instance that served the call, while it runs and "+
 				h.resumeGrace.String()+" after); call again.", nil)
 		return
 	}
-	l := rs.resume(w, n)
 	rs.serve(r.Context(), l)
 }
 
-// parseEventID splits "<stream>_<n>".
+// streamRandLen is the length of the random part of a stream id.
+const streamRandLen = 16
+
+// maxEventDigits bounds the digits of an event number: 18 fit an int64,
+// and no stream comes near that many events.
+const maxEventDigits = 18
+
+// parseEventID splits "<instance>~<16 of a-z0-9>_<n>", written exactly as
+// the server writes ids: n in decimal, without sign or leading zero.
 func parseEventID(id string) (string, int, bool) {
 	i := strings.LastIndexByte(id, '_')
 	if i <= 0 {
 		return "", 0, false
 	}
-	n, err := strconv.Atoi(id[i+1:])
-	return id[:i], n, err == nil && n >= 0
+	stream, num := id[:i], id[i+1:]
+	j := strings.LastIndex(stream, requestIDSeparator)
+	if j < 0 || len(stream)-j-len(requestIDSeparator) != streamRandLen {
+		return "", 0, false
+	}
+	for _, c := range []byte(stream[j+len(requestIDSeparator):]) {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return "", 0, false
+		}
+	}
+	if num == "" || len(num) > maxEventDigits || (num[0] == '0' && len(num) > 1) {
+		return "", 0, false
+	}
+	n := 0
+	for _, c := range []byte(num) {
+		if c < '0' || c > '9' {
+			return "", 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return stream, n, true
 }
 
 // CloseStream ends the client's current response stream while the call

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -254,4 +255,71 @@ func TestReadResultLeavesNoTimer(t *testing.T) {
 		}
 		r.mu.Unlock()
 	}
+}
+
+// TestResumeFromAnIDNeverGiven (finding 12): a Last-Event-ID past the
+// stream's last event, one that overflows, or one not written as the
+// server writes ids is refused with 400: no panic, no full replay.
+func TestResumeFromAnIDNeverGiven(t *testing.T) {
+	s := startServer(t, nil)
+	proceed := make(chan struct{})
+	s.tools.call = func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		_ = req.Notify.Progress(1, 2, "before")
+		_ = req.Notify.CloseStream()
+		select {
+		case <-proceed:
+		case <-ctx.Done():
+		}
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("done")}}, nil
+	}
+	defer close(proceed)
+	token := initWithCaps(t, s, "2025-11-25", map[string]any{})
+	body := rpc(1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{}, "_meta": map[string]any{"progressToken": "p"}})
+	events := drain(t, s.openCall(t, body, map[string]string{headerSessionID: token}))
+	require.Len(t, events, 2)
+	stream, _, ok := parseEventID(events[0].ID)
+	require.True(t, ok)
+	for _, n := range []string{"2", "999999", "9223372036854775807", "9223372036854775808", "18446744073709551617",
+		"+1", "-0", "01", "0x1", "", "1_1"} {
+		status, _ := s.getStream(t, token, stream+"_"+n)
+		assert.Equal(t, http.StatusBadRequest, status, "Last-Event-ID %s_%s", stream, n)
+	}
+	for _, bad := range []string{"_0", strings.ToUpper(stream) + "_0", stream + "x_0", stream[:len(stream)-1] + "_0"} {
+		status, _ := s.getStream(t, token, bad)
+		assert.Equal(t, http.StatusBadRequest, status, "Last-Event-ID %s", bad)
+	}
+	status, st := s.getStream(t, token, stream+"_1")
+	require.Equal(t, http.StatusOK, status, "the last id given still resumes")
+	st.Close()
+}
+
+// FuzzParseEventID: any Last-Event-ID parses without panic; one that
+// parses names a stream id of the server's shape and an event number that
+// prints back to the same text; resuming from any number never panics.
+func FuzzParseEventID(f *testing.F) {
+	for _, seed := range []string{"inst~abcdefghijklmnop_0", "inst~abcdefghijklmnop_999999",
+		"inst~abcdefghijklmnop_9223372036854775807", "x_-1", "_1", "a~b_+1", "a~b_01", "~_", "a~B_1"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		stream, n, ok := parseEventID(id)
+		if !ok {
+			return
+		}
+		if stream+"_"+strconv.Itoa(n) != id || n < 0 {
+			t.Fatalf("parseEventID(%q) = %q, %d", id, stream, n)
+		}
+		rec := httptest.NewRecorder()
+		r := &resumable{id: stream, store: &resumeStore{}, grace: time.Hour, finished: make(chan struct{}), release: make(chan struct{}), cancel: func(error) {}}
+		r.append([]byte("data: {}\n\n"))
+		r.append([]byte("data: {}\n\n"))
+		if l, ok := r.resume(rec, n); ok {
+			r.detachLive(l)
+		}
+		r.mu.Lock()
+		if r.orphan != nil {
+			r.orphan.Stop()
+		}
+		r.mu.Unlock()
+	})
 }
