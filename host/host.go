@@ -191,6 +191,7 @@ func (h *Host) routes() (http.Handler, error) {
 		SessionLifetime: h.opts.SessionLifetime,
 		InstanceID:      h.legacy.instanceID,
 		ForwardResponse: h.legacy.forwardResponse,
+		CheckArguments:  h.cat.CheckRawArguments,
 	}
 	if opts.Tasks, err = h.taskOptions(context.Background(), h.legacy.kind); err != nil {
 		return nil, err

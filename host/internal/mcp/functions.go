@@ -172,6 +172,10 @@ func (h *handler) serveFunction(req *request, msg *message, s *session, c Caller
 			return true
 		}
 		rawArgs := member(params, "arguments")
+		if pe := h.checkArguments(rawArgs); pe != nil {
+			h.callError(req, pe, c.Meta != nil)
+			return true
+		}
 		args, ok := objectMembers(rawArgs)
 		if !ok {
 			h.rpcError(req, CodeInvalidParams, "Invalid params: 'arguments' must be an object.", nil)
@@ -200,6 +204,10 @@ func (h *handler) serveFunction(req *request, msg *message, s *session, c Caller
 	case methodComplete:
 		if !lists.Completions {
 			return false
+		}
+		if pe := h.checkArguments(member(member(params, "context"), "arguments")); pe != nil {
+			h.callError(req, pe, c.Meta != nil)
+			return true
 		}
 		cr, problem := decodeCompleteParams(params)
 		if problem != "" {

@@ -71,7 +71,8 @@ type handler struct {
 	waits           waitTable   // requests to clients waiting for their answer
 	streams         resumeStore // resumable streams
 	resumeGrace     time.Duration
-	tasks           *taskService // nil when tasks are off
+	tasks           *taskService                // nil when tasks are off
+	checkArgs       func(json.RawMessage) error // Options.CheckArguments
 }
 
 // toolList is a ToolsList slice checked once and remembered by identity.
@@ -142,6 +143,7 @@ func newHandler(tools Tools, opts *Options) *handler {
 		instanceID:      o.InstanceID,
 		forwardResponse: o.ForwardResponse,
 		resumeGrace:     o.ResumeGrace,
+		checkArgs:       o.CheckArguments,
 	}
 	f, _ := tools.(Functions)
 	caps := functionCapabilities(f)
@@ -427,6 +429,10 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 // toolsCall runs tools/call; meta is the envelope of a modern request, nil
 // for a legacy one.
 func (h *handler) toolsCall(req *request, msg *message, version string, s *session, meta *RequestMeta) {
+	if pe := h.checkArguments(msg.arguments); pe != nil {
+		h.callError(req, pe, meta != nil)
+		return
+	}
 	name, args, rawArgs, problem := decodeCallParams(msg)
 	if problem != "" {
 		h.rpcError(req, CodeInvalidParams, problem, nil)

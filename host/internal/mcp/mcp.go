@@ -75,6 +75,12 @@ type Options struct {
 	// goes on before it is cancelled, and how long an unread result is
 	// kept for the client to resume; 0 means DefaultResumeGrace.
 	ResumeGrace time.Duration
+	// CheckArguments bounds the arguments of tools/call and prompts/get and
+	// the context.arguments of completion/complete, given the object as the
+	// client sent it, before anything decodes them; a *ProtocolError it
+	// returns is the answer (any other error is -32602 with its text). nil
+	// checks nothing here.
+	CheckArguments func(raw json.RawMessage) error
 	// Tasks turns MCP tasks on for the tools of a [TaskTools] that
 	// support them (2026-07-28, the io.modelcontextprotocol/tasks
 	// extension); nil leaves them off and every call synchronous.
