@@ -43,6 +43,7 @@ FUZZ_TARGETS := \
 	./host/internal/mcp:FuzzDecodeMessage \
 	./host/internal/mcp:FuzzRouterAndHandlerAgree \
 	./host/internal/mcp:FuzzParseEventID \
+	./host/internal/mcp:FuzzArgumentsDigest \
 	./host/internal/auth:FuzzOpen \
 	./binding:FuzzCheckRefs \
 	./binding:FuzzMetaValid \

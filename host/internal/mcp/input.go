@@ -2,8 +2,6 @@ package mcp
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -76,22 +74,9 @@ type callIdentity struct {
 	args         json.RawMessage
 }
 
-// digest names the arguments whatever their spacing and member order.
-func (c callIdentity) digest() string {
-	canon := bytes.TrimSpace(c.args)
-	var v any
-	d := json.NewDecoder(bytes.NewReader(canon))
-	d.UseNumber()
-	if len(canon) == 0 || string(canon) == "null" {
-		canon = []byte("{}")
-	} else if d.Decode(&v) == nil {
-		if b, err := json.Marshal(v); err == nil { // maps marshal with sorted keys
-			canon = b
-		}
-	}
-	sum := sha256.Sum256(canon)
-	return base64.RawURLEncoding.EncodeToString(sum[:18])
-}
+// digest names the arguments whatever their spacing and member order,
+// without decoding them (see argumentsDigest).
+func (c callIdentity) digest() string { return argumentsDigest(c.args) }
 
 // readInput reads the inputResponses and requestState of a modern call;
 // problem is the -32602 message when they are wrong.
