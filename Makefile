@@ -44,6 +44,7 @@ FUZZ_TARGETS := \
 	./host/internal/mcp:FuzzRouterAndHandlerAgree \
 	./host/internal/mcp:FuzzParseEventID \
 	./host/internal/mcp:FuzzArgumentsDigest \
+	./host/internal/mcp:FuzzOpenRequestState \
 	./host/internal/auth:FuzzOpen \
 	./binding:FuzzCheckRefs \
 	./binding:FuzzMetaValid \

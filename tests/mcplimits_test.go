@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -181,4 +182,39 @@ func TestLimitsPromptAndCompletionArguments(t *testing.T) {
 		t.Logf("funchost RSS: %s before, %s after %d %s with 240,000 arguments (3.7 MB) at once (peak so far %s)", mib(before), mib(after), tc.n, tc.name, mib(peak))
 		assert.Less(t, peak, int64(384<<20), tc.name)
 	}
+}
+
+// TestLimitsRequestStateOwnedAndSingleUse (finding 8): client A's
+// requestState replayed by client B (other credentials) ran the tool for B
+// with A's answers, and the same state sent twice booked twice. Now a state
+// opens only for the client it was given to, and once.
+func TestLimitsRequestStateOwnedAndSingleUse(t *testing.T) {
+	h := startHost(t, sample(t))
+	ctx, cancel := context.WithTimeout(t.Context(), clientTimeout)
+	defer cancel()
+	alice, mallory := map[string]string{"X-Functions-Key": "alice"}, map[string]string{"X-Functions-Key": "mallory"}
+	ex, err := bookDaysOff(ctx, h.endpoint, 1, bookArgs(""), "", alice)
+	require.NoError(t, err)
+	state := readInputRequired(t, ex).Result.RequestState
+	require.NotEmpty(t, state, "%s", ex.body)
+	answer := `,"inputResponses":{"confirm_days_off":{"action":"accept","content":{"confirm":true}}},"requestState":"` + state + `"`
+
+	ex, err = bookDaysOff(ctx, h.endpoint, 2, bookArgs(""), answer, mallory)
+	require.NoError(t, err)
+	r := readInputRequired(t, ex)
+	require.NotNil(t, r.Error, "%s", ex.body)
+	assert.Contains(t, r.Error.Message, "given to another client")
+
+	ex, err = bookDaysOff(ctx, h.endpoint, 3, bookArgs(""), answer, alice)
+	require.NoError(t, err)
+	assert.Equal(t, "booked", structured(t, ex.body)["status"], "%s", ex.body)
+
+	ex, err = bookDaysOff(ctx, h.endpoint, 4, bookArgs(""), answer, alice)
+	require.NoError(t, err)
+	r = readInputRequired(t, ex)
+	require.NotNil(t, r.Error, "%s", ex.body)
+	assert.Contains(t, r.Error.Message, "used already", "a replay books nothing")
+	const booked = "Executed 'Functions.book_days_off' (Succeeded)"
+	require.Eventually(t, func() bool { return strings.Contains(h.console.String(), booked) }, clientTimeout, 10*time.Millisecond, "%s", h.console.String())
+	assert.Equal(t, 1, strings.Count(h.console.String(), booked), "booked once")
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -181,7 +182,7 @@ func (h *handler) serveFunction(req *request, msg *message, s *session, c Caller
 			h.rpcError(req, CodeInvalidParams, "Invalid params: 'arguments' must be an object.", nil)
 			return true
 		}
-		ident := callIdentity{method: methodPromptsGet, name: name, args: rawArgs}
+		ident := callIdentity{method: methodPromptsGet, name: name, args: rawArgs, owner: owner.Of(req.r)}
 		var in *inputState
 		if c.Meta != nil {
 			var problem string

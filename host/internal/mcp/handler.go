@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -73,6 +74,7 @@ type handler struct {
 	resumeGrace     time.Duration
 	tasks           *taskService                // nil when tasks are off
 	checkArgs       func(json.RawMessage) error // Options.CheckArguments
+	usedStates      *stateLedger                // the request states that opened
 }
 
 // toolList is a ToolsList slice checked once and remembered by identity.
@@ -144,6 +146,7 @@ func newHandler(tools Tools, opts *Options) *handler {
 		forwardResponse: o.ForwardResponse,
 		resumeGrace:     o.ResumeGrace,
 		checkArgs:       o.CheckArguments,
+		usedStates:      newStateLedger(o.UsedInputStates),
 	}
 	f, _ := tools.(Functions)
 	caps := functionCapabilities(f)
@@ -459,7 +462,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 		call.ClientInfo = s.client
 	}
 	var in *inputState
-	ident := callIdentity{method: methodToolsCall, name: name, args: rawArgs}
+	ident := callIdentity{method: methodToolsCall, name: name, args: rawArgs, owner: owner.Of(req.r)}
 	if meta != nil {
 		if in, problem = h.readInput(msg.params, ident); problem != "" {
 			h.rpcError(req, CodeInvalidParams, problem, nil)

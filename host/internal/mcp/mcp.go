@@ -10,6 +10,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -81,6 +82,11 @@ type Options struct {
 	// returns is the answer (any other error is -32602 with its text). nil
 	// checks nothing here.
 	CheckArguments func(raw json.RawMessage) error
+	// UsedInputStates bounds the 2026-07-28 request states this handler
+	// remembers as used, each until it expires (so that each opens once),
+	// per owner and in all; a bound left 0 takes DefaultUsedInputStates.
+	// Over it a retry with a state is refused with -32602.
+	UsedInputStates owner.Limit
 	// Tasks turns MCP tasks on for the tools of a [TaskTools] that
 	// support them (2026-07-28, the io.modelcontextprotocol/tasks
 	// extension); nil leaves them off and every call synchronous.
