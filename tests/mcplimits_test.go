@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/internal/testutil"
 )
 
 // The limits tests (issue 25, findings 4, 5, 7, 8, 11 and 12) drive the
@@ -217,4 +221,90 @@ func TestLimitsRequestStateOwnedAndSingleUse(t *testing.T) {
 	const booked = "Executed 'Functions.book_days_off' (Succeeded)"
 	require.Eventually(t, func() bool { return strings.Contains(h.console.String(), booked) }, clientTimeout, 10*time.Millisecond, "%s", h.console.String())
 	assert.Equal(t, 1, strings.Count(h.console.String(), booked), "booked once")
+}
+
+// openCall POSTs a tools/call on a 2025-11-25 session and returns its
+// response stream once the headers are in.
+func openCall(ctx context.Context, url, session, body string) (*testutil.SSEStream, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		cancel()
+		return nil, fmt.Errorf("POST: %s", resp.Status)
+	}
+	return testutil.ReadSSE(resp, cancel), nil
+}
+
+// TestLimitsResumableStreamsLeftBehind (finding 5): on a 2025-11-25
+// session, calls of primes to 1,000,000 (a 1.08 MB result) whose client
+// closed the stream at once kept their result whole for a minute: 50 a
+// second took funchost to 1,500 MB. Now a stream keeps at most 1 MiB (the
+// result included) within budgets per client and in all, and a result that
+// does not fit is not kept: a second round of such calls reuses the memory
+// of the first instead of adding to it. (Resuming such a stream is the
+// unit tests' business: here the client may be too slow to leave.)
+func TestLimitsResumableStreamsLeftBehind(t *testing.T) {
+	h := startHost(t, sample(t))
+	pid := h.cmd.Process.Pid
+	init := mustSend(t, h.endpoint, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},`+
+		`"clientInfo":{"name":"t","version":"1"}}}`, map[string]string{"Accept": "application/json"})
+	session := init.header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, session, "%s", init.body)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*clientTimeout)
+	defer cancel()
+	n := 150
+	if v, err := strconv.Atoi(os.Getenv("FUNCMCP_TEST_RESUME_CALLS")); err == nil && v > 0 {
+		n = v // the finding's load: 1500 (50 a second for 30 s)
+	}
+	// One round: n calls, 50 a second, each left once its headers are in.
+	round := func(r int) int64 {
+		ticker := time.NewTicker(20 * time.Millisecond)
+		defer ticker.Stop()
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for i := range n {
+			<-ticker.C
+			wg.Go(func() {
+				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"primes","arguments":{"to":1000000}}}`, i)
+				st, err := openCall(ctx, h.endpoint, session, body)
+				if err != nil {
+					errs <- err
+					return
+				}
+				st.Close()
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		require.Eventually(t, func() bool {
+			return strings.Count(h.console.String(), "Executed 'Functions.primes'") >= r*n
+		}, 4*clientTimeout, 50*time.Millisecond, "every call ended")
+		rss, _ := memory(t, pid)
+		return rss
+	}
+	before, _ := memory(t, pid)
+	first := round(1)
+	second := round(2)
+	_, peak := memory(t, pid)
+	t.Logf("funchost RSS: %s before, %s after %d calls of primes to 1,000,000 left at once (50 a second), %s after %d more (peak %s)",
+		mib(before), mib(first), n, mib(second), n, mib(peak))
+	assert.Less(t, second-first, int64(64<<20), "the results of the first round are not kept")
+	assert.Less(t, peak, int64(384<<20))
 }

@@ -147,6 +147,7 @@ func newHandler(tools Tools, opts *Options) *handler {
 		resumeGrace:     o.ResumeGrace,
 		checkArgs:       o.CheckArguments,
 		usedStates:      newStateLedger(o.UsedInputStates),
+		streams:         newResumeStore(o.ResumeStreams, o.ResumeBytes),
 	}
 	f, _ := tools.(Functions)
 	caps := functionCapabilities(f)
@@ -495,11 +496,18 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 // context, and this request reads its stream until the result, until the
 // stream is closed, or until the client leaves.
 func (h *handler) callResumable(req *request, msg *message, s *session, call *CallRequest, ident callIdentity) {
-	rs, post := h.openResumable(req.w, req.scope)
+	rs, post := h.openResumable(req.w, req.scope, owner.Of(req.r))
+	if rs == nil {
+		// The store keeps as many streams as it may: a plain stream.
+		call.Notify = h.notifier(req, msg, nil, s, nil)
+		h.finishCall(req, call, nil, ident)
+		return
+	}
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(req.r.Context()))
 	rs.cancel = cancel
 	own := *req // outlives this request: nothing of its pooled body
 	own.id = bytes.Clone(req.id)
+	rs.reqID = own.id
 	own.log = nil
 	own.ctx = ctx
 	own.w = &resumableWriter{r: rs, hdr: http.Header{}}
@@ -532,9 +540,7 @@ func (h *handler) finishCall(req *request, call *CallRequest, meta *RequestMeta,
 func (h *handler) writeCall(req *request, call *CallRequest, meta *RequestMeta, ident callIdentity, res *metadata.CallToolResult, err error) {
 	name := call.Name
 	req.w = call.Notify.end(req.w) // no notification after this: the reply follows
-	if rw, ok := req.w.(*resumableWriter); ok {
-		rw.lastEvent()
-	}
+	markLastEvent(req.w)
 	if meta != nil && h.inputRequired(req, call.Notify, ident) {
 		return
 	}

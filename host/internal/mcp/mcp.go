@@ -76,6 +76,13 @@ type Options struct {
 	// goes on before it is cancelled, and how long an unread result is
 	// kept for the client to resume; 0 means DefaultResumeGrace.
 	ResumeGrace time.Duration
+	// ResumeStreams bounds the resumable streams kept (running calls, and
+	// unread results for ResumeGrace), per owner and in all; a call over
+	// it gets a plain stream. ResumeBytes bounds the bytes of their events,
+	// per owner and in all, besides MaxResumeBytes per stream. A bound
+	// left 0 takes DefaultResumeStreams or DefaultResumeBytes.
+	ResumeStreams owner.Limit
+	ResumeBytes   owner.Limit
 	// CheckArguments bounds the arguments of tools/call and prompts/get and
 	// the context.arguments of completion/complete, given the object as the
 	// client sent it, before anything decodes them; a *ProtocolError it
