@@ -25,12 +25,15 @@ import (
 // and the client calls again with the same name and arguments, adding
 // "inputResponses" (the answers by key) and the "requestState" it got. The
 // state is sealed with the host's key (any instance sharing the key opens
-// it; nothing is kept between the rounds) and holds what the call is (the
-// method, the tool or prompt name, a digest of the arguments) and the
-// answers of the earlier rounds, so that each round runs the function again
-// with every answer so far. A state that does not open (altered, expired,
-// sealed by another key) or belongs to another call is refused with -32602.
-// A retry without a state is served with the answers it carries.
+// it; nothing of the call is kept between the rounds) and holds what the
+// call is (the method, the tool or prompt name, a digest of the arguments),
+// the client it was given to (its owner) and the answers of the earlier
+// rounds, so that each round runs the function again with every answer so
+// far. A state that does not open (altered, expired, sealed by another
+// key), belongs to another call or was given to another client is refused
+// with -32602. Each state opens once on an instance: the instance
+// remembers the states that opened until they expire (stateLedger). A
+// retry without a state is served with the answers it carries.
 
 // inputStatePurpose is what request states are sealed for.
 const inputStatePurpose = "mcp-input-state"
