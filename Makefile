@@ -42,6 +42,9 @@ FUZZ_TARGETS := \
 	./binding:FuzzDirectReply \
 	./host/internal/mcp:FuzzDecodeMessage \
 	./host/internal/mcp:FuzzRouterAndHandlerAgree \
+	./host/internal/mcp:FuzzParseEventID \
+	./host/internal/mcp:FuzzArgumentsDigest \
+	./host/internal/mcp:FuzzOpenRequestState \
 	./host/internal/auth:FuzzOpen \
 	./binding:FuzzCheckRefs \
 	./binding:FuzzMetaValid \

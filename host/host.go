@@ -202,6 +202,7 @@ func (h *Host) routes() (http.Handler, error) {
 		InstanceID:      h.legacy.instanceID,
 		ForwardResponse: h.legacy.forwardResponse,
 		RequestID:       h.legacy.requestID,
+		CheckArguments:  h.cat.CheckRawArguments,
 	}
 	if opts.Tasks, err = h.taskOptions(context.Background(), h.legacy.kind); err != nil {
 		return nil, err

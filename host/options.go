@@ -133,8 +133,10 @@ type Options struct {
 	// Defaults 1024 and 128.
 	MaxConnections           int
 	MaxConnectionsPerAddress int
-	// MaxArgumentBytes, MaxArgumentDepth and MaxArgumentKeys bound a call's
-	// arguments (total JSON size, nesting, object keys); over them: -32602.
+	// MaxArgumentBytes, MaxArgumentDepth and MaxArgumentKeys bound the
+	// arguments of tools/call and prompts/get and the context.arguments of
+	// completion/complete (JSON size as sent, nesting, object keys), checked
+	// before anything decodes them; over them: -32602.
 	// Defaults 1 MiB, 64, 10000.
 	MaxArgumentBytes int
 	MaxArgumentDepth int

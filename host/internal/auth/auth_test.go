@@ -121,3 +121,26 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// TestOpenSized: a token's text is SealedLen of its payload; OpenSized
+// opens payloads up to its bound and refuses a longer text undecoded.
+func TestOpenSized(t *testing.T) {
+	s, err := NewRandomSealer()
+	require.NoError(t, err)
+	for _, n := range []int{0, 1, 2, 3, 4096, 256 << 10} {
+		tok, err := s.Seal("state", make([]byte, n), time.Hour)
+		require.NoError(t, err)
+		assert.Equal(t, s.SealedLen(n), len(tok), n)
+		payload, _, err := s.OpenSized("state", tok, n)
+		require.NoError(t, err, n)
+		assert.Len(t, payload, n)
+		if n > 0 {
+			_, _, err = s.OpenSized("state", tok, n-3) // a shorter bound: a shorter text
+			assert.ErrorIs(t, err, ErrInvalidToken, n)
+		}
+	}
+	big, err := s.Seal("state", make([]byte, MaxTokenLen), time.Hour)
+	require.NoError(t, err)
+	_, err = s.Open("state", big)
+	assert.ErrorIs(t, err, ErrInvalidToken, "Open keeps its bound")
+}

@@ -97,6 +97,7 @@ func (s *Sealer) Seal(purpose string, payload []byte, ttl time.Duration) (string
 
 // Open returns the payload of a token made by Seal with the same key and
 // purpose. It fails with ErrInvalidToken or ErrExpiredToken and never panics.
+// Its text is at most MaxTokenLen characters.
 func (s *Sealer) Open(purpose, token string) ([]byte, error) {
 	payload, _, err := s.OpenExpiry(purpose, token)
 	return payload, err
@@ -104,8 +105,25 @@ func (s *Sealer) Open(purpose, token string) ([]byte, error) {
 
 // OpenExpiry is Open that also returns when the token expires.
 func (s *Sealer) OpenExpiry(purpose, token string) ([]byte, time.Time, error) {
+	return s.open(purpose, token, MaxTokenLen)
+}
+
+// SealedLen returns the length of the text of a token whose payload has
+// n bytes.
+func (s *Sealer) SealedLen(n int) int {
+	return base64.RawURLEncoding.EncodedLen(1 + s.aead.NonceSize() + 8 + n + s.aead.Overhead())
+}
+
+// OpenSized is OpenExpiry for tokens whose payload may have up to
+// maxPayload bytes (a longer text is refused before it is decoded),
+// where MaxTokenLen is too small.
+func (s *Sealer) OpenSized(purpose, token string, maxPayload int) ([]byte, time.Time, error) {
+	return s.open(purpose, token, s.SealedLen(maxPayload))
+}
+
+func (s *Sealer) open(purpose, token string, maxLen int) ([]byte, time.Time, error) {
 	token = strings.TrimRight(token, "=")
-	if token == "" || len(token) > MaxTokenLen {
+	if token == "" || len(token) > maxLen {
 		return nil, time.Time{}, ErrInvalidToken
 	}
 	data, err := base64.RawURLEncoding.DecodeString(token)

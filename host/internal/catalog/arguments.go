@@ -23,11 +23,32 @@ func (c *Catalog) CheckArguments(args map[string]json.RawMessage) error {
 		depth = max(depth, d+1)
 		keys += k
 	}
+	return c.checkShape(depth, keys)
+}
+
+// CheckRawArguments is CheckArguments for an arguments object as the
+// client sent it (a prompt's arguments, completion's context.arguments, a
+// call's arguments before they are decoded): it reads the text once,
+// without decoding it, and refuses it when its size passes the byte limit
+// (the text as sent, which holds the values and their names), it nests
+// too deep or holds too many object keys. Absent or null arguments pass.
+func (c *Catalog) CheckRawArguments(raw json.RawMessage) error {
+	if jsonx.IsAbsent(raw) {
+		return nil
+	}
+	if len(raw) > c.lim.ArgumentBytes {
+		return invalidArgs(fmt.Sprintf("the arguments exceed %d bytes", c.lim.ArgumentBytes))
+	}
+	depth, keys := jsonx.Measure(raw)
+	return c.checkShape(depth, keys)
+}
+
+func (c *Catalog) checkShape(depth, keys int) error {
 	switch {
-	case depth > lim.ArgumentDepth:
-		return invalidArgs(fmt.Sprintf("the arguments nest deeper than %d levels", lim.ArgumentDepth))
-	case keys > lim.ArgumentKeys:
-		return invalidArgs(fmt.Sprintf("the arguments hold more than %d object keys", lim.ArgumentKeys))
+	case depth > c.lim.ArgumentDepth:
+		return invalidArgs(fmt.Sprintf("the arguments nest deeper than %d levels", c.lim.ArgumentDepth))
+	case keys > c.lim.ArgumentKeys:
+		return invalidArgs(fmt.Sprintf("the arguments hold more than %d object keys", c.lim.ArgumentKeys))
 	}
 	return nil
 }

@@ -164,20 +164,24 @@ func TestCheckArguments(t *testing.T) {
 		{"deep objects", `{"deep":` + strings.Repeat(`{"a":`, 100) + `1` + strings.Repeat("}", 100) + `}`, "Invalid params: the arguments nest deeper than 64 levels."},
 		{"brackets in strings do not count", `{"s":"` + strings.Repeat(`[{\"`, 100) + `"}`, ""},
 		{"many keys", `{"many":{` + manyKeys(20000) + `}}`, "Invalid params: the arguments hold more than 10000 object keys."},
+		{"many top-level keys", `{` + manyKeys(10001) + `}`, "Invalid params: the arguments hold more than 10000 object keys."},
+		{"as many keys as allowed", `{` + manyKeys(10000) + `}`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var args map[string]json.RawMessage
 			require.NoError(t, json.Unmarshal([]byte(tt.args), &args))
-			err := c.CheckArguments(args)
-			if tt.message == "" {
-				assert.NoError(t, err)
-				return
+			// The decoded arguments and the text as sent get one answer.
+			for _, err := range []error{c.CheckArguments(args), c.CheckRawArguments(json.RawMessage(tt.args))} {
+				if tt.message == "" {
+					assert.NoError(t, err)
+					continue
+				}
+				var je *jsonrpc.Error
+				require.True(t, errors.As(err, &je), "a *jsonrpc.Error: %v", err)
+				assert.Equal(t, jsonrpc.CodeInvalidParams, je.Code)
+				assert.Equal(t, tt.message, je.Message)
 			}
-			var je *jsonrpc.Error
-			require.True(t, errors.As(err, &je), "a *jsonrpc.Error: %v", err)
-			assert.Equal(t, jsonrpc.CodeInvalidParams, je.Code)
-			assert.Equal(t, tt.message, je.Message)
 		})
 	}
 }

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -372,6 +373,23 @@ func decodeCallParams(msg *message) (name string, args map[string]json.RawMessag
 		args[k] = json.RawMessage(val[:len(val):len(val)]) // a repeated name: the last one wins, as in encoding/json
 	}
 	return name, args, own, ""
+}
+
+// checkArguments bounds an arguments object as sent with
+// Options.CheckArguments, before anything decodes it: the error to answer
+// with, nil when it passes (or is not an object, which its reader refuses).
+func (h *handler) checkArguments(raw []byte) *ProtocolError {
+	if h.checkArgs == nil || len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	err := h.checkArgs(raw)
+	if err == nil {
+		return nil
+	}
+	if pe, ok := errors.AsType[*ProtocolError](err); ok {
+		return pe
+	}
+	return &ProtocolError{Code: CodeInvalidParams, Message: "Invalid params: " + err.Error()}
 }
 
 // memberIter walks the members of a JSON object whose text was checked

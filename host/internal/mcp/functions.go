@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -181,12 +182,16 @@ func (h *handler) servePromptsGet(req *request) bool {
 		return true
 	}
 	rawArgs := member(params, "arguments")
+	if pe := h.checkArguments(rawArgs); pe != nil {
+		h.callError(req, pe, c.Meta != nil)
+		return true
+	}
 	args, ok := objectMembers(rawArgs)
 	if !ok {
 		h.rpcError(req, CodeInvalidParams, "Invalid params: 'arguments' must be an object.", nil)
 		return true
 	}
-	ident := callIdentity{method: methodPromptsGet, name: name, args: rawArgs}
+	ident := callIdentity{method: methodPromptsGet, name: name, args: rawArgs, owner: owner.Of(req.r)}
 	var in *inputState
 	if c.Meta != nil {
 		var problem string
@@ -215,6 +220,10 @@ func (h *handler) serveComplete(req *request) bool {
 	f := h.srv.Functions
 	if f == nil || !f.Lists.Completions {
 		return false
+	}
+	if pe := h.checkArguments(member(member(req.msg.params, "context"), "arguments")); pe != nil {
+		h.callError(req, pe, req.meta != nil)
+		return true
 	}
 	cr, problem := decodeCompleteParams(req.msg.params)
 	if problem != "" {

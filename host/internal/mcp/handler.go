@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -65,7 +66,9 @@ type handler struct {
 	waits           waitTable   // requests to clients waiting for their answer
 	streams         resumeStore // resumable streams
 	resumeGrace     time.Duration
-	tasks           *taskService // nil when tasks are off
+	tasks           *taskService                // nil when tasks are off
+	checkArgs       func(json.RawMessage) error // Options.CheckArguments
+	usedStates      *stateLedger                // the request states that opened
 }
 
 // toolList is a ToolsList slice checked once and remembered by identity.
@@ -137,6 +140,9 @@ func newHandler(srv Server, opts *Options) *handler {
 		forwardResponse: o.ForwardResponse,
 		requestID:       o.RequestID,
 		resumeGrace:     o.ResumeGrace,
+		checkArgs:       o.CheckArguments,
+		usedStates:      newStateLedger(o.UsedInputStates),
+		streams:         newResumeStore(o.ResumeStreams, o.ResumeBytes),
 	}
 	if o.Tasks != nil && o.Tasks.Store != nil {
 		h.tasks = newTaskService(o.Tasks, o.InstanceID, o.Logger)
@@ -444,6 +450,10 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 // toolsCall runs tools/call; meta is the envelope of a modern request, nil
 // for a legacy one.
 func (h *handler) toolsCall(req *request, msg *message, version string, s *session, meta *RequestMeta) {
+	if pe := h.checkArguments(msg.arguments); pe != nil {
+		h.callError(req, pe, meta != nil)
+		return
+	}
 	name, args, rawArgs, problem := decodeCallParams(msg)
 	if problem != "" {
 		h.rpcError(req, CodeInvalidParams, problem, nil)
@@ -470,7 +480,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 		call.ClientInfo = s.client
 	}
 	var in *inputState
-	ident := callIdentity{method: methodToolsCall, name: name, args: rawArgs}
+	ident := callIdentity{method: methodToolsCall, name: name, args: rawArgs, owner: owner.Of(req.r)}
 	if meta != nil {
 		if in, problem = h.readInput(msg.params, ident); problem != "" {
 			h.rpcError(req, CodeInvalidParams, problem, nil)
@@ -503,11 +513,18 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 // context, and this request reads its stream until the result, until the
 // stream is closed, or until the client leaves.
 func (h *handler) callResumable(req *request, msg *message, s *session, call *CallRequest, ident callIdentity) {
-	rs, post := h.openResumable(req.w, req.scope)
+	rs, post := h.openResumable(req.w, req.scope, owner.Of(req.r))
+	if rs == nil {
+		// The store keeps as many streams as it may: a plain stream.
+		call.Notify = h.notifier(req, msg, nil, s, nil)
+		h.finishCall(req, call, nil, ident)
+		return
+	}
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(req.r.Context()))
 	rs.cancel = cancel
 	own := *req // outlives this request: nothing of its pooled body
 	own.id = bytes.Clone(req.id)
+	rs.reqID = own.id
 	own.ctx = ctx
 	own.w = &resumableWriter{r: rs, hdr: http.Header{}}
 	call.Notify = h.notifier(&own, msg, nil, s, nil)
@@ -539,9 +556,7 @@ func (h *handler) finishCall(req *request, call *CallRequest, meta *RequestMeta,
 func (h *handler) writeCall(req *request, call *CallRequest, meta *RequestMeta, ident callIdentity, res *metadata.CallToolResult, err error) {
 	name := call.Name
 	req.w = call.Notify.end(req.w) // no notification after this: the reply follows
-	if rw, ok := req.w.(*resumableWriter); ok {
-		rw.lastEvent()
-	}
+	markLastEvent(req.w)
 	if meta != nil && h.inputRequired(req, call.Notify, ident) {
 		return
 	}

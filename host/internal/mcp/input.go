@@ -2,14 +2,16 @@ package mcp
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
@@ -23,12 +25,15 @@ import (
 // and the client calls again with the same name and arguments, adding
 // "inputResponses" (the answers by key) and the "requestState" it got. The
 // state is sealed with the host's key (any instance sharing the key opens
-// it; nothing is kept between the rounds) and holds what the call is (the
-// method, the tool or prompt name, a digest of the arguments) and the
-// answers of the earlier rounds, so that each round runs the function again
-// with every answer so far. A state that does not open (altered, expired,
-// sealed by another key) or belongs to another call is refused with -32602.
-// A retry without a state is served with the answers it carries.
+// it; nothing of the call is kept between the rounds) and holds what the
+// call is (the method, the tool or prompt name, a digest of the arguments),
+// the client it was given to (its owner) and the answers of the earlier
+// rounds, so that each round runs the function again with every answer so
+// far. A state that does not open (altered, expired, sealed by another
+// key), belongs to another call or was given to another client is refused
+// with -32602. Each state opens once on an instance: the instance
+// remembers the states that opened until they expire (stateLedger). A
+// retry without a state is served with the answers it carries.
 
 // inputStatePurpose is what request states are sealed for.
 const inputStatePurpose = "mcp-input-state"
@@ -37,9 +42,21 @@ const inputStatePurpose = "mcp-input-state"
 const InputStateLifetime = time.Hour
 
 // MaxInputResponseBytes bounds the answers of one call (those of the
-// request state and the new ones together): they travel to the worker in a
-// header and back to the client in the next state.
+// request state and the new ones together), as one JSON object: they
+// travel to the worker in a header and back to the client in the next
+// state.
 const MaxInputResponseBytes = 256 << 10
+
+// maxStateExtra bounds what a request state holds besides the answers:
+// the method, the name, the digest, the owner, the nonce and the JSON
+// around them. A state opens when its payload is at most
+// MaxInputResponseBytes + maxStateExtra.
+const maxStateExtra = 16 << 10
+
+// DefaultUsedInputStates bounds the request states this handler remembers
+// as used (each until it expires), per owner and in all, when
+// Options.UsedInputStates leaves a bound 0.
+var DefaultUsedInputStates = owner.Limit{PerOwner: 4096, Global: 65536}
 
 // Members of a retried call.
 const (
@@ -49,9 +66,13 @@ const (
 
 // requestState is the JSON sealed in a requestState.
 type requestState struct {
-	Method  string                     `json:"m"`
-	Name    string                     `json:"n"`
-	Digest  string                     `json:"d"`
+	Method string `json:"m"`
+	Name   string `json:"n"`
+	Digest string `json:"d"`
+	// Owner is the client the state was given to (owner.Of of its request);
+	// Nonce names the state, which opens once.
+	Owner   string                     `json:"o"`
+	Nonce   string                     `json:"j"`
 	Answers map[string]json.RawMessage `json:"a,omitempty"`
 }
 
@@ -70,53 +91,34 @@ func (in *inputState) get(key string) (json.RawMessage, bool) {
 }
 
 // callIdentity is what a request state is bound to: the method, the name
-// and the arguments of the call.
+// and the arguments of the call, and the client that made it.
 type callIdentity struct {
 	method, name string
 	args         json.RawMessage
+	owner        owner.ID
 }
 
-// digest names the arguments whatever their spacing and member order.
-func (c callIdentity) digest() string {
-	canon := bytes.TrimSpace(c.args)
-	var v any
-	d := json.NewDecoder(bytes.NewReader(canon))
-	d.UseNumber()
-	if len(canon) == 0 || string(canon) == "null" {
-		canon = []byte("{}")
-	} else if d.Decode(&v) == nil {
-		if b, err := json.Marshal(v); err == nil { // maps marshal with sorted keys
-			canon = b
-		}
-	}
-	sum := sha256.Sum256(canon)
-	return base64.RawURLEncoding.EncodeToString(sum[:18])
-}
+// digest names the arguments whatever their spacing and member order,
+// without decoding them (see argumentsDigest).
+func (c callIdentity) digest() string { return argumentsDigest(c.args) }
 
 // readInput reads the inputResponses and requestState of a modern call;
-// problem is the -32602 message when they are wrong.
+// problem is the -32602 message when they are wrong. A state that opens is
+// spent once everything else is right.
 func (h *handler) readInput(params []byte, id callIdentity) (in *inputState, problem string) {
 	answers := map[string]json.RawMessage{}
-	size := 0
+	var st *requestState
+	var expires time.Time
 	if raw := member(params, paramRequestState); raw != nil && raw[0] != 'n' {
 		token, ok := stringValue(raw)
 		if !ok {
 			return nil, "Invalid params: requestState must be a string."
 		}
-		data, err := h.sealer.Open(inputStatePurpose, token)
-		if errors.Is(err, auth.ErrExpiredToken) {
-			return nil, "Invalid params: requestState has expired; call again without it."
-		}
-		var st requestState
-		if err != nil || json.Unmarshal(data, &st) != nil {
-			return nil, "Invalid params: requestState failed its integrity check: it was altered or comes from another server."
-		}
-		if st.Method != id.method || st.Name != id.name || st.Digest != id.digest() {
-			return nil, "Invalid params: requestState belongs to another request (another method, name or arguments)."
+		if st, expires, problem = h.openRequestState(token, id); problem != "" {
+			return nil, problem
 		}
 		for k, v := range st.Answers {
 			answers[k] = v
-			size += len(k) + len(v)
 		}
 	}
 	if raw := member(params, paramInputResponses); raw != nil && raw[0] != 'n' {
@@ -129,22 +131,115 @@ func (h *handler) readInput(params []byte, id callIdentity) (in *inputState, pro
 			if val[0] != '{' {
 				return nil, "Invalid params: inputResponses['" + jsonx.SafeText(k) + "'] must be an object (the result of the request)."
 			}
-			if old, ok := answers[k]; ok {
-				size -= len(k) + len(old)
-			}
 			answers[k] = compactJSON(val)
-			size += len(k) + len(val)
 		}
 	}
-	if size > MaxInputResponseBytes {
-		return nil, "Invalid params: the answers of this call exceed " + strconv.Itoa(MaxInputResponseBytes>>10) + " KiB."
+	var encoded []byte
+	if len(answers) > 0 {
+		encoded, _ = json.Marshal(answers) // raw messages: valid, cannot fail
+		if len(encoded) > MaxInputResponseBytes {
+			return nil, "Invalid params: the answers of this call exceed " + strconv.Itoa(MaxInputResponseBytes>>10) + " KiB."
+		}
+	}
+	if st != nil {
+		if err := h.usedStates.use(st.Nonce, id.owner, expires); err != nil {
+			if errors.Is(err, errStateUsed) {
+				return nil, "Invalid params: requestState was used already (each opens once); call again with the latest one, or without it and every answer in inputResponses."
+			}
+			return nil, "Invalid params: " + err.Error() + "; call again without requestState and every answer in inputResponses."
+		}
 	}
 	if len(answers) == 0 {
 		return nil, ""
 	}
-	in = &inputState{answers: answers}
-	in.encoded, _ = json.Marshal(answers) // raw messages: valid, cannot fail
-	return in, ""
+	return &inputState{answers: answers, encoded: encoded}, ""
+}
+
+// openRequestState opens a request state and checks that it belongs to
+// the call id: problem is the -32602 message when it does not. It spends
+// nothing.
+func (h *handler) openRequestState(token string, id callIdentity) (st *requestState, expires time.Time, problem string) {
+	data, expires, err := h.sealer.OpenSized(inputStatePurpose, token, MaxInputResponseBytes+maxStateExtra)
+	if errors.Is(err, auth.ErrExpiredToken) {
+		return nil, time.Time{}, "Invalid params: requestState has expired; call again without it."
+	}
+	st = &requestState{}
+	if err != nil || json.Unmarshal(data, st) != nil {
+		return nil, time.Time{}, "Invalid params: requestState failed its integrity check: it was altered or comes from another server."
+	}
+	switch {
+	case st.Nonce == "":
+		return nil, time.Time{}, "Invalid params: requestState comes from an earlier version of this server; call again without it."
+	case st.Owner != string(id.owner):
+		return nil, time.Time{}, "Invalid params: requestState was given to another client (another key, session or address); call again without it."
+	case st.Method != id.method || st.Name != id.name || st.Digest != id.digest():
+		return nil, time.Time{}, "Invalid params: requestState belongs to another request (another method, name or arguments)."
+	}
+	return st, expires, ""
+}
+
+// errStateUsed: a request state that opened once before.
+var errStateUsed = errors.New("the request state was used already")
+
+// stateLedger remembers the request states that opened, until they
+// expire, so that each opens once on this instance. It counts them per
+// owner against a limit, so that one client cannot fill it.
+type stateLedger struct {
+	mu      sync.Mutex
+	used    map[string]usedState // by nonce
+	count   *owner.Counter
+	sweepAt time.Time
+	now     func() time.Time
+}
+
+type usedState struct {
+	expires time.Time
+	release func()
+}
+
+func newStateLedger(l owner.Limit) *stateLedger {
+	if l.PerOwner <= 0 {
+		l.PerOwner = DefaultUsedInputStates.PerOwner
+	}
+	if l.Global <= 0 {
+		l.Global = DefaultUsedInputStates.Global
+	}
+	return &stateLedger{used: map[string]usedState{}, count: owner.NewCounter("input-required rounds within the last hour", "", l), now: time.Now}
+}
+
+// use spends the state nonce of id, which expires at expires: errStateUsed
+// when it was spent before, a *owner.LimitError when id (or everyone)
+// spent too many that have not expired yet.
+func (l *stateLedger) use(nonce string, id owner.ID, expires time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	if now.After(l.sweepAt) {
+		l.sweep(now)
+		l.sweepAt = now.Add(time.Minute)
+	}
+	if u, ok := l.used[nonce]; ok && now.Before(u.expires) {
+		return errStateUsed
+	}
+	release, err := l.count.Take(id, 1)
+	if err != nil {
+		l.sweep(now)
+		if release, err = l.count.Take(id, 1); err != nil {
+			return err
+		}
+	}
+	l.used[nonce] = usedState{expires: expires, release: release}
+	return nil
+}
+
+// sweep forgets the states that expired: they no longer open anyway.
+func (l *stateLedger) sweep(now time.Time) {
+	for nonce, u := range l.used {
+		if !now.Before(u.expires) {
+			u.release()
+			delete(l.used, nonce)
+		}
+	}
 }
 
 // compactJSON returns a copy of valid JSON on one line.
@@ -164,11 +259,14 @@ func (h *handler) inputRequired(req *request, n *Notifier, id callIdentity) bool
 	if len(pending) == 0 {
 		return false
 	}
-	st := requestState{Method: id.method, Name: id.name, Digest: id.digest()}
+	st := requestState{Method: id.method, Name: id.name, Digest: id.digest(), Owner: string(id.owner), Nonce: ids.Random(ids.LowerAlnum, 22)}
 	if n.answers != nil {
 		st.Answers = n.answers.answers
 	}
 	data, err := json.Marshal(&st)
+	if err == nil && len(data) > MaxInputResponseBytes+maxStateExtra {
+		err = fmt.Errorf("the state has %d bytes, more than a state may have", len(data))
+	}
 	var token string
 	if err == nil {
 		token, err = h.sealer.Seal(inputStatePurpose, data, InputStateLifetime)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -80,6 +81,24 @@ type Options struct {
 	// goes on before it is cancelled, and how long an unread result is
 	// kept for the client to resume; 0 means DefaultResumeGrace.
 	ResumeGrace time.Duration
+	// ResumeStreams bounds the resumable streams kept (running calls, and
+	// unread results for ResumeGrace), per owner and in all; a call over
+	// it gets a plain stream. ResumeBytes bounds the bytes of their events,
+	// per owner and in all, besides MaxResumeBytes per stream. A bound
+	// left 0 takes DefaultResumeStreams or DefaultResumeBytes.
+	ResumeStreams owner.Limit
+	ResumeBytes   owner.Limit
+	// CheckArguments bounds the arguments of tools/call and prompts/get and
+	// the context.arguments of completion/complete, given the object as the
+	// client sent it, before anything decodes them; a *ProtocolError it
+	// returns is the answer (any other error is -32602 with its text). nil
+	// checks nothing here.
+	CheckArguments func(raw json.RawMessage) error
+	// UsedInputStates bounds the 2026-07-28 request states this handler
+	// remembers as used, each until it expires (so that each opens once),
+	// per owner and in all; a bound left 0 takes DefaultUsedInputStates.
+	// Over it a retry with a state is refused with -32602.
+	UsedInputStates owner.Limit
 	// Tasks turns MCP tasks on for the tools whose [Server.TaskSupport]
 	// support them (2026-07-28, the io.modelcontextprotocol/tasks
 	// extension); nil leaves them off and every call synchronous.

@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
 // Resumable streams (MCP 2025-11-25, SEP-1699). The response stream of a
@@ -27,9 +29,18 @@ import (
 // instance (without sticky sessions) is refused with 400, and the client
 // may call again. A call without a reader is cancelled after
 // Options.ResumeGrace; a finished call whose result nobody read is kept
-// that long too. Each stream keeps at most MaxResumeEvents events and
-// MaxResumeBytes bytes: the oldest go first (a client resuming from one of
-// them gets what is left).
+// that long too.
+//
+// What is kept is bounded. Each stream keeps at most MaxResumeEvents
+// events and MaxResumeBytes bytes, the result included: the oldest go
+// first (a client resuming from one of them gets what is left). The bytes
+// kept are also bounded per owner (owner.Of of the call's request) and in
+// all (Options.ResumeBytes), and so is the number of streams kept
+// (Options.ResumeStreams): a call over the stream bound gets a plain
+// stream, which ends the call when its client leaves, as before
+// 2025-11-25. An event that does not fit is written to the reader, if
+// there is one, and not kept; when that event is the result, a client
+// that resumes gets a JSON-RPC error for the call that says so.
 
 // Resumable stream limits.
 const (
@@ -39,12 +50,21 @@ const (
 	// ResumeRetry is the retry interval the priming event asks clients to
 	// wait before reconnecting.
 	ResumeRetry = time.Second
-	// MaxResumeEvents and MaxResumeBytes bound the events kept per stream.
+	// MaxResumeEvents and MaxResumeBytes bound the events kept per stream,
+	// the result included.
 	MaxResumeEvents = 256
 	MaxResumeBytes  = 1 << 20
 	// primeFlushDelay: the priming event is flushed with the first event,
 	// or after this delay when the call is still running.
 	primeFlushDelay = 50 * time.Millisecond
+)
+
+// DefaultResumeStreams and DefaultResumeBytes bound the resumable streams
+// kept, and the bytes of their events, per owner and in all, where
+// Options.ResumeStreams and Options.ResumeBytes leave a bound 0.
+var (
+	DefaultResumeStreams = owner.Limit{PerOwner: 64, Global: 4096}
+	DefaultResumeBytes   = owner.Limit{PerOwner: 16 << 20, Global: 256 << 20}
 )
 
 // resumeFromVersion is the first revision whose clients resume streams.
@@ -61,10 +81,38 @@ var ErrNotResumable = errors.New("the call's stream is not resumable")
 // stream within ResumeGrace.
 var errReaderGone = errors.New("the client left and did not resume the stream")
 
-// resumeStore holds the resumable streams of this handler by id.
+// resumeStore holds the resumable streams of this handler by id. Its
+// counters (nil in a zero store: nothing counted) bound the streams kept
+// and the bytes of their events.
 type resumeStore struct {
-	mu sync.Mutex
-	m  map[string]*resumable
+	mu      sync.Mutex
+	m       map[string]*resumable
+	streams *owner.Counter
+	bytes   *owner.Counter
+}
+
+func newResumeStore(streams, bytes owner.Limit) resumeStore {
+	fill := func(l, d owner.Limit) owner.Limit {
+		if l.PerOwner <= 0 {
+			l.PerOwner = d.PerOwner
+		}
+		if l.Global <= 0 {
+			l.Global = d.Global
+		}
+		return l
+	}
+	return resumeStore{
+		streams: owner.NewCounter("resumable streams kept", "", fill(streams, DefaultResumeStreams)),
+		bytes:   owner.NewCounter("bytes of resumable streams kept", "", fill(bytes, DefaultResumeBytes)),
+	}
+}
+
+// take counts n more of c for id; a nil counter counts nothing.
+func take(c *owner.Counter, id owner.ID, n int64) (func(), error) {
+	if c == nil {
+		return func() {}, nil
+	}
+	return c.Take(id, n)
 }
 
 func (s *resumeStore) add(r *resumable) {
@@ -82,10 +130,15 @@ func (s *resumeStore) get(id string) *resumable {
 	return s.m[id]
 }
 
+// remove forgets a stream and gives back what it held.
 func (s *resumeStore) remove(id string) {
 	s.mu.Lock()
+	r := s.m[id]
 	delete(s.m, id)
 	s.mu.Unlock()
+	if r != nil {
+		r.releaseAll()
+	}
 }
 
 // resumable is one resumable response stream.
@@ -97,11 +150,21 @@ type resumable struct {
 	// cancel ends the call's context (its parent outlives the POST).
 	cancel context.CancelCauseFunc
 
+	// owner is whom the stream is counted for; reqID is the call's
+	// request id, for the error that replaces a result not kept.
+	owner owner.ID
+	reqID []byte
+	// slot gives back the stream's place in the store's count.
+	slot func()
+
 	mu       sync.Mutex
 	events   [][]byte // the events kept, oldest first, each with its id line
-	first    int      // number of events[0]
+	holds    []func() // gives back the bytes of each event kept
+	first    int      // number of events[0] (of the next event kept when there is none)
 	next     int      // number of the next event
 	size     int      // bytes of events
+	lost     int      // number of the result when it was not kept, else 0
+	left     bool     // the call was cancelled: its client left
 	live     *liveWriter
 	done     bool          // the result was written
 	finished chan struct{} // closed when done
@@ -128,24 +191,32 @@ func (h *handler) resumableCall(req *request, meta *RequestMeta, version string,
 		req.origin == nil
 }
 
-// openResumable starts the resumable stream of a call on w (headers and the
-// priming event) and returns it and w as its first reader.
-func (h *handler) openResumable(w http.ResponseWriter, scope string) (*resumable, *liveWriter) {
+// openResumable starts the resumable stream of a call of id on w (headers
+// and the priming event) and returns it and w as its first reader; nil
+// when the store keeps as many streams as it may (for id, or in all): the
+// call then gets a plain stream.
+func (h *handler) openResumable(w http.ResponseWriter, scope string, id owner.ID) (*resumable, *liveWriter) {
+	slot, err := take(h.streams.streams, id, 1)
+	if err != nil {
+		return nil, nil
+	}
 	r := &resumable{
-		id:       h.instanceID + requestIDSeparator + ids.Random(ids.LowerAlnum, 16),
+		id:       h.instanceID + requestIDSeparator + ids.Random(ids.LowerAlnum, streamRandLen),
 		scope:    scope,
 		store:    &h.streams,
 		grace:    h.resumeGrace,
+		owner:    id,
+		slot:     slot,
 		finished: make(chan struct{}),
 		release:  make(chan struct{}),
 	}
 	setFraming(w.Header(), true)
 	w.WriteHeader(http.StatusOK)
 	r.live = &liveWriter{w: w, rc: http.NewResponseController(w), gone: make(chan struct{})}
-	prime := "id: " + r.eventID(0) + "\nretry: " + strconv.FormatInt(ResumeRetry.Milliseconds(), 10) + "\ndata: \n\n"
-	r.events = append(r.events, []byte(prime))
-	r.next, r.size = 1, len(prime)
-	_, _ = r.live.w.Write([]byte(prime)) // buffered: flushed with the first event, or soon
+	prime := []byte("id: " + r.eventID(0) + "\nretry: " + strconv.FormatInt(ResumeRetry.Milliseconds(), 10) + "\ndata: \n\n")
+	r.next = 1
+	r.keep(prime)
+	_, _ = r.live.w.Write(prime) // buffered: flushed with the first event, or soon
 	time.AfterFunc(primeFlushDelay, r.flushPrime)
 	h.streams.add(r)
 	return r, r.live
@@ -166,8 +237,8 @@ func (r *resumable) flushPrime() {
 	}
 }
 
-// append keeps one event (an SSE event without id line) and writes it to
-// the live reader, if any.
+// append keeps one event (an SSE event without id line), as far as the
+// bounds allow, and writes it to the live reader, if any.
 func (r *resumable) append(ev []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -178,13 +249,8 @@ func (r *resumable) append(ev []byte) {
 	b.WriteByte('\n')
 	b.Write(ev)
 	r.next++
-	r.events = append(r.events, b.Bytes())
-	r.size += b.Len()
-	for len(r.events) > 1 && (len(r.events) > MaxResumeEvents || r.size > MaxResumeBytes) {
-		r.size -= len(r.events[0])
-		r.events[0] = nil
-		r.events = r.events[1:]
-		r.first++
+	if !r.keep(b.Bytes()) && r.last {
+		r.lost = r.next - 1
 	}
 	if r.live != nil {
 		if r.last {
@@ -200,6 +266,59 @@ func (r *resumable) append(ev []byte) {
 		if !r.write(r.live, b.Bytes()) {
 			r.dropLive()
 		}
+	}
+}
+
+// keep adds ev, the event numbered r.next-1, to the events kept, dropping
+// the oldest as the stream's bounds and its owner's and everyone's budgets
+// ask. It reports false when ev does not fit even alone: it is not kept,
+// and neither is anything before it. r.mu is held (or r is not shared yet).
+func (r *resumable) keep(ev []byte) bool {
+	n := len(ev)
+	if n <= MaxResumeBytes {
+		for len(r.events) > 0 && (len(r.events) >= MaxResumeEvents || r.size+n > MaxResumeBytes) {
+			r.dropOldest()
+		}
+		for {
+			hold, err := take(r.store.bytes, r.owner, int64(n))
+			if err == nil {
+				r.events = append(r.events, ev)
+				r.holds = append(r.holds, hold)
+				r.size += n
+				return true
+			}
+			if len(r.events) == 0 {
+				break
+			}
+			r.dropOldest()
+		}
+	}
+	for len(r.events) > 0 {
+		r.dropOldest()
+	}
+	r.first = r.next
+	return false
+}
+
+// dropOldest forgets the oldest event kept. r.mu is held.
+func (r *resumable) dropOldest() {
+	r.size -= len(r.events[0])
+	r.holds[0]()
+	r.events[0], r.holds[0] = nil, nil
+	r.events, r.holds = r.events[1:], r.holds[1:]
+	r.first++
+}
+
+// releaseAll gives back everything the stream holds: its events' bytes
+// and its place in the store.
+func (r *resumable) releaseAll() {
+	r.mu.Lock()
+	for len(r.events) > 0 {
+		r.dropOldest()
+	}
+	r.mu.Unlock()
+	if r.slot != nil {
+		r.slot()
 	}
 }
 
@@ -248,6 +367,9 @@ func (r *resumable) startOrphan() {
 			r.store.remove(r.id)
 			return
 		}
+		r.mu.Lock()
+		r.left = true
+		r.mu.Unlock()
 		r.cancel(errReaderGone)
 	})
 }
@@ -263,19 +385,21 @@ func (r *resumable) detachLive(l *liveWriter) {
 
 // finish marks the result written; a stream whose result was read is
 // forgotten at once.
+// A call cancelled because its client left is forgotten at once too: its
+// client had the whole grace period to come back.
 func (r *resumable) finish() {
 	r.mu.Lock()
 	r.done = true
 	close(r.finished)
-	read := r.live != nil
-	if read && r.orphan != nil {
+	forget := r.live != nil || r.left
+	if forget && r.orphan != nil {
 		r.orphan.Stop()
 	}
-	if !read {
+	if !forget {
 		r.startOrphan() // the unread result is kept a while
 	}
 	r.mu.Unlock()
-	if read {
+	if forget {
 		r.store.remove(r.id)
 	}
 }
@@ -308,12 +432,15 @@ func (r *resumable) serve(ctx context.Context, l *liveWriter) {
 	r.detachLive(l)
 }
 
-// resume attaches a new reader: it replays the events after last and
-// reports false when there are none to give (another instance's stream,
-// or one gone).
-func (r *resumable) resume(w http.ResponseWriter, last int) *liveWriter {
+// resume attaches a new reader: it replays the events after last. It
+// reports false, and writes nothing, when last names an event the stream
+// never gave.
+func (r *resumable) resume(w http.ResponseWriter, last int) (*liveWriter, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if last < 0 || last >= r.next {
+		return nil, false
+	}
 	if r.live != nil {
 		r.live.detach() // the newest reader wins
 	}
@@ -323,24 +450,48 @@ func (r *resumable) resume(w http.ResponseWriter, last int) *liveWriter {
 	setFraming(w.Header(), true)
 	w.WriteHeader(http.StatusOK)
 	l := &liveWriter{w: w, rc: http.NewResponseController(w), gone: make(chan struct{})}
-	from := max(last+1-r.first, 0)
-	for _, ev := range r.events[from:] {
+	from := min(max(last+1-r.first, 0), len(r.events))
+	replay := r.events[from:]
+	if r.lost > last {
+		replay = append(slices.Clip(replay), r.lostResult())
+	}
+	if len(replay) == 0 && !r.done {
+		replay = [][]byte{nil} // the headers go out now: the reader waits for what comes
+	}
+	for _, ev := range replay {
 		if !r.write(l, ev) {
 			l.detach()
 			r.live = nil
 			r.startOrphan()
-			return l
+			return l, true
 		}
 	}
 	if r.done {
 		l.detach()
 		r.live = nil
 		go r.store.remove(r.id) // everything was read
-		return l
+		return l, true
 	}
 	r.live = l
 	r.primed = true
-	return l
+	return l, true
+}
+
+// lostResult is the event that stands for a result not kept: a JSON-RPC
+// error for the call. r.mu is held.
+func (r *resumable) lostResult() []byte {
+	var b bytes.Buffer
+	b.WriteString("id: ")
+	b.WriteString(r.eventID(r.lost))
+	b.WriteByte('\n')
+	beginReply(&b, true, r.reqID)
+	b.WriteString(`,"error":{"code":`)
+	b.WriteString(strconv.Itoa(codeServerError))
+	b.WriteString(`,"message":"The result of this call was too large to keep for resuming (a stream keeps at most `)
+	b.WriteString(strconv.Itoa(MaxResumeBytes >> 10))
+	b.WriteString(` KiB, within the budgets of its client and of the server); call again."}`)
+	endReply(&b, true)
+	return b.Bytes()
 }
 
 // serveResume serves GET with Last-Event-ID: the rest of a resumable
@@ -356,24 +507,54 @@ func (h *handler) serveResume(w http.ResponseWriter, r *http.Request, lastID str
 	if ok {
 		rs = h.streams.get(streamID)
 	}
-	if rs == nil || rs.scope != callScope(req, s) {
+	var l *liveWriter
+	if rs != nil && rs.scope == callScope(req, s) {
+		l, ok = rs.resume(w, n)
+	}
+	if l == nil || !ok {
 		h.refuse(w, http.StatusBadRequest, nil, codeServerError,
 			"Bad Request: no stream to resume with this Last-Event-ID here (streams are kept on the instance that served the call, while it runs and "+
 				h.resumeGrace.String()+" after); call again.", nil)
 		return
 	}
-	l := rs.resume(w, n)
 	rs.serve(r.Context(), l)
 }
 
-// parseEventID splits "<stream>_<n>".
+// streamRandLen is the length of the random part of a stream id.
+const streamRandLen = 16
+
+// maxEventDigits bounds the digits of an event number: 18 fit an int64,
+// and no stream comes near that many events.
+const maxEventDigits = 18
+
+// parseEventID splits "<instance>~<16 of a-z0-9>_<n>", written exactly as
+// the server writes ids: n in decimal, without sign or leading zero.
 func parseEventID(id string) (string, int, bool) {
 	i := strings.LastIndexByte(id, '_')
 	if i <= 0 {
 		return "", 0, false
 	}
-	n, err := strconv.Atoi(id[i+1:])
-	return id[:i], n, err == nil && n >= 0
+	stream, num := id[:i], id[i+1:]
+	j := strings.LastIndex(stream, requestIDSeparator)
+	if j < 0 || len(stream)-j-len(requestIDSeparator) != streamRandLen {
+		return "", 0, false
+	}
+	for _, c := range []byte(stream[j+len(requestIDSeparator):]) {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return "", 0, false
+		}
+	}
+	if num == "" || len(num) > maxEventDigits || (num[0] == '0' && len(num) > 1) {
+		return "", 0, false
+	}
+	n := 0
+	for _, c := range []byte(num) {
+		if c < '0' || c > '9' {
+			return "", 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return stream, n, true
 }
 
 // CloseStream ends the client's current response stream while the call
@@ -399,6 +580,17 @@ type resumableWriter struct {
 
 func (rw *resumableWriter) Header() http.Header { return rw.hdr }
 func (rw *resumableWriter) WriteHeader(int)     {}
+
+// markLastEvent marks the next Write to w as the call's result when w
+// writes a resumable stream (itself, or as the tail of a started stream).
+func markLastEvent(w http.ResponseWriter) {
+	if t, ok := w.(*streamTail); ok {
+		w = t.w
+	}
+	if rw, ok := w.(*resumableWriter); ok {
+		rw.lastEvent()
+	}
+}
 
 // lastEvent marks the next Write as the call's result.
 func (rw *resumableWriter) lastEvent() {

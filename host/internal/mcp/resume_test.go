@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/testutil"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -254,4 +256,157 @@ func TestReadResultLeavesNoTimer(t *testing.T) {
 		}
 		r.mu.Unlock()
 	}
+}
+
+// TestResumeFromAnIDNeverGiven (finding 12): a Last-Event-ID past the
+// stream's last event, one that overflows, or one not written as the
+// server writes ids is refused with 400: no panic, no full replay.
+func TestResumeFromAnIDNeverGiven(t *testing.T) {
+	s := startServer(t, nil)
+	proceed := make(chan struct{})
+	s.tools.call = func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		_ = req.Notify.Progress(1, 2, "before")
+		_ = req.Notify.CloseStream()
+		select {
+		case <-proceed:
+		case <-ctx.Done():
+		}
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("done")}}, nil
+	}
+	defer close(proceed)
+	token := initWithCaps(t, s, "2025-11-25", map[string]any{})
+	body := rpc(1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{}, "_meta": map[string]any{"progressToken": "p"}})
+	events := drain(t, s.openCall(t, body, map[string]string{headerSessionID: token}))
+	require.Len(t, events, 2)
+	stream, _, ok := parseEventID(events[0].ID)
+	require.True(t, ok)
+	for _, n := range []string{"2", "999999", "9223372036854775807", "9223372036854775808", "18446744073709551617",
+		"+1", "-0", "01", "0x1", "", "1_1"} {
+		status, _ := s.getStream(t, token, stream+"_"+n)
+		assert.Equal(t, http.StatusBadRequest, status, "Last-Event-ID %s_%s", stream, n)
+	}
+	for _, bad := range []string{"_0", strings.ToUpper(stream) + "_0", stream + "x_0", stream[:len(stream)-1] + "_0"} {
+		status, _ := s.getStream(t, token, bad)
+		assert.Equal(t, http.StatusBadRequest, status, "Last-Event-ID %s", bad)
+	}
+	status, st := s.getStream(t, token, stream+"_1")
+	require.Equal(t, http.StatusOK, status, "the last id given still resumes")
+	st.Close()
+}
+
+// FuzzParseEventID: any Last-Event-ID parses without panic; one that
+// parses names a stream id of the server's shape and an event number that
+// prints back to the same text; resuming from any number never panics.
+func FuzzParseEventID(f *testing.F) {
+	for _, seed := range []string{"inst~abcdefghijklmnop_0", "inst~abcdefghijklmnop_999999",
+		"inst~abcdefghijklmnop_9223372036854775807", "x_-1", "_1", "a~b_+1", "a~b_01", "~_", "a~B_1"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		stream, n, ok := parseEventID(id)
+		if !ok {
+			return
+		}
+		if stream+"_"+strconv.Itoa(n) != id || n < 0 {
+			t.Fatalf("parseEventID(%q) = %q, %d", id, stream, n)
+		}
+		rec := httptest.NewRecorder()
+		r := &resumable{id: stream, store: &resumeStore{}, grace: time.Hour, finished: make(chan struct{}), release: make(chan struct{}), cancel: func(error) {}}
+		r.append([]byte("data: {}\n\n"))
+		r.append([]byte("data: {}\n\n"))
+		if l, ok := r.resume(rec, n); ok {
+			r.detachLive(l)
+		}
+		r.mu.Lock()
+		if r.orphan != nil {
+			r.orphan.Stop()
+		}
+		r.mu.Unlock()
+	})
+}
+
+// TestResumableResultTooLargeToKeep (issue 25, finding 5): a result larger
+// than a stream may keep is not kept whole; the client that resumes gets a
+// JSON-RPC error for its call that says so, and the stream gives back
+// everything it held once read.
+func TestResumableResultTooLargeToKeep(t *testing.T) {
+	s := startServer(t, nil)
+	proceed := make(chan struct{})
+	s.tools.call = func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		_ = req.Notify.Progress(1, 2, "before")
+		_ = req.Notify.CloseStream()
+		select {
+		case <-proceed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent(strings.Repeat("x", MaxResumeBytes))}}, nil
+	}
+	token := initWithCaps(t, s, "2025-11-25", map[string]any{})
+	body := rpc(7, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{}, "_meta": map[string]any{"progressToken": "p"}})
+	first := drain(t, s.openCall(t, body, map[string]string{headerSessionID: token}))
+	require.Len(t, first, 2)
+	h := s.Config.Handler.(*Handler).h
+	stream, _, _ := parseEventID(first[0].ID)
+	rs := h.streams.get(stream)
+	require.NotNil(t, rs)
+	close(proceed)
+	<-rs.finished
+
+	assert.Zero(t, h.streams.bytes.Total(), "the result, and the events before it, are not kept")
+	status, st := s.getStream(t, token, first[1].ID)
+	require.Equal(t, http.StatusOK, status)
+	rest := drain(t, st)
+	require.Len(t, rest, 1, "the result was not kept: its error stands for it")
+	assert.Equal(t, stream+"_2", rest[0].ID)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"The result of this call was too large to keep for resuming `+
+		`(a stream keeps at most 1024 KiB, within the budgets of its client and of the server); call again."}}`, rest[0].Data)
+	require.Eventually(t, func() bool { return h.streams.get(stream) == nil }, 10*time.Second, 5*time.Millisecond)
+	assert.Zero(t, h.streams.bytes.Total(), "a stream read to its end gives its bytes back")
+	assert.Zero(t, h.streams.streams.Total())
+}
+
+// TestResumableStreamsBoundedPerOwner: a client (owner) keeps at most
+// ResumeStreams streams and ResumeBytes bytes of events; a call past the
+// stream bound gets a plain stream, and events past the byte budget drop
+// the oldest of their stream.
+func TestResumableStreamsBoundedPerOwner(t *testing.T) {
+	s := startServer(t, &Options{ResumeStreams: owner.Limit{PerOwner: 1}, ResumeBytes: owner.Limit{PerOwner: 2048}})
+	proceed := make(chan struct{})
+	s.tools.call = func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		for i := range 20 {
+			_ = req.Notify.Progress(float64(i), 20, strings.Repeat("p", 200))
+		}
+		if req.Notify.Resumable() {
+			_ = req.Notify.CloseStream()
+			select {
+			case <-proceed:
+			case <-ctx.Done():
+			}
+		}
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("done")}}, nil
+	}
+	token := initWithCaps(t, s, "2025-11-25", map[string]any{})
+	body := rpc(1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{}, "_meta": map[string]any{"progressToken": "p"}})
+	first := drain(t, s.openCall(t, body, map[string]string{headerSessionID: token}))
+	require.Len(t, first, 21, "the priming event and every progress reach the live reader")
+	h := s.Config.Handler.(*Handler).h
+	assert.LessOrEqual(t, h.streams.bytes.Total(), int64(2048), "the oldest went first")
+	assert.Positive(t, h.streams.bytes.Total())
+
+	second := drain(t, s.openCall(t, body, map[string]string{headerSessionID: token}))
+	require.Len(t, second, 21, "every progress and the result")
+	assert.Empty(t, second[0].ID, "a plain stream: the client keeps as many streams as it may")
+	assert.Equal(t, "done", resultText(t, second[20].Data))
+
+	close(proceed)
+	stream, _, _ := parseEventID(first[0].ID)
+	status, st := s.getStream(t, token, first[20].ID)
+	require.Equal(t, http.StatusOK, status)
+	rest := drain(t, st)
+	require.Len(t, rest, 1)
+	assert.Equal(t, "done", resultText(t, rest[0].Data))
+	require.Eventually(t, func() bool { return h.streams.get(stream) == nil }, 10*time.Second, 5*time.Millisecond)
+	assert.Zero(t, h.streams.bytes.Total())
+	assert.Zero(t, h.streams.streams.Total())
 }

@@ -1,0 +1,157 @@
+package mcp
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/host/internal/owner"
+)
+
+// answersLen is the length of answers as one JSON object, as they travel.
+func answersLen(t *testing.T, answers map[string]any) int {
+	t.Helper()
+	data, err := json.Marshal(answers)
+	require.NoError(t, err)
+	return len(data)
+}
+
+// keyed returns the headers of a modern tools/call of echo sent with key.
+func keyed(key string) map[string]string {
+	h := modernHeaders(methodToolsCall, "echo")
+	h["X-Functions-Key"] = key
+	return h
+}
+
+func requestStateOf(t *testing.T, r reply) string {
+	t.Helper()
+	var env struct {
+		Result inputRequiredResult `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.data), &env), r.data)
+	require.Equal(t, "input_required", env.Result.ResultType, r.data)
+	require.NotEmpty(t, env.Result.RequestState, r.data)
+	return env.Result.RequestState
+}
+
+// TestInputStateHoldsTheDocumentedAnswers (issue 25, finding 7): the
+// answers of a call may reach MaxInputResponseBytes (256 KiB, as one JSON
+// object), and the state that carries them to the next round opens; past
+// it the answers are refused as too large, never as an altered state. An
+// answer of 2,918 characters once made a state that did not open.
+func TestInputStateHoldsTheDocumentedAnswers(t *testing.T) {
+	for _, over := range []int{0, 1} {
+		s := startServer(t, nil)
+		s.tools.call = twoStepTool
+		r := s.post(t, modernCall(nil, askingCaps, nil), modernHeaders(methodToolsCall, "echo"))
+		state := requestStateOf(t, r)
+
+		answer2 := map[string]any{"role": "assistant", "content": map[string]any{"type": "text", "text": "hi"}, "model": "m"}
+		answer1 := map[string]any{"action": "accept", "content": map[string]any{"name": ""}}
+		pad := MaxInputResponseBytes + over - answersLen(t, map[string]any{"name": answer1, "model": answer2})
+		answer1["content"] = map[string]any{"name": strings.Repeat("x", pad)}
+		require.Equal(t, MaxInputResponseBytes+over, answersLen(t, map[string]any{"name": answer1, "model": answer2}))
+
+		// Round 2 carries the big answer; its state holds it.
+		r = s.post(t, modernCall(nil, askingCaps, map[string]any{"inputResponses": map[string]any{"name": answer1}, "requestState": state}),
+			modernHeaders(methodToolsCall, "echo"))
+		state = requestStateOf(t, r)
+		// Round 3 adds the last answer: the answers reach the bound, or pass it by one byte.
+		r = s.post(t, modernCall(nil, askingCaps, map[string]any{"inputResponses": map[string]any{"model": answer2}, "requestState": state}),
+			modernHeaders(methodToolsCall, "echo"))
+		require.Equal(t, http.StatusOK, r.status, r.data)
+		if over == 0 {
+			assert.Equal(t, `"complete"`, gjson(t, r.data, "result", "resultType"), "%.300s", r.data)
+			continue
+		}
+		assert.Equal(t, "-32602", gjson(t, r.data, "error", "code"), "%.300s", r.data)
+		assert.Equal(t, `"Invalid params: the answers of this call exceed 256 KiB."`, gjson(t, r.data, "error", "message"))
+	}
+}
+
+// TestInputStateIsTheCallersAndSingleUse (issue 25, finding 8): a request
+// state opens only for the client it was given to (its key, else its
+// session, else its address) and only once: another client's copy and a
+// replay are refused and run nothing.
+func TestInputStateIsTheCallersAndSingleUse(t *testing.T) {
+	s := startServer(t, nil)
+	s.tools.call = twoStepTool
+	state := requestStateOf(t, s.post(t, modernCall(nil, askingCaps, nil), keyed("alice")))
+	answer := map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}
+	retry := modernCall(nil, askingCaps, map[string]any{"inputResponses": answer, "requestState": state})
+	calls := len(s.tools.calls)
+
+	r := s.post(t, retry, keyed("mallory"))
+	assert.Equal(t, "-32602", gjson(t, r.data, "error", "code"), r.data)
+	assert.Contains(t, gjson(t, r.data, "error", "message"), "given to another client")
+	assert.Equal(t, calls, len(s.tools.calls), "nothing ran for another client")
+
+	requestStateOf(t, s.post(t, retry, keyed("alice")))
+	assert.Equal(t, calls+1, len(s.tools.calls))
+
+	r = s.post(t, retry, keyed("alice"))
+	assert.Equal(t, "-32602", gjson(t, r.data, "error", "code"), r.data)
+	assert.Contains(t, gjson(t, r.data, "error", "message"), "was used already")
+	assert.Equal(t, calls+1, len(s.tools.calls), "a replay runs nothing")
+}
+
+// FuzzOpenRequestState: opening any text as a request state, or any
+// payload sealed with the key, never panics, and only a state of the call
+// and of its client opens; a state opens once.
+func FuzzOpenRequestState(f *testing.F) {
+	h := newHandler(serverOf(newFakeTools()), &Options{Sealer: testSealer})
+	id := callIdentity{method: methodToolsCall, name: "echo", args: json.RawMessage(`{"x":1}`), owner: "key:abc"}
+	genuine, err := json.Marshal(requestState{Method: id.method, Name: id.name, Digest: id.digest(), Owner: string(id.owner), Nonce: "n1",
+		Answers: map[string]json.RawMessage{"k": json.RawMessage(`{"action":"accept"}`)}})
+	require.NoError(f, err)
+	token, err := testSealer.Seal(inputStatePurpose, genuine, InputStateLifetime)
+	require.NoError(f, err)
+	f.Add(token, genuine)
+	f.Add("", []byte(`{"m":"tools/call","n":"echo","d":"`+id.digest()+`","o":"key:abc"}`))
+	f.Add(token+"A", []byte(`{"m":"tools/call","n":"echo","d":"`+id.digest()+`","o":"key:abd","j":"x"}`))
+	f.Add("AQ", []byte(`[]`))
+	f.Fuzz(func(t *testing.T, text string, payload []byte) {
+		if st, _, problem := h.openRequestState(text, id); problem == "" && st.Nonce != "n1" {
+			t.Fatalf("a text not sealed here opened: %q (%+v)", text, st)
+		}
+		sealed, err := testSealer.Seal(inputStatePurpose, payload, time.Hour)
+		require.NoError(t, err)
+		st, exp, problem := h.openRequestState(sealed, id)
+		if problem != "" {
+			return
+		}
+		if st.Owner != string(id.owner) || st.Method != id.method || st.Name != id.name || st.Digest != id.digest() || st.Nonce == "" {
+			t.Fatalf("a state of another call or client opened: %+v", st)
+		}
+		l := newStateLedger(owner.Limit{})
+		require.NoError(t, l.use(st.Nonce, id.owner, exp))
+		require.ErrorIs(t, l.use(st.Nonce, id.owner, exp), errStateUsed)
+	})
+}
+
+// TestStateLedgerBoundsAndForgets: the ledger refuses an owner past its
+// bound until its states expire, and forgets expired ones.
+func TestStateLedgerBoundsAndForgets(t *testing.T) {
+	l := newStateLedger(owner.Limit{PerOwner: 2, Global: 3})
+	now := time.Unix(1_000_000, 0)
+	l.now = func() time.Time { return now }
+	exp := now.Add(time.Hour)
+	require.NoError(t, l.use("a1", "a", exp))
+	require.NoError(t, l.use("a2", "a", exp))
+	var le *owner.LimitError
+	require.ErrorAs(t, l.use("a3", "a", exp), &le)
+	assert.False(t, le.Global)
+	require.NoError(t, l.use("b1", "b", exp))
+	require.ErrorAs(t, l.use("c1", "c", exp), &le)
+	assert.True(t, le.Global)
+
+	now = exp // everything expired: forgotten on the next use
+	require.NoError(t, l.use("a3", "a", now.Add(time.Hour)))
+	assert.Len(t, l.used, 1)
+	assert.Equal(t, int64(1), l.count.Total())
+}
