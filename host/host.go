@@ -116,6 +116,9 @@ func New(opts *Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the host configuration: %w", err)
 	}
+	if w := cfg.WorkerRuntimeWarning(); w != "" {
+		o.Logger.Warn("host: " + w)
+	}
 	if cfg.Worker == nil && o.WorkerURL == "" {
 		return nil, fmt.Errorf("loading the host configuration: %w", &ConfigError{
 			File: filepath.Join(root, HostFile), Key: "customHandler",

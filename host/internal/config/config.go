@@ -331,6 +331,24 @@ func (c *Config) Lookup(name string) (value, from string) {
 	return "", ""
 }
 
+// WorkerRuntimeSetting is the app setting that names the language stack of
+// a function app; a custom handler app sets it to "custom".
+const WorkerRuntimeSetting = "FUNCTIONS_WORKER_RUNTIME"
+
+// WorkerRuntimeWarning says what is off with FUNCTIONS_WORKER_RUNTIME: ""
+// when it is custom (in any case) or unset. Any other value is served all
+// the same: the Functions host runs the custom handler whenever host.json
+// describes one, whatever this setting says.
+func (c *Config) WorkerRuntimeWarning() string {
+	v, from := c.Lookup(WorkerRuntimeSetting)
+	if from == "" || strings.EqualFold(strings.TrimSpace(v), "custom") {
+		return ""
+	}
+	return fmt.Sprintf("%s is %q, not custom: a custom handler app sets it to custom. "+
+		"The custom handler of host.json is served all the same, as the Functions host does, "+
+		"but Azure and func start read this setting to choose the language stack of the app", from, v)
+}
+
 // AuthLevel is who may call the MCP endpoints
 // (host.json extensions.mcp.system.webhookAuthorizationLevel).
 type AuthLevel string
