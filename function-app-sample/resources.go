@@ -78,6 +78,8 @@ func holidayCountriesJSON() (string, error) {
 }
 
 // readHolidays reads holidays://{country}/{year}.
+//
+//docs:begin read
 func readHolidays(_ context.Context, rc *worker.ResourceContext) (*worker.ResourceResult, error) {
 	country := strings.ToUpper(rc.Variable("country"))
 	if !slices.Contains(holidayCountries, country) {
@@ -98,3 +100,5 @@ func readHolidays(_ context.Context, rc *worker.ResourceContext) (*worker.Resour
 	}
 	return worker.TextResource(string(data)), nil
 }
+
+//docs:end read
