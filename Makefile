@@ -53,6 +53,9 @@ FUZZ_TARGETS := \
 BENCH_TIME   ?= 2s
 BENCH_COUNT  ?= 1
 BENCH        ?= .
+# Executables built for Windows (GOOS=windows, or a Windows machine) end in
+# .exe: Windows runs nothing else, and host.json must name the file as it is.
+EXE          := $(if $(filter windows,$(shell $(GO) env GOOS)),.exe,)
 
 NODE_DIR     := tests/node
 NODE_STAMP   := $(NODE_DIR)/node_modules/.package-lock.json
@@ -63,20 +66,22 @@ all: build
 
 build: app funchost
 
+# The handler is built for $GOOS/$GOARCH; the function folders are written
+# by the same program built for this machine, so that a cross build works.
 app:
 	rm -rf $(APP)
 	mkdir -p $(APP)
-	cp host.json $(APP)/host.json
+	sed 's/"defaultExecutablePath": "handler"/"defaultExecutablePath": "handler$(EXE)"/' host.json > $(APP)/host.json
 	cp function-app-sample/local.settings.json $(APP)/local.settings.json
-	$(GO) build -o $(APP)/handler ./function-app-sample
-	$(APP)/handler emit-metadata $(APP)
+	$(GO) build -o $(APP)/handler$(EXE) ./function-app-sample
+	GOOS= GOARCH= $(GO) run ./function-app-sample emit-metadata $(APP)
 
 funchost:
 	mkdir -p $(DIST)
-	$(GO) build -o $(DIST)/funchost ./cmd/funchost
+	$(GO) build -o $(DIST)/funchost$(EXE) ./cmd/funchost
 
 run: build
-	$(DIST)/funchost start --script-root $(APP) --port $(PORT)
+	$(DIST)/funchost$(EXE) start --script-root $(APP) --port $(PORT)
 
 test: vet node-deps gotest benchsmoke fuzz
 

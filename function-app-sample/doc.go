@@ -28,11 +28,13 @@
 //     ui://bar_chart/view by the function functions--mcpapp-bar_chart;
 //   - estimate_pi: a long-running typed tool that reports progress and sends
 //     log messages to the client;
-//   - simulate_epidemic: a tool that takes minutes (a stochastic SIR
-//     epidemic, two minutes by default) declared with WithTaskSupport: a
-//     client that negotiated the MCP tasks extension gets a task, polls it
-//     every second and reads the progress as its status message; others
-//     wait for the result, as for any tool;
+//   - simulate_epidemic: a tool that may take minutes (a stochastic SIR
+//     epidemic; 20 seconds by default, so that a client without tasks gets
+//     its result within its request timeout, up to 600 with
+//     duration_seconds) declared with WithTaskSupport: a client that
+//     negotiated the MCP tasks extension gets a task, polls it every second
+//     and reads the progress as its status message; others wait for the
+//     result, as for any tool;
 //   - book_days_off: asks the user to confirm (elicitation) before it books
 //     a period off, and leaves it unconfirmed when the client cannot ask;
 //   - suggest_trip: asks the client's model (sampling) for a trip to fill

@@ -121,3 +121,23 @@ func TestSimulateEpidemicPace(t *testing.T) {
 		}
 	})
 }
+
+// TestSimulateEpidemicDefaultFitsEveryClient: with its arguments omitted,
+// the run ends well within the 60 s after which both official TypeScript
+// clients give up on a request (a client that did not negotiate tasks waits
+// for the result); the long run is an argument away.
+func TestSimulateEpidemicDefaultFitsEveryClient(t *testing.T) {
+	const clientTimeout = 60 * time.Second
+	in, err := EpidemicInput{}.withDefaults()
+	require.NoError(t, err)
+	assert.LessOrEqual(t, time.Duration(in.DurationSeconds)*time.Second, clientTimeout/2)
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		_, _, err := simulateEpidemic(t.Context(), &worker.ToolContext{}, EpidemicInput{})
+		require.NoError(t, err)
+		assert.Equal(t, time.Duration(in.DurationSeconds)*time.Second, time.Since(start), "the fake clock of the bubble")
+	})
+	long, err := EpidemicInput{DurationSeconds: 300}.withDefaults()
+	require.NoError(t, err, "a long run for the task demonstration")
+	assert.Equal(t, 300, long.DurationSeconds)
+}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	hol "github.com/funcmcp/funcmcp/function-app-sample/holidays"
 	"github.com/funcmcp/funcmcp/metadata"
 	"github.com/funcmcp/funcmcp/worker"
 )
@@ -36,8 +38,39 @@ func TestHolidayResources(t *testing.T) {
 		assert.ErrorIs(t, err, worker.ErrResourceNotFound)
 		assert.ErrorContains(t, err, want)
 	}
-	assert.Equal(t, []string{"2030", "2031", "2032", "2033", "2034", "2035"}, holidayYears("203"))
-	assert.Empty(t, holidayYears("19"))
+	assert.Equal(t, []string{"2030", "2031", "2032", "2033", "2034", "2035", "2036", "2037", "2038", "2039"}, holidayYears("203"))
+	assert.Empty(t, holidayYears("22"))
+}
+
+// TestHolidayYearsAgree: the year completion offers every year the
+// resource reads and the descriptions name, and no other.
+func TestHolidayYearsAgree(t *testing.T) {
+	all := holidayYears("")
+	require.Len(t, all, hol.MaxYear-hol.MinYear+1)
+	assert.Equal(t, strconv.Itoa(hol.MinYear), all[0])
+	assert.Equal(t, strconv.Itoa(hol.MaxYear), all[len(all)-1])
+	assert.Len(t, holidayYears("19"), 100)
+	for _, y := range []int{hol.MinYear, hol.MaxYear} {
+		_, err := hol.Compute("US", y)
+		assert.NoError(t, err, "%d", y)
+	}
+	for _, y := range []int{hol.MinYear - 1, hol.MaxYear + 1} {
+		_, err := hol.Compute("US", y)
+		assert.Error(t, err, "%d", y)
+	}
+	span := fmt.Sprintf("%d to %d", hol.MinYear, hol.MaxYear)
+	fns, err := newApp().Functions()
+	require.NoError(t, err)
+	var described int
+	for _, fn := range fns {
+		data, err := json.Marshal(fn)
+		require.NoError(t, err)
+		if strings.Contains(string(data), `"uri":"holidays://{country}/{year}"`) || strings.Contains(string(data), `"toolName":"list_holidays"`) {
+			assert.Contains(t, string(data), span, fn.Name)
+			described++
+		}
+	}
+	assert.Equal(t, 2, described, "the template and list_holidays")
 }
 
 func TestDaysOffPrompt(t *testing.T) {

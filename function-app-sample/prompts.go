@@ -37,6 +37,8 @@ func registerPrompts(app *worker.App) {
 
 // dayOffPrompt embeds the year's holidays as a resource and asks for a
 // plan around them.
+//
+//docs:begin handler
 func dayOffPrompt(_ context.Context, _ *worker.PromptContext, in DayOffArgs) (*worker.PromptResult, error) {
 	country := strings.ToUpper(strings.TrimSpace(in.Country))
 	year := time.Now().UTC().Year()
@@ -66,3 +68,5 @@ func dayOffPrompt(_ context.Context, _ *worker.PromptContext, in DayOffArgs) (*w
 		},
 	}, nil
 }
+
+//docs:end handler

@@ -15,11 +15,12 @@ import (
 // holidayCountryNames names the countries list_holidays knows.
 var holidayCountryNames = hol.CountryNames
 
-// holidayYears are the years offered as completions (any year from 1900 to
-// 2199 can be read).
+// holidayYears are the years offered as completions: the years from
+// hol.MinYear to hol.MaxYear that start with prefix, every one that can be
+// read (the client gets the first 100 and the total).
 func holidayYears(prefix string) []string {
 	var years []string
-	for y := 2020; y <= 2035; y++ {
+	for y := hol.MinYear; y <= hol.MaxYear; y++ {
 		if s := strconv.Itoa(y); strings.HasPrefix(s, prefix) {
 			years = append(years, s)
 		}
@@ -77,6 +78,8 @@ func holidayCountriesJSON() (string, error) {
 }
 
 // readHolidays reads holidays://{country}/{year}.
+//
+//docs:begin read
 func readHolidays(_ context.Context, rc *worker.ResourceContext) (*worker.ResourceResult, error) {
 	country := strings.ToUpper(rc.Variable("country"))
 	if !slices.Contains(holidayCountries, country) {
@@ -97,3 +100,5 @@ func readHolidays(_ context.Context, rc *worker.ResourceContext) (*worker.Resour
 	}
 	return worker.TextResource(string(data)), nil
 }
+
+//docs:end read

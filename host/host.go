@@ -121,6 +121,9 @@ func New(opts *Options) (*Host, error) {
 		return nil, fmt.Errorf("checking the limits: MaxRunningTasks (%d) must be below MaxCallsInFlight (%d), so that slots stay for synchronous calls",
 			o.MaxRunningTasks, o.MaxCallsInFlight)
 	}
+	if w := cfg.WorkerRuntimeWarning(); w != "" {
+		o.Logger.Warn("host: " + w)
+	}
 	if cfg.Worker == nil && o.WorkerURL == "" {
 		return nil, fmt.Errorf("loading the host configuration: %w", &ConfigError{
 			File: filepath.Join(root, HostFile), Key: "customHandler",

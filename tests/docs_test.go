@@ -254,3 +254,21 @@ func slug(heading string) string {
 	}
 	return b.String()
 }
+
+// TestWritingToolsShowsHandlerSignatures: docs/writing-tools.md shows the
+// handler type of every kind it teaches, as the worker declares it (the
+// blocks are checked against the source by TestDocsCodeBlocks).
+func TestWritingToolsShowsHandlerSignatures(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "writing-tools.md"))
+	require.NoError(t, err)
+	for _, sig := range []string{
+		"type ToolHandlerFor[In, Out any] func(",
+		"type ResourceHandler func(ctx context.Context, rc *ResourceContext) (*ResourceResult, error)",
+		"type PromptHandler func(ctx context.Context, pc *PromptContext) (*PromptResult, error)",
+		"type PromptHandlerFor[In any] func(ctx context.Context, pc *PromptContext, in In) (*PromptResult, error)",
+		"func readHolidays(_ context.Context, rc *worker.ResourceContext) (*worker.ResourceResult, error) {",
+		"func dayOffPrompt(_ context.Context, _ *worker.PromptContext, in DayOffArgs) (*worker.PromptResult, error) {",
+	} {
+		assert.True(t, strings.Contains(string(data), sig), "docs/writing-tools.md does not show %s", sig)
+	}
+}

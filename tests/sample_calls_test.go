@@ -105,8 +105,8 @@ var sampleTools = []sampleTool{
 		},
 	},
 	{
-		// Minutes long as a task by default; here one second, synchronously
-		// for clients without tasks.
+		// 20 seconds by default, minutes with duration_seconds as a task;
+		// here one second, synchronously for clients without tasks.
 		name:            "simulate_epidemic",
 		args:            map[string]any{"population": 10000, "days": 60, "duration_seconds": 1, "seed": 1},
 		inspectorArgs:   []string{"population=10000", "days=60", "duration_seconds=1", "seed=1"},

@@ -192,11 +192,12 @@ func (a *App) build() (*compiled, error) {
 			}
 		}
 		switch {
-		case b.handlers == 0 && !hasNilHandleErr(b.errs):
+		case b.handlers == 0 && !handlerExplained(b.errs):
 			fail(ErrNoHandler)
 			bad = true
 		case b.handlers > 1:
-			fail(ruleErr(ErrTwoHandlers, "%v (%d given)", ErrTwoHandlers, b.handlers))
+			fail(ruleErr(ErrTwoHandlers, "%v (%d given): tool name %q is given a handler %d times (AddTool or Handle): each tool needs a name of its own",
+				ErrTwoHandlers, b.handlers, b.name, b.handlers))
 			bad = true
 		}
 		for _, err := range b.errs {
@@ -288,9 +289,12 @@ func checkEncodedSize(f *metadata.Function) error {
 	return nil
 }
 
-func hasNilHandleErr(errs []error) bool {
+// handlerExplained reports whether a builder without a handler has a
+// problem that says why already: a nil handler, or a typed prompt whose
+// input type was refused (AddPrompt then adds no handler).
+func handlerExplained(errs []error) bool {
 	for _, err := range errs {
-		if errors.Is(err, ErrNoHandler) {
+		if errors.Is(err, ErrNoHandler) || errors.Is(err, ErrPromptInputType) {
 			return true
 		}
 	}

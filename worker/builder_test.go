@@ -262,6 +262,10 @@ func TestBuildRules(t *testing.T) {
 		{"nil typed handler", func(a *App) {
 			AddTool[struct{}, struct{}](a, "t", nil)
 		}, ErrNoHandler, "t", "nil handler"},
+		{"same tool name twice", func(a *App) {
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, struct{}, error) { return nil, struct{}{}, nil })
+			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, struct{}, error) { return nil, struct{}{}, nil })
+		}, ErrTwoHandlers, "t", `tool name "t" is given a handler 2 times (AddTool or Handle): each tool needs a name of its own`},
 		{"typed and raw handler", func(a *App) {
 			AddTool(a, "t", func(context.Context, *ToolContext, struct{}) (*Result, struct{}, error) { return nil, struct{}{}, nil }).Handle(noop)
 		}, ErrTwoHandlers, "t", "more than one"},

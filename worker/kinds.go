@@ -81,13 +81,20 @@ func (kb *kindBuild) claim(fn, who string, explicit bool, mk func(error) *Config
 	return true
 }
 
-// handlerProblems checks that a builder got exactly one handler.
-func handlerProblems(handlers int, errs []error, what, how string) []error {
+// handlerProblems checks that a builder got exactly one handler. name is
+// what the builder is known by (the URI or the prompt name), naming it in
+// the message when it was given several handlers.
+func handlerProblems(handlers int, errs []error, what, name, how string) []error {
 	switch {
-	case handlers == 0 && !hasNilHandleErr(errs):
+	case handlers == 0 && !handlerExplained(errs):
 		return []error{ruleErr(ErrNoHandler, "the %s has no handler: %s", what, how)}
 	case handlers > 1:
-		return []error{ruleErr(ErrTwoHandlers, "the %s has more than one handler (%d given)", what, handlers)}
+		noun := "name"
+		if what != binding.KindPrompt {
+			noun = "URI"
+		}
+		return []error{ruleErr(ErrTwoHandlers, "the %s has more than one handler (%d given): %s %q is given a handler %d times: each %s needs a %s of its own",
+			what, handlers, noun, name, handlers, what, noun)}
 	}
 	return nil
 }
@@ -127,7 +134,7 @@ func (kb *kindBuild) resource(b *ResourceBuilder) {
 		kind = binding.KindTemplate
 	}
 	mk := func(err error) *ConfigError { return &ConfigError{Resource: b.uri, Function: fn, Err: err, kind: kind} }
-	problems := append(handlerProblems(b.handlers, b.errs, kind, "call Handle"), b.errs...)
+	problems := append(handlerProblems(b.handlers, b.errs, kind, b.uri, "call Handle"), b.errs...)
 	if b.uri == "" {
 		problems = append([]error{ErrEmptyResourceURI}, problems...)
 	}
@@ -188,7 +195,7 @@ func (kb *kindBuild) prompt(b *PromptBuilder) {
 	mk := func(err error) *ConfigError {
 		return &ConfigError{Prompt: b.name, Function: fn, Err: err, kind: binding.KindPrompt}
 	}
-	problems := append(handlerProblems(b.handlers, b.errs, "prompt", "call Handle or use AddPrompt"), b.errs...)
+	problems := append(handlerProblems(b.handlers, b.errs, "prompt", b.name, "call Handle or use AddPrompt"), b.errs...)
 	if b.name == "" {
 		problems = append([]error{ErrEmptyPromptName}, problems...)
 	}

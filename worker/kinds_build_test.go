@@ -45,7 +45,11 @@ func TestKindBuildErrors(t *testing.T) {
 		{name: "template without handler", configure: func(a *worker.App) { a.ConfigureMcpResource("test://a/{id}") },
 			is: worker.ErrNoHandler, message: `resource template "test://a/{id}" (function "test_a_id"): the resource template has no handler`},
 		{name: "two handlers", configure: func(a *worker.App) { a.ConfigureMcpResource("test://a").Handle(readText).Handle(readText) },
-			is: worker.ErrTwoHandlers, message: "more than one handler (2 given)"},
+			is: worker.ErrTwoHandlers, message: `more than one handler (2 given): URI "test://a" is given a handler 2 times: each resource needs a URI of its own`},
+		{name: "prompt name twice", configure: func(a *worker.App) {
+			a.ConfigureMcpPrompt("review").Handle(promptText)
+			a.ConfigureMcpPrompt("review").Handle(promptText)
+		}, is: worker.ErrTwoHandlers, message: `prompt "review": the prompt has more than one handler (2 given): name "review" is given a handler 2 times: each prompt needs a name of its own`},
 		{name: "nil handler", configure: func(a *worker.App) { a.ConfigureMcpResource("test://a").Handle(nil) },
 			is: worker.ErrNoHandler, message: "Handle was given a nil handler"},
 		{name: "relative URI", configure: func(a *worker.App) { a.ConfigureMcpResource("static-text").Handle(readText) },
@@ -185,6 +189,21 @@ func TestKindBuildErrors(t *testing.T) {
 			assert.Equal(t, err.Error(), ferr.Error())
 		})
 	}
+}
+
+// TestTypedPromptWithANumberIsOneProblem: a typed prompt whose input has a
+// field that is not a string is reported as that, not also as a prompt
+// without a handler.
+func TestTypedPromptWithANumberIsOneProblem(t *testing.T) {
+	a := worker.New(nil)
+	worker.AddPrompt(a, "p", func(context.Context, *worker.PromptContext, struct{ N int }) (*worker.PromptResult, error) {
+		return nil, nil
+	})
+	err := a.Build()
+	require.Error(t, err)
+	assert.ErrorIs(t, err, worker.ErrPromptInputType)
+	assert.NotErrorIs(t, err, worker.ErrNoHandler)
+	assert.Equal(t, `prompt "p": the input type cannot be used for prompt arguments: field N is int; prompt arguments are strings`, err.Error())
 }
 
 func TestKindBuildReportsEveryProblem(t *testing.T) {

@@ -14,7 +14,11 @@ import (
 // PromptHandler builds a prompt from its arguments. A nil result has no
 // messages. An error fails the request: the MCP client gets a JSON-RPC
 // error with its message.
+//
+//docs:begin handler
 type PromptHandler func(ctx context.Context, pc *PromptContext) (*PromptResult, error)
+
+//docs:end handler
 
 // PromptContext is one prompts/get.
 type PromptContext struct {
@@ -238,7 +242,11 @@ func (b *PromptBuilder) options() *metadata.PromptOptions {
 
 // PromptHandlerFor is a typed prompt handler: it receives the arguments
 // decoded into In.
+//
+//docs:begin typed
 type PromptHandlerFor[In any] func(ctx context.Context, pc *PromptContext, in In) (*PromptResult, error)
+
+//docs:end typed
 
 // AddPrompt adds a typed prompt whose arguments are the fields of the
 // struct In: each exported string (or *string) field is an argument named

@@ -17,7 +17,11 @@ import (
 // nil result is a read with no contents. An error fails the read: the MCP
 // client gets a JSON-RPC error with its message (code -32002 when it wraps
 // [ErrResourceNotFound], else -32603).
+//
+//docs:begin handler
 type ResourceHandler func(ctx context.Context, rc *ResourceContext) (*ResourceResult, error)
+
+//docs:end handler
 
 // ErrResourceNotFound, wrapped in a handler's error, says the requested
 // resource does not exist (JSON-RPC -32002 under funchost).

@@ -201,7 +201,11 @@ func typeWord(t reflect.Type) string {
 // The result (nil for none) carries content blocks, IsError and Meta; out
 // becomes structuredContent. A returned error becomes an isError result
 // with its message, and result and out are then ignored.
+//
+//docs:begin handler
 type ToolHandlerFor[In, Out any] func(ctx context.Context, tc *ToolContext, in In) (result *Result, out Out, err error)
+
+//docs:end handler
 
 var anyType = reflect.TypeFor[any]()
 

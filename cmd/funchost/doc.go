@@ -26,8 +26,12 @@
 // funcmcp from the checkout funchost runs from (a replace directive; found
 // by walking up from funchost's source folder, then from the working
 // directory; --funcmcp DIR names another), else requires the version
-// funchost was built at; it names funchost in a tool directive. new then
-// completes go.mod and go.sum with go get, starting from funcmcp's go.sum
-// (offline with a checkout). "make -C DIR run" builds the app folder
-// DIR/dist and serves it with go tool funchost on 127.0.0.1:7071.
+// funchost was built at; it names funchost in a tool directive. With a
+// checkout, go.mod also requires the modules the checkout builds its worker
+// and funchost with (go list -deps there) and go.sum is the checkout's, so
+// nothing is fetched that building funcmcp did not fetch; without one, new
+// completes go.mod and go.sum with go get. The go command runs with the
+// user's GOPROXY: it downloads only what the module cache lacks.
+// "make -C DIR run" builds the app folder DIR/dist and serves it with
+// go tool funchost on 127.0.0.1:7071.
 package main

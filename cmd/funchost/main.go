@@ -160,10 +160,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer h.Close()
 	if err := h.Run(ctx); err != nil {
-		logger.Error("funchost: " + err.Error())
+		msg := "funchost: " + err.Error()
+		if portInUse(err) {
+			msg += fmt.Sprintf(": port %d is in use by another program (another funchost or func start?): "+
+				"serve on another port with --port N (make run PORT=N), or --port 0 for a free one", *port)
+		}
+		logger.Error(msg)
 		return 1
 	}
 	return 0
+}
+
+// portInUse reports whether err is a listen that found its port taken.
+// Windows says it in words of its own (WSAEADDRINUSE).
+func portInUse(err error) bool {
+	return errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "Only one usage of each socket address")
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

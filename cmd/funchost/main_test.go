@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -111,6 +112,56 @@ func TestStartupFailures(t *testing.T) {
 			assert.Contains(t, stderr.String(), tc.wantStderr)
 			assert.NotContains(t, stdout.String(), "MCP server endpoint:")
 			assert.Contains(t, stderr.String(), "level=ERROR", "a failure is an ERROR log line")
+		})
+	}
+}
+
+// TestPortInUse: a port another process listens on (the sample's
+// make run, say) fails the start with the flag that picks another.
+func TestPortInUse(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	port := strconv.Itoa(busy.Addr().(*net.TCPAddr).Port)
+	root := writeApp(t, `{"customHandler":{"description":{"defaultExecutablePath":"sh","arguments":["-c","exit 4"]}}}`)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"start", "--script-root", root, "--port", port}, &stdout, &stderr)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr.String(), "address already in use")
+	assert.Contains(t, stderr.String(), "port "+port+" is in use by another program (another funchost or func start?): "+
+		"serve on another port with --port N (make run PORT=N), or --port 0 for a free one")
+}
+
+// TestWorkerRuntimeNotCustom: FUNCTIONS_WORKER_RUNTIME other than custom is
+// served as the Functions host serves it (host.json's customHandler decides)
+// but not without a warning naming the setting and its value.
+func TestWorkerRuntimeNotCustom(t *testing.T) {
+	for _, tc := range []struct {
+		name, settings, env, want string
+	}{
+		{name: "node in local.settings.json", settings: `{"Values":{"FUNCTIONS_WORKER_RUNTIME":"node"}}`,
+			want: `local.settings.json Values.FUNCTIONS_WORKER_RUNTIME is \"node\", not custom`},
+		{name: "python in the environment", env: "python",
+			want: `environment FUNCTIONS_WORKER_RUNTIME is \"python\", not custom`},
+		{name: "Custom", settings: `{"Values":{"FUNCTIONS_WORKER_RUNTIME":"Custom"}}`},
+		{name: "unset"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("FUNCTIONS_WORKER_RUNTIME", tc.env)
+			root := writeApp(t, `{"customHandler":{"description":{"defaultExecutablePath":"sh","arguments":["-c","exit 4"]}}}`)
+			if tc.settings != "" {
+				writeFile(t, root, "local.settings.json", tc.settings)
+			}
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), []string{"start", "--script-root", root, "--port", "0"}, &stdout, &stderr)
+			assert.Equal(t, 1, code, "the worker exits")
+			if tc.want == "" {
+				assert.NotContains(t, stderr.String(), "FUNCTIONS_WORKER_RUNTIME")
+				return
+			}
+			assert.Contains(t, stderr.String(), "level=WARN")
+			assert.Contains(t, stderr.String(), tc.want)
+			assert.Contains(t, stderr.String(), "a custom handler app sets it to custom")
 		})
 	}
 }

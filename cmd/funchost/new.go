@@ -34,7 +34,10 @@ new writes a ready function app into DIR (created if missing; it must be
 empty unless --force is given): go.mod, main.go with one typed tool, its
 test, host.json, local.settings.json, .gitignore and a Makefile whose
 "run" target builds the app folder dist/ and serves it with funchost.
-It then adds the requirements to go.mod and go.sum (go get). Next:
+With a funcmcp checkout, go.mod lists the modules the checkout builds its
+worker and funchost with, and go.sum is the checkout's: nothing is looked
+up that building funcmcp did not download. Without one, it runs go get.
+Next:
 
   make -C DIR run
 
@@ -83,7 +86,10 @@ func runNew(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	o.dir = dirs[0]
 
-	plan, err := planApp(o, candidateDirs(), buildVersion())
+	list := func(checkout string) ([]module, error) {
+		return listRequirements(ctx, checkout, stdout, stderr)
+	}
+	plan, err := planApp(o, candidateDirs(), buildVersion(), list)
 	if err != nil {
 		fmt.Fprintf(stderr, "funchost new: %v\n", err)
 		return 1
@@ -94,7 +100,7 @@ func runNew(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err := plan.addRequirements(ctx, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "funchost new: %v\n", err)
-		fmt.Fprintf(stderr, "funchost new: the files are written; once the problem is solved, run in %s:\n  %s\n", o.dir, plan.goGetLine())
+		fmt.Fprintf(stderr, "funchost new: the files are written; once the problem is solved, run in %s:\n  %s\n", o.dir, strings.Join(plan.goGet(), " "))
 		return 1
 	}
 	fmt.Fprintf(stdout, "\nDone. Build the app and serve it on http://127.0.0.1:7071/runtime/webhooks/mcp with:\n\n  make -C %s run\n", shellQuote(o.dir))
@@ -108,6 +114,15 @@ type appData struct {
 	GoVersion string // go line of go.mod
 	Version   string // the funcmcp version required
 	Replace   string // the funcmcp checkout, "" when none
+	// Requires are the modules besides funcmcp that go.mod requires
+	// (indirect): with a checkout, the ones its worker and funchost build
+	// with; none otherwise (go get adds them).
+	Requires []module
+}
+
+// module is one module requirement.
+type module struct {
+	Path, Version string
 }
 
 // appPlan is a new app: where it goes and what it holds.
@@ -138,8 +153,9 @@ func (e *NotEmptyError) Error() string {
 }
 
 // planApp checks the options, finds funcmcp and renders every file; it
-// writes nothing.
-func planApp(o newOptions, candidates []string, version string) (*appPlan, error) {
+// writes nothing. With a checkout, requirements lists the modules go.mod
+// requires besides funcmcp.
+func planApp(o newOptions, candidates []string, version string, requirements func(checkout string) ([]module, error)) (*appPlan, error) {
 	abs, err := filepath.Abs(o.dir)
 	if err != nil {
 		return nil, fmt.Errorf("resolving %s: %w", o.dir, err)
@@ -165,6 +181,11 @@ func planApp(o newOptions, candidates []string, version string) (*appPlan, error
 		Version:   src.Version,
 		Replace:   src.Replace,
 	}}
+	if src.Replace != "" {
+		if p.data.Requires, err = requirements(src.Replace); err != nil {
+			return nil, err
+		}
+	}
 	p.files, err = renderApp(p.data)
 	if err != nil {
 		return nil, err
@@ -300,10 +321,60 @@ func (p *appPlan) write(w io.Writer) error {
 // library and the funchost tool.
 var newAppPackages = []string{funcmcpModule + "/worker", funcmcpModule + "/cmd/funchost"}
 
-// goGet is the command that completes go.mod and go.sum. Unlike go mod
-// tidy, go get loads only what the app and funchost build, not the tests of
-// every dependency, so with a checkout it needs nothing that funcmcp's own
-// go mod download did not put in the module cache.
+// RequirementsError reports that the modules a funcmcp checkout builds its
+// worker and funchost with could not be listed.
+type RequirementsError struct {
+	Checkout string
+	Err      error
+}
+
+func (e *RequirementsError) Error() string {
+	return fmt.Sprintf("listing the modules %s builds %s with: %v (the go command downloads what the module cache lacks through GOPROXY; offline, build funcmcp once where the network is at hand)",
+		e.Checkout, strings.Join(newAppPackages, " and "), e.Err)
+}
+
+func (e *RequirementsError) Unwrap() error { return e.Err }
+
+// listRequirements lists, with go list -deps in a funcmcp checkout, the
+// modules that provide the packages of its worker and funchost. They are
+// exactly the requirements go get would write, found without loading the
+// whole module graph: go get reads the go.mod of every module in it
+// (golang.org/x/sys@v0.1.0's, for one, that a dependency of a dependency
+// names), which building funcmcp never downloads. The go command runs with
+// the user's settings, so what the module cache lacks comes through
+// GOPROXY, and nothing is looked up when it holds everything.
+func listRequirements(ctx context.Context, checkout string, stdout, stderr io.Writer) ([]module, error) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		return nil, &RequirementsError{Checkout: checkout, Err: fmt.Errorf("finding the go command: %w", err)}
+	}
+	args := append([]string{"list", "-deps", "-f", "{{with .Module}}{{if .Version}}{{.Path}} {{.Version}}{{end}}{{end}}"}, "./worker", "./cmd/funchost")
+	fmt.Fprintf(stdout, "Listing the modules funcmcp's worker and funchost build with (in %s):\n  go %s\n", checkout, strings.Join(args, " "))
+	cmd := exec.CommandContext(ctx, goCmd, args...)
+	cmd.Dir = checkout
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, stderr
+	if err := cmd.Run(); err != nil {
+		return nil, &RequirementsError{Checkout: checkout, Err: fmt.Errorf("running go list: %w", err)}
+	}
+	seen := map[module]bool{}
+	var mods []module
+	for _, line := range strings.Split(out.String(), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 || seen[module{f[0], f[1]}] {
+			continue
+		}
+		seen[module{f[0], f[1]}] = true
+		mods = append(mods, module{f[0], f[1]})
+	}
+	sort.Slice(mods, func(i, j int) bool { return mods[i].Path < mods[j].Path })
+	return mods, nil
+}
+
+// goGet is the command that completes go.mod and go.sum when funcmcp is
+// required at a version (no checkout). Unlike go mod tidy, go get loads
+// only what the app and funchost build, not the tests of every dependency.
 func (p *appPlan) goGet() []string {
 	cmd := []string{"go", "get"}
 	for _, pkg := range newAppPackages {
@@ -312,41 +383,25 @@ func (p *appPlan) goGet() []string {
 	return cmd
 }
 
-// goGetLine is goGet as a shell command line.
-func (p *appPlan) goGetLine() string {
-	line := strings.Join(p.goGet(), " ")
-	if p.source.Replace != "" {
-		line = "GOPROXY=off " + line
-	}
-	return line
-}
-
-// addRequirements runs goGet in the app folder, its output shown on stdout
-// and stderr. With a checkout it runs offline (GOPROXY=off): funcmcp comes
-// from the checkout and its dependencies from the module cache, with the
-// checkout's go.sum, so nothing is looked up.
+// addRequirements runs goGet in the app folder when funcmcp is required at
+// a version, its output shown on stdout and stderr, with the user's own
+// GOPROXY. With a checkout, go.mod and go.sum are complete as written.
 func (p *appPlan) addRequirements(ctx context.Context, stdout, stderr io.Writer) error {
-	args := p.goGet()
-	env := append(os.Environ(), "GOWORK=off")
-	fmt.Fprintf(stdout, "Adding the requirements to go.mod and go.sum:\n  %s\n", p.goGetLine())
 	if p.source.Replace != "" {
-		env = append(env, "GOPROXY=off")
-		fmt.Fprintf(stdout, "  (offline: funcmcp's dependencies come from the module cache)\n")
+		return nil
 	}
+	args := p.goGet()
+	fmt.Fprintf(stdout, "Adding the requirements to go.mod and go.sum:\n  %s\n", strings.Join(args, " "))
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		return fmt.Errorf("finding the go command: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, goCmd, args[1:]...)
 	cmd.Dir = p.abs
-	cmd.Env = env
+	cmd.Env = append(os.Environ(), "GOWORK=off")
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Run(); err != nil {
-		err = fmt.Errorf("running %s in %s: %w", strings.Join(args, " "), p.dir, err)
-		if p.source.Replace != "" {
-			err = fmt.Errorf("%w (offline: a module missing from the module cache is fetched by go mod download in %s)", err, p.source.Replace)
-		}
-		return err
+		return fmt.Errorf("running %s in %s: %w", strings.Join(args, " "), p.dir, err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"go/format"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -241,7 +242,8 @@ func TestRenderApp(t *testing.T) {
 		name string
 		data appData
 	}{
-		{"replace", appData{Module: "example.com/team/weather", Name: "weather", GoVersion: "1.26.0", Version: replacedVersion, Replace: "/src/funcmcp"}},
+		{"replace", appData{Module: "example.com/team/weather", Name: "weather", GoVersion: "1.26.0", Version: replacedVersion, Replace: "/src/funcmcp",
+			Requires: []module{{"example.com/dep", "v1.0.0"}, {"golang.org/x/sys", "v0.49.0"}}}},
 		{"require", appData{Module: "hello", Name: "hello", GoVersion: "1.26.0", Version: "v1.2.3"}},
 	}
 	for _, tc := range tests {
@@ -325,12 +327,15 @@ func keyPaths(prefix string, m map[string]any) []string {
 	return out
 }
 
-// TestNewWritesAnAppThatBuilds runs funchost new as a user would, then
-// checks the folder with the go command offline (GOPROXY=off), with the
-// default flags and with -mod=mod: gofmt, go vet, the app's own test, the
-// build of the handler and of funchost (the tool directive), and that none
-// of them wants go.mod or go.sum changed.
+// TestNewWritesAnAppThatBuilds runs funchost new as a user would on a
+// fresh machine: the module cache holds only what building funcmcp's
+// worker and funchost downloaded (freshModCache), and the go command may
+// fetch nothing (GOPROXY=off). It then checks the folder with the go
+// command, still offline, with the default flags and with -mod=mod: gofmt,
+// go vet, the app's own test, the build of the handler and of funchost (the
+// tool directive), and that none of them wants go.mod or go.sum changed.
 func TestNewWritesAnAppThatBuilds(t *testing.T) {
+	restore := freshModCache(t)
 	dir := filepath.Join(t.TempDir(), "Weather Tools")
 	var stdout, stderr bytes.Buffer
 	code := run(t.Context(), []string{"new", dir}, &stdout, &stderr)
@@ -343,7 +348,6 @@ func TestNewWritesAnAppThatBuilds(t *testing.T) {
 		assert.Contains(t, out, "  "+filepath.Join(dir, f)+"\n")
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
-	assert.Contains(t, out, "GOPROXY=off go get github.com/funcmcp/funcmcp/worker@"+replacedVersion+" github.com/funcmcp/funcmcp/cmd/funchost@"+replacedVersion)
 	assert.True(t, strings.HasSuffix(out, "\n  make -C '"+dir+"' run\n"), out)
 
 	// go.mod, as the go command reads it.
@@ -371,7 +375,18 @@ func TestNewWritesAnAppThatBuilds(t *testing.T) {
 		assert.Equal(t, string(formatted), string(src), "%s is not gofmt-clean", file)
 	}
 
+	// Every package the app, its test and funchost build from loads with
+	// that module cache, offline. (Compiling them there would take minutes:
+	// the build cache is keyed by source folders, so the checks below run
+	// with this machine's module cache.)
 	before := readFiles(t, dir, "go.mod", "go.sum")
+	for _, goflags := range []string{"", "-mod=mod"} {
+		goIn(t, dir, goflags, "list", "-deps", "-test", "./...")
+		goIn(t, dir, goflags, "list", "-deps", funcmcpModule+"/cmd/funchost")
+		assert.Equal(t, before, readFiles(t, dir, "go.mod", "go.sum"), "go.mod and go.sum are complete (GOFLAGS=%s)", goflags)
+	}
+	restore()
+
 	for _, goflags := range []string{"", "-mod=mod"} {
 		t.Run("GOFLAGS="+goflags, func(t *testing.T) {
 			goIn(t, dir, goflags, "vet", "./...")
@@ -383,6 +398,18 @@ func TestNewWritesAnAppThatBuilds(t *testing.T) {
 			assert.Equal(t, before, readFiles(t, dir, "go.mod", "go.sum"), "go.mod and go.sum are complete")
 		})
 	}
+
+	// A second tool, added as main.go says: the app's own test still passes.
+	mainGo := readFiles(t, dir, "main.go")["main.go"]
+	require.Contains(t, mainGo, "\treturn app\n}")
+	second := strings.Replace(mainGo, "\treturn app\n}", `	worker.AddTool(app, "echo", func(_ context.Context, _ *worker.ToolContext, in TextStatsInput) (*worker.Result, TextStatsInput, error) {
+		return nil, in, nil
+	}).WithDescription("Echo the text.")
+	return app
+}`, 1)
+	writeFile(t, dir, "main.go", second)
+	test := goIn(t, dir, "", "test", "-count=1", "./...")
+	assert.Contains(t, test, "ok  \tweather-tools")
 
 	// Again into the same folder: refused, then replaced with --force.
 	stdout.Reset()
@@ -402,24 +429,63 @@ func TestNewWritesAnAppThatBuilds(t *testing.T) {
 	assert.Contains(t, string(src), "worker.AddTool(app, \"text_stats\"")
 }
 
-// TestNewReportsGoGetFailure points --funcmcp at a module that is called
-// funcmcp but has none of its packages: the files are written, go get's
-// own output is shown, and the message says what to run once fixed.
-func TestNewReportsGoGetFailure(t *testing.T) {
+// TestNewReportsListFailure points --funcmcp at a module that is called
+// funcmcp but has none of its packages: go list's own output is shown, the
+// message says what failed, and nothing is written.
+func TestNewReportsListFailure(t *testing.T) {
 	fake := t.TempDir()
 	writeFile(t, fake, "go.mod", "module github.com/funcmcp/funcmcp\n\ngo 1.26.0\n")
 	dir := filepath.Join(t.TempDir(), "app")
 	var stdout, stderr bytes.Buffer
 	code := run(t.Context(), []string{"new", "--funcmcp", fake, dir}, &stdout, &stderr)
 	assert.Equal(t, 1, code)
-	assert.FileExists(t, filepath.Join(dir, "main.go"))
-	assert.NoFileExists(t, filepath.Join(dir, "go.sum"), "the fake checkout has no go.sum to start from")
-	assert.Contains(t, stdout.String(), "with github.com/funcmcp/funcmcp from "+fake+" (replace directive)")
-	assert.Contains(t, stderr.String(), "github.com/funcmcp/funcmcp/worker", "go get's own output")
-	assert.Contains(t, stderr.String(), "funchost new: running go get github.com/funcmcp/funcmcp/worker@"+replacedVersion)
-	assert.Contains(t, stderr.String(), ": exit status 1 (offline: a module missing from the module cache is fetched by go mod download in "+fake+")\n")
-	assert.Contains(t, stderr.String(), "funchost new: the files are written; once the problem is solved, run in "+dir+":\n  GOPROXY=off go get ")
+	assert.NoDirExists(t, dir)
+	assert.Contains(t, stdout.String(), "Listing the modules funcmcp's worker and funchost build with (in "+fake+")")
+	assert.Contains(t, stderr.String(), "worker", "go list's own output")
+	assert.Contains(t, stderr.String(), "funchost new: listing the modules "+fake+" builds github.com/funcmcp/funcmcp/worker and github.com/funcmcp/funcmcp/cmd/funchost with: running go list: exit status 1")
 	assert.NotContains(t, stdout.String(), "Done.")
+}
+
+// freshModCache points the go command at a new, empty module cache
+// (GOMODCACHE) for the rest of the test, fills it with what building
+// funcmcp's worker and funchost downloads and nothing else, taken from the
+// module cache of this machine (a file:// GOPROXY), then turns the network
+// off (GOPROXY=off): the state of a fresh clone after its first build.
+// restore goes back to this machine's module cache, offline.
+func freshModCache(t *testing.T) (restore func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), goTimeout)
+	defer cancel()
+	env := exec.CommandContext(ctx, "go", "env", "GOMODCACHE")
+	env.Env = append(os.Environ(), "GOWORK=off")
+	out, err := env.Output()
+	require.NoError(t, err)
+	from := filepath.Join(strings.TrimSpace(string(out)), "cache", "download")
+	// This machine's module cache holds them once funcmcp's packages are
+	// loaded there: go list fetches them as any build of funcmcp would,
+	// only when they are missing (this test binary does not link worker).
+	load := exec.CommandContext(ctx, "go", "list", "-deps", "./worker", "./cmd/funchost")
+	load.Dir, load.Env = repoRoot(t), append(os.Environ(), "GOWORK=off")
+	var log bytes.Buffer
+	load.Stdout, load.Stderr = io.Discard, &log
+	require.NoError(t, load.Run(), "loading funcmcp's packages:\n%s", log.String())
+	cache := t.TempDir()
+	// -modcacherw: the test's temporary folder can be removed.
+	t.Setenv("GOFLAGS", "-modcacherw")
+	t.Setenv("GOMODCACHE", cache)
+	t.Setenv("GOWORK", "off")
+	t.Setenv("GOSUMDB", "off") // go.sum has every sum; nothing is looked up
+	t.Setenv("GOPROXY", "file://"+filepath.ToSlash(from))
+	fill := exec.CommandContext(ctx, "go", "list", "-deps", "./worker", "./cmd/funchost")
+	fill.Dir = repoRoot(t)
+	log.Reset()
+	fill.Stdout, fill.Stderr = io.Discard, &log
+	require.NoError(t, fill.Run(), "filling the module cache:\n%s", log.String())
+	t.Setenv("GOPROXY", "off")
+	return func() {
+		t.Setenv("GOMODCACHE", filepath.Dir(filepath.Dir(from)))
+		t.Setenv("GOFLAGS", "")
+	}
 }
 
 // goIn runs the go command in dir, offline, and returns its output.
@@ -429,7 +495,7 @@ func goIn(t *testing.T, dir, goflags string, args ...string) string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS="+goflags, "GOWORK=off")
+	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-modcacherw "+goflags, "GOWORK=off")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,4 +32,34 @@ func TestEmitMetadata(t *testing.T) {
 		`"words":{"type":"integer","description":"Runs of letters and digits."}},"required":["words","characters"],"additionalProperties":false}`, schema)
 	_, err = os.Stat(filepath.Join(dir, "count_words", metadata.FunctionFile))
 	assert.NoError(t, err)
+}
+
+// TestHostJSON: README's recipe serves the example with its own host.json,
+// which names this server and its one tool, not the sample's.
+func TestHostJSON(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	assert.True(t, strings.Contains(string(readme), "cp examples/hello/host.json dist/"), "README copies examples/hello/host.json")
+	assert.False(t, strings.Contains(string(readme), "cp host.json dist/"), "the repository's host.json is the sample's")
+
+	data, err := os.ReadFile("host.json")
+	require.NoError(t, err)
+	var host struct {
+		CustomHandler struct {
+			Description struct {
+				DefaultExecutablePath string `json:"defaultExecutablePath"`
+			} `json:"description"`
+		} `json:"customHandler"`
+		Extensions struct {
+			MCP struct {
+				ServerName   string `json:"serverName"`
+				Instructions string `json:"instructions"`
+			} `json:"mcp"`
+		} `json:"extensions"`
+	}
+	require.NoError(t, json.Unmarshal(data, &host))
+	assert.Equal(t, "handler", host.CustomHandler.Description.DefaultExecutablePath)
+	assert.Equal(t, "hello", host.Extensions.MCP.ServerName)
+	assert.Contains(t, host.Extensions.MCP.Instructions, "count_words")
+	assert.NotContains(t, host.Extensions.MCP.Instructions, "get_weather")
 }

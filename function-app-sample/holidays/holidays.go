@@ -29,11 +29,18 @@ var CountryNames = map[string]string{
 	"US": "United States (federal holidays)",
 }
 
+// The years Compute knows: the rules it applies hold from MinYear to
+// MaxYear.
+const (
+	MinYear = 1900
+	MaxYear = 2199
+)
+
 // Compute returns the public holidays of a country (see [Countries]) in a
-// year from 1900 to 2199, in date order.
+// year from MinYear to MaxYear, in date order.
 func Compute(country string, year int) ([]Holiday, error) {
-	if year < 1900 || year > 2199 {
-		return nil, fmt.Errorf("year must be between 1900 and 2199, not %d", year)
+	if year < MinYear || year > MaxYear {
+		return nil, fmt.Errorf("year must be between %d and %d, not %d", MinYear, MaxYear, year)
 	}
 	easter := EasterSunday(year)
 	fixed := func(m time.Month, d int) time.Time { return time.Date(year, m, d, 0, 0, 0, 0, time.UTC) }

@@ -38,6 +38,53 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// SyntaxError is a JSON error of a file at a place in it: Line and
+// Column count from 1, Column in characters (a tab is one).
+type SyntaxError struct {
+	Line, Column int
+	Err          error // a *json.SyntaxError or *json.UnmarshalTypeError
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("line %d, column %d: %v", e.Line, e.Column, e.Err)
+}
+
+func (e *SyntaxError) Unwrap() error { return e.Err }
+
+// positioned gives a JSON decoding error of data its line and column; other
+// errors are returned as they are.
+func positioned(data []byte, err error) error {
+	var (
+		syntax *json.SyntaxError
+		typ    *json.UnmarshalTypeError
+		offset int64
+	)
+	switch {
+	case errors.As(err, &syntax):
+		offset = syntax.Offset
+	case errors.As(err, &typ):
+		offset = typ.Offset
+	default:
+		return err
+	}
+	// The error comes after offset bytes: the byte at offset-1 is the one
+	// the decoder stopped at; at the end of the input, the place is just
+	// after the last byte.
+	at := int(min(max(offset, 1), int64(len(data)))) - 1
+	if syntax != nil && syntax.Error() == "unexpected end of JSON input" {
+		at = len(data)
+	}
+	line, column := 1, 0
+	for _, r := range string(data[:max(at, 0)]) {
+		if r == '\n' {
+			line, column = line+1, 0
+			continue
+		}
+		column++
+	}
+	return &SyntaxError{Line: line, Column: column + 1, Err: err}
+}
+
 // Config is what the host reads from host.json and local.settings.json.
 type Config struct {
 	// Worker is nil when host.json has no customHandler (or httpWorker) section.
@@ -122,7 +169,7 @@ func Load(root string) (*Config, error) {
 	}
 	var doc object
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, &Error{File: hostFile, Err: fmt.Errorf("parsing: %w", err)}
+		return nil, &Error{File: hostFile, Err: fmt.Errorf("parsing: %w", positioned(data, err))}
 	}
 	bad := func(key string, err error) { errs = append(errs, &Error{File: hostFile, Key: key, Err: err}) }
 
@@ -248,7 +295,7 @@ func loadLocalSettings(file string) ([]Setting, error) {
 	}
 	var doc object
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, &Error{File: file, Err: fmt.Errorf("parsing: %w", err)}
+		return nil, &Error{File: file, Err: fmt.Errorf("parsing: %w", positioned(data, err))}
 	}
 	vals, err := doc.child("Values")
 	if err != nil {
@@ -282,6 +329,24 @@ func (c *Config) Lookup(name string) (value, from string) {
 		}
 	}
 	return "", ""
+}
+
+// WorkerRuntimeSetting is the app setting that names the language stack of
+// a function app; a custom handler app sets it to "custom".
+const WorkerRuntimeSetting = "FUNCTIONS_WORKER_RUNTIME"
+
+// WorkerRuntimeWarning says what is off with FUNCTIONS_WORKER_RUNTIME: ""
+// when it is custom (in any case) or unset. Any other value is served all
+// the same: the Functions host runs the custom handler whenever host.json
+// describes one, whatever this setting says.
+func (c *Config) WorkerRuntimeWarning() string {
+	v, from := c.Lookup(WorkerRuntimeSetting)
+	if from == "" || strings.EqualFold(strings.TrimSpace(v), "custom") {
+		return ""
+	}
+	return fmt.Sprintf("%s is %q, not custom: a custom handler app sets it to custom. "+
+		"The custom handler of host.json is served all the same, as the Functions host does, "+
+		"but Azure and func start read this setting to choose the language stack of the app", from, v)
 }
 
 // AuthLevel is who may call the MCP endpoints

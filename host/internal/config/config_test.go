@@ -62,7 +62,7 @@ func TestLoadConfig(t *testing.T) {
 		{
 			name:     "host.json not JSON",
 			hostJSON: `{"version":`,
-			wantErrs: []string{"host.json: parsing: unexpected end of JSON input"},
+			wantErrs: []string{"host.json: parsing: line 1, column 12: unexpected end of JSON input"},
 		},
 		{
 			name:     "missing description",
@@ -103,7 +103,18 @@ func TestLoadConfig(t *testing.T) {
 			name:     "local.settings.json not JSON",
 			hostJSON: `{` + handler + `}`,
 			settings: `{"Values":`,
-			wantErrs: []string{"local.settings.json: parsing: unexpected end of JSON input"},
+			wantErrs: []string{"local.settings.json: parsing: line 1, column 11: unexpected end of JSON input"},
+		},
+		{
+			name:     "local.settings.json with a trailing comma",
+			hostJSON: `{` + handler + `}`,
+			settings: "{\n  \"Values\": {\n    \"FUNCTIONS_WORKER_RUNTIME\": \"custom\",\n  }\n}\n",
+			wantErrs: []string{"local.settings.json: parsing: line 4, column 3: invalid character '}' looking for beginning of object key string"},
+		},
+		{
+			name:     "host.json with a missing comma",
+			hostJSON: "{\n\t\"version\": \"2.0\",\n\t\"customHandler\": {\"description\": {\"defaultExecutablePath\": \"h\"}},\n\t\"extensions\": {\"mcp\": {\"serverName\": \"é\" \"x\"}}\n}",
+			wantErrs: []string{`host.json: parsing: line 4, column 43: invalid character '"' after object key:value pair`},
 		},
 		{
 			name:     "local.settings.json Values not an object",
