@@ -308,5 +308,17 @@ func (t *Trigger) parseExtras(b *metadata.Binding) []error {
 			t.Task = &ts
 		}
 	}
+	if text, err := jsonStringKey(b, metadata.KeyRequiredScopes, "a JSON array"); err != nil {
+		errs = append(errs, err)
+	} else if text != "" {
+		var rs []string
+		if err := json.Unmarshal([]byte(text), &rs); err != nil {
+			errs = append(errs, fmt.Errorf("%s must be a string holding a JSON array of strings: %v", metadata.KeyRequiredScopes, err))
+		} else if err := metadata.CheckScopes(rs); err != nil {
+			errs = append(errs, err)
+		} else if len(rs) > 0 {
+			t.RequiredScopes = rs
+		}
+	}
 	return errs
 }
