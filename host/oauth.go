@@ -49,13 +49,12 @@ func (h *Host) newResourceServer() (*resourceServer, error) {
 		}
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	g := oauth.NewGuard(cfg, oauth.NewVerifier(ctx, cfg, nil), oauth.Options{
-		Endpoint:     MCPPath,
-		Logger:       h.log,
-		Required:     h.requiredScopes,
-		Declared:     declared,
-		MaxBodyBytes: mcp.DefaultMaxBodyBytes,
-	})
+	o := oauth.Options{Endpoint: MCPPath, Logger: h.log, Declared: declared, MaxBodyBytes: mcp.DefaultMaxBodyBytes}
+	if len(declared) > 0 {
+		// Bodies are read for the tool name only when a tool needs a scope.
+		o.Required = h.requiredScopes
+	}
+	g := oauth.NewGuard(cfg, oauth.NewVerifier(ctx, cfg, nil), o)
 	h.log.Info("MCP endpoints ask for OAuth access tokens", "issuer", cfg.Issuer, "audiences", cfg.Audiences,
 		"scopes", g.ScopesSupported(), "passToken", cfg.PassToken)
 	return &resourceServer{guard: g, stop: stop}, nil

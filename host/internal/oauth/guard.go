@@ -218,7 +218,6 @@ func (g *Guard) Protect(next http.Handler) http.Handler {
 			g.refuse(w, r, err)
 			return
 		}
-		id.token = token
 		if g.o.Required != nil && r.Method == http.MethodPost {
 			ops, body, err := readOperations(r, g.o.MaxBodyBytes)
 			if err != nil {
@@ -244,11 +243,7 @@ func (g *Guard) Protect(next http.Handler) http.Handler {
 		r2 := r.Clone(ctx)
 		r2.Header.Del("Authorization")
 		StripReserved(r2.Header)
-		if err := id.setHeaders(r2.Header); err != nil {
-			g.log.Error("passing the caller's identity failed", "error", err)
-			w.WriteHeader(http.StatusInternalServerError)
-			return
-		}
+		id.setHeaders(r2.Header)
 		if g.cfg.PassToken {
 			r2.Header.Set(HeaderAccessToken, token)
 		}

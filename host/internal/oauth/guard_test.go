@@ -407,3 +407,67 @@ func TestLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"https://mcp.example.com/runtime/webhooks/mcp"}, c.Audiences, "the resource is the default audience")
 }
+
+// BenchmarkProtect measures what the token check adds to a request: a
+// valid RS256 token against the cached key set, the identity headers, and
+// (with a scoped tool) the body read; "none" is the bare handler.
+func BenchmarkProtect(b *testing.B) {
+	op := testutil.StartOIDC(b)
+	cfg := &Config{Issuer: op.URL, Audiences: []string{testAudience}, Scopes: []string{readScope}}
+	token := op.Token(b, testutil.Claims(op.URL, testAudience, "user-1", "Tools.Read"))
+	body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","arguments":{"city":"Oslo"}}}`
+	sink := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) })
+	for _, bc := range []struct {
+		name    string
+		handler http.Handler
+	}{
+		{"none", sink},
+		{"token", NewGuard(cfg, NewVerifier(b.Context(), cfg, nil), Options{Endpoint: "/mcp"}).Protect(sink)},
+		{"token+scopes", NewGuard(cfg, NewVerifier(b.Context(), cfg, nil), Options{Endpoint: "/mcp",
+			Required: func(Operation) []string { return []string{readScope} }}).Protect(sink)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7071/mcp", strings.NewReader(body))
+				r.Header.Set("Authorization", "Bearer "+token)
+				w := httptest.NewRecorder()
+				bc.handler.ServeHTTP(w, r)
+				if w.Code != http.StatusOK {
+					b.Fatalf("status %d", w.Code)
+				}
+			}
+		})
+	}
+}
+
+// TestVerifiedTokensAreRememberedBriefly: a validated token is not checked
+// again for CacheFor, never past its exp; then it is checked again (here
+// refused: its audience is no longer accepted).
+func TestVerifiedTokensAreRememberedBriefly(t *testing.T) {
+	op := testutil.StartOIDC(t)
+	cfg := &Config{Issuer: op.URL, Audiences: []string{testAudience}}
+	v := NewVerifier(t.Context(), cfg, nil)
+	clock := time.Now()
+	v.now = func() time.Time { return clock }
+	long := op.Token(t, testutil.Claims(op.URL, testAudience, "user-1"))
+	short := op.Token(t, withClaims(testutil.Claims(op.URL, testAudience, "user-2"), "exp", clock.Add(CacheFor/2).Unix()))
+	for _, tok := range []string{long, short} {
+		_, err := v.Verify(t.Context(), tok)
+		require.NoError(t, err)
+	}
+	cfg.Audiences = []string{"api://another"} // what a re-check would refuse
+
+	clock = clock.Add(CacheFor / 4)
+	id, err := v.Verify(t.Context(), long)
+	require.NoError(t, err, "remembered")
+	assert.Equal(t, "user-1", id.Subject)
+
+	clock = clock.Add(CacheFor/2 + Leeway + time.Second) // past short's exp and its leeway
+	_, err = v.Verify(t.Context(), short)
+	require.Error(t, err, "never remembered past exp")
+
+	clock = clock.Add(CacheFor)
+	_, err = v.Verify(t.Context(), long)
+	require.Error(t, err, "checked again after CacheFor")
+}

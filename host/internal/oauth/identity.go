@@ -55,8 +55,8 @@ type Identity struct {
 	Roles  []string
 	// Claims are all the token's claims.
 	Claims map[string]any
-	// token is the raw access token (kept only to pass on when allowed).
-	token string
+	// principalHeader is the X-MS-CLIENT-PRINCIPAL value, encoded once.
+	principalHeader string
 }
 
 func claimString(c map[string]any, name string) string {
@@ -179,10 +179,9 @@ func (id *Identity) IdentityProvider() string {
 	return "oidc"
 }
 
-// setHeaders puts the identity headers on h, as App Service does: the
-// principal (base64 JSON of every claim, arrays one entry per value), its
-// id (oid, else sub), name and identity provider.
-func (id *Identity) setHeaders(h http.Header) error {
+// encodeHeaders encodes the X-MS-CLIENT-PRINCIPAL value: base64 JSON of
+// every claim, arrays one entry per value, as App Service does.
+func (id *Identity) encodeHeaders() error {
 	p := clientPrincipal{AuthType: id.IdentityProvider(), NameType: nameType, RoleType: roleType}
 	names := make([]string, 0, len(id.Claims))
 	for k := range id.Claims {
@@ -205,7 +204,14 @@ func (id *Identity) setHeaders(h http.Header) error {
 	if err != nil {
 		return fmt.Errorf("encoding the client principal: %w", err)
 	}
-	h.Set(HeaderPrincipal, base64.StdEncoding.EncodeToString(data))
+	id.principalHeader = base64.StdEncoding.EncodeToString(data)
+	return nil
+}
+
+// setHeaders puts the identity headers on h: the principal, its id (oid,
+// else sub), name and identity provider.
+func (id *Identity) setHeaders(h http.Header) {
+	h.Set(HeaderPrincipal, id.principalHeader)
 	pid := id.ObjectID
 	if pid == "" {
 		pid = id.Subject
@@ -215,7 +221,6 @@ func (id *Identity) setHeaders(h http.Header) error {
 		h.Set(HeaderPrincipalName, n)
 	}
 	h.Set(HeaderPrincipalIDP, id.IdentityProvider())
-	return nil
 }
 
 // claimText is a claim value as text: a string as it is, else its JSON.

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +36,12 @@ const (
 	// DiscoveryRetry is how long a failed discovery is remembered before
 	// the next request tries again.
 	DiscoveryRetry = 10 * time.Second
+	// CacheFor is how long a validated token is remembered (never past its
+	// exp): a client's next requests with it skip the signature check.
+	CacheFor = time.Minute
+	// CacheEntries bounds the remembered tokens; when full, the cache is
+	// emptied.
+	CacheEntries = 4096
 	// fetchTimeout bounds one discovery or JWKS request.
 	fetchTimeout = 10 * time.Second
 )
@@ -79,6 +86,15 @@ type Verifier struct {
 	lastErr  error
 	// JWKSURL is the key set URL discovery found, "" before.
 	jwksURL string
+
+	cacheMu sync.Mutex
+	cache   map[[sha256.Size]byte]cachedToken
+}
+
+// cachedToken is a validated token's identity, good until until.
+type cachedToken struct {
+	id    *Identity
+	until time.Time
 }
 
 // NewVerifier returns a verifier of cfg's tokens. client fetches the
@@ -90,7 +106,7 @@ func NewVerifier(ctx context.Context, cfg *Config, client *http.Client) *Verifie
 	}
 	limited := *client
 	limited.Transport = limitBody{next: client.Transport}
-	return &Verifier{cfg: cfg, client: &limited, ctx: ctx, now: time.Now}
+	return &Verifier{cfg: cfg, client: &limited, ctx: ctx, now: time.Now, cache: map[[sha256.Size]byte]cachedToken{}}
 }
 
 // limitBody cuts every response body at MaxDocumentBytes: the JWKS reader
@@ -191,14 +207,42 @@ func (v *Verifier) discover(ctx context.Context) (keyfunc.Keyfunc, error) {
 }
 
 // Verify validates a raw access token and returns what it says of the
-// caller.
+// caller (shared: read-only). A token validated less than CacheFor ago, and
+// not expired since, is not checked again.
 func (v *Verifier) Verify(ctx context.Context, raw string) (*Identity, error) {
 	if len(raw) > MaxTokenBytes {
 		return nil, &InvalidTokenError{ErrTooLarge}
 	}
-	kf, err := v.keyFunc(ctx)
+	key := sha256.Sum256([]byte(raw))
+	now := v.now()
+	v.cacheMu.Lock()
+	c, ok := v.cache[key]
+	v.cacheMu.Unlock()
+	if ok && now.Before(c.until) {
+		return c.id, nil
+	}
+	id, exp, err := v.verify(ctx, raw)
 	if err != nil {
 		return nil, err
+	}
+	until := now.Add(CacheFor)
+	if exp.Before(until) {
+		until = exp
+	}
+	v.cacheMu.Lock()
+	if len(v.cache) >= CacheEntries {
+		clear(v.cache)
+	}
+	v.cache[key] = cachedToken{id: id, until: until}
+	v.cacheMu.Unlock()
+	return id, nil
+}
+
+// verify checks a token's signature and claims.
+func (v *Verifier) verify(ctx context.Context, raw string) (*Identity, time.Time, error) {
+	kf, err := v.keyFunc(ctx)
+	if err != nil {
+		return nil, time.Time{}, err
 	}
 	opts := []jwt.ParserOption{
 		jwt.WithValidMethods(Algorithms),
@@ -212,16 +256,23 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Identity, error) {
 	}
 	claims := jwt.MapClaims{}
 	if _, err := jwt.ParseWithClaims(raw, claims, kf.KeyfuncCtx(ctx), opts...); err != nil {
-		return nil, &InvalidTokenError{err}
+		return nil, time.Time{}, &InvalidTokenError{err}
 	}
 	id := identityOf(claims)
 	if v.cfg.MultiTenant() {
 		if id.TenantID == "" || !slices.Contains(v.cfg.Tenants, id.TenantID) {
-			return nil, &InvalidTokenError{ErrTenant}
+			return nil, time.Time{}, &InvalidTokenError{ErrTenant}
 		}
 		if want := strings.ReplaceAll(v.cfg.Issuer, TenantPlaceholder, id.TenantID); id.Issuer != want {
-			return nil, &InvalidTokenError{jwt.ErrTokenInvalidIssuer}
+			return nil, time.Time{}, &InvalidTokenError{jwt.ErrTokenInvalidIssuer}
 		}
 	}
-	return id, nil
+	exp, err := claims.GetExpirationTime()
+	if err != nil || exp == nil {
+		return nil, time.Time{}, &InvalidTokenError{jwt.ErrTokenRequiredClaimMissing}
+	}
+	if err := id.encodeHeaders(); err != nil {
+		return nil, time.Time{}, err
+	}
+	return id, exp.Time, nil
 }
