@@ -41,6 +41,9 @@ func (s toolSet) ReadResource(ctx context.Context, req *mcp.ReadRequest) (*metad
 	if !ok {
 		return nil, mcp.ResourceNotFound(req.ProtocolVersion, req.URI)
 	}
+	if err := h.lacksScopes(ctx, res.RequiredScopes); err != nil {
+		return nil, err
+	}
 	c := metadata.ResourceInvocationContext{URI: req.URI, SessionID: req.SessionID, ClientInfo: req.ClientInfo,
 		Transport: transportOf(&req.Caller)}
 	fn := &invoke.Function{Name: res.Function, DataKey: dataKey(res.Binding), Tool: res.URI}
@@ -67,6 +70,9 @@ func (s toolSet) GetPrompt(ctx context.Context, req *mcp.PromptRequest) (*metada
 	p, ok := h.cat.Prompt(req.Name)
 	if !ok {
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Unknown prompt: '%s'", jsonx.SafeText(req.Name))}
+	}
+	if err := h.lacksScopes(ctx, p.RequiredScopes); err != nil {
+		return nil, err
 	}
 	if missing := p.MissingArguments(req.Arguments); len(missing) > 0 {
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: binding.MissingPromptArgumentsMessage(missing)}

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"net/http"
-	"slices"
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/host/internal/oauth"
@@ -40,14 +39,7 @@ func (h *Host) newResourceServer() (*resourceServer, error) {
 	if err != nil || cfg == nil {
 		return nil, err
 	}
-	var declared []string
-	for _, t := range h.cat.Tools() {
-		for _, s := range t.Binding.Trigger.RequiredScopes {
-			if !slices.Contains(declared, s) {
-				declared = append(declared, s)
-			}
-		}
-	}
+	declared := h.cat.DeclaredScopes()
 	ctx, stop := context.WithCancel(context.Background())
 	o := oauth.Options{Endpoint: MCPPath, Logger: h.log, Declared: declared, MaxBodyBytes: mcp.DefaultMaxBodyBytes}
 	if len(declared) > 0 {
@@ -60,14 +52,22 @@ func (h *Host) newResourceServer() (*resourceServer, error) {
 	return &resourceServer{guard: g, stop: stop}, nil
 }
 
-// requiredScopes returns the scopes an operation needs: a tool's
-// requiredScopes.
+// requiredScopes returns the scopes an operation needs: the requiredScopes
+// of the tool, resource (or the template its URI matches) or prompt.
 func (h *Host) requiredScopes(op oauth.Operation) []string {
-	if op.Method != "tools/call" {
-		return nil
-	}
-	if t := h.cat.Lookup(op.Name); t != nil {
-		return t.Binding.Trigger.RequiredScopes
+	switch op.Method {
+	case "tools/call":
+		if t := h.cat.Lookup(op.Name); t != nil {
+			return t.Binding.Trigger.RequiredScopes
+		}
+	case "resources/read":
+		if r, _, ok := h.cat.LookupResource(op.Name); ok {
+			return r.RequiredScopes
+		}
+	case "prompts/get":
+		if p, ok := h.cat.Prompt(op.Name); ok {
+			return p.RequiredScopes
+		}
 	}
 	return nil
 }
@@ -81,8 +81,9 @@ func (h *Host) protect(next http.Handler) http.Handler {
 	return h.oauth.guard.Protect(next)
 }
 
-// lacksScopes is the tools/call check behind the HTTP one: a call whose
-// token does not grant a scope the tool needs is refused.
+// lacksScopes is the check behind the HTTP one, on the tools/call,
+// resources/read and prompts/get paths: a request whose token does not
+// grant a scope the tool, resource or prompt needs is refused.
 func (h *Host) lacksScopes(ctx context.Context, required []string) error {
 	if len(required) == 0 {
 		return nil
@@ -92,7 +93,7 @@ func (h *Host) lacksScopes(ctx context.Context, required []string) error {
 		return nil
 	}
 	if missing := id.Missing(required); len(missing) > 0 {
-		return &mcp.ProtocolError{Code: mcp.CodeInvalidRequest, Message: "Forbidden: the access token lacks a scope this tool needs."}
+		return &mcp.ProtocolError{Code: mcp.CodeInvalidRequest, Message: "Forbidden: the access token lacks a scope this request needs."}
 	}
 	return nil
 }

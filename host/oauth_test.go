@@ -37,6 +37,13 @@ func oauthApp(t *testing.T, op *testutil.OIDC, extra string) string {
 	writeTool(t, root, "get_weather", &metadata.ToolOptions{ToolName: "get_weather", Description: "Weather.", Properties: cityProperty,
 		OutputSchema: weatherSchema, RequiredScopes: []string{oauthAdmin}})
 	writeTool(t, root, "fail500", &metadata.ToolOptions{ToolName: "fail500", Description: "Fails.", Properties: []metadata.ToolProperty{}})
+	res, err := metadata.NewResourceFunction("secret_resource", &metadata.ResourceOptions{URI: "test://secret/{id}", Name: "secret",
+		RequiredScopes: []string{oauthAdmin}})
+	require.NoError(t, err)
+	require.NoError(t, metadata.WriteFunction(root, res))
+	pr, err := metadata.NewPromptFunction("secret_prompt", &metadata.PromptOptions{Name: "secret_prompt", RequiredScopes: []string{oauthAdmin}})
+	require.NoError(t, err)
+	require.NoError(t, metadata.WriteFunction(root, pr))
 	return root
 }
 
@@ -109,8 +116,17 @@ func TestOAuthResourceServer(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
 	assert.Contains(t, resp.Header.Get("WWW-Authenticate"), `error="insufficient_scope"`)
 	assert.Contains(t, resp.Header.Get("WWW-Authenticate"), `scope="`+oauthDefault+` `+oauthAdmin+`"`)
+	// So do the resource (through its template) and the prompt.
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://secret/42"}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"prompts/get","params":{"name":"secret_prompt"}}`,
+	} {
+		resp = bearerPost(t, srv.URL+MCPPath, token("user_impersonation"), body, nil)
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, body)
+		assert.Contains(t, resp.Header.Get("WWW-Authenticate"), `scope="`+oauthDefault+` `+oauthAdmin+`"`)
+	}
 	for _, r := range fw.requests() {
-		assert.NotEqual(t, "get_weather", r.Function, "refused before the worker")
+		assert.NotContains(t, []string{"get_weather", "secret_resource", "secret_prompt"}, r.Function, "refused before the worker")
 	}
 
 	// With it, the call reaches the worker with the caller's identity, a
@@ -177,7 +193,12 @@ func TestOAuthCallCheckBehindTheHTTPOne(t *testing.T) {
 		_, err := h.callTool(ctx, &mcp.CallRequest{Name: "get_weather", Arguments: map[string]json.RawMessage{"city": json.RawMessage(`"Oslo"`)}})
 		return err
 	}
-	err := call(&oauth.Identity{Subject: "u", Scopes: []string{"user_impersonation"}})
+	lacking := oauth.WithIdentity(t.Context(), &oauth.Identity{Subject: "u", Scopes: []string{"user_impersonation"}})
+	_, err := toolSet{h}.ReadResource(lacking, &mcp.ReadRequest{URI: "test://secret/1"})
+	assert.ErrorContains(t, err, "lacks a scope", "resources/read")
+	_, err = toolSet{h}.GetPrompt(lacking, &mcp.PromptRequest{Name: "secret_prompt"})
+	assert.ErrorContains(t, err, "lacks a scope", "prompts/get")
+	err = call(&oauth.Identity{Subject: "u", Scopes: []string{"user_impersonation"}})
 	var pe *mcp.ProtocolError
 	require.ErrorAs(t, err, &pe)
 	assert.Contains(t, pe.Message, "lacks a scope")

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// KeyRequiredScopes, on a tool trigger, is a string holding a JSON array of
+// KeyRequiredScopes, on a tool, resource or prompt trigger, is a string holding a JSON array of
 // the OAuth scopes a caller's access token must grant to call the tool,
 // beyond the app's own requirements. A funcmcp key: the Azure Functions
 // host ignores it (App Service's built-in authorization is for the whole

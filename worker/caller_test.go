@@ -100,3 +100,35 @@ func TestCallerAsAppServiceGivesIt(t *testing.T) {
 	_, err = tc.Caller()
 	assert.ErrorContains(t, err, "not base64")
 }
+
+func TestResourceAndPromptRequiredScopes(t *testing.T) {
+	a := New(nil)
+	a.ConfigureMcpResource("test://secret").WithRequiredScopes("api://app/Secrets.Read").
+		Handle(func(context.Context, *ResourceContext) (*ResourceResult, error) { return nil, nil })
+	a.ConfigureMcpPrompt("secret_prompt").WithRequiredScopes("api://app/Secrets.Read").
+		Handle(func(context.Context, *PromptContext) (*PromptResult, error) { return nil, nil })
+	fns, err := a.Functions()
+	require.NoError(t, err)
+	seen := 0
+	for _, fn := range fns {
+		for _, b := range fn.Bindings {
+			switch b.Type() {
+			case metadata.TypeMcpResourceTrigger:
+				r, err := binding.LoadResource(fn, b, "")
+				require.NoError(t, err)
+				assert.Equal(t, []string{"api://app/Secrets.Read"}, r.RequiredScopes)
+				seen++
+			case metadata.TypeMcpPromptTrigger:
+				p, err := binding.LoadPrompt(fn, b, "")
+				require.NoError(t, err)
+				assert.Equal(t, []string{"api://app/Secrets.Read"}, p.RequiredScopes)
+				seen++
+			}
+		}
+	}
+	assert.Equal(t, 2, seen)
+	bad := New(nil)
+	bad.ConfigureMcpPrompt("p").WithRequiredScopes("offline_access").
+		Handle(func(context.Context, *PromptContext) (*PromptResult, error) { return nil, nil })
+	assert.ErrorIs(t, bad.Build(), ErrScope)
+}
