@@ -115,38 +115,29 @@ var longClaimTypes = map[string]string{
 // authentication). It returns ErrNoCaller when there are none. Under the
 // Azure host, only App Service authentication removes such headers from
 // what clients send: without it they are the client's word.
-func (tc *ToolContext) Caller() (*Caller, error) {
-	if tc.Transport == nil || tc.Transport.Properties == nil {
-		return nil, ErrNoCaller
-	}
-	return callerOf(tc.Transport.Properties.Headers)
-}
+func (tc *ToolContext) Caller() (*Caller, error) { return callerOf(tc.Transport) }
 
-// header looks a header up in the transport headers, whose names keep the
-// case the client or host gave them.
-func header(hs map[string]string, name string) string {
-	if v, ok := hs[name]; ok {
+// Caller returns who reads the resource: see [ToolContext.Caller].
+func (rc *ResourceContext) Caller() (*Caller, error) { return callerOf(rc.Transport) }
+
+// Caller returns who gets the prompt: see [ToolContext.Caller].
+func (pc *PromptContext) Caller() (*Caller, error) { return callerOf(pc.Transport) }
+
+func callerOf(t *metadata.Transport) (*Caller, error) {
+	header := func(name string) string {
+		v, _ := t.Header(name) // names matched case-insensitively
 		return v
 	}
-	for k, v := range hs {
-		if strings.EqualFold(k, name) {
-			return v
-		}
-	}
-	return ""
-}
-
-func callerOf(hs map[string]string) (*Caller, error) {
-	id := header(hs, HeaderClientPrincipalID)
-	raw := header(hs, HeaderClientPrincipal)
+	id := header(HeaderClientPrincipalID)
+	raw := header(HeaderClientPrincipal)
 	if id == "" && raw == "" {
 		return nil, ErrNoCaller
 	}
 	c := &Caller{
 		Subject:          id,
-		Name:             header(hs, HeaderClientPrincipalName),
-		IdentityProvider: header(hs, HeaderClientPrincipalIDP),
-		AccessToken:      header(hs, HeaderAccessToken),
+		Name:             header(HeaderClientPrincipalName),
+		IdentityProvider: header(HeaderClientPrincipalIDP),
+		AccessToken:      header(HeaderAccessToken),
 	}
 	if raw != "" {
 		data, err := base64.StdEncoding.DecodeString(raw)

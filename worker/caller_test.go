@@ -61,6 +61,13 @@ func TestCallerWithoutIdentity(t *testing.T) {
 		assert.ErrorIs(t, err, ErrNoCaller)
 	}
 	assert.Contains(t, ErrNoCaller.Error(), "FUNCMCP_AUTH_ISSUER")
+	_, err := (&ResourceContext{}).Caller()
+	assert.ErrorIs(t, err, ErrNoCaller)
+	hs := &metadata.Transport{Properties: &metadata.TransportProperties{Headers: map[string]string{"X-Ms-Client-Principal-Id": "u-1"}}}
+	c, err := (&PromptContext{Transport: hs}).Caller()
+	require.NoError(t, err)
+	assert.Equal(t, "u-1", c.Subject)
+	assert.Equal(t, []string{}, c.Scopes)
 }
 
 func TestCallerAsAppServiceGivesIt(t *testing.T) {
