@@ -49,7 +49,8 @@ FUZZ_TARGETS := \
 	./binding:FuzzCheckRefs \
 	./binding:FuzzMetaValid \
 	./internal/jsonx:FuzzScanner \
-	./internal/jsonx:FuzzStringValue
+	./internal/jsonx:FuzzStringValue \
+	./host/internal/oauth:FuzzTokenAndHeaders
 BENCH_TIME   ?= 2s
 BENCH_COUNT  ?= 1
 BENCH        ?= .

@@ -308,5 +308,30 @@ func (t *Trigger) parseExtras(b *metadata.Binding) []error {
 			t.Task = &ts
 		}
 	}
+	var err error
+	if t.RequiredScopes, err = parseRequiredScopes(b); err != nil {
+		errs = append(errs, err)
+	}
 	return errs
+}
+
+// parseRequiredScopes reads the requiredScopes key of a tool, resource or
+// prompt trigger: a string holding a JSON array of scopes
+// ([metadata.CheckScopes]); nil when absent or empty.
+func parseRequiredScopes(b *metadata.Binding) ([]string, error) {
+	text, err := jsonStringKey(b, metadata.KeyRequiredScopes, "a JSON array")
+	if err != nil || text == "" {
+		return nil, err
+	}
+	var rs []string
+	if err := json.Unmarshal([]byte(text), &rs); err != nil {
+		return nil, fmt.Errorf("%s must be a string holding a JSON array of strings: %v", metadata.KeyRequiredScopes, err)
+	}
+	if err := metadata.CheckScopes(rs); err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	return rs, nil
 }

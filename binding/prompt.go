@@ -38,6 +38,9 @@ type Prompt struct {
 	// bindings. The extension fills each from the prompt's arguments and
 	// does not list them: only promptArguments is listed.
 	ArgumentBindings []PromptArgumentBinding
+	// RequiredScopes are the OAuth scopes a caller's token must grant to
+	// get it (a funcmcp key); nil when none.
+	RequiredScopes []string
 }
 
 // PromptArgumentBinding is an mcpPromptArgument input binding.
@@ -98,6 +101,9 @@ func LoadPrompt(fn *metadata.Function, b *metadata.Binding, file string) (*Promp
 	if text, err := jsonStringKey(b, metadata.KeyIcons, "a JSON array"); err != nil {
 		errs = append(errs, err)
 	} else if p.Icons, err = ParseIcons(text); err != nil {
+		errs = append(errs, err)
+	}
+	if p.RequiredScopes, err = parseRequiredScopes(b); err != nil {
 		errs = append(errs, err)
 	}
 	if p.Metadata, err = parseMetadata(b); err != nil {

@@ -38,6 +38,9 @@ type Resource struct {
 	Completions []metadata.CompletionSource
 	// Template is the parsed URI template; nil for a static resource.
 	Template *URITemplate
+	// RequiredScopes are the OAuth scopes a caller's token must grant to
+	// read it (a funcmcp key); nil when none.
+	RequiredScopes []string
 }
 
 // Kind returns KindTemplate or KindResource.
@@ -117,6 +120,9 @@ func LoadResource(fn *metadata.Function, b *metadata.Binding, file string) (*Res
 	if text, err := jsonStringKey(b, metadata.KeyIcons, "a JSON array"); err != nil {
 		errs = append(errs, err)
 	} else if r.Icons, err = ParseIcons(text); err != nil {
+		errs = append(errs, err)
+	}
+	if r.RequiredScopes, err = parseRequiredScopes(b); err != nil {
 		errs = append(errs, err)
 	}
 	if text, err := jsonStringKey(b, metadata.KeyCompletions, "a JSON object"); err != nil {

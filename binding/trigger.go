@@ -106,6 +106,10 @@ type Trigger struct {
 	// Task is the tool's task declaration (a funcmcp key); nil when the
 	// tool runs synchronously only.
 	Task *metadata.TaskSupport
+	// RequiredScopes are the OAuth scopes a caller's token must grant to
+	// call the tool (a funcmcp key, metadata.KeyRequiredScopes); nil when
+	// none.
+	RequiredScopes []string
 }
 
 // toolErr wraps err in a *ToolError naming this trigger.

@@ -38,7 +38,12 @@
 //   - book_days_off: asks the user to confirm (elicitation) before it books
 //     a period off, and leaves it unconfirmed when the client cannot ask;
 //   - suggest_trip: asks the client's model (sampling) for a trip to fill
-//     the year's longest break, with a built-in suggestion when it cannot.
+//     the year's longest break, with a built-in suggestion when it cannot;
+//   - whoami: who calls (subject, name, scopes), from the identity the
+//     host's authentication passes (tc.Caller), when there is one;
+//   - caller_claims: every claim of the caller's token, behind a scope of
+//     its own (WithRequiredScopes) that funchost asks for when it takes
+//     access tokens.
 //
 // Beside the tools, it serves MCP resources and a prompt:
 //

@@ -22,6 +22,7 @@ func newApp() *worker.App {
 	registerEpidemic(app)
 	registerDaysOff(app)
 	registerTrip(app)
+	registerWhoami(app)
 	registerHolidayResources(app)
 	registerPrompts(app)
 	return app

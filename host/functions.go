@@ -37,6 +37,9 @@ func (h *Host) readResource(ctx context.Context, req *mcp.ReadRequest) (*metadat
 	if !ok {
 		return nil, mcp.ResourceNotFound(req.ProtocolVersion, req.URI)
 	}
+	if err := h.lacksScopes(ctx, res.RequiredScopes); err != nil {
+		return nil, err
+	}
 	c := metadata.ResourceInvocationContext{URI: req.URI, SessionID: req.SessionID, ClientInfo: req.ClientInfo,
 		Transport: transportOf(&req.Caller)}
 	fn := &invoke.Function{Name: res.Function, DataKey: dataKey(res.Binding), Tool: res.URI}
@@ -62,6 +65,9 @@ func (h *Host) getPrompt(ctx context.Context, req *mcp.PromptRequest) (*metadata
 	p, ok := h.cat.Prompt(req.Name)
 	if !ok {
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Unknown prompt: '%s'", jsonx.SafeText(req.Name))}
+	}
+	if err := h.lacksScopes(ctx, p.RequiredScopes); err != nil {
+		return nil, err
 	}
 	if missing := p.MissingArguments(req.Arguments); len(missing) > 0 {
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: binding.MissingPromptArgumentsMessage(missing)}

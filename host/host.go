@@ -81,8 +81,11 @@ type Host struct {
 	console *console
 	handler http.Handler
 	secrets *auth.Secrets
-	health  health
-	legacy  *legacy
+	// oauth asks for and validates access tokens; nil when
+	// FUNCMCP_AUTH_ISSUER is not set.
+	oauth  *resourceServer
+	health health
+	legacy *legacy
 	// endpoint is the MCP endpoint (tasks live in it); stopSweep ends the
 	// removal of expired task records.
 	endpoint  *mcp.Handler
@@ -184,6 +187,9 @@ func New(opts *Options) (*Host, error) {
 	for _, e := range cat.Failures() {
 		h.logLoadFailure(e)
 	}
+	if h.oauth, err = h.newResourceServer(); err != nil {
+		return nil, fmt.Errorf("loading the authorization settings: %w", err)
+	}
 	if h.handler, err = h.routes(); err != nil {
 		return nil, fmt.Errorf("setting up the MCP endpoints: %w", err)
 	}
@@ -223,12 +229,24 @@ func (h *Host) routes() (http.Handler, error) {
 	if err = h.legacy.attach(h, opts, endpoint); err != nil {
 		return nil, err
 	}
-	// Every endpoint is behind the one Host and Origin check.
-	r.Use(guard.New(h.opts.AllowedHosts, h.opts.AllowedOrigins).Check)
-	r.Handle(MCPPath, h.secrets.RequireKey(guard.RequireJSON(withOwner(endpoint))))
-	r.Handle(SSEPath, h.secrets.RequireKey(http.HandlerFunc(h.legacy.sse.ServeStream)))
-	r.Handle(MessagePath, h.secrets.RequireKey(guard.RequireJSON(http.HandlerFunc(h.legacy.sse.ServeMessage))))
-	r.Method(http.MethodGet, StatusPath, h.secrets.RequireKey(http.HandlerFunc(h.serveStatus)))
+	if h.oauth != nil {
+		// The protected resource metadata is public and readable from any
+		// origin (RFC 9728, MCP authorization): outside the Origin check.
+		meta := http.HandlerFunc(h.oauth.guard.ServeMetadata)
+		for _, p := range []string{"", MCPPath, SSEPath, MessagePath} {
+			r.Handle(MetadataPath+p, meta)
+		}
+	}
+	// Every other endpoint is behind the one Host and Origin check; the
+	// MCP endpoints behind the access token check (when asked for), then
+	// the function key.
+	r.Group(func(r chi.Router) {
+		r.Use(guard.New(h.opts.AllowedHosts, h.opts.AllowedOrigins).Check)
+		r.Handle(MCPPath, h.protect(h.secrets.RequireKey(guard.RequireJSON(withOwner(endpoint)))))
+		r.Handle(SSEPath, h.protect(h.secrets.RequireKey(http.HandlerFunc(h.legacy.sse.ServeStream))))
+		r.Handle(MessagePath, h.protect(h.secrets.RequireKey(guard.RequireJSON(http.HandlerFunc(h.legacy.sse.ServeMessage)))))
+		r.Method(http.MethodGet, StatusPath, h.secrets.RequireKey(http.HandlerFunc(h.serveStatus)))
+	})
 	return r, nil
 }
 
@@ -247,6 +265,9 @@ func (h *Host) Handler() http.Handler { return h.handler }
 func (h *Host) Close() error {
 	h.closeOnce.Do(func() {
 		h.closed.Store(true)
+		if h.oauth != nil {
+			h.oauth.stop()
+		}
 		if h.stopSweep != nil {
 			h.stopSweep()
 		}

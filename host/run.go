@@ -119,6 +119,13 @@ func (h *Host) Run(ctx context.Context) error {
 	h.console.printf("MCP server endpoint: %s\n", h.Endpoint())
 	h.console.printf("MCP server legacy SSE endpoint: %s/sse\n", h.Endpoint())
 	h.console.printf("%s\n", h.keysLine())
+	if h.oauth != nil {
+		h.console.printf("Access tokens: required (%s); protected resource metadata: %s\n",
+			SettingAuthIssuer, "http://"+addr+MetadataPath+MCPPath)
+		if h.cfg.AuthLevel != config.AuthAnonymous {
+			h.log.Warn("MCP endpoints ask for both an access token and a function key; OAuth clients send no key: set webhookAuthorizationLevel to Anonymous to take tokens alone")
+		}
+	}
 	h.log.Info("session tokens are sealed with " + h.secrets.SessionWhere)
 	h.log.Info("legacy SSE backplane started", "backplane", h.legacy.kind, "instance", h.legacy.instanceID)
 	close(h.ready)

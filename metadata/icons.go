@@ -66,6 +66,17 @@ func (t *parsedTrigger) resolveExtras() error {
 		s := string(data)
 		t.task = &s
 	}
+	if rs := t.options.RequiredScopes; len(rs) > 0 {
+		if err := CheckScopes(rs); err != nil {
+			return err
+		}
+		data, err := Marshal(rs)
+		if err != nil {
+			return err
+		}
+		s := string(data)
+		t.requiredScopes = &s
+	}
 	if len(t.options.Icons) > 0 {
 		data, err := Marshal(t.options.Icons)
 		if err != nil {

@@ -72,6 +72,9 @@ type ToolOptions struct {
 	Icons       []Icon
 	// Task, when not nil, is written as task (a funcmcp key).
 	Task *TaskSupport
+	// RequiredScopes, when not empty, are written as requiredScopes (a
+	// funcmcp key).
+	RequiredScopes []string
 }
 
 // parsedTrigger is one tool trigger of the function being built, with the
@@ -94,6 +97,7 @@ type parsedTrigger struct {
 	textCopy             TextCopy
 	annotations, icons   *string
 	task                 *string
+	requiredScopes       *string
 	useWorkerInputSchema bool
 	useResultSchema      bool
 }
@@ -261,8 +265,8 @@ func (b *BindingBuilder) ResolveResultSchema() *BindingBuilder {
 // Build writes the resolved values into the bindings. Existing keys keep their
 // position; new keys are appended in this order: toolProperties, metadata,
 // inputSchema, outputSchema, naturalOutputSchema, contentKinds,
-// outputValidation, inputValidation, textCopy, annotations, icons,
-// useWorkerInputSchema, useResultSchema. It returns every problem the
+// outputValidation, inputValidation, textCopy, annotations, icons, task,
+// requiredScopes, useWorkerInputSchema, useResultSchema. It returns every problem the
 // pipeline met, joined.
 func (b *BindingBuilder) Build() error {
 	for _, t := range b.triggers {
@@ -303,6 +307,9 @@ func (b *BindingBuilder) Build() error {
 		}
 		if t.task != nil {
 			t.binding.SetString(KeyTask, *t.task)
+		}
+		if t.requiredScopes != nil {
+			t.binding.SetString(KeyRequiredScopes, *t.requiredScopes)
 		}
 		if t.useWorkerInputSchema {
 			t.binding.SetBool(KeyUseWorkerInputSchema, true)

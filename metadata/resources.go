@@ -29,6 +29,9 @@ type ResourceOptions struct {
 	// Completions of template variables, written as completions (a funcmcp
 	// key).
 	Completions []CompletionSource
+	// RequiredScopes, when not empty, are written as requiredScopes (a
+	// funcmcp key).
+	RequiredScopes []string
 }
 
 // PromptOptions is what a prompt's configuration holds, as plain data.
@@ -46,6 +49,9 @@ type PromptOptions struct {
 	Icons []Icon
 	// Completions of arguments, written as completions (a funcmcp key).
 	Completions []CompletionSource
+	// RequiredScopes, when not empty, are written as requiredScopes (a
+	// funcmcp key).
+	RequiredScopes []string
 }
 
 // PromptArgument is one item of a prompt trigger's promptArguments, as the
@@ -66,8 +72,8 @@ type otherTrigger struct {
 	metadata []Field
 	meta     bool // metadata resolved
 	// pending string-valued keys, written by Build in this order
-	promptArguments, icons, completions *string
-	useResultSchema                     bool
+	promptArguments, icons, completions, requiredScopes *string
+	useResultSchema                                     bool
 }
 
 // otherBuilder runs the metadata pipeline for the resource and prompt
@@ -125,6 +131,24 @@ func (b *otherBuilder) addIcons(t *otherTrigger, icons []Icon) {
 	t.icons = &s
 }
 
+// addScopes resolves the requiredScopes key.
+func (b *otherBuilder) addScopes(t *otherTrigger, scopes []string) {
+	if len(scopes) == 0 {
+		return
+	}
+	if err := CheckScopes(scopes); err != nil {
+		b.errs = append(b.errs, &FunctionError{Function: b.fn.Name, Err: fmt.Errorf("%q: %w", t.id, err)})
+		return
+	}
+	data, err := Marshal(scopes)
+	if err != nil {
+		b.errs = append(b.errs, &FunctionError{Function: b.fn.Name, Err: fmt.Errorf("%q: encoding requiredScopes: %w", t.id, err)})
+		return
+	}
+	s := string(data)
+	t.requiredScopes = &s
+}
+
 func (b *otherBuilder) addCompletions(t *otherTrigger, sources []CompletionSource) {
 	if len(sources) == 0 {
 		return
@@ -139,7 +163,7 @@ func (b *otherBuilder) addCompletions(t *otherTrigger, sources []CompletionSourc
 
 // build writes the resolved values: existing keys keep their position, new
 // keys are appended in the order promptArguments, metadata, icons,
-// completions, useResultSchema.
+// completions, requiredScopes, useResultSchema.
 func (b *otherBuilder) build() error {
 	for _, t := range b.triggers {
 		if t.promptArguments != nil {
@@ -155,6 +179,9 @@ func (b *otherBuilder) build() error {
 		}
 		if t.completions != nil {
 			t.binding.SetString(KeyCompletions, *t.completions)
+		}
+		if t.requiredScopes != nil {
+			t.binding.SetString(KeyRequiredScopes, *t.requiredScopes)
 		}
 		if t.useResultSchema {
 			t.binding.SetBool(KeyUseResultSchema, true)
@@ -180,6 +207,7 @@ func EmitResources(fn *Function, options func(uri string) *ResourceOptions) erro
 		b.addMetadata(t, opts.Metadata)
 		b.addIcons(t, opts.Icons)
 		b.addCompletions(t, opts.Completions)
+		b.addScopes(t, opts.RequiredScopes)
 	}
 	return b.build()
 }
@@ -213,6 +241,7 @@ func EmitPrompts(fn *Function, options func(promptName string) *PromptOptions) e
 		b.addMetadata(t, opts.Metadata)
 		b.addIcons(t, opts.Icons)
 		b.addCompletions(t, opts.Completions)
+		b.addScopes(t, opts.RequiredScopes)
 	}
 	if !fn.HasOutputBinding() {
 		for _, t := range b.triggers {

@@ -172,6 +172,7 @@ var hostInternalImports = map[string][]string{
 	"backplane": {"backoff", "dedup"},
 	"tasks":     {"jsonrpc", "ids", "owner"},
 	"auth":      {"config"},
+	"oauth":     {"owner"},
 	"config":    nil,
 	"jsonrpc":   nil,
 	"ids":       nil,

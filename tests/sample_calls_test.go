@@ -143,6 +143,27 @@ var sampleTools = []sampleTool{
 		},
 	},
 	{
+		// No caller identity without FUNCMCP_AUTH_ISSUER (tests/oauth_test.go
+		// calls it with one).
+		name:            "whoami",
+		args:            map[string]any{},
+		hasOutputSchema: true,
+		checkStructured: func(t *testing.T, sc map[string]any) {
+			assert.Equal(t, false, sc["authenticated"])
+			assert.Equal(t, "", sc["subject"])
+		},
+	},
+	{
+		// Its required scope is asked for only when the host takes tokens.
+		name:            "caller_claims",
+		args:            map[string]any{},
+		hasOutputSchema: true,
+		checkStructured: func(t *testing.T, sc map[string]any) {
+			assert.Equal(t, false, sc["authenticated"])
+			assert.Equal(t, []any{}, sc["claims"])
+		},
+	},
+	{
 		// Asks the client's model; without sampling it suggests on its own.
 		name:            "suggest_trip",
 		args:            map[string]any{"country": "NO", "year": 2026},

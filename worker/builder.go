@@ -105,6 +105,7 @@ type ToolBuilder struct {
 	annotations *metadata.ToolAnnotations
 	task        *metadata.TaskSupport
 	icons       []metadata.Icon
+	scopes      []string // WithRequiredScopes (caller.go)
 	mcpApp      *appConfig
 }
 

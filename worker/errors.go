@@ -84,6 +84,9 @@ var (
 	// ErrOutputSetting: WithOutputValidation or WithTextCopy was given an
 	// unknown mode.
 	ErrOutputSetting = errors.New("unknown output setting")
+	// ErrScope: WithRequiredScopes was given something that is not an
+	// OAuth scope, offline_access, or a scope twice.
+	ErrScope = errors.New("invalid required scope")
 	// ErrContentKind: WithContentKinds was given something that is not a
 	// MIME type.
 	ErrContentKind = errors.New("invalid content kind")

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/funcmcp/funcmcp/metadata"
@@ -140,6 +141,7 @@ type PromptBuilder struct {
 	handler      PromptHandler
 	handlers     int
 	errs         []error
+	scopes       []string // WithRequiredScopes
 }
 
 // ConfigureMcpPrompt returns the builder of the prompt called name (matched
@@ -201,6 +203,18 @@ func (b *PromptBuilder) WithIcons(icons ...Icon) *PromptBuilder {
 	return b
 }
 
+// WithRequiredScopes names OAuth scopes a caller's token must grant to
+// get this prompt, as [ToolBuilder.WithRequiredScopes] does for a tool.
+func (b *PromptBuilder) WithRequiredScopes(scopes ...string) *PromptBuilder {
+	all := append(slices.Clone(b.scopes), scopes...)
+	if err := metadata.CheckScopes(all); err != nil {
+		b.errs = append(b.errs, ruleErr(ErrScope, "%v", err))
+		return b
+	}
+	b.scopes = all
+	return b
+}
+
 // WithCompletion gives an argument a fixed list of completion values. A
 // completion/complete request for it gets the values that start with what
 // the user typed (compared case-insensitively), in this order, at most 100.
@@ -236,7 +250,7 @@ func (b *PromptBuilder) function() string { return cmp.Or(b.functionName, b.name
 func (b *PromptBuilder) options() *metadata.PromptOptions {
 	return &metadata.PromptOptions{
 		Name: b.name, Title: b.title, Description: b.description, Arguments: b.arguments,
-		Metadata: b.metadata, Icons: b.icons, Completions: b.completions.sources(),
+		Metadata: b.metadata, Icons: b.icons, RequiredScopes: slices.Clone(b.scopes), Completions: b.completions.sources(),
 	}
 }
 

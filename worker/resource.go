@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -123,6 +124,7 @@ type ResourceBuilder struct {
 	handler      ResourceHandler
 	handlers     int
 	errs         []error
+	scopes       []string // WithRequiredScopes
 }
 
 // ConfigureMcpResource returns the builder of the resource whose URI is uri
@@ -190,6 +192,18 @@ func (b *ResourceBuilder) WithIcons(icons ...Icon) *ResourceBuilder {
 	return b
 }
 
+// WithRequiredScopes names OAuth scopes a caller's token must grant to
+// read this resource, as [ToolBuilder.WithRequiredScopes] does for a tool.
+func (b *ResourceBuilder) WithRequiredScopes(scopes ...string) *ResourceBuilder {
+	all := append(slices.Clone(b.scopes), scopes...)
+	if err := metadata.CheckScopes(all); err != nil {
+		b.errs = append(b.errs, ruleErr(ErrScope, "%v", err))
+		return b
+	}
+	b.scopes = all
+	return b
+}
+
 // WithCompletion gives a template variable a fixed list of completion
 // values (completion/complete; see [PromptBuilder.WithCompletion]).
 func (b *ResourceBuilder) WithCompletion(variable string, values ...string) *ResourceBuilder {
@@ -222,7 +236,7 @@ func (b *ResourceBuilder) function() string {
 func (b *ResourceBuilder) options(function string) *metadata.ResourceOptions {
 	return &metadata.ResourceOptions{
 		URI: b.uri, Name: cmp.Or(b.name, function), Title: b.title, Description: b.description,
-		MimeType: b.mimeType, Size: b.size, Metadata: b.metadata, Icons: b.icons,
+		MimeType: b.mimeType, Size: b.size, Metadata: b.metadata, Icons: b.icons, RequiredScopes: slices.Clone(b.scopes),
 		Completions: b.completions.sources(),
 	}
 }

@@ -82,6 +82,7 @@ func (b *ToolBuilder) WithTaskSupport(support string, opts *TaskOptions) *ToolBu
 func (b *ToolBuilder) applyExtras(opts *metadata.ToolOptions) {
 	opts.Annotations = b.annotations
 	opts.Task = b.task
+	opts.RequiredScopes = slices.Clone(b.scopes)
 	opts.Icons = slices.Clone(b.icons)
 	if b.mcpApp != nil {
 		opts.Metadata = metadata.SetField(opts.Metadata, metadata.MetaKeyUI, b.mcpApp.toolUI(b.name))

@@ -2,9 +2,9 @@ package catalog
 
 import (
 	"encoding/json"
-
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -89,3 +89,29 @@ func (c *Catalog) TemplateEntries() []json.RawMessage { return c.fns.templates }
 
 // PromptEntries: see [Catalog.ResourceEntries].
 func (c *Catalog) PromptEntries() []json.RawMessage { return c.fns.prompts }
+
+// DeclaredScopes returns every OAuth scope a tool, resource, template or
+// prompt requires (requiredScopes), each once, in load order.
+func (c *Catalog) DeclaredScopes() []string {
+	var out []string
+	add := func(scopes []string) {
+		for _, s := range scopes {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	for _, t := range c.Tools() {
+		add(t.Binding.Trigger.RequiredScopes)
+	}
+	for _, r := range c.fns.reg.Resources() {
+		add(r.RequiredScopes)
+	}
+	for _, r := range c.fns.reg.Templates() {
+		add(r.RequiredScopes)
+	}
+	for _, p := range c.fns.reg.Prompts() {
+		add(p.RequiredScopes)
+	}
+	return out
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -94,11 +95,16 @@ func clientHasTasks(caps []byte) bool {
 // the tasks extension.
 var tasksRequiredData = json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + ExtensionTasks + `":{}}}}`)
 
-// taskScope names the owner of the tasks a request makes or reads: a digest
-// of its credentials (Authorization, x-functions-key, the code query
-// parameter). Requests with no credentials share one scope; their task ids,
-// 128 random bits, are what keeps one client's tasks from another.
+// taskScope names the owner of the tasks a request makes or reads: its
+// authenticated principal (an access token's user, whatever token of
+// theirs it carries), else a digest of its credentials (Authorization,
+// x-functions-key, the code query parameter). Requests with no credentials
+// share one scope; their task ids, 128 random bits, are what keeps one
+// client's tasks from another.
 func taskScope(r *http.Request) string {
+	if owner.Principal(r.Context()) != "" {
+		return string(owner.Of(r))
+	}
 	d := sha256.New()
 	for _, k := range [...]string{"Authorization", "X-Functions-Key"} {
 		for _, v := range r.Header.Values(k) {

@@ -1,0 +1,99 @@
+package host
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/host/internal/oauth"
+)
+
+// App settings that make funchost an OAuth 2.1 resource server (see
+// docs/security.md and docs/configuration.md).
+const (
+	SettingAuthIssuer         = oauth.SettingIssuer
+	SettingAuthAudience       = oauth.SettingAudience
+	SettingAuthScopes         = oauth.SettingScopes
+	SettingAuthResource       = oauth.SettingResource
+	SettingAuthTrustForwarded = oauth.SettingTrustForwarded
+	SettingAuthTenants        = oauth.SettingTenants
+	SettingAuthPassToken      = oauth.SettingPassToken
+)
+
+// MetadataPath is where the protected resource metadata is served (at
+// the root, and followed by each MCP endpoint's path) when the host asks
+// for access tokens.
+const MetadataPath = oauth.MetadataPath
+
+// resourceServer is the host's OAuth side: nil when FUNCMCP_AUTH_ISSUER is
+// not set.
+type resourceServer struct {
+	guard *oauth.Guard
+	stop  context.CancelFunc // ends the key refresh
+}
+
+// newResourceServer reads the authorization settings and builds the
+// guard; nil when the host asks for no tokens.
+func (h *Host) newResourceServer() (*resourceServer, error) {
+	cfg, err := oauth.Load(h.cfg.Lookup)
+	if err != nil || cfg == nil {
+		return nil, err
+	}
+	declared := h.cat.DeclaredScopes()
+	ctx, stop := context.WithCancel(context.Background())
+	o := oauth.Options{Endpoint: MCPPath, Logger: h.log, Declared: declared, MaxBodyBytes: mcp.DefaultMaxBodyBytes}
+	if len(declared) > 0 {
+		// Bodies are read for the tool name only when a tool needs a scope.
+		o.Required = h.requiredScopes
+	}
+	g := oauth.NewGuard(cfg, oauth.NewVerifier(ctx, cfg, nil), o)
+	h.log.Info("MCP endpoints ask for OAuth access tokens", "issuer", cfg.Issuer, "audiences", cfg.Audiences,
+		"scopes", g.ScopesSupported(), "passToken", cfg.PassToken)
+	return &resourceServer{guard: g, stop: stop}, nil
+}
+
+// requiredScopes returns the scopes an operation needs: the requiredScopes
+// of the tool, resource (or the template its URI matches) or prompt.
+func (h *Host) requiredScopes(op oauth.Operation) []string {
+	switch op.Method {
+	case "tools/call":
+		if t := h.cat.Lookup(op.Name); t != nil {
+			return t.Binding.Trigger.RequiredScopes
+		}
+	case "resources/read":
+		if r, _, ok := h.cat.LookupResource(op.Name); ok {
+			return r.RequiredScopes
+		}
+	case "prompts/get":
+		if p, ok := h.cat.Prompt(op.Name); ok {
+			return p.RequiredScopes
+		}
+	}
+	return nil
+}
+
+// protect puts next behind the access token check when the host asks for
+// tokens.
+func (h *Host) protect(next http.Handler) http.Handler {
+	if h.oauth == nil {
+		return next
+	}
+	return h.oauth.guard.Protect(next)
+}
+
+// lacksScopes is the check behind the HTTP one, on the tools/call,
+// resources/read and prompts/get paths: a request whose token does not
+// grant a scope the tool, resource or prompt needs is refused.
+func (h *Host) lacksScopes(ctx context.Context, required []string) error {
+	if len(required) == 0 {
+		return nil
+	}
+	id := oauth.IdentityFrom(ctx)
+	if h.oauth == nil || id == nil {
+		return nil
+	}
+	if missing := id.Missing(required); len(missing) > 0 {
+		return &mcp.ProtocolError{Code: mcp.CodeInvalidRequest, Message: "Forbidden: the access token lacks a scope this request needs."}
+	}
+	return nil
+}
