@@ -247,9 +247,9 @@ func (s *Azure) encode(ctx context.Context, t *Task, old *stored) (*row, []strin
 	var made []string
 	withResult := false
 	switch {
+	case old != nil && old.row.ResultBlob != "" && (t.Result == nil || bytes.Equal(t.Result, old.result)):
+		r.ResultBlob = old.row.ResultBlob // unchanged (or not read: see Update)
 	case len(t.Result) == 0:
-	case old != nil && old.row.ResultBlob != "" && bytes.Equal(t.Result, old.result):
-		r.ResultBlob = old.row.ResultBlob
 	case len(t.Result) <= maxInlineRecord/2:
 		withResult = true
 	default:
@@ -321,11 +321,11 @@ const maxReadTries = 4
 // load reads a task's row, record and result. A blob removed between the
 // row's read and its own (a writer replaced it) makes it read the row
 // again: a reader never fails because of a concurrent writer.
-func (s *Azure) load(ctx context.Context, id string) (*stored, error) {
+func (s *Azure) load(ctx context.Context, id string, withResult bool) (*stored, error) {
 	var err error
 	for range maxReadTries {
 		var st *stored
-		st, err = s.loadOnce(ctx, id)
+		st, err = s.loadOnce(ctx, id, withResult)
 		if err == nil || !hasCode(err, "BlobNotFound") {
 			return st, err
 		}
@@ -333,7 +333,7 @@ func (s *Azure) load(ctx context.Context, id string) (*stored, error) {
 	return nil, fmt.Errorf("reading task %s: %w", id, err)
 }
 
-func (s *Azure) loadOnce(ctx context.Context, id string) (*stored, error) {
+func (s *Azure) loadOnce(ctx context.Context, id string, withResult bool) (*stored, error) {
 	resp, err := s.table.GetEntity(ctx, s.partitionK, id, nil)
 	if err != nil {
 		if hasStatus(err, http.StatusNotFound) {
@@ -359,7 +359,7 @@ func (s *Azure) loadOnce(ctx context.Context, id string) (*stored, error) {
 	if !s.now().Before(t.Expires()) {
 		return nil, ErrNotFound
 	}
-	if r.ResultBlob != "" {
+	if r.ResultBlob != "" && withResult {
 		if t.Result, err = s.downloadAll(ctx, r.ResultBlob); err != nil {
 			return nil, err
 		}
@@ -388,7 +388,7 @@ func (s *Azure) downloadAll(ctx context.Context, name string) ([]byte, error) {
 
 // Get returns the task.
 func (s *Azure) Get(ctx context.Context, id string) (*Task, error) {
-	st, err := s.load(ctx, id)
+	st, err := s.load(ctx, id, true)
 	if err != nil {
 		return nil, err
 	}
@@ -397,10 +397,11 @@ func (s *Azure) Get(ctx context.Context, id string) (*Task, error) {
 
 // Update changes the task, again when another writer was first (each
 // write is conditional on the row's ETag). A change that changes nothing
-// writes nothing.
+// writes nothing. A result kept in a blob is not read: change sees Result
+// nil, and leaving it nil keeps the stored result (see [Store.Update]).
 func (s *Azure) Update(ctx context.Context, id string, change func(t *Task) error) (*Task, error) {
 	for range maxUpdateTries {
-		old, err := s.load(ctx, id)
+		old, err := s.load(ctx, id, false)
 		if err != nil {
 			return nil, err
 		}
