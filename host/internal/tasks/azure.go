@@ -45,6 +45,7 @@ type Azure struct {
 	container  string
 	now        func() time.Time
 	partitionK string
+	kept       *keptCount
 }
 
 // AzureOptions configures [NewAzure]. nil means the defaults.
@@ -59,6 +60,10 @@ type AzureOptions struct {
 	// Transport sends the requests; nil means the default. Tests count
 	// requests through it.
 	Transport policy.Transporter
+	// Tasks and TasksPerOwner bound the unexpired tasks this instance
+	// makes, in all and of one owner (0: the defaults of [MemoryLimits]).
+	// Each instance counts its own.
+	Tasks, TasksPerOwner int64
 }
 
 // clientOptions bound each storage call (tryTimeout each try, three
@@ -118,7 +123,9 @@ func NewAzure(ctx context.Context, connectionString string, o *AzureOptions) (*A
 	if err != nil {
 		return nil, fmt.Errorf("opening the task blobs: %w", err)
 	}
-	s := &Azure{svc: svc, tableName: opts.Table, table: svc.NewClient(opts.Table), blobs: blobs, container: opts.Container, now: opts.Now, partitionK: "task"}
+	l := MemoryLimits{Tasks: opts.Tasks, TasksPerOwner: opts.TasksPerOwner}.withDefaults()
+	s := &Azure{svc: svc, tableName: opts.Table, table: svc.NewClient(opts.Table), blobs: blobs, container: opts.Container, now: opts.Now, partitionK: "task",
+		kept: newKeptCount(opts.Now, l.TasksPerOwner, l.Tasks)}
 	if err := s.createTable(ctx); err != nil {
 		return nil, err
 	}
@@ -289,15 +296,23 @@ func (s *Azure) upload(ctx context.Context, name string, data []byte) error {
 }
 
 // Create stores t; the table write is acknowledged before it returns. A
-// table the storage lost is made again.
+// table the storage lost is made again. An owner (or this instance) with
+// as many unexpired tasks as it may keep is refused with an
+// *owner.LimitError, and nothing is stored.
 func (s *Azure) Create(ctx context.Context, t *Task) error {
+	release, err := s.kept.take(t.Owner, t.Expires())
+	if err != nil {
+		return err
+	}
 	r, made, err := s.encode(ctx, t, nil)
 	if err != nil {
+		release()
 		s.deleteBlobs(ctx, made)
 		return err
 	}
 	data, err := json.Marshal(r)
 	if err != nil {
+		release()
 		s.deleteBlobs(ctx, made)
 		return err
 	}
@@ -308,6 +323,7 @@ func (s *Azure) Create(ctx context.Context, t *Task) error {
 		}
 	}
 	if err != nil {
+		release()
 		s.deleteBlobs(ctx, made)
 		return fmt.Errorf("storing task %s: %w", t.ID, err)
 	}

@@ -419,3 +419,26 @@ func TestAzureStoreRecreatesWhatStorageLost(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(result), string(got.Result))
 }
+
+// TestAzureStoreCountsPerOwner: the Azure store bounds the unexpired tasks
+// this instance makes per owner, naming the limit; a refused task is not
+// stored, and an expired one is given back.
+func TestAzureStoreCountsPerOwner(t *testing.T) {
+	az := testutil.StartAzurite(t, repoRoot(t))
+	s, err := NewAzure(t.Context(), az.ConnectionString(), &AzureOptions{TasksPerOwner: 2})
+	require.NoError(t, err)
+	now := time.Now()
+	task := func(id string, ttl time.Duration) *Task {
+		return &Task{ID: id, Scope: "c", Owner: "key:m", Status: StatusWorking, Created: now, Updated: now, TTL: ttl}
+	}
+	require.NoError(t, s.Create(t.Context(), task("m1", 100*time.Millisecond)))
+	require.NoError(t, s.Create(t.Context(), task("m2", time.Hour)))
+	err = s.Create(t.Context(), task("m3", time.Hour))
+	var le *owner.LimitError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, "too many kept tasks for this client (the limit is 2); "+SettingMaxTasksPerOwner+" changes it", err.Error())
+	_, err = s.Get(t.Context(), "m3")
+	assert.ErrorIs(t, err, ErrNotFound, "a refused task is not stored")
+	require.Eventually(t, func() bool { return s.kept.c.Held("key:m") == 1 }, 10*time.Second, 10*time.Millisecond, "m1 expired")
+	require.NoError(t, s.Create(t.Context(), task("m3", time.Hour)))
+}
