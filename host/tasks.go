@@ -119,31 +119,31 @@ func (h *Host) taskOptions(ctx context.Context, backplaneKind string) (*mcp.Task
 				SettingTaskStore + "=" + TaskStoreAzure + " to keep them in Azure Storage")
 		}
 	}
+	var l tasks.MemoryLimits
+	for _, d := range []struct {
+		setting string
+		dst     *int64
+	}{{tasks.SettingMaxTasks, &l.Tasks}, {tasks.SettingMaxTasksPerOwner, &l.TasksPerOwner},
+		{tasks.SettingMaxResultBytes, &l.ResultBytes}, {tasks.SettingMaxResultBytesPerOwner, &l.ResultBytesPerOwner}} {
+		v, from := h.cfg.Lookup(d.setting)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("reading %s from %s: %q is not a positive whole number", d.setting, from, v)
+		}
+		*d.dst = n
+	}
 	switch kind {
 	case TaskStoreMemory:
-		var l tasks.MemoryLimits
-		for _, d := range []struct {
-			setting string
-			dst     *int64
-		}{{tasks.SettingMaxTasks, &l.Tasks}, {tasks.SettingMaxTasksPerOwner, &l.TasksPerOwner},
-			{tasks.SettingMaxResultBytes, &l.ResultBytes}, {tasks.SettingMaxResultBytesPerOwner, &l.ResultBytesPerOwner}} {
-			v, from := h.cfg.Lookup(d.setting)
-			if v == "" {
-				continue
-			}
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil || n <= 0 {
-				return nil, fmt.Errorf("reading %s from %s: %q is not a positive whole number", d.setting, from, v)
-			}
-			*d.dst = n
-		}
 		o.Store = tasks.NewMemoryWith(nil, l)
 	case TaskStoreAzure:
 		sc, err := h.cfg.Storage(SettingStorage)
 		if err != nil {
 			return nil, fmt.Errorf("the task store is %s (from %s): %w", TaskStoreAzure, from, err)
 		}
-		ao := &tasks.AzureOptions{TableURL: sc.TableServiceURI, BlobURL: sc.BlobServiceURI}
+		ao := &tasks.AzureOptions{TableURL: sc.TableServiceURI, BlobURL: sc.BlobServiceURI, Tasks: l.Tasks, TasksPerOwner: l.TasksPerOwner}
 		if sc.ConnectionString == "" {
 			if sc.TableServiceURI == "" || sc.BlobServiceURI == "" {
 				return nil, fmt.Errorf("the task store is %s (from %s): the identity-based connection %s needs %s__accountName, or %s__tableServiceUri and %s__blobServiceUri",

@@ -247,6 +247,11 @@ func TestTaskStoreResultMemoryBounded(t *testing.T) {
 func TestTaskStoreAzuriteRestartedEmpty(t *testing.T) {
 	az := testutil.StartAzurite(t, repoRoot(t))
 	h := startHostEnv(t, taskAppDir(t), []string{"AzureWebJobsStorage=" + az.ConnectionString(), "FUNCMCP_TASK_STORE=azure", "FUNCMCP_TASK_HEARTBEAT=300ms"})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("funchost's console:\n%s", h.console.String())
+		}
+	})
 	c := taskClient{endpoint: h.endpoint}
 	c.await(t, c.create(t, "sized", map[string]any{"bytes": 10}), "completed")
 	az.Stop()

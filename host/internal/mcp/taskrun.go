@@ -98,6 +98,10 @@ func (s *taskService) get(ctx context.Context, scope, id string) (*tasks.Task, e
 			return nil
 		})
 	})
+	if !lost && err == nil && t.Status == tasks.StatusCompleted {
+		// Finished meanwhile: Update's copy may lack a result kept apart.
+		return s.store.Get(ctx, id)
+	}
 	if lost && err == nil {
 		s.log.Warn("mcp: a task's instance was judged stopped (no heartbeat): the task ended failed, and a result it produces later is discarded",
 			"task", id, "instance", t.Instance, "heartbeat", t.Heartbeat)

@@ -54,7 +54,8 @@ const (
 	// DefaultTaskHeartbeat is how often the instance running a task
 	// refreshes its record; see [TaskOptions.Heartbeat].
 	DefaultTaskHeartbeat = 5 * time.Second
-	// staleBeats heartbeats missed make a task's instance count as gone.
+	// staleBeats heartbeats missed make a task's instance suspect, and as
+	// many more seen unchanged make it count as gone (see judgeStopped).
 	staleBeats = 3
 	// statusEvery is how often, at most, a running task stores its latest
 	// progress as its status message.
@@ -74,9 +75,10 @@ type TaskOptions struct {
 	TTL, PollInterval time.Duration
 	// Heartbeat is how often an instance running a task refreshes the
 	// task's record and reads it for a cancellation made on another
-	// instance; a task whose record went three heartbeats without a refresh
-	// ran on an instance that stopped, and the next tasks/get ends it
-	// failed. 0 means DefaultTaskHeartbeat.
+	// instance. A task whose record went three heartbeats without a
+	// refresh is suspect; an instance that then reads the same heartbeat
+	// for three more, with no trouble reaching the store meanwhile, judges
+	// its instance stopped and ends it failed. 0 means DefaultTaskHeartbeat.
 	Heartbeat time.Duration
 }
 

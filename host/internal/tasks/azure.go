@@ -45,6 +45,7 @@ type Azure struct {
 	container  string
 	now        func() time.Time
 	partitionK string
+	kept       *keptCount
 }
 
 // AzureOptions configures [NewAzure]. nil means the defaults.
@@ -59,6 +60,10 @@ type AzureOptions struct {
 	// Transport sends the requests; nil means the default. Tests count
 	// requests through it.
 	Transport policy.Transporter
+	// Tasks and TasksPerOwner bound the unexpired tasks this instance
+	// makes, in all and of one owner (0: the defaults of [MemoryLimits]).
+	// Each instance counts its own.
+	Tasks, TasksPerOwner int64
 }
 
 // clientOptions bound each storage call (tryTimeout each try, three
@@ -118,7 +123,9 @@ func NewAzure(ctx context.Context, connectionString string, o *AzureOptions) (*A
 	if err != nil {
 		return nil, fmt.Errorf("opening the task blobs: %w", err)
 	}
-	s := &Azure{svc: svc, tableName: opts.Table, table: svc.NewClient(opts.Table), blobs: blobs, container: opts.Container, now: opts.Now, partitionK: "task"}
+	l := MemoryLimits{Tasks: opts.Tasks, TasksPerOwner: opts.TasksPerOwner}.withDefaults()
+	s := &Azure{svc: svc, tableName: opts.Table, table: svc.NewClient(opts.Table), blobs: blobs, container: opts.Container, now: opts.Now, partitionK: "task",
+		kept: newKeptCount(opts.Now, l.TasksPerOwner, l.Tasks)}
 	if err := s.createTable(ctx); err != nil {
 		return nil, err
 	}
@@ -247,9 +254,9 @@ func (s *Azure) encode(ctx context.Context, t *Task, old *stored) (*row, []strin
 	var made []string
 	withResult := false
 	switch {
+	case old != nil && old.row.ResultBlob != "" && (t.Result == nil || bytes.Equal(t.Result, old.result)):
+		r.ResultBlob = old.row.ResultBlob // unchanged (or not read: see Update)
 	case len(t.Result) == 0:
-	case old != nil && old.row.ResultBlob != "" && bytes.Equal(t.Result, old.result):
-		r.ResultBlob = old.row.ResultBlob
 	case len(t.Result) <= maxInlineRecord/2:
 		withResult = true
 	default:
@@ -289,15 +296,23 @@ func (s *Azure) upload(ctx context.Context, name string, data []byte) error {
 }
 
 // Create stores t; the table write is acknowledged before it returns. A
-// table the storage lost is made again.
+// table the storage lost is made again. An owner (or this instance) with
+// as many unexpired tasks as it may keep is refused with an
+// *owner.LimitError, and nothing is stored.
 func (s *Azure) Create(ctx context.Context, t *Task) error {
+	release, err := s.kept.take(t.Owner, t.Expires())
+	if err != nil {
+		return err
+	}
 	r, made, err := s.encode(ctx, t, nil)
 	if err != nil {
+		release()
 		s.deleteBlobs(ctx, made)
 		return err
 	}
 	data, err := json.Marshal(r)
 	if err != nil {
+		release()
 		s.deleteBlobs(ctx, made)
 		return err
 	}
@@ -308,6 +323,7 @@ func (s *Azure) Create(ctx context.Context, t *Task) error {
 		}
 	}
 	if err != nil {
+		release()
 		s.deleteBlobs(ctx, made)
 		return fmt.Errorf("storing task %s: %w", t.ID, err)
 	}
@@ -321,11 +337,11 @@ const maxReadTries = 4
 // load reads a task's row, record and result. A blob removed between the
 // row's read and its own (a writer replaced it) makes it read the row
 // again: a reader never fails because of a concurrent writer.
-func (s *Azure) load(ctx context.Context, id string) (*stored, error) {
+func (s *Azure) load(ctx context.Context, id string, withResult bool) (*stored, error) {
 	var err error
 	for range maxReadTries {
 		var st *stored
-		st, err = s.loadOnce(ctx, id)
+		st, err = s.loadOnce(ctx, id, withResult)
 		if err == nil || !hasCode(err, "BlobNotFound") {
 			return st, err
 		}
@@ -333,7 +349,7 @@ func (s *Azure) load(ctx context.Context, id string) (*stored, error) {
 	return nil, fmt.Errorf("reading task %s: %w", id, err)
 }
 
-func (s *Azure) loadOnce(ctx context.Context, id string) (*stored, error) {
+func (s *Azure) loadOnce(ctx context.Context, id string, withResult bool) (*stored, error) {
 	resp, err := s.table.GetEntity(ctx, s.partitionK, id, nil)
 	if err != nil {
 		if hasStatus(err, http.StatusNotFound) {
@@ -359,7 +375,7 @@ func (s *Azure) loadOnce(ctx context.Context, id string) (*stored, error) {
 	if !s.now().Before(t.Expires()) {
 		return nil, ErrNotFound
 	}
-	if r.ResultBlob != "" {
+	if r.ResultBlob != "" && withResult {
 		if t.Result, err = s.downloadAll(ctx, r.ResultBlob); err != nil {
 			return nil, err
 		}
@@ -388,7 +404,7 @@ func (s *Azure) downloadAll(ctx context.Context, name string) ([]byte, error) {
 
 // Get returns the task.
 func (s *Azure) Get(ctx context.Context, id string) (*Task, error) {
-	st, err := s.load(ctx, id)
+	st, err := s.load(ctx, id, true)
 	if err != nil {
 		return nil, err
 	}
@@ -397,10 +413,11 @@ func (s *Azure) Get(ctx context.Context, id string) (*Task, error) {
 
 // Update changes the task, again when another writer was first (each
 // write is conditional on the row's ETag). A change that changes nothing
-// writes nothing.
+// writes nothing. A result kept in a blob is not read: change sees Result
+// nil, and leaving it nil keeps the stored result (see [Store.Update]).
 func (s *Azure) Update(ctx context.Context, id string, change func(t *Task) error) (*Task, error) {
 	for range maxUpdateTries {
-		old, err := s.load(ctx, id)
+		old, err := s.load(ctx, id, false)
 		if err != nil {
 			return nil, err
 		}

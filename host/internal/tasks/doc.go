@@ -4,7 +4,11 @@
 // in a [Store] every instance of the app shares, so that any instance can
 // answer tasks/get, tasks/update and tasks/cancel for any task.
 //
-// [Memory] keeps them in the process (one instance); the Azure Storage store
-// keeps records in a table and large results in blobs, for several
-// instances.
+// [Memory] keeps them in the process (one instance), within limits of
+// tasks and result bytes counted per owner (package owner) and in all, and
+// removes each record when it expires; the Azure Storage store keeps
+// records in a table and large results in blobs written once, for several
+// instances, and writes nothing when an update changes nothing.
+//
+// A kept result is never changed in place: stores and readers share it.
 package tasks

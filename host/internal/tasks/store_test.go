@@ -289,8 +289,8 @@ func (c *countingTransport) Do(r *http.Request) (*http.Response, error) {
 		c.counts = map[string]int{}
 	}
 	c.counts[r.Method]++
-	if strings.Contains(r.URL.Path, "/"+DefaultContainer+"/") && r.Method == http.MethodPut {
-		c.counts["blob PUT"]++
+	if strings.Contains(r.URL.Path, "/"+DefaultContainer+"/") {
+		c.counts["blob "+r.Method]++
 	}
 	c.mu.Unlock()
 	return http.DefaultTransport.RoundTrip(r)
@@ -303,7 +303,7 @@ func (c *countingTransport) writes() int {
 	defer c.mu.Unlock()
 	n := 0
 	for m, k := range c.counts {
-		if m != http.MethodGet && m != http.MethodHead && m != "blob PUT" {
+		if m != http.MethodGet && m != http.MethodHead && !strings.HasPrefix(m, "blob ") {
 			n += k
 		}
 	}
@@ -333,6 +333,13 @@ func TestAzureStoreWritesNothingWhenNothingChanges(t *testing.T) {
 	require.NoError(t, err)
 	result := finishedBigTask(t, s, "done", 4<<20)
 	ct.writes()
+	for range 4 {
+		_, err := s.Update(t.Context(), "done", func(t *Task) error { return nil })
+		require.NoError(t, err)
+	}
+	ct.mu.Lock()
+	assert.Zero(t, ct.counts["blob GET"], "an update does not read the result")
+	ct.mu.Unlock()
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for i := range 32 {
@@ -411,4 +418,27 @@ func TestAzureStoreRecreatesWhatStorageLost(t *testing.T) {
 	got, err := s.Get(t.Context(), "after")
 	require.NoError(t, err)
 	assert.Equal(t, string(result), string(got.Result))
+}
+
+// TestAzureStoreCountsPerOwner: the Azure store bounds the unexpired tasks
+// this instance makes per owner, naming the limit; a refused task is not
+// stored, and an expired one is given back.
+func TestAzureStoreCountsPerOwner(t *testing.T) {
+	az := testutil.StartAzurite(t, repoRoot(t))
+	s, err := NewAzure(t.Context(), az.ConnectionString(), &AzureOptions{TasksPerOwner: 2})
+	require.NoError(t, err)
+	now := time.Now()
+	task := func(id string, ttl time.Duration) *Task {
+		return &Task{ID: id, Scope: "c", Owner: "key:m", Status: StatusWorking, Created: now, Updated: now, TTL: ttl}
+	}
+	require.NoError(t, s.Create(t.Context(), task("m1", 100*time.Millisecond)))
+	require.NoError(t, s.Create(t.Context(), task("m2", time.Hour)))
+	err = s.Create(t.Context(), task("m3", time.Hour))
+	var le *owner.LimitError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, "too many kept tasks for this client (the limit is 2); "+SettingMaxTasksPerOwner+" changes it", err.Error())
+	_, err = s.Get(t.Context(), "m3")
+	assert.ErrorIs(t, err, ErrNotFound, "a refused task is not stored")
+	require.Eventually(t, func() bool { return s.kept.c.Held("key:m") == 1 }, 10*time.Second, 10*time.Millisecond, "m1 expired")
+	require.NoError(t, s.Create(t.Context(), task("m3", time.Hour)))
 }

@@ -120,7 +120,10 @@ type Store interface {
 	// Update applies change to the latest copy and stores the result,
 	// again when another writer changed the task meanwhile; it returns the
 	// stored copy. An error from change is returned as it is, and nothing
-	// is stored.
+	// is stored; a change that changes nothing may store nothing. A store
+	// that keeps large results apart need not read one for an update:
+	// change (and the copy returned) may then see Result nil, and a Result
+	// left nil keeps the stored one. Get returns the task whole.
 	Update(ctx context.Context, id string, change func(t *Task) error) (*Task, error)
 	// Sweep removes the tasks expired before now.
 	Sweep(ctx context.Context, now time.Time) error
