@@ -305,6 +305,8 @@ func TestLimitsResumableStreamsLeftBehind(t *testing.T) {
 	_, peak := memory(t, pid)
 	t.Logf("funchost RSS: %s before, %s after %d calls of primes to 1,000,000 left at once (50 a second), %s after %d more (peak %s)",
 		mib(before), mib(first), n, mib(second), n, mib(peak))
+	// What a round costs while it runs (worker replies read, checked and
+	// encoded) comes and goes; what was kept stays and adds up.
 	assert.Less(t, second-first, int64(64<<20), "the results of the first round are not kept")
-	assert.Less(t, peak, int64(384<<20))
+	assert.Less(t, peak, int64(512<<20))
 }

@@ -18,8 +18,12 @@
 //
 // [Catalog.CheckArguments] bounds what a call's arguments may cost (size,
 // nesting, object keys) before anything else is done with them, with the
-// JSON measure (jsonx.Measure) that bounds the schemas at load; checks of a
-// call's input against the tool belong beside it.
+// JSON measure (jsonx.Measure) that bounds the schemas at load;
+// [Catalog.CheckRawArguments] applies the same bounds to an arguments
+// object as the client sent it, before anything decodes it (the MCP
+// endpoint calls it for tools/call, prompts/get and completion's
+// context.arguments). Checks of a call's input against the tool belong
+// beside them.
 //
 // # Room for the other MCP functions
 //

@@ -87,3 +87,29 @@ func FuzzArgumentsDigest(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkArgumentsDigest names 1 MiB of arguments, streamed and by
+// decoding them as before.
+func BenchmarkArgumentsDigest(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"pad":[1`)
+	for sb.Len() < 1<<20 {
+		sb.WriteString(`,1`)
+	}
+	sb.WriteString(`],"s":"x"}`)
+	args := []byte(sb.String())
+	b.Run("streamed", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(args)))
+		for b.Loop() {
+			argumentsDigest(args)
+		}
+	})
+	b.Run("decoded", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(args)))
+		for b.Loop() {
+			digestByDecoding(args)
+		}
+	})
+}
