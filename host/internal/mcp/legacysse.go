@@ -18,6 +18,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/dedup"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
 // Defaults of [LegacySSEOptions].
@@ -231,7 +232,13 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := newID()
-	token, err := l.o.Sealer.Seal(ClientStatePurpose, []byte(id+"|"+l.o.InstanceID), clientStateTTL)
+	state := id + "|" + l.o.InstanceID
+	if owner.Principal(r.Context()) != "" {
+		// Behind the access token check the stream belongs to its
+		// principal: messages from anyone else are refused.
+		state += "|" + string(owner.Of(r))
+	}
+	token, err := l.o.Sealer.Seal(ClientStatePurpose, []byte(state), clientStateTTL)
 	if err != nil {
 		l.log.Error("mcp sse: sealing the client state failed", "error", err)
 		l.plainError(w, http.StatusInternalServerError, "Internal error")
@@ -439,9 +446,13 @@ func (l *LegacySSE) ServeMessage(w http.ResponseWriter, r *http.Request) {
 		l.plainError(w, http.StatusBadRequest, "Missing service context. Please connect to the /sse endpoint to initiate your session.")
 		return
 	}
-	clientID, instanceID, ok := l.openState(state)
+	clientID, instanceID, streamOwner, ok := l.openState(state)
 	if !ok {
 		l.plainError(w, http.StatusBadRequest, "Invalid client state. Please connect to the /sse endpoint to initiate your session.")
+		return
+	}
+	if streamOwner != "" && (owner.Principal(r.Context()) == "" || string(owner.Of(r)) != streamOwner) {
+		l.plainError(w, http.StatusForbidden, "Forbidden: the stream belongs to another caller.")
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, l.o.MaxBodyBytes))
@@ -506,17 +517,19 @@ func (l *LegacySSE) accepted(w http.ResponseWriter) {
 	_, _ = io.WriteString(w, "Accepted")
 }
 
-// openState returns the client and instance of a client-state token.
-func (l *LegacySSE) openState(token string) (clientID, instanceID string, ok bool) {
+// openState returns the client and instance of a client-state token, and
+// the owner of its stream when a principal opened it ("" otherwise).
+func (l *LegacySSE) openState(token string) (clientID, instanceID, streamOwner string, ok bool) {
 	plain, err := l.o.Sealer.Open(ClientStatePurpose, token)
 	if err != nil {
-		return "", "", false
+		return "", "", "", false
 	}
-	clientID, instanceID, ok = strings.Cut(string(plain), "|")
-	if !ok || clientID == "" || instanceID == "" || strings.Contains(instanceID, "|") {
-		return "", "", false
+	clientID, rest, ok := strings.Cut(string(plain), "|")
+	instanceID, streamOwner, _ = strings.Cut(rest, "|")
+	if !ok || clientID == "" || instanceID == "" || strings.Contains(streamOwner, "|") {
+		return "", "", "", false
 	}
-	return clientID, instanceID, true
+	return clientID, instanceID, streamOwner, true
 }
 
 type enqueueResult int

@@ -427,7 +427,7 @@ func TestLegacySSEDeliverSaysWhatBecameOfTheMessage(t *testing.T) {
 	st := openStream(t, s.URL, "", nil)
 	u, err := url.Parse(st.Endpoint)
 	require.NoError(t, err)
-	client, instance, ok := s.sse.openState(u.Query().Get(queryClientState))
+	client, instance, _, ok := s.sse.openState(u.Query().Get(queryClientState))
 	require.True(t, ok)
 	assert.Equal(t, "inst1", instance)
 

@@ -409,18 +409,28 @@ func TestLoad(t *testing.T) {
 }
 
 // BenchmarkProtect measures what the token check adds to a request: a
-// valid RS256 token against the cached key set, the identity headers, and
-// (with a scoped tool) the body read; "none" is the bare handler.
+// valid RS256 token against the cached key set (remembered after its first
+// check; "token-unremembered" checks the signature every time), the
+// identity headers, and (with a scoped tool) the body read; "none" is the
+// bare handler.
 func BenchmarkProtect(b *testing.B) {
 	op := testutil.StartOIDC(b)
 	cfg := &Config{Issuer: op.URL, Audiences: []string{testAudience}, Scopes: []string{readScope}}
 	token := op.Token(b, testutil.Claims(op.URL, testAudience, "user-1", "Tools.Read"))
 	body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","arguments":{"city":"Oslo"}}}`
 	sink := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) })
+	unremembered := NewVerifier(b.Context(), cfg, nil)
+	forget := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		unremembered.cacheMu.Lock()
+		clear(unremembered.cache)
+		unremembered.cacheMu.Unlock()
+		NewGuard(cfg, unremembered, Options{Endpoint: "/mcp"}).Protect(sink).ServeHTTP(w, r)
+	})
 	for _, bc := range []struct {
 		name    string
 		handler http.Handler
 	}{
+		{"token-unremembered", forget},
 		{"none", sink},
 		{"token", NewGuard(cfg, NewVerifier(b.Context(), cfg, nil), Options{Endpoint: "/mcp"}).Protect(sink)},
 		{"token+scopes", NewGuard(cfg, NewVerifier(b.Context(), cfg, nil), Options{Endpoint: "/mcp",
