@@ -20,6 +20,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/guard"
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/host/internal/telemetry"
 )
 
 // Version is the host version sent to the worker in the
@@ -89,6 +90,8 @@ type Host struct {
 	// restartDelay overrides the supervisor's first back-off step (tests).
 	restartDelay time.Duration
 	calls        *guard.Calls
+	// tel is the host's OpenTelemetry; nil when off.
+	tel *telemetry.Telemetry
 
 	state   atomic.Value // State
 	running atomic.Bool
@@ -161,8 +164,11 @@ func New(opts *Options) (*Host, error) {
 		console: &console{w: o.Output},
 		ready:   make(chan struct{}),
 	}
+	if h.tel, err = telemetry.New(context.Background(), cfg.TelemetryMode, "funchost", o.Logger); err != nil {
+		return nil, fmt.Errorf("starting telemetry: %w", err)
+	}
 	h.inv = invoke.NewClient(&invoke.Options{HostVersion: Version, Timeout: o.CallTimeout, RestartWait: o.RestartWait,
-		MaxCalls: o.MaxCallsInFlight, Unhealthy: h.unhealthyReason})
+		MaxCalls: o.MaxCallsInFlight, Unhealthy: h.unhealthyReason, Trace: h.tel.InvokeTrace()})
 	h.state.Store(StateStarting)
 	if o.WorkerURL != "" {
 		h.inv.SetWorker(o.WorkerURL)
@@ -191,6 +197,7 @@ func (h *Host) routes() (http.Handler, error) {
 		SessionLifetime: h.opts.SessionLifetime,
 		InstanceID:      h.legacy.instanceID,
 		ForwardResponse: h.legacy.forwardResponse,
+		Middleware:      h.tel.Middleware(),
 	}
 	if opts.Tasks, err = h.taskOptions(context.Background(), h.legacy.kind); err != nil {
 		return nil, err
@@ -245,6 +252,11 @@ func (h *Host) Close() error {
 		h.notify.Close()
 		h.inv.Close()
 		h.legacy.sse.Close()
+		ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+		if err := h.tel.Shutdown(ctx); err != nil {
+			h.log.Warn("telemetry: flushing at close", "error", err)
+		}
+		cancel()
 	})
 	return nil
 }

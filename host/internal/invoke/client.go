@@ -53,6 +53,9 @@ type Options struct {
 	MaxCalls int
 	// Unhealthy, when set and it returns a reason, makes calls fail at once.
 	Unhealthy func() string
+	// Trace, when set, wraps every invocation in a span and sends its
+	// trace context to the worker (telemetry on); nil costs nothing.
+	Trace Trace
 }
 
 // Client sends invocations to the worker, never twice (a tool call is not
@@ -71,6 +74,7 @@ type Client struct {
 	restartWait time.Duration
 	// unhealthy, when it returns a reason, makes calls fail at once.
 	unhealthy func() string
+	trace     Trace
 }
 
 type invocationIDKey struct{}
@@ -122,7 +126,7 @@ func NewClient(o *Options) *Client {
 		Transport: client,
 	})
 	return &Client{pl: pl, hop: &hop{dialer: net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}, maxIdle: maxCalls},
-		version: hostVersion, timeout: o.Timeout, client: client, restartWait: o.RestartWait, unhealthy: o.Unhealthy}
+		version: hostVersion, timeout: o.Timeout, client: client, restartWait: o.RestartWait, unhealthy: o.Unhealthy, trace: o.Trace}
 }
 
 // SetWorker sends the calls from now on to the worker at the base URL url.
@@ -207,7 +211,7 @@ func (inv *Client) Invoke(ctx context.Context, f *Function, id string, body []by
 			}
 			continue
 		}
-		reply, err := inv.post(ctx, *base, f, body)
+		reply, err := inv.traced(ctx, f.Name, func(ctx context.Context) (*Reply, error) { return inv.post(ctx, *base, f, body) })
 		if err == nil || !neverSent(err) || inv.restartWait <= 0 {
 			return reply, err
 		}
@@ -296,6 +300,7 @@ func (inv *Client) postHop(ctx context.Context, addr, path string, f *Function, 
 	if f.Method != "" {
 		h.Set(metadata.HeaderMethod, f.Method)
 	}
+	addTraceHeaders(ctx, h)
 	if o, ok := ctx.Value(offerKey{}).(*Offer); ok {
 		for k, v := range o.header {
 			h[k] = v
