@@ -178,6 +178,7 @@ func New(opts *Options) (*Host, error) {
 		h.logLoadFailure(e)
 	}
 	if h.handler, err = h.routes(); err != nil {
+		_ = h.tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("setting up the MCP endpoints: %w", err)
 	}
 	return h, nil
