@@ -216,7 +216,8 @@ func postMCP(t *testing.T, url, session, body string) (string, string) {
 // test: a tools/call whose params._meta carries a traceparent makes one
 // trace of that id, funchost's SERVER span → its invocation span → the
 // worker's span around the handler → the span the tool makes itself, the
-// worker's spans from another process; a failing call has its error.type;
+// worker's spans from another process; a prompts/get and a resources/read
+// make the same chain in their clients' traces; a failing call has its error.type;
 // mcp.server.operation.duration arrives in seconds.
 func TestTelemetryOneTraceFromClientToTool(t *testing.T) {
 	rc := startOTLPReceiver(t)
@@ -238,6 +239,12 @@ func TestTelemetryOneTraceFromClientToTool(t *testing.T) {
 	_, out = postMCP(t, h.endpoint, session, `{"jsonrpc":"2.0","id":"call-3","method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`)
 	require.Contains(t, out, `"error"`)
 
+	const promptTrace, resourceTrace = "5bf92f3577b34da6a3ce929d0e0e4737", "6bf92f3577b34da6a3ce929d0e0e4738"
+	_, out = postMCP(t, h.endpoint, session, `{"jsonrpc":"2.0","id":"p-1","method":"prompts/get","params":{"name":"plan_days_off","arguments":{"country":"NO"},"_meta":{"traceparent":"00-`+promptTrace+`-00f067aa0ba902b7-01"}}}`)
+	require.Contains(t, out, `"messages"`)
+	_, out = postMCP(t, h.endpoint, session, `{"jsonrpc":"2.0","id":"r-1","method":"resources/read","params":{"uri":"holidays://countries","_meta":{"traceparent":"00-`+resourceTrace+`-00f067aa0ba902b7-01"}}}`)
+	require.Contains(t, out, `"contents"`)
+
 	inTrace := func(name string) func(recvSpan) bool {
 		return func(s recvSpan) bool { return s.traceID == clientTrace && s.name == name }
 	}
@@ -249,6 +256,19 @@ func TestTelemetryOneTraceFromClientToTool(t *testing.T) {
 		}
 		return true
 	})
+	// A prompt and a resource read: the same chain, server span → invocation
+	// → the worker's span around the handler, in the client's trace.
+	chain := func(trace, server, worker string) func([]recvSpan, map[string]string) bool {
+		return func(spans []recvSpan, _ map[string]string) bool {
+			srv, ok1 := findSpan(spans, func(s recvSpan) bool { return s.traceID == trace && s.name == server })
+			inv, ok2 := findSpan(spans, func(s recvSpan) bool { return s.traceID == trace && strings.HasPrefix(s.name, "invoke ") })
+			wrk, ok3 := findSpan(spans, func(s recvSpan) bool { return s.traceID == trace && s.name == worker })
+			return ok1 && ok2 && ok3 && inv.parentID == srv.spanID && wrk.parentID == inv.spanID
+		}
+	}
+	rc.waitFor(t, "the prompt's chain of spans", chain(promptTrace, "prompts/get plan_days_off", "prompt plan_days_off"))
+	rc.waitFor(t, "the resource read's chain of spans", chain(resourceTrace, "resources/read", "resource holidays://countries"))
+
 	rc.waitFor(t, "the failing calls' spans and the duration metric", func(spans []recvSpan, metrics map[string]string) bool {
 		_, a := findSpan(spans, func(s recvSpan) bool { return s.attrs["jsonrpc.request.id"] == "call-2" })
 		_, b := findSpan(spans, func(s recvSpan) bool { return s.attrs["jsonrpc.request.id"] == "call-3" })
