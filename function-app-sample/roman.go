@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"go.opentelemetry.io/otel"
+
 	"github.com/funcmcp/funcmcp/worker"
 )
 
@@ -13,14 +15,18 @@ func registerRoman(app *worker.App) {
 	app.ConfigureMcpTool("to_roman").
 		WithDescription("Write a whole number between 1 and 3999 in Roman numerals, e.g. 2026 → MMXXVI.").
 		WithProperty("number", worker.Integer, "The number to convert, 1 to 3999.", worker.Required).
-		Handle(func(_ context.Context, tc *worker.ToolContext) (*worker.Result, error) {
+		Handle(func(ctx context.Context, tc *worker.ToolContext) (*worker.Result, error) {
 			var args struct {
 				Number int `json:"number"`
 			}
 			if err := decodeArguments(tc.Arguments, &args); err != nil {
 				return nil, err
 			}
+			// A span of the tool's own: with telemetry on it nests under the
+			// worker's span of the call (a no-op otherwise).
+			_, span := otel.Tracer("function-app-sample").Start(ctx, "roman")
 			s, err := roman(args.Number)
+			span.End()
 			if err != nil {
 				return nil, err
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
+	"github.com/funcmcp/funcmcp/host/internal/telemetry"
 )
 
 // Version is the host version sent to the worker in the
@@ -93,6 +94,8 @@ type Host struct {
 	// restartDelay overrides the supervisor's first back-off step (tests).
 	restartDelay time.Duration
 	calls        *guard.Calls
+	// tel is the host's OpenTelemetry; nil when off.
+	tel *telemetry.Telemetry
 
 	state   atomic.Value // State
 	running atomic.Bool
@@ -176,9 +179,12 @@ func New(opts *Options) (*Host, error) {
 		console: &console{w: o.Output},
 		ready:   make(chan struct{}),
 	}
+	if h.tel, err = telemetry.New(context.Background(), cfg.TelemetryMode, "funchost", o.Logger); err != nil {
+		return nil, fmt.Errorf("starting telemetry: %w", err)
+	}
 	// A call waits for a starting worker as long as its start may take.
 	h.inv = invoke.NewClient(&invoke.Options{HostVersion: Version, Timeout: o.CallTimeout, RestartWait: max(o.RestartWait, o.StartupTimeout),
-		MaxCalls: o.MaxCallsInFlight, Unhealthy: h.unhealthyReason})
+		MaxCalls: o.MaxCallsInFlight, Unhealthy: h.unhealthyReason, Trace: h.tel.InvokeTrace()})
 	h.state.Store(StateStarting)
 	if o.WorkerURL != "" {
 		h.inv.SetWorker(o.WorkerURL)
@@ -188,9 +194,11 @@ func New(opts *Options) (*Host, error) {
 		h.logLoadFailure(e)
 	}
 	if h.oauth, err = h.newResourceServer(); err != nil {
+		_ = h.tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("loading the authorization settings: %w", err)
 	}
 	if h.handler, err = h.routes(); err != nil {
+		_ = h.tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("setting up the MCP endpoints: %w", err)
 	}
 	return h, nil
@@ -212,6 +220,7 @@ func (h *Host) routes() (http.Handler, error) {
 		ForwardResponse: h.legacy.forwardResponse,
 		RequestID:       h.legacy.requestID,
 		CheckArguments:  h.cat.CheckRawArguments,
+		Middleware:      h.tel.Middleware(),
 	}
 	if opts.Tasks, err = h.taskOptions(context.Background(), h.legacy.kind); err != nil {
 		return nil, err
@@ -275,6 +284,11 @@ func (h *Host) Close() error {
 		h.notify.Close()
 		h.inv.Close()
 		h.legacy.sse.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := h.tel.Shutdown(ctx); err != nil {
+			h.log.Warn("telemetry: flushing at close", "error", err)
+		}
+		cancel()
 	})
 	return nil
 }

@@ -164,6 +164,7 @@ func TestDependencyDirection(t *testing.T) {
 // catalog importing invoke, …) fails TestHostInternalLayers. A new package
 // under host/internal must be added here with what it may import.
 var hostInternalImports = map[string][]string{
+	"telemetry": {"mcp", "invoke"},
 	"invoke":    {"peer", "auth", "ids"},
 	"mcp":       {"peer", "auth", "jsonrpc", "dedup", "ids", "tasks", "owner"},
 	"supervise": {"config", "backoff", "ids", "reaper"},

@@ -70,7 +70,8 @@ type App struct {
 	clientTimeout   time.Duration           // of a request to the MCP client
 	output          metadata.OutputSettings // from Options
 	scriptRoot      string
-	hooks           []Hook // around every handler run
+	hooks           []Hook           // around every handler run
+	tel             *workerTelemetry // nil when telemetry is off
 
 	// schemas compiles each distinct schema text once for the builders'
 	// checks, the projections and the rules read back from function.json.

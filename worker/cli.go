@@ -140,6 +140,12 @@ func (a *App) serveFromEnv(ctx context.Context, stdout, stderr io.Writer) int {
 		printProblems(stderr, "serve: the configuration is invalid", err)
 		return 1
 	}
+	shutdown, err := a.startTelemetry(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return 1
+	}
+	defer shutdown()
 	addr := net.JoinHostPort("127.0.0.1", port)
 	l, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -222,4 +222,18 @@
 // and runs the handler by calling next with the context the handler should
 // get; what it returns is what the handler returned, or its own error
 // instead. Tracing, metrics, authorization and logging go there.
+//
+// # Telemetry
+//
+// When the environment names an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT
+// or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; funchost passes its environment on,
+// the Functions host its app settings) and OTEL_SDK_DISABLED is not "true",
+// the served app exports OpenTelemetry traces and metrics over OTLP/HTTP as
+// the OTEL_* variables say. A hook, outermost of the app's, opens a span
+// around every handler run ("execute_tool {tool}" for a tool) continuing
+// the W3C traceparent funchost sends on the invocation, else the MCP
+// client's traceparent among the invocation's transport headers; the
+// handler's context carries it, and the global tracer and meter providers
+// are set, so a tool's own spans (otel.Tracer) nest under it. Without an
+// endpoint nothing of it runs. See docs/telemetry.md.
 package worker

@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+
+	"github.com/funcmcp/funcmcp/metadata"
 	"sort"
 	"strings"
 )
@@ -41,6 +43,11 @@ type Invocation struct {
 	// InvocationID is the host's id of the invocation ("" when it sent
 	// none).
 	InvocationID string
+
+	// transport is how the MCP request reached the host (its headers), nil
+	// when unknown: the telemetry hook continues a client's traceparent
+	// from there when the host sent none.
+	transport *metadata.Transport
 }
 
 // Hook wraps every handler run of the app ([Options.Hooks]): tools (and

@@ -180,7 +180,7 @@ func (s *server) readResource(ctx context.Context, k *served, raw json.RawMessag
 		}
 	} else {
 		var res *ResourceResult
-		inv := &Invocation{Kind: KindResource, Function: k.function, Name: ic.URI, InvocationID: invocationID}
+		inv := &Invocation{Kind: KindResource, Function: k.function, Name: ic.URI, InvocationID: invocationID, transport: ic.Transport}
 		err := s.guard(what, func() error {
 			return s.app.runHooks(ctx, inv, func(ctx context.Context) (err error) { res, err = k.readResource(ctx, rc); return err })
 		})
@@ -224,7 +224,7 @@ func (s *server) getPrompt(ctx context.Context, k *served, raw json.RawMessage, 
 	what := "prompt " + k.prompt.Name
 	var res *PromptResult
 	pc.ClientRequests.hooked(s.app, k.function, invocationID)
-	inv := &Invocation{Kind: KindPrompt, Function: k.function, Name: k.prompt.Name, InvocationID: invocationID}
+	inv := &Invocation{Kind: KindPrompt, Function: k.function, Name: k.prompt.Name, InvocationID: invocationID, transport: ic.Transport}
 	err = s.guard(what, func() error {
 		return s.app.runHooks(ctx, inv, func(ctx context.Context) (err error) { res, err = k.getPrompt(ctx, pc); return err })
 	})

@@ -66,6 +66,9 @@ func (a *App) handler(c *compiled, err error) http.Handler {
 		_, _ = io.WriteString(w, `{"status":"ready"}`)
 	})
 	r.Post("/{function}", s.invoke)
+	if a.tel != nil {
+		return a.tel.extract(r)
+	}
 	return r
 }
 
@@ -173,7 +176,7 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metad
 			return metadata.ErrorResult(issue.Error()), "", nil
 		}
 	}
-	inv := &Invocation{Kind: KindTool, Function: t.function, Name: t.name, InvocationID: tc.InvocationID}
+	inv := &Invocation{Kind: KindTool, Function: t.function, Name: t.name, InvocationID: tc.InvocationID, transport: tc.Transport}
 	if tc.InTask() {
 		inv.Kind = KindTask
 	}

@@ -102,6 +102,9 @@ type Config struct {
 	FunctionTimeout time.Duration
 	// Values are local.settings.json Values, sorted by key.
 	Values []Setting
+	// TelemetryMode is host.json telemetryMode ("" when not set):
+	// "OpenTelemetry" turns on OpenTelemetry export (see docs/telemetry.md).
+	TelemetryMode string
 }
 
 // Setting is one app setting of local.settings.json Values.
@@ -198,6 +201,12 @@ func Load(root string) (*Config, error) {
 		if cfg.FunctionTimeout, err = ParseTimeSpan(s); err != nil {
 			bad("functionTimeout", err)
 		}
+	}
+
+	if s, ok, err := doc.str("telemetryMode"); err != nil {
+		bad("telemetryMode", err)
+	} else if ok {
+		cfg.TelemetryMode = s
 	}
 
 	ext, err := doc.child("extensions")

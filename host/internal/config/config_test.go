@@ -28,6 +28,12 @@ func TestLoadConfig(t *testing.T) {
 				ServerVersion: metadata.DefaultServerVersion, AuthLevel: AuthSystem},
 		},
 		{
+			name:     "telemetryMode",
+			hostJSON: `{"version":"2.0","TelemetryMode":"OpenTelemetry",` + handler + `}`,
+			want: &Config{Worker: &Worker{ExecutablePath: "handler"}, ServerName: metadata.DefaultServerName,
+				ServerVersion: metadata.DefaultServerVersion, AuthLevel: AuthSystem, TelemetryMode: "OpenTelemetry"},
+		},
+		{
 			name: "every key, case-insensitive",
 			hostJSON: `{"CustomHandler":{"Description":{"DefaultExecutablePath":"%APP%/h","Arguments":["-v","%PORT%"],"WorkingDirectory":"wd","workerdirectory":"bin"}},
 				"Extensions":{"MCP":{"ServerName":"S","serverversion":"2.1.0","INSTRUCTIONS":"Be nice.","OutputValidation":"Warn","System":{"WebhookAuthorizationLevel":"anonymous"}}}}`,

@@ -55,6 +55,9 @@ type Options struct {
 	// Unhealthy, when set and it returns a reason, makes calls fail at once
 	// (waiting calls too, once [Client.Wake] is called).
 	Unhealthy func() string
+	// Trace, when set, wraps every invocation in a span and sends its
+	// trace context to the worker (telemetry on); nil costs nothing.
+	Trace Trace
 }
 
 // Client sends invocations to the worker, never twice (a tool call is not
@@ -75,6 +78,7 @@ type Client struct {
 	restartWait time.Duration
 	// unhealthy, when it returns a reason, makes calls fail at once.
 	unhealthy func() string
+	trace     Trace
 
 	mu      sync.Mutex
 	changed chan struct{} // closed (and replaced) when base or health changes
@@ -130,7 +134,7 @@ func NewClient(o *Options) *Client {
 	})
 	return &Client{pl: pl, hop: &hop{dialer: net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}, maxIdle: maxCalls},
 		version: hostVersion, timeout: o.Timeout, client: client, restartWait: o.RestartWait, unhealthy: o.Unhealthy,
-		changed: make(chan struct{})}
+		trace: o.Trace, changed: make(chan struct{})}
 }
 
 // SetWorker sends the calls from now on to the worker at the base URL url,
@@ -236,7 +240,7 @@ func (inv *Client) Invoke(ctx context.Context, f *Function, id string, body []by
 			}
 			return nil, err
 		}
-		reply, err := inv.post(ctx, base, f, body)
+		reply, err := inv.traced(ctx, f.Name, func(ctx context.Context) (*Reply, error) { return inv.post(ctx, base, f, body) })
 		if err == nil || !neverSent(err) || inv.restartWait <= 0 {
 			return reply, err
 		}
@@ -346,6 +350,7 @@ func (inv *Client) postHop(ctx context.Context, addr, path string, f *Function, 
 	if f.Method != "" {
 		h.Set(metadata.HeaderMethod, f.Method)
 	}
+	addTraceHeaders(ctx, h)
 	if o, ok := ctx.Value(offerKey{}).(*Offer); ok {
 		for k, v := range o.header {
 			h[k] = v

@@ -358,6 +358,7 @@ func WithOffer(ctx context.Context, o *Offer) context.Context {
 type offerHeadersPolicy struct{}
 
 func (offerHeadersPolicy) Do(req *policy.Request) (*http.Response, error) {
+	addTraceHeaders(req.Raw().Context(), req.Raw().Header)
 	if o, ok := req.Raw().Context().Value(offerKey{}).(*Offer); ok {
 		for k, v := range o.header {
 			req.Raw().Header[k] = v

@@ -1,0 +1,57 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// discard is a span exporter that drops what it is given: the benchmark
+// measures what the link costs a call, not a network.
+type discard struct{}
+
+func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }
+
+// BenchmarkToolsCall compares a tools/call through the MCP endpoint
+// without telemetry (off: no link) and with the link on, 100% sampled,
+// spans batched to an exporter that drops them and the duration histogram
+// aggregated.
+func BenchmarkToolsCall(b *testing.B) {
+	on, err := newTelemetry(sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{})), sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer on.Shutdown(context.Background())
+	for _, c := range []struct {
+		name string
+		tel  *Telemetry
+	}{{"off", nil}, {"on", on}} {
+		b.Run(c.name, func(b *testing.B) {
+			h := mcp.NewHandler(mcp.Server{
+				ToolsList: func(string) json.RawMessage {
+					return json.RawMessage(`[{"name":"greet","inputSchema":{"type":"object"}}]`)
+				},
+				CallTool: func(context.Context, *mcp.CallRequest) (*metadata.CallToolResult, error) {
+					return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("hi")}}, nil
+				},
+			}, &mcp.Options{Middleware: c.tel.Middleware()})
+			const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{},"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}}`
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, "/runtime/webhooks/mcp", strings.NewReader(body))
+				req.Header.Set("Accept", "application/json")
+				h.ServeHTTP(httptest.NewRecorder(), req)
+			}
+		})
+	}
+}
