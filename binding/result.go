@@ -3,7 +3,6 @@ package binding
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -300,7 +299,9 @@ const ProblemNoStructuredContent = "the result has no structuredContent, but the
 // OutputIssue is a result that breaks its tool's output rules: its
 // structuredContent does not match the output schema (Err is a
 // *ValidationError) or its content breaks the declared content kinds (Err
-// is a *ContentKindError).
+// is a *ContentKindError). It stays a type apart from [InputIssue], whose
+// shape it shares: callers tell a replaced result from a refused call with
+// errors.As. Both messages are made by issueMessage.
 type OutputIssue struct {
 	Tool string
 	// Mode is what was done: under [metadata.ValidationStrict] the result
@@ -312,17 +313,7 @@ type OutputIssue struct {
 
 // Error is the message of the isError result, naming the tool and giving
 // the JSON pointers of the problems.
-func (i *OutputIssue) Error() string {
-	var ve *ValidationError
-	if errors.As(i.Err, &ve) {
-		parts := make([]string, len(ve.Problems))
-		for j, p := range ve.Problems {
-			parts[j] = p.String()
-		}
-		return fmt.Sprintf("Output of tool '%s' does not match its output schema: %s", i.Tool, strings.Join(parts, "; "))
-	}
-	return fmt.Sprintf("Output of tool '%s' %v", i.Tool, i.Err)
-}
+func (i *OutputIssue) Error() string { return issueMessage("Output", "output", i.Tool, i.Err) }
 
 func (i *OutputIssue) Unwrap() error { return i.Err }
 

@@ -130,7 +130,9 @@ func (t *Tool) MissingArguments(args map[string]json.RawMessage) []string {
 }
 
 // InputIssue is a call whose arguments break the tool's input schema (Err is
-// a *ValidationError).
+// a *ValidationError). It stays a type apart from [OutputIssue], whose shape
+// it shares: callers tell a refused call from a replaced result with
+// errors.As. Both messages are made by issueMessage.
 type InputIssue struct {
 	Tool string
 	// Mode is what was done: under [metadata.ValidationStrict] the call was
@@ -141,16 +143,21 @@ type InputIssue struct {
 
 // Error is the message the call is refused with, naming the tool and giving
 // the JSON pointer of each problem in the arguments.
-func (i *InputIssue) Error() string {
+func (i *InputIssue) Error() string { return issueMessage("Input", "input", i.Tool, i.Err) }
+
+// issueMessage is the message of an [InputIssue] or an [OutputIssue]:
+// which part of the call of tool breaks its schema, with the JSON pointer
+// of each problem when err is a *ValidationError.
+func issueMessage(part, schema, tool string, err error) string {
 	var ve *ValidationError
-	if errors.As(i.Err, &ve) {
+	if errors.As(err, &ve) {
 		parts := make([]string, len(ve.Problems))
 		for j, p := range ve.Problems {
 			parts[j] = p.String()
 		}
-		return fmt.Sprintf("Input of tool '%s' does not match its input schema: %s", i.Tool, strings.Join(parts, "; "))
+		return fmt.Sprintf("%s of tool '%s' does not match its %s schema: %s", part, tool, schema, strings.Join(parts, "; "))
 	}
-	return fmt.Sprintf("Input of tool '%s' %v", i.Tool, i.Err)
+	return fmt.Sprintf("%s of tool '%s' %v", part, tool, err)
 }
 
 func (i *InputIssue) Unwrap() error { return i.Err }

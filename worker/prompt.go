@@ -182,6 +182,11 @@ func (b *PromptBuilder) WithDescription(description string) *PromptBuilder {
 	return b
 }
 
+// The setters below repeat ResourceBuilder's (and ToolBuilder's) on
+// purpose: each returns its own builder, so that calls chain, and a Go
+// method cannot return the type that embeds it. What they do is shared
+// (setMetadata, completionSet); only the one-line bodies repeat.
+
 // WithFunctionName sets the function folder name; the default is the
 // prompt name.
 func (b *PromptBuilder) WithFunctionName(name string) *PromptBuilder {

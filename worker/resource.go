@@ -170,6 +170,11 @@ func (b *ResourceBuilder) WithMimeType(mimeType string) *ResourceBuilder {
 // (templates are listed without one).
 func (b *ResourceBuilder) WithSize(size int64) *ResourceBuilder { b.size = &size; return b }
 
+// The setters below repeat PromptBuilder's (and ToolBuilder's) on purpose:
+// each returns its own builder, so that calls chain, and a Go method cannot
+// return the type that embeds it. What they do is shared (setMetadata,
+// completionSet); only the one-line bodies repeat.
+
 // WithFunctionName sets the function folder name. The default is made from
 // the URI: lower case, every run of other characters than letters and
 // digits replaced by "_" ("test://static-text" → "test_static_text").
