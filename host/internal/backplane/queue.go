@@ -29,7 +29,8 @@ const (
 	DefaultMaxIdleWait       = 2 * time.Second
 	DefaultMaxRetryWait      = 10 * time.Second
 	DefaultMessageTTL        = 10 * time.Minute
-	DefaultHotWindow         = 2 * time.Second
+	DefaultHotWindow         = time.Second
+	DefaultHotMaxWait        = 50 * time.Millisecond
 	DefaultHotPause          = 2 * time.Millisecond
 	DefaultReceivers         = 1
 	DefaultHeartbeat         = 15 * time.Second
@@ -68,12 +69,15 @@ type QueueOptions struct {
 	// MaxIdleWait caps the pause between two empty polls; default 2s.
 	MaxIdleWait time.Duration
 	// HotPause is the pause after the first empty poll that follows a
-	// message received or sent; default 2ms. Each further empty poll
-	// waits twice as long, up to MaxIdleWait.
+	// message received; default 2ms. Each further empty poll waits twice
+	// as long, up to HotMaxWait within HotWindow, then up to MaxIdleWait.
 	HotPause time.Duration
 	// HotWindow is how long after the last message sent or received the
-	// extra receivers (Receivers > 1) poll; default 2s.
+	// pause stays at most HotMaxWait (and the extra receivers, with
+	// Receivers > 1, poll); default 1s.
 	HotWindow time.Duration
+	// HotMaxWait caps the pause within HotWindow; default 50ms.
+	HotMaxWait time.Duration
 	// Receivers poll at once while messages flow (one otherwise); default
 	// 1. More help when a storage request takes much longer than the
 	// message rate; against Azurite on loopback they only load the
@@ -106,6 +110,7 @@ func (o *QueueOptions) withDefaults() {
 	def(&o.MaxIdleWait, DefaultMaxIdleWait)
 	def(&o.HotWindow, DefaultHotWindow)
 	def(&o.HotPause, DefaultHotPause)
+	def(&o.HotMaxWait, DefaultHotMaxWait)
 	def(&o.MaxRetryWait, DefaultMaxRetryWait)
 	def(&o.MessageTTL, DefaultMessageTTL)
 	def(&o.Heartbeat, DefaultHeartbeat)
@@ -187,7 +192,7 @@ func NewQueue(id string, s Storage, opts *QueueOptions) (*Queue, error) {
 		account: redactedURL(c.queues.URL()),
 		log:     o.Logger,
 		kickCh:  make(chan struct{}),
-		sched:   newPollSchedule(o.HotPause, o.MaxIdleWait),
+		sched:   newPollSchedule(o.HotPause, o.HotMaxWait, o.MaxIdleWait, o.HotWindow),
 	}
 	q.del = func(ctx context.Context, msgID, pop string) error {
 		_, err := q.own.DeleteMessage(ctx, msgID, pop, nil)
@@ -432,10 +437,12 @@ func (q *Queue) send(ctx context.Context, to string, m Message) (Outcome, error)
 	ch := q.waiting.add(m.ID)
 	defer q.waiting.remove(m.ID)
 	q.touch()
-	q.sched.sent()
-	q.kick() // receiver 0 may be in a long pause: the outcome comes soon
 	ttl := int32(q.opts.MessageTTL / time.Second)
-	if _, err := p.client.EnqueueMessage(ctx, text, &azqueue.EnqueueMessageOptions{TimeToLive: &ttl}); err != nil {
+	start := time.Now()
+	_, err = p.client.EnqueueMessage(ctx, text, &azqueue.EnqueueMessageOptions{TimeToLive: &ttl})
+	q.sched.sent(time.Since(start))
+	q.kick() // receiver 0 may be in a long pause: the outcome comes soon
+	if err != nil {
 		if blob != "" {
 			q.deleteBlob(context.WithoutCancel(ctx), to, blob)
 		}
@@ -448,15 +455,10 @@ func (q *Queue) send(ctx context.Context, to string, m Message) (Outcome, error)
 		}
 		return 0, shortError(err)
 	}
-	sent := time.Now()
-	out, err := awaitOutcome(ctx, ch, q.opts.Heartbeat, func(ctx context.Context) error {
+	return awaitOutcome(ctx, ch, q.opts.Heartbeat, func(ctx context.Context) error {
 		_, err := q.alive(ctx, to)
 		return err
 	})
-	if err == nil {
-		q.sched.answered(time.Since(sent))
-	}
-	return out, err
 }
 
 // upload stores the body of a large message in the container of instance
@@ -546,10 +548,10 @@ func (q *Queue) alive(ctx context.Context, id string) (*peer, error) {
 }
 
 // receive polls the instance's queue until ctx is done. Receiver 0 always
-// runs, on the pollSchedule: after messages, it polls again a little
-// before the next are due; after a message sent, a little before its
-// outcome is due; each empty poll then doubles the pause from HotPause up
-// to MaxIdleWait. A full batch is followed by the next poll at once. While
+// runs, on the pollSchedule: each empty poll doubles the pause from
+// HotPause (after messages received, or a message sent) up to HotMaxWait
+// within HotWindow of the last message, then up to MaxIdleWait. A full
+// batch is followed by the next poll at once. While
 // storage fails it waits 200 ms doubling up to MaxRetryWait. The others
 // poll beside it only while messages flow (HotWindow).
 func (q *Queue) receive(ctx context.Context, n int) {
@@ -591,7 +593,7 @@ func (q *Queue) receive(ctx context.Context, n int) {
 			retries.Reset()
 		}
 		if len(resp.Messages) > 0 {
-			q.sched.received(time.Now())
+			q.sched.received()
 		}
 		for _, dm := range resp.Messages {
 			q.handle(ctx, dm)
@@ -602,10 +604,8 @@ func (q *Queue) receive(ctx context.Context, n int) {
 			continue // more may wait
 		case n > 0:
 			continue // an extra receiver: polls while hot, without back-off
-		case len(resp.Messages) > 0:
-			wait = q.sched.next()
 		default:
-			wait = q.sched.empty()
+			wait = q.sched.next()
 		}
 		// A message sent meanwhile (a kick) may bring the next poll
 		// forward, never put it off: kicks may come faster than polls.
