@@ -592,11 +592,14 @@ func (q *Queue) receive(ctx context.Context, n int) {
 			failures = 0
 			retries.Reset()
 		}
-		if len(resp.Messages) > 0 {
-			q.sched.received()
-		}
+		clientMessages := false
 		for _, dm := range resp.Messages {
-			q.handle(ctx, dm)
+			clientMessages = q.handle(ctx, dm) || clientMessages
+		}
+		if clientMessages {
+			// Outcomes alone do not: nothing more comes after them
+			// unless this instance sends again.
+			q.sched.received()
 		}
 		var wait time.Duration
 		switch {
@@ -605,13 +608,13 @@ func (q *Queue) receive(ctx context.Context, n int) {
 		case n > 0:
 			continue // an extra receiver: polls while hot, without back-off
 		default:
-			wait = q.sched.next()
+			wait = q.sched.next(q.waiting.count() > 0)
 		}
 		// A message sent meanwhile (a kick) may bring the next poll
 		// forward, never put it off: kicks may come faster than polls.
 		until := time.Now().Add(wait)
 		for q.pause(ctx, time.Until(until)) {
-			if sooner := time.Now().Add(q.sched.next()); sooner.Before(until) {
+			if sooner := time.Now().Add(q.sched.next(true)); sooner.Before(until) {
 				until = sooner
 			}
 		}
@@ -620,10 +623,11 @@ func (q *Queue) receive(ctx context.Context, n int) {
 
 // handle acts on one received message: an outcome goes to the sender
 // waiting for it, a client message to its stream (its outcome back to its
-// sender); an undecodable one is logged and deleted.
-func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) {
+// sender); an undecodable one is logged and deleted. It reports whether
+// it was a client message.
+func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) bool {
 	if dm == nil || dm.MessageID == nil || dm.PopReceipt == nil {
-		return
+		return false
 	}
 	msgID, pop := *dm.MessageID, *dm.PopReceipt
 	del := func() {
@@ -642,14 +646,14 @@ func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) {
 	if err != nil {
 		q.log.Error("backplane: dropping a message that does not decode", "queue", q.QueueName(), "messageId", msgID, "error", err)
 		del()
-		return
+		return false
 	}
 	if env.isOutcome() {
 		// Not deleted: an outcome lives less long than the visibility
 		// timeout, so it expires before it could be received again.
 		out, _ := parseOutcome(env.Outcome)
 		q.waiting.resolve(env.ID, out)
-		return
+		return false
 	}
 	q.touch()
 	m := Message{ID: env.ID, ClientID: env.ClientID, Body: env.Message}
@@ -669,7 +673,7 @@ func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) {
 					"queue", q.QueueName(), "blob", env.Blob, "client", m.ClientID, "error", err)
 				finish()
 				q.sendOutcome(env.From, m.ID, Full)
-				return
+				return true
 			}
 			m.Body = body
 		}
@@ -678,6 +682,7 @@ func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) {
 	if answer {
 		q.sendOutcome(env.From, m.ID, out)
 	}
+	return true
 }
 
 // outcomeTTL is how long an outcome message lives: as long as its sender

@@ -9,9 +9,10 @@ import (
 // poll, so that polls follow the traffic. After a poll that brought
 // messages the pause starts again from first; after a message sent, from
 // twice the time the send's request took (its outcome cannot come
-// sooner). Each empty poll then doubles the pause, up to warmMost within
-// window of the last message (a client's next message is likely soon, and
-// found within warmMost), and up to most after that. Storage requests thus
+// sooner). Each empty poll then doubles the pause, up to warmMost while an
+// outcome is awaited or within window of the last message received (a
+// client's next message is likely soon, and found within warmMost), and
+// up to most after that. Storage requests thus
 // grow with the messages (a few per message, a few dozen for one after a
 // silence) rather than with the time a queue has been busy.
 //
@@ -43,16 +44,17 @@ func (s *pollSchedule) received() {
 func (s *pollSchedule) sent(took time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pause, s.doubling, s.last = min(max(s.first, 2*took), s.warmMost), s.first, time.Now()
+	s.pause, s.doubling = min(max(s.first, 2*took), s.warmMost), s.first
 }
 
 // next returns the pause before the next poll and moves on: the one after
-// is twice as long, up to the bound of the moment.
-func (s *pollSchedule) next() time.Duration {
+// is twice as long, up to the bound of the moment: warmMost while an
+// outcome is awaited, or within window of the last message received.
+func (s *pollSchedule) next(awaiting bool) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	bound := s.most
-	if time.Since(s.last) < s.window {
+	if awaiting || time.Since(s.last) < s.window {
 		bound = s.warmMost
 	}
 	p := min(s.pause, bound)
