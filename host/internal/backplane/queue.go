@@ -59,6 +59,7 @@ const (
 	// and are never removed.
 	HeartbeatKey = "funcmcpheartbeat"
 	asyncWorkers = 8
+	jobBuffer    = 4096
 )
 
 // QueueOptions configures [NewQueue]. A nil *QueueOptions means defaults.
@@ -149,6 +150,8 @@ type Queue struct {
 
 	jobsMu sync.RWMutex
 	jobs   chan func(context.Context)
+	jobCap int             // the jobs waiting for a worker at most; tests lower it
+	jobCtx context.Context // ends with the instance; set by Start
 	closed bool
 
 	mu      sync.Mutex
@@ -192,6 +195,8 @@ func NewQueue(id string, s Storage, opts *QueueOptions) (*Queue, error) {
 		account: redactedURL(c.queues.URL()),
 		log:     o.Logger,
 		kickCh:  make(chan struct{}),
+		jobCap:  jobBuffer,
+		jobCtx:  context.Background(),
 		sched:   newPollSchedule(o.HotPause, o.HotMaxWait, o.MaxIdleWait, o.HotWindow),
 	}
 	q.del = func(ctx context.Context, msgID, pop string) error {
@@ -252,11 +257,12 @@ func (q *Queue) Start(ctx context.Context, deliver Deliver) error {
 	q.cancel = cancel
 	q.in = newInbound("queue "+q.QueueName(), deliver, q.opts.Hold, q.log)
 	q.in.start(lctx)
-	q.jobs = make(chan func(context.Context), 4096)
+	q.jobs = make(chan func(context.Context), q.jobCap)
+	q.jobCtx = lctx
 	for range asyncWorkers {
 		q.workers.Go(func() {
 			for job := range q.jobs {
-				job(lctx)
+				q.run(job)
 			}
 		})
 	}
@@ -340,6 +346,9 @@ func (q *Queue) halt() bool {
 }
 
 // async runs job on a worker (deletes, outcomes): off the receive loop.
+// When the workers are behind and their buffer is full, it runs job at
+// once, slowing the loop down; every job ends within the outcome timeout,
+// so a storage that does not answer never stops the loop.
 func (q *Queue) async(job func(context.Context)) {
 	q.jobsMu.RLock()
 	defer q.jobsMu.RUnlock()
@@ -349,8 +358,15 @@ func (q *Queue) async(job func(context.Context)) {
 	select {
 	case q.jobs <- job:
 	default:
-		job(context.Background()) // the workers are behind: slow the loop down
+		q.run(job)
 	}
+}
+
+// run runs one job within the outcome timeout.
+func (q *Queue) run(job func(context.Context)) {
+	ctx, cancel := context.WithTimeout(q.jobCtx, q.opts.OutcomeTimeout)
+	defer cancel()
+	job(ctx)
 }
 
 // touch marks traffic: the receivers poll without back-off for HotWindow.
