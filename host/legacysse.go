@@ -45,8 +45,9 @@ const (
 	SettingRedis = "FUNCMCP_REDIS"
 	// SettingHeartbeat is how often an instance tells the others it is
 	// alive ("15s", or a time span "00:00:15"); default 15s for
-	// azurequeues, 5s for redis. An instance silent for three heartbeats
-	// is dead: messages for it are refused at once.
+	// azurequeues, 5s for redis. Messages for an instance silent for three
+	// heartbeats get 503 (it may be paused); for one silent for six, 400
+	// (it is dead).
 	SettingHeartbeat = "FUNCMCP_BACKPLANE_HEARTBEAT"
 )
 

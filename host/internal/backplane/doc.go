@@ -17,8 +17,22 @@
 // it, and offered again until taken, so nothing accepted is lost and a
 // stream's messages keep their order. A message is deleted from its queue
 // only once its outcome is decided. Duplicates (a queue message whose
-// lease ran out) are dropped by id. An instance whose heartbeat is older
-// than StaleBeats heartbeats is dead: Send fails at once with an error
-// matching ErrUnknownInstance, and every Queue instance removes queues and
-// containers whose heartbeat is older than RemoveBeats.
+// lease ran out) are dropped by id.
+//
+// Liveness: an instance whose heartbeat is older than StaleBeats
+// heartbeats may be paused: Send fails at once with an error matching
+// ErrUnsure (the client may retry). Older than DeadBeats it is dead: Send
+// fails with an error matching ErrUnknownInstance (the stream is gone).
+// Every Queue instance removes queues and containers whose heartbeat is
+// older than RemoveBeats. Records that storage lost (restarted empty, or
+// swept while the instance was paused) are made again on use: an instance
+// makes its queue, container or heartbeat key again when it finds it
+// gone, and a sender makes a live peer's lost container; while this
+// instance's own records were lost lately, a peer's missing ones mean
+// ErrUnsure, not gone.
+//
+// Every Send, its storage calls included, ends within its outcome
+// timeout. Message and instance ids are checked before any storage call.
+// A queue is polled on a schedule that follows the traffic (see
+// pollSchedule).
 package backplane

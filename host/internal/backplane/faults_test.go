@@ -305,3 +305,31 @@ func TestRedisFaults(t *testing.T) {
 		assert.ErrorIs(t, err, ErrUnknownInstance)
 	})
 }
+
+// TestQueueSlowStorageDoesNotStopTheReceiveLoop: the deletes and outcome
+// messages run off the receive loop; when their workers and buffer are
+// full, a job runs on the loop, but within the outcome timeout: storage
+// that holds every delete slows the loop down, never stops it.
+func TestQueueSlowStorageDoesNotStopTheReceiveLoop(t *testing.T) {
+	az := testutil.StartAzurite(t, repoRoot(t))
+	ctx := t.Context()
+	a := newTestQueue(t, "slowdeletes", Storage{ConnectionString: az.ConnectionString()}, &QueueOptions{OutcomeTimeout: 500 * time.Millisecond})
+	a.jobCap = 1
+	a.del = func(ctx context.Context, _, _ string) error {
+		<-ctx.Done() // storage that never answers
+		return ctx.Err()
+	}
+	sa := newStreams("client1")
+	require.NoError(t, a.Start(ctx, sa.deliver))
+	defer a.Stop(context.WithoutCancel(ctx))
+	raw, err := azqueue.NewQueueClientFromConnectionString(az.ConnectionString(), a.QueueName(), nil)
+	require.NoError(t, err)
+	const n = 16 // more than the 8 workers and the buffer
+	for i := range n {
+		text, err := encodeQueueText(&envelope{ID: fmt.Sprintf("m%d", i), ClientID: "client1", Message: msg(i).Body})
+		require.NoError(t, err)
+		_, err = raw.EnqueueMessage(ctx, text, nil)
+		require.NoError(t, err)
+	}
+	sa.waitFor(t, "client1", n, 30*time.Second)
+}

@@ -29,7 +29,8 @@ const (
 	DefaultMaxIdleWait       = 2 * time.Second
 	DefaultMaxRetryWait      = 10 * time.Second
 	DefaultMessageTTL        = 10 * time.Minute
-	DefaultHotWindow         = 2 * time.Second
+	DefaultHotWindow         = time.Second
+	DefaultHotMaxWait        = 50 * time.Millisecond
 	DefaultHotPause          = 2 * time.Millisecond
 	DefaultReceivers         = 1
 	DefaultHeartbeat         = 15 * time.Second
@@ -58,6 +59,7 @@ const (
 	// and are never removed.
 	HeartbeatKey = "funcmcpheartbeat"
 	asyncWorkers = 8
+	jobBuffer    = 4096
 )
 
 // QueueOptions configures [NewQueue]. A nil *QueueOptions means defaults.
@@ -68,12 +70,15 @@ type QueueOptions struct {
 	// MaxIdleWait caps the pause between two empty polls; default 2s.
 	MaxIdleWait time.Duration
 	// HotPause is the pause after the first empty poll that follows a
-	// message received or sent; default 2ms. Each further empty poll
-	// waits twice as long, up to MaxIdleWait.
+	// message received; default 2ms. Each further empty poll waits twice
+	// as long, up to HotMaxWait within HotWindow, then up to MaxIdleWait.
 	HotPause time.Duration
 	// HotWindow is how long after the last message sent or received the
-	// extra receivers (Receivers > 1) poll; default 2s.
+	// pause stays at most HotMaxWait (and the extra receivers, with
+	// Receivers > 1, poll); default 1s.
 	HotWindow time.Duration
+	// HotMaxWait caps the pause within HotWindow; default 50ms.
+	HotMaxWait time.Duration
 	// Receivers poll at once while messages flow (one otherwise); default
 	// 1. More help when a storage request takes much longer than the
 	// message rate; against Azurite on loopback they only load the
@@ -106,6 +111,7 @@ func (o *QueueOptions) withDefaults() {
 	def(&o.MaxIdleWait, DefaultMaxIdleWait)
 	def(&o.HotWindow, DefaultHotWindow)
 	def(&o.HotPause, DefaultHotPause)
+	def(&o.HotMaxWait, DefaultHotMaxWait)
 	def(&o.MaxRetryWait, DefaultMaxRetryWait)
 	def(&o.MessageTTL, DefaultMessageTTL)
 	def(&o.Heartbeat, DefaultHeartbeat)
@@ -144,6 +150,8 @@ type Queue struct {
 
 	jobsMu sync.RWMutex
 	jobs   chan func(context.Context)
+	jobCap int             // the jobs waiting for a worker at most; tests lower it
+	jobCtx context.Context // ends with the instance; set by Start
 	closed bool
 
 	mu      sync.Mutex
@@ -187,7 +195,9 @@ func NewQueue(id string, s Storage, opts *QueueOptions) (*Queue, error) {
 		account: redactedURL(c.queues.URL()),
 		log:     o.Logger,
 		kickCh:  make(chan struct{}),
-		sched:   newPollSchedule(o.HotPause, o.MaxIdleWait),
+		jobCap:  jobBuffer,
+		jobCtx:  context.Background(),
+		sched:   newPollSchedule(o.HotPause, o.HotMaxWait, o.MaxIdleWait, o.HotWindow),
 	}
 	q.del = func(ctx context.Context, msgID, pop string) error {
 		_, err := q.own.DeleteMessage(ctx, msgID, pop, nil)
@@ -247,11 +257,12 @@ func (q *Queue) Start(ctx context.Context, deliver Deliver) error {
 	q.cancel = cancel
 	q.in = newInbound("queue "+q.QueueName(), deliver, q.opts.Hold, q.log)
 	q.in.start(lctx)
-	q.jobs = make(chan func(context.Context), 4096)
+	q.jobs = make(chan func(context.Context), q.jobCap)
+	q.jobCtx = lctx
 	for range asyncWorkers {
 		q.workers.Go(func() {
 			for job := range q.jobs {
-				job(lctx)
+				q.run(job)
 			}
 		})
 	}
@@ -335,6 +346,9 @@ func (q *Queue) halt() bool {
 }
 
 // async runs job on a worker (deletes, outcomes): off the receive loop.
+// When the workers are behind and their buffer is full, it runs job at
+// once, slowing the loop down; every job ends within the outcome timeout,
+// so a storage that does not answer never stops the loop.
 func (q *Queue) async(job func(context.Context)) {
 	q.jobsMu.RLock()
 	defer q.jobsMu.RUnlock()
@@ -344,8 +358,15 @@ func (q *Queue) async(job func(context.Context)) {
 	select {
 	case q.jobs <- job:
 	default:
-		job(context.Background()) // the workers are behind: slow the loop down
+		q.run(job)
 	}
+}
+
+// run runs one job within the outcome timeout.
+func (q *Queue) run(job func(context.Context)) {
+	ctx, cancel := context.WithTimeout(q.jobCtx, q.opts.OutcomeTimeout)
+	defer cancel()
+	job(ctx)
 }
 
 // touch marks traffic: the receivers poll without back-off for HotWindow.
@@ -432,10 +453,12 @@ func (q *Queue) send(ctx context.Context, to string, m Message) (Outcome, error)
 	ch := q.waiting.add(m.ID)
 	defer q.waiting.remove(m.ID)
 	q.touch()
-	q.sched.sent()
-	q.kick() // receiver 0 may be in a long pause: the outcome comes soon
 	ttl := int32(q.opts.MessageTTL / time.Second)
-	if _, err := p.client.EnqueueMessage(ctx, text, &azqueue.EnqueueMessageOptions{TimeToLive: &ttl}); err != nil {
+	start := time.Now()
+	_, err = p.client.EnqueueMessage(ctx, text, &azqueue.EnqueueMessageOptions{TimeToLive: &ttl})
+	q.sched.sent(time.Since(start))
+	q.kick() // receiver 0 may be in a long pause: the outcome comes soon
+	if err != nil {
 		if blob != "" {
 			q.deleteBlob(context.WithoutCancel(ctx), to, blob)
 		}
@@ -448,15 +471,10 @@ func (q *Queue) send(ctx context.Context, to string, m Message) (Outcome, error)
 		}
 		return 0, shortError(err)
 	}
-	sent := time.Now()
-	out, err := awaitOutcome(ctx, ch, q.opts.Heartbeat, func(ctx context.Context) error {
+	return awaitOutcome(ctx, ch, q.opts.Heartbeat, func(ctx context.Context) error {
 		_, err := q.alive(ctx, to)
 		return err
 	})
-	if err == nil {
-		q.sched.answered(time.Since(sent))
-	}
-	return out, err
 }
 
 // upload stores the body of a large message in the container of instance
@@ -546,10 +564,10 @@ func (q *Queue) alive(ctx context.Context, id string) (*peer, error) {
 }
 
 // receive polls the instance's queue until ctx is done. Receiver 0 always
-// runs, on the pollSchedule: after messages, it polls again a little
-// before the next are due; after a message sent, a little before its
-// outcome is due; each empty poll then doubles the pause from HotPause up
-// to MaxIdleWait. A full batch is followed by the next poll at once. While
+// runs, on the pollSchedule: each empty poll doubles the pause from
+// HotPause (after messages received, or a message sent) up to HotMaxWait
+// within HotWindow of the last message, then up to MaxIdleWait. A full
+// batch is followed by the next poll at once. While
 // storage fails it waits 200 ms doubling up to MaxRetryWait. The others
 // poll beside it only while messages flow (HotWindow).
 func (q *Queue) receive(ctx context.Context, n int) {
@@ -590,11 +608,14 @@ func (q *Queue) receive(ctx context.Context, n int) {
 			failures = 0
 			retries.Reset()
 		}
-		if len(resp.Messages) > 0 {
-			q.sched.received(time.Now())
-		}
+		clientMessages := false
 		for _, dm := range resp.Messages {
-			q.handle(ctx, dm)
+			clientMessages = q.handle(ctx, dm) || clientMessages
+		}
+		if clientMessages {
+			// Outcomes alone do not: nothing more comes after them
+			// unless this instance sends again.
+			q.sched.received()
 		}
 		var wait time.Duration
 		switch {
@@ -602,16 +623,14 @@ func (q *Queue) receive(ctx context.Context, n int) {
 			continue // more may wait
 		case n > 0:
 			continue // an extra receiver: polls while hot, without back-off
-		case len(resp.Messages) > 0:
-			wait = q.sched.next()
 		default:
-			wait = q.sched.empty()
+			wait = q.sched.next(q.waiting.count() > 0)
 		}
 		// A message sent meanwhile (a kick) may bring the next poll
 		// forward, never put it off: kicks may come faster than polls.
 		until := time.Now().Add(wait)
 		for q.pause(ctx, time.Until(until)) {
-			if sooner := time.Now().Add(q.sched.next()); sooner.Before(until) {
+			if sooner := time.Now().Add(q.sched.next(true)); sooner.Before(until) {
 				until = sooner
 			}
 		}
@@ -620,10 +639,11 @@ func (q *Queue) receive(ctx context.Context, n int) {
 
 // handle acts on one received message: an outcome goes to the sender
 // waiting for it, a client message to its stream (its outcome back to its
-// sender); an undecodable one is logged and deleted.
-func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) {
+// sender); an undecodable one is logged and deleted. It reports whether
+// it was a client message.
+func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) bool {
 	if dm == nil || dm.MessageID == nil || dm.PopReceipt == nil {
-		return
+		return false
 	}
 	msgID, pop := *dm.MessageID, *dm.PopReceipt
 	del := func() {
@@ -642,14 +662,14 @@ func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) {
 	if err != nil {
 		q.log.Error("backplane: dropping a message that does not decode", "queue", q.QueueName(), "messageId", msgID, "error", err)
 		del()
-		return
+		return false
 	}
 	if env.isOutcome() {
 		// Not deleted: an outcome lives less long than the visibility
 		// timeout, so it expires before it could be received again.
 		out, _ := parseOutcome(env.Outcome)
 		q.waiting.resolve(env.ID, out)
-		return
+		return false
 	}
 	q.touch()
 	m := Message{ID: env.ID, ClientID: env.ClientID, Body: env.Message}
@@ -669,7 +689,7 @@ func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) {
 					"queue", q.QueueName(), "blob", env.Blob, "client", m.ClientID, "error", err)
 				finish()
 				q.sendOutcome(env.From, m.ID, Full)
-				return
+				return true
 			}
 			m.Body = body
 		}
@@ -678,6 +698,7 @@ func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) {
 	if answer {
 		q.sendOutcome(env.From, m.ID, out)
 	}
+	return true
 }
 
 // outcomeTTL is how long an outcome message lives: as long as its sender

@@ -23,11 +23,12 @@ import (
 
 // paced sends n messages from b to instance to, one every gap.
 func paced(b *testing.B, from Backplane, to string, n int, gap time.Duration) {
+	b.Helper()
 	ctx := b.Context()
 	t := time.NewTicker(gap)
 	defer t.Stop()
 	for i := range n {
-		out, err := from.Send(ctx, to, Message{ID: fmt.Sprintf("p%d", i), ClientID: "client1", Body: msg(i).Body})
+		out, err := from.Send(ctx, to, Message{ID: fmt.Sprintf("p%d-%d", gap.Milliseconds(), i), ClientID: "client1", Body: msg(i).Body})
 		require.NoError(b, err)
 		require.Equal(b, Taken, out)
 		<-t.C
@@ -61,6 +62,11 @@ func BenchmarkQueueRequests(b *testing.B) {
 		for k, v := range counted.counts() {
 			b.Logf("traffic %s: %d", k, v-kinds[k])
 		}
+		// One message every 1.5 s, as an interactive client sends them.
+		time.Sleep(10 * time.Second)
+		before = counted.total.Load()
+		paced(b, sender, "reqowner", 10, 1500*time.Millisecond)
+		b.ReportMetric(float64(counted.total.Load()-before)/10, "requests/msg-each-1.5s")
 		// Idle: the first seconds still ramp down from the traffic.
 		time.Sleep(10 * time.Second)
 		before = counted.total.Load()
