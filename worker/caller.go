@@ -21,13 +21,18 @@ import (
 // authorization is for the whole app; check [ToolContext.Caller] in the
 // handler there). offline_access is refused. Calls add up.
 func (b *ToolBuilder) WithRequiredScopes(scopes ...string) *ToolBuilder {
-	all := append(slices.Clone(b.scopes), scopes...)
-	if err := metadata.CheckScopes(all); err != nil {
-		b.errs = append(b.errs, ruleErr(ErrScope, "%v", err))
-		return b
-	}
-	b.scopes = all
+	b.scopes, b.errs = addScopes(b.scopes, b.errs, scopes)
 	return b
+}
+
+// addScopes adds scopes to those a builder holds when together they pass
+// metadata.CheckScopes; otherwise it keeps them and adds the error.
+func addScopes(held []string, errs []error, scopes []string) ([]string, []error) {
+	all := append(slices.Clone(held), scopes...)
+	if err := metadata.CheckScopes(all); err != nil {
+		return held, append(errs, ruleErr(ErrScope, "%v", err))
+	}
+	return all, errs
 }
 
 // Headers of the caller's identity, as App Service authentication (Easy

@@ -211,12 +211,7 @@ func (b *PromptBuilder) WithIcons(icons ...Icon) *PromptBuilder {
 // WithRequiredScopes names OAuth scopes a caller's token must grant to
 // get this prompt, as [ToolBuilder.WithRequiredScopes] does for a tool.
 func (b *PromptBuilder) WithRequiredScopes(scopes ...string) *PromptBuilder {
-	all := append(slices.Clone(b.scopes), scopes...)
-	if err := metadata.CheckScopes(all); err != nil {
-		b.errs = append(b.errs, ruleErr(ErrScope, "%v", err))
-		return b
-	}
-	b.scopes = all
+	b.scopes, b.errs = addScopes(b.scopes, b.errs, scopes)
 	return b
 }
 

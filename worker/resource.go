@@ -200,12 +200,7 @@ func (b *ResourceBuilder) WithIcons(icons ...Icon) *ResourceBuilder {
 // WithRequiredScopes names OAuth scopes a caller's token must grant to
 // read this resource, as [ToolBuilder.WithRequiredScopes] does for a tool.
 func (b *ResourceBuilder) WithRequiredScopes(scopes ...string) *ResourceBuilder {
-	all := append(slices.Clone(b.scopes), scopes...)
-	if err := metadata.CheckScopes(all); err != nil {
-		b.errs = append(b.errs, ruleErr(ErrScope, "%v", err))
-		return b
-	}
-	b.scopes = all
+	b.scopes, b.errs = addScopes(b.scopes, b.errs, scopes)
 	return b
 }
 
