@@ -177,7 +177,12 @@ func (l *legacy) start(ctx context.Context) error {
 	return l.bp.Start(ctx, l.deliver)
 }
 
-// deliver is where every message another instance sends is dispatched:
+// deliver is where every message another instance sends is dispatched.
+// backplane.Outcome and mcp.Delivery name the same three outcomes; this is
+// their one mapping: Delivered is Taken, DeliveryFull is Full,
+// DeliveryGone is Gone (mcp cannot import backplane, and backplane need
+// not know mcp).
+//
 // a client's response goes to the call waiting for it, anything else to
 // its legacy SSE stream. A response nothing waits for can never be
 // delivered: it is dropped (logged at debug) and its sender told.

@@ -132,3 +132,48 @@ func queueGone(t *testing.T, az *testutil.Azurite, id string) bool {
 	_, err = svc.NewQueueClient("mcp-backplane-"+id).GetProperties(t.Context(), nil)
 	return queueerror.HasCode(err, queueerror.QueueNotFound)
 }
+
+// TestMultiInstanceKilledOwnerBounds: after its owner is killed, a
+// stream's POSTs through the other instance get 503 (retry) while the
+// owner is merely late, then 400 (gone) for good; never 202. The times
+// are logged for docs/several-instances.md (here with a 1 s heartbeat:
+// 400 from six heartbeats).
+func TestMultiInstanceKilledOwnerBounds(t *testing.T) {
+	for _, kind := range backplanes {
+		t.Run(kind, func(t *testing.T) {
+			f := startFleet(t, kind)
+			env := append(append([]string{}, f.env...), "FUNCMCP_BACKPLANE_HEARTBEAT=1s")
+			app := sample(t)
+			a := startHostEnv(t, app, env)
+			b := startHostEnv(t, app, env)
+			c, _ := openClient(t, 1, a, b)
+			code, body, err := postTo(t.Context(), c.post, pingMessage(1))
+			require.NoError(t, err)
+			require.Equal(t, http.StatusAccepted, code, body)
+			a.kill(t)
+			killed := time.Now()
+			n503 := 0
+			for i := 0; ; i++ {
+				code, body, err := postTo(t.Context(), c.post, pingMessage(10+i))
+				require.NoError(t, err)
+				took := time.Since(killed)
+				require.Contains(t, []int{http.StatusServiceUnavailable, http.StatusBadRequest}, code, body)
+				if code == http.StatusServiceUnavailable {
+					n503++
+				}
+				if code == http.StatusBadRequest {
+					t.Logf("%s, heartbeat 1s: %d POSTs got 503, then 400 %s after the kill",
+						kind, n503, took.Round(10*time.Millisecond))
+					break
+				}
+				require.Less(t, took, 2*time.Minute, "no 400 yet")
+				time.Sleep(100 * time.Millisecond)
+			}
+			for i := range 3 {
+				code, body, err := postTo(t.Context(), c.post, pingMessage(100+i))
+				require.NoError(t, err)
+				assert.Equal(t, http.StatusBadRequest, code, body)
+			}
+		})
+	}
+}

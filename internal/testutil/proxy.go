@@ -1,8 +1,6 @@
 package testutil
 
 import (
-	"errors"
-	"io"
 	"net"
 	"sync"
 	"testing"
@@ -111,10 +109,7 @@ func (p *HoldProxy) pipe(dst, src net.Conn) {
 				return
 			}
 		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				return
-			}
+		if err != nil { // io.EOF or a closed connection
 			return
 		}
 	}

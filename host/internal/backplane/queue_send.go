@@ -1,0 +1,162 @@
+package backplane
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2/queueerror"
+)
+
+// Send stores m in the queue of instance to (a large body in a blob of its
+// container) and waits for its outcome, all within OutcomeTimeout.
+func (q *Queue) Send(ctx context.Context, to string, m Message) (Outcome, error) {
+	if err := checkSend(to, m); err != nil {
+		return 0, err
+	}
+	sctx, cancel := context.WithTimeout(ctx, q.opts.OutcomeTimeout)
+	defer cancel()
+	out, err := q.send(sctx, to, m)
+	return out, sendError(ctx, sctx, to, err)
+}
+
+func (q *Queue) send(ctx context.Context, to string, m Message) (Outcome, error) {
+	p, err := q.alive(ctx, to)
+	if err != nil {
+		return 0, err
+	}
+	env := envelope{ID: m.ID, ClientID: m.ClientID, Message: m.Body, From: q.id}
+	text, err := encodeQueueText(&env)
+	if err != nil {
+		return 0, err
+	}
+	blob := ""
+	if len(text) > maxQueueText {
+		if q.blobs == nil {
+			return 0, fmt.Errorf("a message of %d bytes needs a blob and connection %s has no blob endpoint", len(m.Body), q.conn)
+		}
+		blob = m.ID
+		if err := q.upload(ctx, to, blob, m.Body); err != nil {
+			return 0, err
+		}
+		env.Message, env.Blob = nil, blob
+		if text, err = encodeQueueText(&env); err != nil {
+			return 0, err
+		}
+	}
+	ch := q.waiting.add(m.ID)
+	defer q.waiting.remove(m.ID)
+	q.touch()
+	ttl := int32(q.opts.MessageTTL / time.Second)
+	start := time.Now()
+	_, err = p.client.EnqueueMessage(ctx, text, &azqueue.EnqueueMessageOptions{TimeToLive: &ttl})
+	q.sched.sent(time.Since(start))
+	q.kick() // receiver 0 may be in a long pause: the outcome comes soon
+	if err != nil {
+		if blob != "" {
+			q.deleteBlob(context.WithoutCancel(ctx), to, blob)
+		}
+		if queueerror.HasCode(err, queueerror.QueueNotFound) {
+			// Gone for good (its id is never reused), or storage lost it:
+			// forget it either way, or the map grows with every instance
+			// ever seen.
+			q.peers.Delete(to)
+			return 0, q.missing(ctx, to)
+		}
+		return 0, shortError(err)
+	}
+	return awaitOutcome(ctx, ch, q.opts.Heartbeat, func(ctx context.Context) error {
+		_, err := q.alive(ctx, to)
+		return err
+	})
+}
+
+// upload stores the body of a large message in the container of instance
+// to. That instance was alive a moment ago: a missing container was lost
+// (the instance was swept while paused, or storage restarted empty) and
+// is made again.
+func (q *Queue) upload(ctx context.Context, to, name string, body []byte) error {
+	container := QueuePrefix + to
+	_, err := q.blobs.UploadBuffer(ctx, container, name, body, nil)
+	if err != nil && hasCode(err, string(bloberror.ContainerNotFound)) {
+		if _, cerr := q.blobs.CreateContainer(ctx, container, nil); cerr != nil && !hasCode(cerr, string(bloberror.ContainerAlreadyExists)) {
+			return fmt.Errorf("making the lost container %s again: %w", container, shortError(cerr))
+		}
+		q.log.Info("backplane: made the lost blob container of an instance again", "container", container)
+		_, err = q.blobs.UploadBuffer(ctx, container, name, body, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("storing the message body: %w", shortError(err))
+	}
+	return nil
+}
+
+// missing judges a peer whose queue is not there: gone, unless storage
+// lost this instance's queue too (it was restarted empty), or did a short
+// while ago: every live instance is making its queue again then.
+func (q *Queue) missing(ctx context.Context, id string) error {
+	if q.lost.recent(q.opts.Heartbeat) {
+		return &UnsureError{Instance: id}
+	}
+	_, err := q.own.GetProperties(ctx, nil)
+	switch {
+	case err == nil:
+		return &InstanceGoneError{Instance: id}
+	case queueerror.HasCode(err, queueerror.QueueNotFound):
+		q.lost.mark()
+		q.async(func(ctx context.Context) { q.recreate(ctx) })
+		return &UnsureError{Instance: id}
+	}
+	return shortError(err)
+}
+
+func encodeQueueText(e *envelope) (string, error) {
+	data, err := json.Marshal(e)
+	if err != nil {
+		return "", fmt.Errorf("encoding the message: %w", err)
+	}
+	return base64.StdEncoding.EncodeToString(data), nil
+}
+
+// alive returns the peer named when its heartbeat is fresh: read from its
+// queue's metadata at most once a heartbeat, by one caller at a time; the
+// others wait for it no longer than their ctx.
+func (q *Queue) alive(ctx context.Context, id string) (*peer, error) {
+	v, ok := q.peers.Load(id)
+	if !ok {
+		v, _ = q.peers.LoadOrStore(id, &peer{client: q.svc.NewQueueClient(QueuePrefix + id), lock: make(chan struct{}, 1)})
+	}
+	p := v.(*peer)
+	select {
+	case p.lock <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-p.lock }()
+	if time.Since(p.checked) < q.opts.Heartbeat {
+		return p, nil
+	}
+	props, err := p.client.GetProperties(ctx, nil)
+	if err != nil {
+		if queueerror.HasCode(err, queueerror.QueueNotFound) {
+			q.peers.Delete(id)
+			return nil, q.missing(ctx, id)
+		}
+		return nil, shortError(err)
+	}
+	beat, ok := beatOf(props.Metadata)
+	if !ok {
+		q.peers.Delete(id)
+		return nil, &InstanceGoneError{Instance: id}
+	}
+	if err := verdict(id, beat, q.opts.Heartbeat); err != nil {
+		q.peers.Delete(id)
+		return nil, err
+	}
+	p.checked = time.Now()
+	return p, nil
+}
