@@ -78,17 +78,21 @@ func (iv *invocation) workerLogs(ctx context.Context, lines []string) {
 
 type ownerKey struct{}
 
-// withOwner puts the owner of the request (owner.Of) on its context: the
-// owner of the work its calls leave running.
+// withOwner makes the owner of the request (owner.Of) known to its calls:
+// the owner of the work they leave running. It is worked out only when a
+// call asks (ownerOf), so a request that starts no task pays no digest.
 func withOwner(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ownerKey{}, owner.Of(r))))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ownerKey{}, r)))
 	})
 }
 
-// ownerOf returns the owner withOwner put on ctx ("" when none: all such
-// work counts as one owner's).
+// ownerOf returns the owner of the request withOwner saw ("" when none:
+// all such work counts as one owner's).
 func ownerOf(ctx context.Context) owner.ID {
-	id, _ := ctx.Value(ownerKey{}).(owner.ID)
-	return id
+	r, _ := ctx.Value(ownerKey{}).(*http.Request)
+	if r == nil {
+		return ""
+	}
+	return owner.Of(r)
 }
