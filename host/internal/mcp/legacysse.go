@@ -264,10 +264,12 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	l.streams[id] = s
 	l.mu.Unlock()
 	defer func() {
+		// Its bytes first: a stream no longer counted holds none (a message
+		// that finds it closed meanwhile is told there is no stream).
+		l.drop(s)
 		l.mu.Lock()
 		delete(l.streams, id)
 		l.mu.Unlock()
-		l.drop(s)
 	}()
 
 	endpoint := "message?" + queryClientState + "=" + url.QueryEscape(token)
