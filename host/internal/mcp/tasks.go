@@ -2,8 +2,6 @@ package mcp
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -107,16 +105,7 @@ func taskScope(r *http.Request) string {
 	if owner.Principal(r.Context()) != "" {
 		return string(owner.Of(r))
 	}
-	d := sha256.New()
-	for _, k := range [...]string{"Authorization", "X-Functions-Key"} {
-		for _, v := range r.Header.Values(k) {
-			d.Write([]byte(v))
-			d.Write([]byte{0})
-		}
-		d.Write([]byte{1})
-	}
-	d.Write([]byte(r.URL.Query().Get("code")))
-	return "cred:" + base64.RawURLEncoding.EncodeToString(d.Sum(nil)[:18])
+	return "cred:" + owner.CredentialsDigest(r)
 }
 
 // taskToolSupport returns the task declaration of tool name when tasks are

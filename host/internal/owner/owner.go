@@ -59,23 +59,28 @@ func Address(addr string) ID {
 	return ID("addr:" + addr)
 }
 
-// Credentials returns a digest of r's credentials (Authorization,
-// x-functions-key, the code query parameter), or "" when it has none.
+// credentials returns [CredentialsDigest] of r, or "" when r has no
+// credentials.
 func credentials(r *http.Request) string {
-	auth, key := r.Header.Values("Authorization"), r.Header.Values("X-Functions-Key")
-	code := r.URL.Query().Get("code")
-	if len(auth) == 0 && len(key) == 0 && code == "" {
+	if len(r.Header.Values("Authorization")) == 0 && len(r.Header.Values("X-Functions-Key")) == 0 && r.URL.Query().Get("code") == "" {
 		return ""
 	}
+	return CredentialsDigest(r)
+}
+
+// CredentialsDigest returns a digest of r's credentials (Authorization,
+// x-functions-key, the code query parameter); requests without any share
+// one digest. It never shows a credential.
+func CredentialsDigest(r *http.Request) string {
 	d := sha256.New()
-	for _, vs := range [...][]string{auth, key} {
-		for _, v := range vs {
+	for _, k := range [...]string{"Authorization", "X-Functions-Key"} {
+		for _, v := range r.Header.Values(k) {
 			d.Write([]byte(v))
 			d.Write([]byte{0})
 		}
 		d.Write([]byte{1})
 	}
-	d.Write([]byte(code))
+	d.Write([]byte(r.URL.Query().Get("code")))
 	return base64.RawURLEncoding.EncodeToString(d.Sum(nil)[:18])
 }
 
