@@ -166,7 +166,7 @@ func TestDependencyDirection(t *testing.T) {
 var hostInternalImports = map[string][]string{
 	"telemetry": {"mcp", "invoke"},
 	"invoke":    {"peer", "auth", "ids"},
-	"mcp":       {"peer", "auth", "jsonrpc", "dedup", "ids", "tasks", "owner"},
+	"mcp":       {"peer", "auth", "jsonrpc", "dedup", "ids", "tasks", "owner", "notify"},
 	"supervise": {"config", "backoff", "ids", "reaper"},
 	"catalog":   {"jsonrpc"},
 	"guard":     {"jsonrpc", "owner"},
@@ -181,6 +181,7 @@ var hostInternalImports = map[string][]string{
 	"dedup":     nil,
 	"owner":     nil,
 	"peer":      nil,
+	"notify":    nil,
 	"reaper":    nil, // the standard library only: its init starts the reaper mode
 }
 
