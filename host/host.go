@@ -20,6 +20,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/guard"
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/telemetry"
 )
@@ -107,6 +108,11 @@ type Host struct {
 
 	mu         sync.Mutex
 	liveErrors []string // the latest problems met while running (worker exits)
+
+	// changes takes the changes the app announces (announce.go);
+	// changeSink, when set, gets each of them (nil: logged only).
+	changes    *changeChannel
+	changeSink func(notify.Change)
 }
 
 // New loads the app under opts.ScriptRoot: host.json, local.settings.json
@@ -179,6 +185,7 @@ func New(opts *Options) (*Host, error) {
 		console: &console{w: o.Output},
 		ready:   make(chan struct{}),
 	}
+	h.changes = h.newChangeChannel()
 	if h.tel, err = telemetry.New(context.Background(), cfg.TelemetryMode, "funchost", o.Logger); err != nil {
 		return nil, fmt.Errorf("starting telemetry: %w", err)
 	}
@@ -282,6 +289,7 @@ func (h *Host) Close() error {
 		}
 		h.stopTasks()
 		h.notify.Close()
+		h.changes.close()
 		h.inv.Close()
 		h.legacy.sse.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

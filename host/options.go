@@ -182,6 +182,12 @@ type Options struct {
 	// AllowedOrigins are further origins (scheme://host[:port]) browsers
 	// may call from; an Origin on an allowed host name is always allowed.
 	AllowedOrigins []string
+
+	// MaxChangesPerSecond bounds the changes the worker announces
+	// (worker.NotifyResourceUpdated, NotifyListChanged): as many at once,
+	// then that many per second; over it a change is refused (429) and
+	// dropped. Default DefaultMaxChangesPerSecond.
+	MaxChangesPerSecond int
 }
 
 // withDefaults returns a copy of opts (nil: the zero Options) with every
@@ -232,6 +238,7 @@ func withDefaults(opts *Options) Options {
 	}
 	defaultDuration(&o.ProbeTimeout, DefaultProbeTimeout)
 	defaultInt(&o.ProbeFailures, DefaultProbeFailures)
+	defaultInt(&o.MaxChangesPerSecond, DefaultMaxChangesPerSecond)
 	return o
 }
 

@@ -14,7 +14,7 @@ import (
 // reporting to the host.
 func (h *Host) newSupervisor() *supervise.Supervisor {
 	return supervise.New(&supervise.Options{
-		Spec: supervise.Spec{Root: h.root, Worker: h.cfg.Worker, Values: h.cfg.Values, Environ: h.opts.Environ,
+		Spec: supervise.Spec{Root: h.root, Worker: h.cfg.Worker, Values: h.workerValues(), Environ: h.opts.Environ,
 			Hidden: auth.WorkerHidden},
 		Output:         h.console,
 		Logger:         h.log,
