@@ -44,6 +44,11 @@
 //   - caller_claims: every claim of the caller's token, behind a scope of
 //     its own (WithRequiredScopes) that funchost asks for when it takes
 //     access tokens.
+//   - pin_note: pins a note, the note://pinned resource, and announces at
+//     once that the resource changed (worker.NotifyResourceUpdated), so
+//     that the clients subscribed to it hear of it; under the Azure
+//     Functions host, which has no channel for it, the note is pinned and
+//     the result says nobody was told.
 //
 // Beside the tools, it serves MCP resources and a prompt:
 //
@@ -51,6 +56,10 @@
 //     countries list_holidays knows;
 //   - holidays://{country}/{year}: a resource template, the year's holidays
 //     as JSON; unknown countries are "not found" (-32002);
+//   - note://pinned: the note pin_note pinned, with its revision (each
+//     instance of the app holds its own);
+//   - clock://utc/minute: the current minute, whose change a timer of the
+//     process (a goroutine, outside any invocation) announces every minute;
 //   - plan_days_off: a typed prompt with a required country and an optional
 //     year, which embeds the year's holidays as a resource.
 //

@@ -19,7 +19,7 @@ func TestEmittedMetadata(t *testing.T) {
 	require.NoError(t, newApp().EmitMetadata(dir))
 	emitted, err := filepath.Glob(filepath.Join(dir, "*", "function.json"))
 	require.NoError(t, err)
-	require.Len(t, emitted, 17, "one function per tool, resource and prompt, and bar_chart's view")
+	require.Len(t, emitted, 20, "one function per tool, resource and prompt, and bar_chart's view")
 	for _, file := range emitted {
 		fn := filepath.Base(filepath.Dir(file))
 		t.Run(fn, func(t *testing.T) {

@@ -1,11 +1,18 @@
 package main
 
 import (
+	"context"
+	"log/slog"
+
 	"github.com/funcmcp/funcmcp/worker"
 )
 
 func main() {
-	newApp().Main()
+	app := newApp()
+	// A timer of the process, outside any invocation: it announces that
+	// clock://utc/minute changed every minute (under funchost).
+	go tickClock(context.Background(), slog.Default())
+	app.Main()
 }
 
 // newApp configures every tool, resource and prompt of the sample.
@@ -25,5 +32,6 @@ func newApp() *worker.App {
 	registerWhoami(app)
 	registerHolidayResources(app)
 	registerPrompts(app)
+	registerNote(app)
 	return app
 }
