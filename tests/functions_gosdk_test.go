@@ -33,7 +33,7 @@ func TestGoSDKClientResourcesAndPrompts(t *testing.T) {
 				require.NoError(t, err)
 				uris = append(uris, r.URI)
 			}
-			assert.ElementsMatch(t, []string{"holidays://countries", "ui://bar_chart/view"}, uris)
+			assert.ElementsMatch(t, []string{"holidays://countries", "ui://bar_chart/view", "note://pinned", "clock://utc/minute"}, uris)
 			var templates []string
 			for rt, err := range cs.ResourceTemplates(ctx, nil) {
 				require.NoError(t, err)
@@ -111,7 +111,7 @@ func TestGoSDKClientResourcesOverLegacySSE(t *testing.T) {
 	defer cs.Close()
 	list, err := cs.ListResources(ctx, nil)
 	require.NoError(t, err)
-	assert.Len(t, list.Resources, 2)
+	assert.Len(t, list.Resources, 4)
 	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "holidays://GB/2026"})
 	require.NoError(t, err)
 	require.Len(t, read.Contents, 1)

@@ -61,7 +61,7 @@ func TestTypeScriptClientsResourcesAndPrompts(t *testing.T) {
 			var resources struct{ Resources []struct{ URI string } }
 			require.True(t, r.Resources.OK, "%+v", r.Resources.Error)
 			require.NoError(t, json.Unmarshal(r.Resources.Result, &resources))
-			assert.Len(t, resources.Resources, 2)
+			assert.Len(t, resources.Resources, 4)
 			var templates struct {
 				ResourceTemplates []struct{ URITemplate string }
 			}

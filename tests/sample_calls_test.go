@@ -177,6 +177,18 @@ var sampleTools = []sampleTool{
 		},
 	},
 	{
+		name:            "pin_note",
+		args:            map[string]any{"text": "Buy milk"},
+		inspectorArgs:   []string{"text=Buy milk"},
+		hasOutputSchema: true,
+		checkStructured: func(t *testing.T, sc map[string]any) {
+			assert.Equal(t, "note://pinned", sc["uri"])
+			assert.Equal(t, "Buy milk", sc["text"])
+			assert.Equal(t, true, sc["announced"], "funchost took the change")
+			assert.Greater(t, sc["revision"], float64(0))
+		},
+	},
+	{
 		name:          "bar_chart",
 		args:          map[string]any{"values": []any{3, 1, 4, 1, 5}, "color": "orange"},
 		inspectorArgs: []string{"values=[3,1,4,1,5]", "color=orange"},
