@@ -128,6 +128,18 @@
 // notifications/message on the call's stream, before the result. The real
 // Functions host sends no such headers, so a worker there sends nothing.
 //
+// # Changes the app announces
+//
+// The worker the host starts gets FUNCMCP_CHANGES_URL and
+// FUNCMCP_CHANGES_KEY in its environment (see package metadata): a
+// loopback listener of the host's own, started with the worker and stopped
+// with the host, where any code of the worker process POSTs a change
+// (worker.NotifyResourceUpdated, NotifyListChanged). Each change is
+// checked (a resource's absolute URI, or a list), bounded by
+// [Options.MaxChangesPerSecond], logged ("Change announced by the app")
+// and passed on to the clients that listen. A worker the host did not
+// start ([Options.WorkerURL]) gets no channel.
+//
 // # HTTP
 //
 // [Host.Handler] serves the MCP endpoint at /runtime/webhooks/mcp and

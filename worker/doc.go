@@ -195,6 +195,19 @@
 // [ToolContext.CloseSSEStream] asks funchost to end the client's response
 // stream while the tool keeps running (SSE polling); the client resumes it.
 //
+// # Announcing changes
+//
+// Any code of the app, inside an invocation or not (a timer goroutine,
+// another function of the custom handler), may tell the MCP clients that
+// listen that a resource changed ([NotifyResourceUpdated]) or that the
+// tools, prompts or resources list changed ([NotifyListChanged]); under
+// funchost the change reaches the clients subscribed to it on every
+// instance. The channel is the worker process's, offered by funchost in
+// the environment; [CanNotifyChanges] reports whether there is one. Under
+// the real Azure Functions host there is none, and both return an error
+// matching [ErrNotSupported] at once; a bad change matches [ErrBadChange],
+// one over the host's rate [ErrTooManyChanges].
+//
 // # Tasks
 //
 // A tool declared with [ToolBuilder.WithTaskSupport] ([TaskOptional] or
