@@ -213,3 +213,29 @@ func TestMaxChangesPerSecondDefault(t *testing.T) {
 	assert.Equal(t, DefaultMaxChangesPerSecond, withDefaults(nil).MaxChangesPerSecond)
 	assert.Equal(t, 7, withDefaults(&Options{MaxChangesPerSecond: 7}).MaxChangesPerSecond)
 }
+
+// BenchmarkAnnounceChange: one change POSTed on the channel and taken, a
+// loopback round trip on a kept-alive connection.
+func BenchmarkAnnounceChange(b *testing.B) {
+	s := &sink{}
+	cc := newChangeChannel(slog.New(slog.DiscardHandler), rate.NewLimiter(rate.Inf, 0), s.publish)
+	defer cc.close()
+	url, key := cc.offer()
+	body := `{"kind":"resourceUpdated","uri":"note://pinned"}`
+	client := &http.Client{}
+	b.ReportAllocs()
+	for b.Loop() {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent {
+			b.Fatal(resp.Status)
+		}
+	}
+}

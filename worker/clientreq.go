@@ -18,8 +18,9 @@ import (
 
 // Errors of requests to the client (match with errors.Is).
 var (
-	// ErrNotSupported: the host offers no way to ask the client anything.
-	// The real Azure Functions host has none; funchost has one.
+	// ErrNotSupported: the host offers no way to ask the client anything
+	// (nor to announce a change: see NotifyResourceUpdated). The real Azure
+	// Functions host has none; funchost has one.
 	ErrNotSupported = errors.New("requests to the MCP client are not supported by this host")
 	// ErrInputRequired: the client's answer is not known yet. On MCP
 	// 2026-07-28 a request to the client ends the call with an
