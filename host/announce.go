@@ -84,8 +84,11 @@ func (h *Host) workerValues() []config.Setting {
 }
 
 // offer starts the listener, once, and returns its URL and key; both are
-// "" when it cannot start (logged once).
+// "" when it cannot start (logged once) or there is no channel (nil).
 func (cc *changeChannel) offer() (url, key string) {
+	if cc == nil {
+		return "", ""
+	}
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if !cc.started {
@@ -131,7 +134,11 @@ func (cc *changeChannel) startLocked() error {
 }
 
 // close stops the listener, if it started; a later offer offers nothing.
+// It does nothing on a nil channel.
 func (cc *changeChannel) close() {
+	if cc == nil {
+		return
+	}
 	cc.mu.Lock()
 	cc.closed = true
 	srv := cc.srv

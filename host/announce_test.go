@@ -117,6 +117,12 @@ func TestAnnouncedChangesWithoutASink(t *testing.T) {
 	url, key := offered(t, h.workerValues())
 	status, msg := postChange(t, url, key, "application/json", `{"kind":"toolsListChanged"}`)
 	assert.Equal(t, http.StatusNoContent, status, msg)
+	assert.NotPanics(t, func() { h.publishAnnounced(notify.Change{Kind: notify.ToolsListChanged}) })
+
+	var none *changeChannel // a Host not made by New
+	u, k := none.offer()
+	assert.Empty(t, u+k)
+	assert.NotPanics(t, none.close)
 }
 
 // TestAnnouncedChangesClosedHost: a host closed before its worker starts
