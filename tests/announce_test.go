@@ -3,6 +3,10 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +14,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/internal/testutil"
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // announcedNote is the line funchost logs when the change of note://pinned
@@ -70,4 +77,66 @@ func TestSampleAnnouncesNothingUnderTheFunctionsHost(t *testing.T) {
 	require.NoError(t, json.Unmarshal(res.StructuredContent, &note))
 	assert.Equal(t, "Call home", note.Text)
 	assert.False(t, note.Announced)
+}
+
+var changeApp once
+
+// changeAppDir returns the folder of the built tests/changeapp.
+func changeAppDir(t *testing.T) string {
+	t.Helper()
+	return changeApp.get(t, func() (string, error) {
+		return buildApp("changeapp", modulePath+"/tests/changeapp", []byte(hardHostJSON))
+	})
+}
+
+// lastAnnouncement is the line changeapp prints once it announced all.
+const lastAnnouncement = "announced test://{template}: "
+
+// TestAppAnnouncesOutsideInvocations: code of the worker process that runs
+// in no invocation (changeapp announces as it starts) reaches funchost
+// with every kind of change an app may announce; a template is refused
+// before anything is sent.
+func TestAppAnnouncesOutsideInvocations(t *testing.T) {
+	t.Parallel()
+	h := startHost(t, changeAppDir(t))
+	require.Eventually(t, func() bool { return strings.Contains(h.console.String(), lastAnnouncement) },
+		clientTimeout, 10*time.Millisecond, "%s", h.console.String())
+	console := h.console.String()
+	for _, what := range []string{"tools", "prompts", "resources", "test://timer/1"} {
+		assert.Contains(t, console, "[handler] announced "+what+": ok\n")
+	}
+	for _, line := range []string{
+		`msg="Change announced by the app" kind=toolsListChanged` + "\n",
+		`msg="Change announced by the app" kind=promptsListChanged` + "\n",
+		`msg="Change announced by the app" kind=resourcesListChanged` + "\n",
+		`msg="Change announced by the app" kind=resourceUpdated uri=test://timer/1` + "\n",
+	} {
+		assert.Contains(t, console, line)
+	}
+	assert.Contains(t, console, lastAnnouncement+`announcing that "test://{template}" changed: not a change a function may announce`)
+	assert.NotContains(t, console, "uri=test://{template}", "nothing bad reaches funchost")
+}
+
+// TestAppAnnouncesNothingOutsideInvocationsUnderTheFunctionsHost: the same
+// process started as the Azure Functions host starts it has no channel;
+// each announcement says so at once.
+func TestAppAnnouncesNothingOutsideInvocationsUnderTheFunctionsHost(t *testing.T) {
+	t.Parallel()
+	app := changeAppDir(t)
+	cmd := exec.Command(filepath.Join(app, "handler"))
+	cmd.Dir = app
+	cmd.Env = append(os.Environ(), metadata.EnvCustomHandlerPort+"="+strconv.Itoa(testutil.FreePort(t)), metadata.EnvAppRootPath+"="+app,
+		metadata.EnvChangesURL+"=", metadata.EnvChangesKey+"=") // as if funchost had never been near
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill() // the process this test started, by its pid
+		_ = cmd.Wait()
+	})
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), lastAnnouncement) },
+		clientTimeout, 10*time.Millisecond, "%s", out.String())
+	for _, what := range []string{"tools", "prompts", "resources", "test://timer/1"} {
+		assert.Contains(t, out.String(), "announced "+what+": not supported\n")
+	}
 }
