@@ -3,12 +3,16 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -213,4 +217,70 @@ func TestOAuthTypeScriptClientFlow(t *testing.T) {
 			assert.True(t, claims.SteppedUp, "caller_claims needs Claims.Read, which the first token lacks")
 		})
 	}
+}
+
+// TestOAuthGoSDKClientFlow runs the official Go SDK client's own OAuth
+// handler (authorization code with PKCE, a pre-registered public client)
+// against funchost and the provider, then calls whoami with the token it
+// got, and caller_claims through step-up.
+func TestOAuthGoSDKClientFlow(t *testing.T) {
+	t.Parallel()
+	const audience = "api://funcmcp-e2e-go"
+	const clientID, redirect = "funcmcp-e2e-go-client", "http://127.0.0.1/oauth/callback"
+	op := testutil.StartOIDC(t)
+	op.RegisterClient(clientID, redirect)
+	op.SetAudience(audience)
+	op.SignIn("go-user")
+	h := startHostEnv(t, sample(t), []string{
+		"FUNCMCP_AUTH_ISSUER=" + op.URL,
+		"FUNCMCP_AUTH_AUDIENCE=" + audience,
+		"WEBSITE_AUTH_PRM_DEFAULT_WITH_SCOPES=" + audience + "/user_impersonation",
+	})
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	handler, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		PreregisteredClient: &oauthex.ClientCredentials{ClientID: clientID},
+		RedirectURL:         redirect,
+		// No browser: the authorization URL is requested here, and the
+		// code read from the redirect.
+		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, args.URL, nil)
+			if err != nil {
+				return nil, err
+			}
+			resp, err := noFollow.Do(req)
+			if err != nil {
+				return nil, err
+			}
+			_ = resp.Body.Close()
+			loc, err := url.Parse(resp.Header.Get("Location"))
+			if resp.StatusCode != http.StatusFound || err != nil || loc.Query().Get("code") == "" {
+				return nil, fmt.Errorf("authorization answered %d, redirect %q", resp.StatusCode, resp.Header.Get("Location"))
+			}
+			q := loc.Query()
+			return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+		},
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), clientTimeout)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "funcmcp-e2e-go-oauth", Version: "1.0.0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: h.endpoint, OAuthHandler: handler,
+		DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	require.NoError(t, err)
+	defer func() { _ = cs.Close() }()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	assert.Equal(t, "go-user", res.StructuredContent.(map[string]any)["subject"])
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "caller_claims", Arguments: map[string]any{}})
+	require.NoError(t, err, "caller_claims through step-up")
+	require.False(t, res.IsError)
+
+	reqs := op.AuthorizationRequests()
+	require.Len(t, reqs, 2, "one authorization, one step-up")
+	for _, r := range reqs {
+		assert.Equal(t, "S256", r.CodeChallengeMethod)
+		assert.Equal(t, h.endpoint, r.Resource)
+	}
+	assert.Contains(t, strings.Fields(reqs[1].Scope), "Claims.Read")
 }

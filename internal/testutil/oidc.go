@@ -339,6 +339,17 @@ func (o *OIDC) token(w http.ResponseWriter, r *http.Request) {
 		fail("unsupported_grant_type", "only authorization_code")
 		return
 	}
+	// A public client names itself in the form, or in HTTP Basic with an
+	// empty secret (what clients that try header authentication first send).
+	clientID := r.PostForm.Get("client_id")
+	if id, secret, ok := r.BasicAuth(); ok {
+		if u, err := url.QueryUnescape(id); err == nil && secret == "" && (clientID == "" || clientID == u) {
+			clientID = u
+		} else {
+			fail("invalid_client", "public clients have no secret")
+			return
+		}
+	}
 	code := r.PostForm.Get("code")
 	o.mu.Lock()
 	g := o.codes[code]
@@ -351,7 +362,7 @@ func (o *OIDC) token(w http.ResponseWriter, r *http.Request) {
 	case g == nil || time.Now().After(g.expires):
 		fail("invalid_grant", "unknown, used or expired code")
 		return
-	case r.PostForm.Get("client_id") != g.req.ClientID:
+	case clientID != g.req.ClientID:
 		fail("invalid_grant", "the code was issued to another client")
 		return
 	case r.PostForm.Get("redirect_uri") != g.req.RedirectURI:
