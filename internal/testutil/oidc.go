@@ -8,8 +8,10 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"math/big"
 	"net"
 	"net/http"
@@ -44,9 +46,11 @@ type OIDC struct {
 	jwksServed atomic.Int64
 
 	clients  map[string][]string // client id → redirect URIs
-	codes    map[string]*grant   // unexchanged codes
-	subject  string              // who signs in at /authorize
-	audience string              // aud of issued tokens, "" for the resource asked for
+	secrets  map[string]string   // confidential client id → secret
+	obo      []OnBehalfOfRequest
+	codes    map[string]*grant // unexchanged codes
+	subject  string            // who signs in at /authorize
+	audience string            // aud of issued tokens, "" for the resource asked for
 	requests []AuthorizationRequest
 }
 
@@ -77,6 +81,19 @@ type signingKey struct {
 // StartOIDC starts a provider with one RSA key; it stops when the test ends.
 func StartOIDC(t testing.TB) *OIDC {
 	t.Helper()
+	return startOIDC(t, nil)
+}
+
+// StartOIDCTLS starts a provider over https (for clients such as MSAL that
+// take nothing else) with a certificate that pool trusts.
+func StartOIDCTLS(t testing.TB) (o *OIDC, pool *x509.CertPool) {
+	t.Helper()
+	c := NewTestCert(t)
+	return startOIDC(t, c), c.Pool
+}
+
+func startOIDC(t testing.TB, cert *TestCert) *OIDC {
+	t.Helper()
 	o := &OIDC{}
 	o.Rotate(t, false)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -85,10 +102,16 @@ func StartOIDC(t testing.TB) *OIDC {
 	}
 	o.URL = "http://" + ln.Addr().String()
 	o.clients = map[string][]string{}
+	o.secrets = map[string]string{}
 	o.codes = map[string]*grant{}
 	o.subject = "user-1"
 	srv := &http.Server{Handler: http.HandlerFunc(o.serve), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
+	if cert != nil {
+		o.URL = "https://" + ln.Addr().String()
+		go func() { _ = srv.ServeTLS(ln, cert.CertFile, cert.KeyFile) }()
+	} else {
+		go func() { _ = srv.Serve(ln) }()
+	}
 	t.Cleanup(func() { _ = srv.Close() })
 	return o
 }
@@ -335,8 +358,13 @@ func (o *OIDC) token(w http.ResponseWriter, r *http.Request) {
 		fail("invalid_request", "POST a form")
 		return
 	}
-	if r.PostForm.Get("grant_type") != "authorization_code" {
-		fail("unsupported_grant_type", "only authorization_code")
+	switch r.PostForm.Get("grant_type") {
+	case "authorization_code":
+	case grantJWTBearer:
+		o.onBehalfOf(w, r, fail)
+		return
+	default:
+		fail("unsupported_grant_type", "only authorization_code and on-behalf-of")
 		return
 	}
 	// A public client names itself in the form, or in HTTP Basic with an
@@ -401,4 +429,110 @@ func (o *OIDC) token(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600, "scope": g.req.Scope})
+}
+
+// grantJWTBearer is the grant type of the on-behalf-of flow.
+const grantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+// OnBehalfOfRequest is an on-behalf-of exchange /token served.
+type OnBehalfOfRequest struct {
+	ClientID, Scope string
+	// Subject is the subject of the user's token exchanged.
+	Subject string
+}
+
+// RegisterConfidentialClient registers a client with a secret, which may
+// exchange a user's token for another by the on-behalf-of flow.
+func (o *OIDC) RegisterConfidentialClient(id, secret string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.secrets[id] = secret
+}
+
+// OnBehalfOfRequests returns the on-behalf-of exchanges served.
+func (o *OIDC) OnBehalfOfRequests() []OnBehalfOfRequest {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]OnBehalfOfRequest(nil), o.obo...)
+}
+
+// onBehalfOf serves the on-behalf-of grant as Microsoft Entra ID does: a
+// confidential client (its secret in the form or in HTTP Basic) sends a
+// user's token issued to it (aud: its id or api://<id>, signed by this
+// provider, unexpired) and a scope; it gets a token for the scope's
+// resource with the same subject.
+func (o *OIDC) onBehalfOf(w http.ResponseWriter, r *http.Request, fail func(code, desc string)) {
+	id, secret := r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	if u, p, ok := r.BasicAuth(); ok {
+		id, secret = u, p
+	}
+	o.mu.Lock()
+	want, known := o.secrets[id]
+	o.mu.Unlock()
+	if !known || subtle.ConstantTimeCompare([]byte(want), []byte(secret)) != 1 {
+		fail("invalid_client", "unknown client or wrong secret")
+		return
+	}
+	if r.PostForm.Get("requested_token_use") != "on_behalf_of" {
+		fail("invalid_request", "requested_token_use must be on_behalf_of")
+		return
+	}
+	user, err := jwt.Parse(r.PostForm.Get("assertion"), o.keyOf, jwt.WithValidMethods([]string{"RS256", "ES256"}),
+		jwt.WithExpirationRequired(), jwt.WithAudience(id, "api://"+id))
+	if err != nil {
+		fail("invalid_grant", "the assertion is not a valid token for this client: "+err.Error())
+		return
+	}
+	claims := user.Claims.(jwt.MapClaims)
+	scope := r.PostForm.Get("scope")
+	var resource string
+	var scopes, granted []string
+	for s := range strings.FieldsSeq(scope) {
+		switch s {
+		case "openid", "profile", "offline_access":
+			continue
+		}
+		granted = append(granted, s)
+		if i := strings.LastIndexByte(s, '/'); i > len("https://") {
+			resource, s = s[:i], s[i+1:]
+		}
+		scopes = append(scopes, s)
+	}
+	if resource == "" {
+		fail("invalid_scope", "no scope of a resource")
+		return
+	}
+	sub, _ := claims["sub"].(string)
+	out := Claims(o.URL, resource, sub, scopes...)
+	out["azp"] = id
+	for _, k := range []string{"tid", "oid", "name", "preferred_username"} {
+		if v, ok := claims[k]; ok {
+			out[k] = v
+		}
+	}
+	tok, err := o.sign(out)
+	if err != nil {
+		fail("server_error", err.Error())
+		return
+	}
+	o.mu.Lock()
+	o.obo = append(o.obo, OnBehalfOfRequest{ClientID: id, Scope: scope, Subject: sub})
+	o.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600,
+		"ext_expires_in": 3600, "scope": strings.Join(granted, " ")})
+}
+
+// keyOf finds the public key of a token this provider signed.
+func (o *OIDC) keyOf(t *jwt.Token) (any, error) {
+	kid, _ := t.Header["kid"].(string)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, k := range o.keys {
+		if k.kid == kid {
+			return k.key.Public(), nil
+		}
+	}
+	return nil, errors.New("unknown key id")
 }
