@@ -186,9 +186,13 @@ func TestOAuthBindsToThePrincipal(t *testing.T) {
 		defer st.Close()
 		endpoint := testutil.OnHost(st.Endpoint, h.base)
 		ping := `{"jsonrpc":"2.0","id":"p","method":"ping"}`
-		postTo := func(url, auth string) (int, string) {
+		postTo := func(url, auth string, message ...string) (int, string) {
 			t.Helper()
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(ping))
+			msg := ping
+			if len(message) > 0 {
+				msg = message[0]
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(msg))
 			require.NoError(t, err)
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Authorization", auth)
@@ -210,6 +214,18 @@ func TestOAuthBindsToThePrincipal(t *testing.T) {
 		ev, err := st.Next(10 * time.Second)
 		require.NoError(t, err)
 		assert.Contains(t, ev.Data, `"id":"p"`)
+
+		// The session its initialize makes serves the stream's calls.
+		status, body = postTo(endpoint, aliceRefreshed, `{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"bind","version":"1"}}}`)
+		require.Equal(t, http.StatusAccepted, status, body)
+		ev, err = st.Next(10 * time.Second)
+		require.NoError(t, err)
+		assert.Contains(t, ev.Data, `"protocolVersion":"2024-11-05"`)
+		status, body = postTo(endpoint, alice, `{"jsonrpc":"2.0","id":"w","method":"tools/call","params":{"name":"whoami","arguments":{}}}`)
+		require.Equal(t, http.StatusAccepted, status, body)
+		ev, err = st.Next(10 * time.Second)
+		require.NoError(t, err)
+		assert.Contains(t, ev.Data, `"subject":"alice"`)
 	})
 
 	t.Run("task", func(t *testing.T) {
