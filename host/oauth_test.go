@@ -26,7 +26,7 @@ const (
 
 // oauthApp writes an app whose get_weather needs oauthAdmin, and whose
 // settings make the host a resource server of op.
-func oauthApp(t *testing.T, op *testutil.OIDC, extra string) string {
+func oauthApp(t testing.TB, op *testutil.OIDC, extra string) string {
 	t.Helper()
 	root := t.TempDir()
 	writeFile(t, root, HostFile, `{"version":"2.0","extensions":{"mcp":{"system":{"webhookAuthorizationLevel":"Anonymous"}}}}`)

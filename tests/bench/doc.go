@@ -21,6 +21,10 @@
 //     interleaved in rotating chunks; beside them the same invocation posted
 //     to the worker directly and a bare loopback round trip, from which the
 //     cost of the funchost tier is expressed in round trips.
+//   - BenchmarkToolsCallWithToken: what access tokens cost: server CPU per
+//     tools/call of funchost (+ worker) as a resource server called with a
+//     valid token (keys and validation cached) over the same without
+//     authorization, interleaved; goal at most 1.05×.
 //   - BenchmarkToolsList: listing 1,000 and 10,000 tools (all pages).
 //   - BenchmarkStartup: process start to the first successful tools/call
 //     with 1,000 function.json files, shared and distinct schemas.

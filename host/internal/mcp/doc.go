@@ -117,10 +117,13 @@
 //     [Options.Sealer] (see package auth) with an expiry
 //     ([Options.SessionLifetime]), so a later request carries its own
 //     protocol state and hosts sharing the key accept each other's sessions;
-//     initialize is optional and a bare tools/call works. A session header
-//     that does not open (forged, changed, another key) is 400 with -32000
-//     "Invalid client state."; an expired one is 404, after which clients
-//     initialize again.
+//     initialize is optional and a bare tools/call works. Behind the
+//     access token check the token also holds "o", the owner ID of the
+//     principal (owner.Of) that initialized, and the session serves that
+//     principal only, whatever token of theirs. A session header that does
+//     not open (forged, changed, another key) or belongs to another
+//     principal is 400 with -32000 "Invalid client state."; an expired one
+//     is 404, after which clients initialize again.
 //   - The protocol version of a request is its MCP-Protocol-Version header
 //     (a revision not served: 400, -32000, data {supported, requested}),
 //     else the session token's version, else 2025-03-26. It reaches the tool
@@ -164,5 +167,7 @@
 // and bytes, per stream and per host; an idle stream's inbox and id window
 // are made on first use, and keep-alives come from a timer. Messages for a
 // stream on another instance go to a [Forwarder]; the backplane hands them
-// back through [LegacySSE.Deliver].
+// back through [LegacySSE.Deliver]. A stream opened behind the access token
+// check seals its principal's owner ID in the client state, and a message
+// from anyone else is answered as a client state that does not open.
 package mcp

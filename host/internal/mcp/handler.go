@@ -363,7 +363,7 @@ func (h *handler) session(req *request) (*session, bool) {
 	}
 	token := vals[0]
 	if hit := h.last.Load(); hit != nil && hit.token == token && time.Now().Before(hit.expires) {
-		return hit.s, true
+		return h.ownSession(req, hit.s)
 	}
 	s, exp, err := parseSessionToken(h.sealer, token, h.versions)
 	if errors.Is(err, errExpiredToken) {
@@ -376,6 +376,17 @@ func (h *handler) session(req *request) (*session, bool) {
 		return nil, false
 	}
 	h.last.Store(&tokenHit{token: token, s: s, expires: exp})
+	return h.ownSession(req, s)
+}
+
+// ownSession refuses a session minted for another owner (another
+// principal behind the access token check, or none) exactly as a session
+// id that does not open: its holder learns nothing of it.
+func (h *handler) ownSession(req *request, s *session) (*session, bool) {
+	if s.owner != sessionOwner(req.r) {
+		h.refuse(req.w, http.StatusBadRequest, validID(req.id), codeServerError, "Invalid client state.", nil)
+		return nil, false
+	}
 	return s, true
 }
 
@@ -437,7 +448,7 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 		v = h.versions[len(h.versions)-1]
 		result = h.initial[v]
 	}
-	token, err := newSessionToken(h.sealer, h.lifetime, v, p.ClientInfo, p.Capabilities)
+	token, err := newSessionToken(h.sealer, h.lifetime, v, p.ClientInfo, p.Capabilities, sessionOwner(req.r))
 	if err != nil {
 		h.log.Error("mcp initialize: minting the session token failed", "error", err)
 		h.rpcError(req, CodeInternalError, "Internal error", nil)

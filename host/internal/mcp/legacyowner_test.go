@@ -42,8 +42,8 @@ func TestLegacySSEStreamBelongsToItsPrincipal(t *testing.T) {
 		_ = resp.Body.Close()
 		return resp.StatusCode
 	}
-	assert.Equal(t, http.StatusForbidden, postAs("oidc|iss|bob"), "another user")
-	assert.Equal(t, http.StatusForbidden, postAs(""), "no user")
+	assert.Equal(t, http.StatusBadRequest, postAs("oidc|iss|bob"), "another user: as a state that does not open")
+	assert.Equal(t, http.StatusBadRequest, postAs(""), "no user")
 	assert.Equal(t, http.StatusAccepted, postAs("oidc|iss|alice"))
 	assert.JSONEq(t, `"p"`, gjson(t, next(t, st).Data, "id"))
 

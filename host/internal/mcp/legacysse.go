@@ -454,7 +454,9 @@ func (l *LegacySSE) ServeMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if streamOwner != "" && (owner.Principal(r.Context()) == "" || string(owner.Of(r)) != streamOwner) {
-		l.plainError(w, http.StatusForbidden, "Forbidden: the stream belongs to another caller.")
+		// Another caller's stream: answered as a state that does not
+		// open, so that nothing tells the caller it exists.
+		l.plainError(w, http.StatusBadRequest, "Invalid client state. Please connect to the /sse endpoint to initiate your session.")
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, l.o.MaxBodyBytes))

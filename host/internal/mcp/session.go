@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"slices"
 	"time"
 	"unicode/utf8"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -26,6 +28,10 @@ type sessionToken struct {
 	// Caps are the client capabilities a call may use (see
 	// requestCapabilities), as initialize declared them; nil when none.
 	Caps json.RawMessage `json:"k,omitempty"`
+	// Owner is the principal's owner ID (owner.Of) of the initialize
+	// behind the access token check, "" without one: the session then
+	// serves requests of that principal only (see sessionOwner).
+	Owner string `json:"o,omitempty"`
 }
 
 type tokenClient struct {
@@ -39,6 +45,18 @@ type session struct {
 	version string
 	client  *metadata.ClientInfo
 	caps    json.RawMessage // see sessionToken.Caps
+	owner   string          // see sessionToken.Owner
+}
+
+// sessionOwner is the owner a session of request r is bound to: its
+// authenticated principal's owner ID (whatever token of theirs it
+// carries), "" when r has none. A session serves only requests with the
+// owner it was minted for.
+func sessionOwner(r *http.Request) string {
+	if owner.Principal(r.Context()) == "" {
+		return ""
+	}
+	return string(owner.Of(r))
 }
 
 // Errors of parseSessionToken.
@@ -55,8 +73,8 @@ var (
 const MaxClientInfoBytes = 256
 
 // newSessionToken mints the sealed Mcp-Session-Id of an initialize response.
-func newSessionToken(sealer *auth.Sealer, ttl time.Duration, version string, client *metadata.ClientInfo, caps json.RawMessage) (string, error) {
-	t := sessionToken{ID: newID(), Version: version, Caps: requestCapabilitiesOf(caps)}
+func newSessionToken(sealer *auth.Sealer, ttl time.Duration, version string, client *metadata.ClientInfo, caps json.RawMessage, owner string) (string, error) {
+	t := sessionToken{ID: newID(), Version: version, Caps: requestCapabilitiesOf(caps), Owner: owner}
 	if client != nil {
 		t.Client = &tokenClient{Name: cut(client.Name, MaxClientInfoBytes), Version: cut(client.Version, MaxClientInfoBytes)}
 	}
@@ -85,7 +103,7 @@ func parseSessionToken(sealer *auth.Sealer, token string, versions []string) (*s
 	if t.ID == "" || i < 0 {
 		return nil, exp, errInvalidToken
 	}
-	s := &session{id: t.ID, version: versions[i], caps: t.Caps}
+	s := &session{id: t.ID, version: versions[i], caps: t.Caps, owner: t.Owner}
 	if t.Client != nil {
 		s.client = &metadata.ClientInfo{Name: t.Client.Name, Version: t.Client.Version}
 	}

@@ -240,7 +240,9 @@ func (g *Guard) Protect(next http.Handler) http.Handler {
 			}
 		}
 		ctx := WithIdentity(owner.WithPrincipal(r.Context(), id.Principal()), id)
-		r2 := r.Clone(ctx)
+		// The request is this handler's to change (its body already is):
+		// the headers are edited in place rather than copied.
+		r2 := r.WithContext(ctx)
 		r2.Header.Del("Authorization")
 		StripReserved(r2.Header)
 		id.setHeaders(r2.Header)
