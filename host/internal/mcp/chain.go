@@ -64,6 +64,9 @@ type Exchange struct {
 
 	out     statusWriter // w writes through it: the status it wrote
 	outcome string       // set by the handlers: "error <code>", "isError", "task", …
+	// linked is the traceparent of the run of the task a tasks/get read
+	// (see LinkedTrace).
+	linked string
 }
 
 // Method is the message's method.
