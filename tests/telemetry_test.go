@@ -21,6 +21,8 @@ import (
 	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/funcmcp/funcmcp/internal/testutil"
 )
 
 // otlpReceiver is a minimal OTLP/HTTP (protobuf) backend on 127.0.0.1: it
@@ -303,4 +305,103 @@ func TestTelemetryOneTraceFromClientToTool(t *testing.T) {
 	unknown, _ := findSpan(rc.spans, func(s recvSpan) bool { return s.attrs["jsonrpc.request.id"] == "call-3" })
 	assert.Equal(t, "-32602", unknown.attrs["error.type"])
 	assert.Equal(t, "s", rc.metrics["mcp.server.operation.duration"])
+}
+
+// TestTelemetryOperatorSignals runs the real funchost and sample worker
+// with telemetry on: a tools/call's input and output validations are
+// spans under its SERVER span, beside the invocation; the host's console
+// line of the call carries its trace_id and span_id; a session that ends
+// (a DELETE of its Mcp-Session-Id, a legacy SSE stream that closes) is
+// measured in mcp.server.session.duration; a refused request (an Origin
+// not allowed) is counted in funcmcp.requests.refused; the calls in flight
+// and the running tasks are reported. Each metric arrives with its unit.
+func TestTelemetryOperatorSignals(t *testing.T) {
+	rc := startOTLPReceiver(t)
+	app := telemetrySample(t)
+	h := startHostEnv(t, app, []string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT=" + rc.url,
+		"OTEL_BSP_SCHEDULE_DELAY=50",
+		"OTEL_METRIC_EXPORT_INTERVAL=200",
+		"OTEL_TRACES_SAMPLER=always_on",
+	})
+	const clientTrace = "7bf92f3577b34da6a3ce929d0e0e4739"
+	session, _ := postMCP(t, h.endpoint, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	require.NotEmpty(t, session)
+	_, out := postMCP(t, h.endpoint, session, `{"jsonrpc":"2.0","id":"p1","method":"tools/call","params":{"name":"primes","arguments":{"to":20},"_meta":{"traceparent":"00-`+clientTrace+`-00f067aa0ba902b7-01"}}}`)
+	require.Contains(t, out, `"structuredContent"`)
+
+	// The client ends its session.
+	del, err := http.NewRequest(http.MethodDelete, h.endpoint, nil)
+	require.NoError(t, err)
+	del.Header.Set("Mcp-Session-Id", session)
+	resp, err := postClient.Do(del)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+
+	// A legacy SSE session that opens and closes.
+	st, err := testutil.OpenSSE(t.Context(), h.endpoint+"/sse", nil)
+	require.NoError(t, err)
+	st.Close()
+
+	// A request from an Origin the host does not allow.
+	bad, err := http.NewRequest(http.MethodPost, h.endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	require.NoError(t, err)
+	bad.Header.Set("Content-Type", "application/json")
+	bad.Header.Set("Origin", "http://elsewhere.invalid")
+	resp, err = postClient.Do(bad)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+
+	inTrace := func(name string) func(recvSpan) bool {
+		return func(s recvSpan) bool { return s.traceID == clientTrace && s.name == name }
+	}
+	rc.waitFor(t, "the call's spans", func(spans []recvSpan, _ map[string]string) bool {
+		for _, n := range []string{"tools/call primes", "validate input", "invoke primes", "validate output"} {
+			if _, ok := findSpan(spans, inTrace(n)); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	wantMetrics := map[string]string{
+		"mcp.server.operation.duration": "s",
+		"mcp.server.session.duration":   "s",
+		"funcmcp.requests.refused":      "{request}",
+		"funcmcp.calls.in_flight":       "{call}",
+		"funcmcp.tasks.running":         "{task}",
+	}
+	rc.waitFor(t, "the metrics", func(_ []recvSpan, metrics map[string]string) bool {
+		for name := range wantMetrics {
+			if _, ok := metrics[name]; !ok {
+				return false
+			}
+		}
+		return true
+	})
+
+	rc.mu.Lock()
+	server, _ := findSpan(rc.spans, inTrace("tools/call primes"))
+	in, _ := findSpan(rc.spans, inTrace("validate input"))
+	inv, _ := findSpan(rc.spans, inTrace("invoke primes"))
+	outv, _ := findSpan(rc.spans, inTrace("validate output"))
+	for name, unit := range wantMetrics {
+		assert.Equal(t, unit, rc.metrics[name], name)
+	}
+	rc.mu.Unlock()
+	assert.Equal(t, server.spanID, in.parentID, "input validation is a child of the server span")
+	assert.Equal(t, server.spanID, inv.parentID)
+	assert.Equal(t, server.spanID, outv.parentID, "output validation is a child of the server span")
+	assert.Equal(t, "primes", in.attrs["gen_ai.tool.name"])
+	assert.Empty(t, outv.attrs["error.type"])
+
+	// The host's line of the call names its trace and span.
+	require.Eventually(t, func() bool {
+		return strings.Contains(h.console.String(), "trace_id="+clientTrace+" span_id="+server.spanID)
+	}, 10*time.Second, 20*time.Millisecond, "the call's console line carries trace_id and span_id; console:\n%s", h.console.String())
+	for _, line := range strings.Split(h.console.String(), "\n") {
+		if strings.Contains(line, "Executed 'Functions.primes'") {
+			assert.Contains(t, line, "trace_id="+clientTrace, line)
+		}
+	}
 }
