@@ -40,8 +40,9 @@ type recvSpan struct {
 	traceID, spanID, parentID string
 	name                      string
 	attrs                     map[string]string
-	pid                       string // the resource's process.pid
-	links                     []string
+	pid                       string   // the resource's process.pid
+	links                     []string // the trace ids of the links
+	linkSpans                 []string // the span ids of the links
 }
 
 func startOTLPReceiver(t *testing.T) *otlpReceiver {
@@ -136,6 +137,7 @@ func (rc *otlpReceiver) addSpans(req *colltrace.ExportTraceServiceRequest) {
 					parentID: hex.EncodeToString(s.ParentSpanId), name: s.Name, attrs: attrMap(s.Attributes), pid: pid}
 				for _, l := range s.Links {
 					sp.links = append(sp.links, hex.EncodeToString(l.TraceId))
+					sp.linkSpans = append(sp.linkSpans, hex.EncodeToString(l.SpanId))
 				}
 				rc.spans = append(rc.spans, sp)
 			}
@@ -404,4 +406,44 @@ func TestTelemetryOperatorSignals(t *testing.T) {
 			assert.Contains(t, line, "trace_id="+clientTrace, line)
 		}
 	}
+}
+
+// TestTelemetryTaskRunAndItsLaterGet: a tools/call the client runs as a
+// task (2026-07-28, the sample's simulate_epidemic) has a "task run" span
+// under its SERVER span, which holds the invocation of the worker and
+// names the task; the client's later tasks/get, in a trace of its own,
+// links to that run span; the task's end is counted in
+// funcmcp.tasks.finished.
+func TestTelemetryTaskRunAndItsLaterGet(t *testing.T) {
+	rc := startOTLPReceiver(t)
+	h := startHostEnv(t, telemetrySample(t), []string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT=" + rc.url,
+		"OTEL_BSP_SCHEDULE_DELAY=50",
+		"OTEL_METRIC_EXPORT_INTERVAL=200",
+		"OTEL_TRACES_SAMPLER=always_on",
+	})
+	c := taskClient{endpoint: h.endpoint}
+	id := c.create(t, "simulate_epidemic", map[string]any{"duration_seconds": 1, "days": 10})
+	c.await(t, id, "completed")
+
+	var server, run, inv, get recvSpan
+	rc.waitFor(t, "the task's spans and funcmcp.tasks.finished", func(spans []recvSpan, metrics map[string]string) bool {
+		var ok1, ok2, ok3, ok4 bool
+		run, ok1 = findSpan(spans, func(s recvSpan) bool { return s.name == "task run" && s.attrs["mcp.task.id"] == id })
+		server, ok2 = findSpan(spans, func(s recvSpan) bool { return s.name == "tools/call simulate_epidemic" && s.spanID == run.parentID })
+		inv, ok3 = findSpan(spans, func(s recvSpan) bool { return s.name == "invoke simulate_epidemic" && s.parentID == run.spanID })
+		get, ok4 = findSpan(spans, func(s recvSpan) bool { return s.name == "tasks/get" && len(s.linkSpans) > 0 })
+		_, m := metrics["funcmcp.tasks.finished"]
+		return ok1 && ok2 && ok3 && ok4 && m
+	})
+	assert.Equal(t, run.traceID, server.traceID)
+	assert.Equal(t, run.traceID, inv.traceID)
+	assert.Equal(t, "completed", run.attrs["mcp.task.status"])
+	assert.Equal(t, "simulate_epidemic", run.attrs["gen_ai.tool.name"])
+	assert.Equal(t, []string{run.traceID}, get.links, "tasks/get links to the run's trace")
+	assert.Equal(t, []string{run.spanID}, get.linkSpans, "and to the run span itself")
+	assert.NotEqual(t, run.traceID, get.traceID, "the get is a trace of its own")
+	rc.mu.Lock()
+	assert.Equal(t, "{task}", rc.metrics["funcmcp.tasks.finished"])
+	rc.mu.Unlock()
 }
