@@ -447,3 +447,54 @@ func TestTelemetryTaskRunAndItsLaterGet(t *testing.T) {
 	assert.Equal(t, "{task}", rc.metrics["funcmcp.tasks.finished"])
 	rc.mu.Unlock()
 }
+
+// TestTelemetryBackplaneHop runs two real funchost instances on the redis
+// backplane with telemetry on: a legacy SSE client's message posted to
+// instance B, whose stream is on A, is a PRODUCER span on B in the trace
+// of the POST's traceparent, and a CONSUMER span on A that is its child;
+// funcmcp.backplane.delivery.lag arrives in seconds.
+func TestTelemetryBackplaneHop(t *testing.T) {
+	rc := startOTLPReceiver(t)
+	f := startFleet(t, "redis")
+	app := telemetrySample(t)
+	env := append(append([]string(nil), f.env...),
+		"OTEL_EXPORTER_OTLP_ENDPOINT="+rc.url,
+		"OTEL_BSP_SCHEDULE_DELAY=50",
+		"OTEL_METRIC_EXPORT_INTERVAL=200",
+		"OTEL_TRACES_SAMPLER=always_on")
+	a := startHostEnv(t, app, env)
+	b := startHostEnv(t, app, env)
+	c, _ := openClient(t, 1, a, b)
+
+	const clientTrace, clientSpan = "8bf92f3577b34da6a3ce929d0e0e473a", "00f067aa0ba902b8"
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, c.post, strings.NewReader(pingMessage(7)))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Traceparent", "00-"+clientTrace+"-"+clientSpan+"-01")
+	resp, err := postClient.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	ev, err := c.stream.Next(clientTimeout)
+	require.NoError(t, err)
+	require.Contains(t, ev.Data, `"id":7,`, "the ping is answered on the stream")
+
+	var send, process recvSpan
+	rc.waitFor(t, "the hop's spans and the lag", func(spans []recvSpan, metrics map[string]string) bool {
+		var ok1, ok2 bool
+		send, ok1 = findSpan(spans, func(s recvSpan) bool { return s.traceID == clientTrace && strings.HasPrefix(s.name, "send ") })
+		process, ok2 = findSpan(spans, func(s recvSpan) bool {
+			return s.traceID == clientTrace && strings.HasPrefix(s.name, "process ") && s.parentID == send.spanID
+		})
+		_, m := metrics["funcmcp.backplane.delivery.lag"]
+		return ok1 && ok2 && m
+	})
+	assert.Equal(t, clientSpan, send.parentID, "the send continues the POST's traceparent")
+	assert.NotEqual(t, send.pid, process.pid, "the two ends are two processes")
+	assert.Equal(t, "redis", send.attrs["funcmcp.backplane"])
+	assert.Equal(t, "taken", process.attrs["funcmcp.backplane.outcome"])
+	assert.Equal(t, strings.TrimPrefix(send.name, "send "), strings.TrimPrefix(process.name, "process "))
+	rc.mu.Lock()
+	assert.Equal(t, "s", rc.metrics["funcmcp.backplane.delivery.lag"])
+	rc.mu.Unlock()
+}
