@@ -189,15 +189,16 @@ func (l *legacy) start(ctx context.Context) error {
 // its legacy SSE stream. A response nothing waits for can never be
 // delivered: it is dropped (logged at debug) and its sender told.
 func (l *legacy) deliver(ctx context.Context, m backplane.Message) backplane.Outcome {
-	_, span := l.tel.BackplaneReceive(ctx, l.kind, l.instanceID, m.ID, m.Traceparent, m.Sent)
-	out := l.dispatch(m)
+	ctx, span := l.tel.BackplaneReceive(ctx, l.kind, l.instanceID, m.ID, m.Traceparent, m.Sent)
+	out := l.dispatch(m, l.tel.Traceparent(ctx))
 	span.Set(telemetry.AttrBackplaneOutcome, out.String())
 	span.End("")
 	return out
 }
 
-// dispatch hands a received message to what waits for it (see deliver).
-func (l *legacy) dispatch(m backplane.Message) backplane.Outcome {
+// dispatch hands a received message to what waits for it (see deliver);
+// trace is the traceparent its request on the stream is to carry.
+func (l *legacy) dispatch(m backplane.Message, trace string) backplane.Outcome {
 	if scope, ok := strings.CutPrefix(m.ClientID, responsePrefix); ok {
 		if l.endpoint.DeliverResponse(scope, m.Body) {
 			return backplane.Taken
@@ -205,7 +206,7 @@ func (l *legacy) dispatch(m backplane.Message) backplane.Outcome {
 		l.log.Debug("host: dropping a forwarded client response nothing waits for", "id", m.ID)
 		return backplane.Gone
 	}
-	switch l.sse.Deliver(m.ClientID, m.Body) {
+	switch l.sse.DeliverTraced(m.ClientID, m.Body, trace) {
 	case mcp.Delivered:
 		return backplane.Taken
 	case mcp.DeliveryFull:

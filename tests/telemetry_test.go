@@ -451,7 +451,8 @@ func TestTelemetryTaskRunAndItsLaterGet(t *testing.T) {
 // TestTelemetryBackplaneHop runs two real funchost instances on the redis
 // backplane with telemetry on: a legacy SSE client's message posted to
 // instance B, whose stream is on A, is a PRODUCER span on B in the trace
-// of the POST's traceparent, and a CONSUMER span on A that is its child;
+// of the POST's traceparent, a CONSUMER span on A that is its child, and
+// the message's SERVER span on A is the consumer's child;
 // funcmcp.backplane.delivery.lag arrives in seconds.
 func TestTelemetryBackplaneHop(t *testing.T) {
 	rc := startOTLPReceiver(t)
@@ -479,16 +480,19 @@ func TestTelemetryBackplaneHop(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, ev.Data, `"id":7,`, "the ping is answered on the stream")
 
-	var send, process recvSpan
+	var send, process, server recvSpan
 	rc.waitFor(t, "the hop's spans and the lag", func(spans []recvSpan, metrics map[string]string) bool {
-		var ok1, ok2 bool
+		var ok1, ok2, ok3 bool
 		send, ok1 = findSpan(spans, func(s recvSpan) bool { return s.traceID == clientTrace && strings.HasPrefix(s.name, "send ") })
 		process, ok2 = findSpan(spans, func(s recvSpan) bool {
 			return s.traceID == clientTrace && strings.HasPrefix(s.name, "process ") && s.parentID == send.spanID
 		})
+		server, ok3 = findSpan(spans, func(s recvSpan) bool { return s.traceID == clientTrace && s.name == "ping" })
 		_, m := metrics["funcmcp.backplane.delivery.lag"]
-		return ok1 && ok2 && m
+		return ok1 && ok2 && ok3 && m
 	})
+	assert.Equal(t, process.spanID, server.parentID, "the message's server span is the receipt's child")
+	assert.Equal(t, process.pid, server.pid)
 	assert.Equal(t, clientSpan, send.parentID, "the send continues the POST's traceparent")
 	assert.NotEqual(t, send.pid, process.pid, "the two ends are two processes")
 	assert.Equal(t, "redis", send.attrs["funcmcp.backplane"])
