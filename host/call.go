@@ -12,6 +12,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/catalog"
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/host/internal/telemetry"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -95,10 +96,20 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 		return nil, err
 	}
 	defer done()
+	var run telemetry.Ender
+	if req.Notify.MayBeTask() {
+		// Work that is or may become a task: its run is a span, which the
+		// task's record names for later requests to link to.
+		ctx, run = h.tel.Span(ctx, telemetry.SpanTaskRun, t.Name)
+	}
 	if err := req.Notify.Admitted(ctx); err != nil {
+		run.End(telemetry.ErrorTypeTaskNotCreated)
 		return nil, err // the task's record could not be made: nothing ran
 	}
 	res, err := h.invokeTool(ctx, t, iv, req)
+	if req.Notify.MayBeTask() {
+		h.endRun(ctx, run, req.Notify, res, err)
+	}
 	switch {
 	case ctx.Err() != nil:
 		if stopping := iv.cancelled(ctx); stopping != nil {
@@ -116,6 +127,29 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 	return res, err
 }
 
+// endRun ends the run span of a call that was or might have become a
+// task and counts the task's end by the status its work ended with.
+func (h *Host) endRun(ctx context.Context, run telemetry.Ender, n *mcp.Notifier, res *metadata.CallToolResult, err error) {
+	id := n.TaskID()
+	if id == "" { // it stayed a synchronous call
+		run.End("")
+		return
+	}
+	run.Set(telemetry.AttrTaskID, id)
+	status, errorType := "completed", ""
+	switch {
+	case ctx.Err() != nil:
+		status, errorType = "cancelled", "cancelled"
+	case err != nil:
+		status, errorType = "failed", "failed"
+	case res != nil && res.IsError:
+		errorType = telemetry.ErrorTypeTool
+	}
+	run.Set(telemetry.AttrTaskStatus, status)
+	run.End(errorType)
+	h.tel.TaskFinished(ctx, status)
+}
+
 // checkInput validates the arguments against the tool's input schema
 // (compiled at load: nothing is compiled here), as the worker does before
 // its handler. Under strict a mismatch is refused before anything is
@@ -131,10 +165,14 @@ func (h *Host) checkInput(ctx context.Context, t *catalog.Tool, req *mcp.CallReq
 			return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: "Invalid params: the arguments are not JSON."}
 		}
 	}
+	ctx, span := h.tel.Span(ctx, telemetry.SpanValidateInput, t.Name)
 	issue := t.Binding.CheckInput(raw, h.cfg.Output)
 	if issue == nil {
+		span.End("")
 		return nil, nil
 	}
+	span.Set(telemetry.AttrValidationMode, string(issue.Mode))
+	span.End(telemetry.ErrorTypeInputSchema)
 	level := slog.LevelError
 	if issue.Mode == ValidationWarn {
 		level = slog.LevelWarn
@@ -163,6 +201,7 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, iv *invocation, 
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil
 	}
+	h.traceLogs(ctx, req.Notify)
 	offer, closeChannel := h.notify.Open(id, req.Notify)
 	defer closeChannel()
 	resp, err := h.inv.Invoke(invoke.WithOffer(ctx, offer), fn, id, body)
@@ -193,13 +232,19 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, iv *invocation, 
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil
 	}
+	vctx, span := h.tel.Span(ctx, telemetry.SpanValidateOutput, t.Name)
 	issue := t.Binding.ShapeResult(d, h.cfg.Output)
-	if issue != nil {
+	if issue == nil {
+		span.End("")
+	} else {
+		span.Set(telemetry.AttrValidationMode, string(issue.Mode))
+		span.End(telemetry.ErrorTypeOutputSchema)
+		h.tel.OutputInvalid(ctx, t.Name, string(issue.Mode))
 		level := slog.LevelError
 		if issue.Mode == ValidationWarn {
 			level = slog.LevelWarn
 		}
-		h.log.LogAttrs(ctx, level, issue.LogMessage(), slog.String("function", t.Function), slog.String("invocationId", id))
+		h.log.LogAttrs(vctx, level, issue.LogMessage(), slog.String("function", t.Function), slog.String("invocationId", id))
 		if issue.Mode == ValidationStrict {
 			return d.Result, nil // the isError result naming the problems
 		}

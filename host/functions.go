@@ -172,6 +172,7 @@ func (h *Host) invokeFunction(ctx context.Context, fn *invoke.Function, what str
 		return nil, err
 	}
 	defer done()
+	h.traceLogs(ctx, notify)
 	offer, closeChannel := h.notify.Open(iv.id, notify)
 	defer closeChannel()
 	reply, err := h.inv.Invoke(invoke.WithOffer(ctx, offer), fn, iv.id, invoke.ContextBody(fn, ctxJSON, iv.start))

@@ -167,7 +167,15 @@ func New(opts *Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading functions: %w", err)
 	}
+	tel, err := telemetry.New(context.Background(), cfg.TelemetryMode, "funchost", o.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("starting telemetry: %w", err)
+	}
+	// With telemetry on, a line logged under a request's context carries
+	// its trace_id and span_id.
+	o.Logger = tel.Logger(o.Logger)
 	h := &Host{
+		tel:     tel,
 		secrets: sec,
 		calls: guard.NewCalls(o.MaxCallsInFlight, guard.TaskLimits{
 			Limit:           owner.Limit{PerOwner: int64(o.MaxRunningTasksPerClient), Global: int64(o.MaxRunningTasks)},
@@ -186,7 +194,8 @@ func New(opts *Options) (*Host, error) {
 		ready:   make(chan struct{}),
 	}
 	h.changes = h.newChangeChannel()
-	if h.tel, err = telemetry.New(context.Background(), cfg.TelemetryMode, "funchost", o.Logger); err != nil {
+	if err := h.tel.Observe(func() (int64, int64) { return int64(h.calls.InFlight()), h.calls.TasksRunning() }); err != nil {
+		_ = h.tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("starting telemetry: %w", err)
 	}
 	// A call waits for a starting worker as long as its start may take.
@@ -235,6 +244,9 @@ func (h *Host) routes() (http.Handler, error) {
 	if h.opts.TaskHeartbeat > 0 && opts.Tasks != nil {
 		opts.Tasks.Heartbeat = h.opts.TaskHeartbeat
 	}
+	if h.tel != nil && opts.Tasks != nil {
+		opts.Tasks.Traceparent = h.tel.Traceparent
+	}
 	endpoint := mcp.NewHandler(h.mcpServer(), opts)
 	h.endpoint = endpoint
 	if opts.Tasks != nil {
@@ -256,10 +268,13 @@ func (h *Host) routes() (http.Handler, error) {
 	// Every other endpoint is behind the one Host and Origin check; the
 	// MCP endpoints behind the access token check (when asked for), then
 	// the function key.
+	// With telemetry on, every request of these is in its client's trace
+	// and its refusal counted (telemetry.HTTP); sessions are measured.
 	r.Group(func(r chi.Router) {
+		r.Use(h.tel.HTTP)
 		r.Use(guard.New(h.opts.AllowedHosts, h.opts.AllowedOrigins).Check)
-		r.Handle(MCPPath, h.protect(h.secrets.RequireKey(guard.RequireJSON(withOwner(endpoint)))))
-		r.Handle(SSEPath, h.protect(h.secrets.RequireKey(http.HandlerFunc(h.legacy.sse.ServeStream))))
+		r.Handle(MCPPath, h.protect(h.secrets.RequireKey(guard.RequireJSON(h.tel.Sessions(withOwner(endpoint), endpoint.Session)))))
+		r.Handle(SSEPath, h.protect(h.secrets.RequireKey(h.tel.Stream(http.HandlerFunc(h.legacy.sse.ServeStream)))))
 		r.Handle(MessagePath, h.protect(h.secrets.RequireKey(guard.RequireJSON(http.HandlerFunc(h.legacy.sse.ServeMessage)))))
 		r.Method(http.MethodGet, StatusPath, h.secrets.RequireKey(http.HandlerFunc(h.serveStatus)))
 	})

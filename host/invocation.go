@@ -10,6 +10,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/guard"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
@@ -38,6 +39,9 @@ func (h *Host) admit(ctx context.Context, function string, task bool, attrs ...s
 		release, err = h.calls.Admit()
 	}
 	if err != nil {
+		if r, ok := errors.AsType[*guard.Refusal](err); ok {
+			h.tel.Refused(ctx, r.Reason)
+		}
 		return nil, nil, nil, err
 	}
 	ctx, stop := h.calls.Drainable(ctx)
@@ -67,6 +71,17 @@ func (iv *invocation) cancelled(ctx context.Context) error {
 		return guard.ShuttingDown()
 	}
 	return nil
+}
+
+// traceLogs makes the log messages the worker sends the client during
+// the call carry the call's trace context (telemetry on).
+func (h *Host) traceLogs(ctx context.Context, n *mcp.Notifier) {
+	if h.tel == nil || n == nil {
+		return
+	}
+	if tp := h.tel.Traceparent(ctx); tp != "" {
+		n.SetTraceparent(tp)
+	}
 }
 
 // workerLogs writes the invocation's log lines from the worker.

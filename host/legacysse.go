@@ -16,6 +16,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/dedup"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/host/internal/telemetry"
 )
 
 // Paths of the legacy HTTP+SSE transport.
@@ -71,6 +72,7 @@ type legacy struct {
 	sealer     *auth.Sealer  // seals the ids of requests to clients
 	forwarded  *dedup.Window // the ids of responses forwarded already
 	log        *slog.Logger
+	tel        *telemetry.Telemetry // nil when off
 	stopOnce   sync.Once
 }
 
@@ -87,7 +89,7 @@ func newInstanceID() string { return ids.Random(ids.Base32Lower, 16) }
 // newLegacy sets up the backplane the settings ask for. Nothing is
 // contacted before start; attach completes the transport.
 func (h *Host) newLegacy() (*legacy, error) {
-	l := &legacy{instanceID: newInstanceID(), sealer: h.secrets.Sealer, log: h.log}
+	l := &legacy{instanceID: newInstanceID(), sealer: h.secrets.Sealer, log: h.log, tel: h.tel}
 	l.init()
 	bp, kind, err := h.newBackplane(l.instanceID)
 	if err != nil {
@@ -109,7 +111,7 @@ func (l *legacy) attach(h *Host, endpoint *mcp.Options, streamable *mcp.Handler)
 	sse, err := mcp.NewLegacySSE(streamable, &mcp.LegacySSEOptions{
 		InstanceID:   l.instanceID,
 		Sealer:       h.secrets.Sealer,
-		Forward:      forwarder{l.bp},
+		Forward:      forwarder{l},
 		MaxBodyBytes: endpoint.MaxBodyBytes,
 		Logger:       h.log,
 	})
@@ -186,7 +188,17 @@ func (l *legacy) start(ctx context.Context) error {
 // a client's response goes to the call waiting for it, anything else to
 // its legacy SSE stream. A response nothing waits for can never be
 // delivered: it is dropped (logged at debug) and its sender told.
-func (l *legacy) deliver(_ context.Context, m backplane.Message) backplane.Outcome {
+func (l *legacy) deliver(ctx context.Context, m backplane.Message) backplane.Outcome {
+	ctx, span := l.tel.BackplaneReceive(ctx, l.kind, l.instanceID, m.ID, m.Traceparent, m.Sent)
+	out := l.dispatch(m, l.tel.Traceparent(ctx))
+	span.Set(telemetry.AttrBackplaneOutcome, out.String())
+	span.End("")
+	return out
+}
+
+// dispatch hands a received message to what waits for it (see deliver);
+// trace is the traceparent its request on the stream is to carry.
+func (l *legacy) dispatch(m backplane.Message, trace string) backplane.Outcome {
 	if scope, ok := strings.CutPrefix(m.ClientID, responsePrefix); ok {
 		if l.endpoint.DeliverResponse(scope, m.Body) {
 			return backplane.Taken
@@ -194,7 +206,7 @@ func (l *legacy) deliver(_ context.Context, m backplane.Message) backplane.Outco
 		l.log.Debug("host: dropping a forwarded client response nothing waits for", "id", m.ID)
 		return backplane.Gone
 	}
-	switch l.sse.Deliver(m.ClientID, m.Body) {
+	switch l.sse.DeliverTraced(m.ClientID, m.Body, trace) {
 	case mcp.Delivered:
 		return backplane.Taken
 	case mcp.DeliveryFull:
@@ -247,7 +259,7 @@ func (l *legacy) forwardResponse(ctx context.Context, instanceID, scope string, 
 		l.log.Debug("host: a client's response is not forwarded", "error", err)
 		return nil
 	}
-	out, err := l.bp.Send(ctx, instanceID, backplane.Message{ID: ids.Random(ids.Base32, 26), ClientID: responsePrefix + scope, Body: body})
+	out, err := l.send(ctx, instanceID, backplane.Message{ID: ids.Random(ids.Base32, 26), ClientID: responsePrefix + scope, Body: body})
 	switch {
 	case err != nil:
 		return fmt.Errorf("forwarding a response to instance %q: %w", instanceID, err)
@@ -255,6 +267,22 @@ func (l *legacy) forwardResponse(ctx context.Context, instanceID, scope string, 
 		l.log.Debug("host: the instance a client's response was forwarded to has nothing waiting for it", "instance", instanceID, "id", id)
 	}
 	return nil
+}
+
+// send sends m to instance to through the backplane; with telemetry on,
+// in a PRODUCER span whose trace context, and the time of sending, the
+// message carries to the receiver.
+func (l *legacy) send(ctx context.Context, to string, m backplane.Message) (backplane.Outcome, error) {
+	ctx, tp, sent, span := l.tel.BackplaneSend(ctx, l.kind, to, m.ID)
+	m.Traceparent, m.Sent = tp, sent
+	out, err := l.bp.Send(ctx, to, m)
+	if err != nil {
+		span.End(telemetry.ErrorTypeBackplaneSend)
+		return out, err
+	}
+	span.Set(telemetry.AttrBackplaneOutcome, out.String())
+	span.End("")
+	return out, nil
 }
 
 // checkResponse returns the id of a response that may go to instanceID:
@@ -293,10 +321,10 @@ func (l *legacy) stop(ctx context.Context) error {
 // forwarder sends messages for streams on other instances through the
 // backplane, each with a fresh id for duplicate suppression, and turns
 // their outcome into the answer of the POST.
-type forwarder struct{ bp backplane.Backplane }
+type forwarder struct{ l *legacy }
 
 func (f forwarder) Forward(ctx context.Context, instanceID, clientID string, message []byte) error {
-	out, err := f.bp.Send(ctx, instanceID, backplane.Message{ID: ids.Random(ids.Base32, 26), ClientID: clientID, Body: message})
+	out, err := f.l.send(ctx, instanceID, backplane.Message{ID: ids.Random(ids.Base32, 26), ClientID: clientID, Body: message})
 	switch {
 	case errors.Is(err, backplane.ErrUnknownInstance):
 		return fmt.Errorf("%w: %w", mcp.ErrNoInstance, err)

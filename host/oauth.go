@@ -6,6 +6,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/host/internal/oauth"
+	"github.com/funcmcp/funcmcp/host/internal/telemetry"
 )
 
 // App settings that make funchost an OAuth 2.1 resource server (see
@@ -93,6 +94,7 @@ func (h *Host) lacksScopes(ctx context.Context, required []string) error {
 		return nil
 	}
 	if missing := id.Missing(required); len(missing) > 0 {
+		h.tel.Refused(ctx, telemetry.RefusedForbidden) // answered 200 with a JSON-RPC error: counted here
 		return &mcp.ProtocolError{Code: mcp.CodeInvalidRequest, Message: "Forbidden: the access token lacks a scope this request needs."}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/guard"
 	"github.com/funcmcp/funcmcp/host/internal/supervise"
+	"github.com/funcmcp/funcmcp/host/internal/telemetry"
 )
 
 // Run prints the function list, listens on opts.Addr, starts the worker (unless
@@ -44,6 +45,7 @@ func (h *Host) Run(ctx context.Context) error {
 	limited := guard.LimitListener(ln, guard.ConnLimits{
 		Global: h.opts.MaxConnections, PerAddress: h.opts.MaxConnectionsPerAddress,
 		GlobalSetting: "MaxConnections (--max-connections)", PerAddressSetting: "MaxConnectionsPerAddress (--max-connections-per-address)",
+		Refused: func() { h.tel.Refused(context.Background(), telemetry.RefusedConnections) },
 	})
 	ln = limited
 	if err := h.legacy.start(ctx); err != nil {

@@ -36,6 +36,9 @@ func (e workerEvents) Unhealthy(reason string) { e.h.setUnhealthy(reason) }
 func (e workerEvents) Healthy()                { e.h.setHealthy() }
 func (e workerEvents) Problem(msg string)      { e.h.addLiveError(msg) }
 
+// Restarted counts the restart in funcmcp.worker.restarts (telemetry on).
+func (e workerEvents) Restarted(reason string) { e.h.tel.WorkerRestarted(reason) }
+
 // health is the worker's state as calls and /admin/host/status see it.
 type health struct {
 	reason atomic.Pointer[string] // non-empty while unhealthy

@@ -21,6 +21,8 @@ import (
 	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/funcmcp/funcmcp/internal/testutil"
 )
 
 // otlpReceiver is a minimal OTLP/HTTP (protobuf) backend on 127.0.0.1: it
@@ -38,8 +40,9 @@ type recvSpan struct {
 	traceID, spanID, parentID string
 	name                      string
 	attrs                     map[string]string
-	pid                       string // the resource's process.pid
-	links                     []string
+	pid                       string   // the resource's process.pid
+	links                     []string // the trace ids of the links
+	linkSpans                 []string // the span ids of the links
 }
 
 func startOTLPReceiver(t *testing.T) *otlpReceiver {
@@ -134,6 +137,7 @@ func (rc *otlpReceiver) addSpans(req *colltrace.ExportTraceServiceRequest) {
 					parentID: hex.EncodeToString(s.ParentSpanId), name: s.Name, attrs: attrMap(s.Attributes), pid: pid}
 				for _, l := range s.Links {
 					sp.links = append(sp.links, hex.EncodeToString(l.TraceId))
+					sp.linkSpans = append(sp.linkSpans, hex.EncodeToString(l.SpanId))
 				}
 				rc.spans = append(rc.spans, sp)
 			}
@@ -303,4 +307,198 @@ func TestTelemetryOneTraceFromClientToTool(t *testing.T) {
 	unknown, _ := findSpan(rc.spans, func(s recvSpan) bool { return s.attrs["jsonrpc.request.id"] == "call-3" })
 	assert.Equal(t, "-32602", unknown.attrs["error.type"])
 	assert.Equal(t, "s", rc.metrics["mcp.server.operation.duration"])
+}
+
+// TestTelemetryOperatorSignals runs the real funchost and sample worker
+// with telemetry on: a tools/call's input and output validations are
+// spans under its SERVER span, beside the invocation; the host's console
+// line of the call carries its trace_id and span_id; a session that ends
+// (a DELETE of its Mcp-Session-Id, a legacy SSE stream that closes) is
+// measured in mcp.server.session.duration; a refused request (an Origin
+// not allowed) is counted in funcmcp.requests.refused; the calls in flight
+// and the running tasks are reported. Each metric arrives with its unit.
+func TestTelemetryOperatorSignals(t *testing.T) {
+	rc := startOTLPReceiver(t)
+	app := telemetrySample(t)
+	h := startHostEnv(t, app, []string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT=" + rc.url,
+		"OTEL_BSP_SCHEDULE_DELAY=50",
+		"OTEL_METRIC_EXPORT_INTERVAL=200",
+		"OTEL_TRACES_SAMPLER=always_on",
+	})
+	const clientTrace = "7bf92f3577b34da6a3ce929d0e0e4739"
+	session, _ := postMCP(t, h.endpoint, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	require.NotEmpty(t, session)
+	_, out := postMCP(t, h.endpoint, session, `{"jsonrpc":"2.0","id":"p1","method":"tools/call","params":{"name":"primes","arguments":{"to":20},"_meta":{"traceparent":"00-`+clientTrace+`-00f067aa0ba902b7-01"}}}`)
+	require.Contains(t, out, `"structuredContent"`)
+
+	// The client ends its session.
+	del, err := http.NewRequest(http.MethodDelete, h.endpoint, nil)
+	require.NoError(t, err)
+	del.Header.Set("Mcp-Session-Id", session)
+	resp, err := postClient.Do(del)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+
+	// A legacy SSE session that opens and closes.
+	st, err := testutil.OpenSSE(t.Context(), h.endpoint+"/sse", nil)
+	require.NoError(t, err)
+	st.Close()
+
+	// A request from an Origin the host does not allow.
+	bad, err := http.NewRequest(http.MethodPost, h.endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	require.NoError(t, err)
+	bad.Header.Set("Content-Type", "application/json")
+	bad.Header.Set("Origin", "http://elsewhere.invalid")
+	resp, err = postClient.Do(bad)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+
+	inTrace := func(name string) func(recvSpan) bool {
+		return func(s recvSpan) bool { return s.traceID == clientTrace && s.name == name }
+	}
+	rc.waitFor(t, "the call's spans", func(spans []recvSpan, _ map[string]string) bool {
+		for _, n := range []string{"tools/call primes", "validate input", "invoke primes", "validate output"} {
+			if _, ok := findSpan(spans, inTrace(n)); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	wantMetrics := map[string]string{
+		"mcp.server.operation.duration": "s",
+		"mcp.server.session.duration":   "s",
+		"funcmcp.requests.refused":      "{request}",
+		"funcmcp.calls.in_flight":       "{call}",
+		"funcmcp.tasks.running":         "{task}",
+	}
+	rc.waitFor(t, "the metrics", func(_ []recvSpan, metrics map[string]string) bool {
+		for name := range wantMetrics {
+			if _, ok := metrics[name]; !ok {
+				return false
+			}
+		}
+		return true
+	})
+
+	rc.mu.Lock()
+	server, _ := findSpan(rc.spans, inTrace("tools/call primes"))
+	in, _ := findSpan(rc.spans, inTrace("validate input"))
+	inv, _ := findSpan(rc.spans, inTrace("invoke primes"))
+	outv, _ := findSpan(rc.spans, inTrace("validate output"))
+	for name, unit := range wantMetrics {
+		assert.Equal(t, unit, rc.metrics[name], name)
+	}
+	rc.mu.Unlock()
+	assert.Equal(t, server.spanID, in.parentID, "input validation is a child of the server span")
+	assert.Equal(t, server.spanID, inv.parentID)
+	assert.Equal(t, server.spanID, outv.parentID, "output validation is a child of the server span")
+	assert.Equal(t, "primes", in.attrs["gen_ai.tool.name"])
+	assert.Empty(t, outv.attrs["error.type"])
+
+	// The host's line of the call names its trace and span.
+	require.Eventually(t, func() bool {
+		return strings.Contains(h.console.String(), "trace_id="+clientTrace+" span_id="+server.spanID)
+	}, 10*time.Second, 20*time.Millisecond, "the call's console line carries trace_id and span_id; console:\n%s", h.console.String())
+	for _, line := range strings.Split(h.console.String(), "\n") {
+		if strings.Contains(line, "Executed 'Functions.primes'") {
+			assert.Contains(t, line, "trace_id="+clientTrace, line)
+		}
+	}
+}
+
+// TestTelemetryTaskRunAndItsLaterGet: a tools/call the client runs as a
+// task (2026-07-28, the sample's simulate_epidemic) has a "task run" span
+// under its SERVER span, which holds the invocation of the worker and
+// names the task; the client's later tasks/get, in a trace of its own,
+// links to that run span; the task's end is counted in
+// funcmcp.tasks.finished.
+func TestTelemetryTaskRunAndItsLaterGet(t *testing.T) {
+	rc := startOTLPReceiver(t)
+	h := startHostEnv(t, telemetrySample(t), []string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT=" + rc.url,
+		"OTEL_BSP_SCHEDULE_DELAY=50",
+		"OTEL_METRIC_EXPORT_INTERVAL=200",
+		"OTEL_TRACES_SAMPLER=always_on",
+	})
+	c := taskClient{endpoint: h.endpoint}
+	id := c.create(t, "simulate_epidemic", map[string]any{"duration_seconds": 1, "days": 10})
+	c.await(t, id, "completed")
+
+	var server, run, inv, get recvSpan
+	rc.waitFor(t, "the task's spans and funcmcp.tasks.finished", func(spans []recvSpan, metrics map[string]string) bool {
+		var ok1, ok2, ok3, ok4 bool
+		run, ok1 = findSpan(spans, func(s recvSpan) bool { return s.name == "task run" && s.attrs["mcp.task.id"] == id })
+		server, ok2 = findSpan(spans, func(s recvSpan) bool { return s.name == "tools/call simulate_epidemic" && s.spanID == run.parentID })
+		inv, ok3 = findSpan(spans, func(s recvSpan) bool { return s.name == "invoke simulate_epidemic" && s.parentID == run.spanID })
+		get, ok4 = findSpan(spans, func(s recvSpan) bool { return s.name == "tasks/get" && len(s.linkSpans) > 0 })
+		_, m := metrics["funcmcp.tasks.finished"]
+		return ok1 && ok2 && ok3 && ok4 && m
+	})
+	assert.Equal(t, run.traceID, server.traceID)
+	assert.Equal(t, run.traceID, inv.traceID)
+	assert.Equal(t, "completed", run.attrs["mcp.task.status"])
+	assert.Equal(t, "simulate_epidemic", run.attrs["gen_ai.tool.name"])
+	assert.Equal(t, []string{run.traceID}, get.links, "tasks/get links to the run's trace")
+	assert.Equal(t, []string{run.spanID}, get.linkSpans, "and to the run span itself")
+	assert.NotEqual(t, run.traceID, get.traceID, "the get is a trace of its own")
+	rc.mu.Lock()
+	assert.Equal(t, "{task}", rc.metrics["funcmcp.tasks.finished"])
+	rc.mu.Unlock()
+}
+
+// TestTelemetryBackplaneHop runs two real funchost instances on the redis
+// backplane with telemetry on: a legacy SSE client's message posted to
+// instance B, whose stream is on A, is a PRODUCER span on B in the trace
+// of the POST's traceparent, a CONSUMER span on A that is its child, and
+// the message's SERVER span on A is the consumer's child;
+// funcmcp.backplane.delivery.lag arrives in seconds.
+func TestTelemetryBackplaneHop(t *testing.T) {
+	rc := startOTLPReceiver(t)
+	f := startFleet(t, "redis")
+	app := telemetrySample(t)
+	env := append(append([]string(nil), f.env...),
+		"OTEL_EXPORTER_OTLP_ENDPOINT="+rc.url,
+		"OTEL_BSP_SCHEDULE_DELAY=50",
+		"OTEL_METRIC_EXPORT_INTERVAL=200",
+		"OTEL_TRACES_SAMPLER=always_on")
+	a := startHostEnv(t, app, env)
+	b := startHostEnv(t, app, env)
+	c, _ := openClient(t, 1, a, b)
+
+	const clientTrace, clientSpan = "8bf92f3577b34da6a3ce929d0e0e473a", "00f067aa0ba902b8"
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, c.post, strings.NewReader(pingMessage(7)))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Traceparent", "00-"+clientTrace+"-"+clientSpan+"-01")
+	resp, err := postClient.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	ev, err := c.stream.Next(clientTimeout)
+	require.NoError(t, err)
+	require.Contains(t, ev.Data, `"id":7,`, "the ping is answered on the stream")
+
+	var send, process, server recvSpan
+	rc.waitFor(t, "the hop's spans and the lag", func(spans []recvSpan, metrics map[string]string) bool {
+		var ok1, ok2, ok3 bool
+		send, ok1 = findSpan(spans, func(s recvSpan) bool { return s.traceID == clientTrace && strings.HasPrefix(s.name, "send ") })
+		process, ok2 = findSpan(spans, func(s recvSpan) bool {
+			return s.traceID == clientTrace && strings.HasPrefix(s.name, "process ") && s.parentID == send.spanID
+		})
+		server, ok3 = findSpan(spans, func(s recvSpan) bool { return s.traceID == clientTrace && s.name == "ping" })
+		_, m := metrics["funcmcp.backplane.delivery.lag"]
+		return ok1 && ok2 && ok3 && m
+	})
+	assert.Equal(t, process.spanID, server.parentID, "the message's server span is the receipt's child")
+	assert.Equal(t, process.pid, server.pid)
+	assert.Equal(t, clientSpan, send.parentID, "the send continues the POST's traceparent")
+	assert.NotEqual(t, send.pid, process.pid, "the two ends are two processes")
+	assert.Equal(t, "redis", send.attrs["funcmcp.backplane"])
+	assert.Equal(t, "taken", process.attrs["funcmcp.backplane.outcome"])
+	assert.Equal(t, strings.TrimPrefix(send.name, "send "), strings.TrimPrefix(process.name, "process "))
+	rc.mu.Lock()
+	assert.Equal(t, "s", rc.metrics["funcmcp.backplane.delivery.lag"])
+	rc.mu.Unlock()
 }

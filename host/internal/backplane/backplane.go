@@ -24,6 +24,12 @@ type Message struct {
 	ClientID string `json:"ClientId"`
 	// Body is the JSON-RPC message.
 	Body json.RawMessage `json:"Message"`
+	// Traceparent is the W3C trace context of the send, when the sender
+	// traces it (telemetry on); "" otherwise.
+	Traceparent string `json:"Traceparent,omitempty"`
+	// Sent is when the sender sent it, for the delivery lag; zero when the
+	// sender did not say.
+	Sent time.Time `json:"-"`
 }
 
 // Outcome is what became of a message at the instance holding its stream.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // envelope is what travels in a queue or list: a client message (the
@@ -24,6 +25,29 @@ type envelope struct {
 	Blob string `json:"Blob,omitempty"`
 	// Outcome, in an outcome envelope, is what became of message ID.
 	Outcome string `json:"Outcome,omitempty"`
+	// Traceparent and SentMs (Unix milliseconds) are Message.Traceparent
+	// and Message.Sent; absent when the sender traces nothing, and ignored
+	// by a receiver that does not read them.
+	Traceparent string `json:"Traceparent,omitempty"`
+	SentMs      int64  `json:"SentMs,omitempty"`
+}
+
+// stamp copies the trace context and send time of m into e.
+func (e *envelope) stamp(m *Message) {
+	e.Traceparent = m.Traceparent
+	if !m.Sent.IsZero() {
+		e.SentMs = m.Sent.UnixMilli()
+	}
+}
+
+// message is the client message e carries (its body still in a blob when
+// e.Blob is set).
+func (e *envelope) message() Message {
+	m := Message{ID: e.ID, ClientID: e.ClientID, Body: e.Message, Traceparent: e.Traceparent}
+	if e.SentMs > 0 {
+		m.Sent = time.UnixMilli(e.SentMs)
+	}
+	return m
 }
 
 // isOutcome reports whether e carries an outcome rather than a message.

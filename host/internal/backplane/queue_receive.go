@@ -122,7 +122,7 @@ func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) bool {
 		return false
 	}
 	q.touch()
-	m := Message{ID: env.ID, ClientID: env.ClientID, Body: env.Message}
+	m := env.message()
 	if m.ID == "" {
 		m.ID = msgID
 	}

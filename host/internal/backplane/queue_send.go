@@ -30,6 +30,7 @@ func (q *Queue) send(ctx context.Context, to string, m Message) (Outcome, error)
 		return 0, err
 	}
 	env := envelope{ID: m.ID, ClientID: m.ClientID, Message: m.Body, From: q.id}
+	env.stamp(&m)
 	text, err := encodeQueueText(&env)
 	if err != nil {
 		return 0, err

@@ -231,7 +231,9 @@ func (r *Redis) Send(ctx context.Context, to string, m Message) (Outcome, error)
 }
 
 func (r *Redis) send(ctx context.Context, to string, m Message) (Outcome, error) {
-	data, err := json.Marshal(&envelope{ID: m.ID, ClientID: m.ClientID, Message: m.Body, From: r.id})
+	env := envelope{ID: m.ID, ClientID: m.ClientID, Message: m.Body, From: r.id}
+	env.stamp(&m)
+	data, err := json.Marshal(&env)
 	if err != nil {
 		return 0, fmt.Errorf("encoding the message: %w", err)
 	}
@@ -361,7 +363,7 @@ func (r *Redis) handle(ctx context.Context, raw string) {
 		r.waiting.resolve(env.ID, out)
 		return
 	}
-	out, answer := r.in.offer(ctx, Message{ID: env.ID, ClientID: env.ClientID, Body: env.Message}, func() {})
+	out, answer := r.in.offer(ctx, env.message(), func() {})
 	if !answer || env.From == "" || !ValidInstanceID(env.From) {
 		return
 	}

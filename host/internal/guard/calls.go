@@ -51,30 +51,52 @@ func NewCalls(max int, tasks TaskLimits) *Calls {
 	return c
 }
 
+// Reasons of a [Refusal].
+const (
+	ReasonBusy       = "busy"        // every call slot is taken
+	ReasonOwnerLimit = "owner_limit" // the owner's running tasks are at their bound
+	ReasonTaskLimit  = "task_limit"  // all running tasks are at their bound
+)
+
+// Refusal is a refused admission: the JSON-RPC error the client gets
+// (errors.As finds it) and which limit refused (a Reason* value).
+type Refusal struct {
+	Reason string
+	Err    *jsonrpc.Error
+}
+
+func (r *Refusal) Error() string { return r.Err.Error() }
+
+// Unwrap gives the JSON-RPC error.
+func (r *Refusal) Unwrap() error { return r.Err }
+
 // Admit takes a call slot, or refuses with a busy error (-32000) when all
-// are taken. release gives the slot back.
+// are taken (a *Refusal, ReasonBusy). release gives the slot back.
 func (c *Calls) Admit() (release func(), err error) {
 	select {
 	case c.slots <- struct{}{}:
 		return func() { <-c.slots }, nil
 	default:
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeServerError,
-			Message: fmt.Sprintf("Server busy: %d tool calls are running, the most allowed; try again later.", cap(c.slots))}
+		return nil, &Refusal{Reason: ReasonBusy, Err: &jsonrpc.Error{Code: jsonrpc.CodeServerError,
+			Message: fmt.Sprintf("Server busy: %d tool calls are running, the most allowed; try again later.", cap(c.slots))}}
 	}
 }
 
 // AdmitTask takes a call slot for task work of owner id (work that may
-// outlive its request), or refuses with a busy error (-32000) that names
-// the limit reached: the owner's running tasks, all running tasks, or the
-// calls in flight.
+// outlive its request), or refuses with a busy error (-32000, a *Refusal)
+// that names the limit reached: the owner's running tasks, all running
+// tasks, or the calls in flight.
 func (c *Calls) AdmitTask(id owner.ID) (release func(), err error) {
 	releaseTask, err := c.tasks.Take(id, 1)
 	if err != nil {
-		msg := "Server busy: " + err.Error()
-		if le, ok := errors.AsType[*owner.LimitError](err); ok && le.Global && c.globalSetting != "" {
-			msg += "; " + c.globalSetting + " changes it"
+		msg, reason := "Server busy: "+err.Error(), ReasonOwnerLimit
+		if le, ok := errors.AsType[*owner.LimitError](err); ok && le.Global {
+			reason = ReasonTaskLimit
+			if c.globalSetting != "" {
+				msg += "; " + c.globalSetting + " changes it"
+			}
 		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeServerError, Message: msg + "; try again later."}
+		return nil, &Refusal{Reason: reason, Err: &jsonrpc.Error{Code: jsonrpc.CodeServerError, Message: msg + "; try again later."}}
 	}
 	releaseCall, err := c.Admit()
 	if err != nil {

@@ -301,6 +301,9 @@ func TestCalls(t *testing.T) {
 	require.True(t, errors.As(err, &busy))
 	assert.Equal(t, jsonrpc.CodeServerError, busy.Code)
 	assert.Equal(t, "Server busy: 2 tool calls are running, the most allowed; try again later.", busy.Message)
+	var refusal *Refusal
+	require.True(t, errors.As(err, &refusal))
+	assert.Equal(t, ReasonBusy, refusal.Reason)
 	r1()
 	r3, err := c.Admit()
 	require.NoError(t, err, "a released slot is free again")
@@ -338,12 +341,17 @@ func TestAdmitTask(t *testing.T) {
 	require.True(t, errors.As(err, &busy))
 	assert.Equal(t, jsonrpc.CodeServerError, busy.Code)
 	assert.Equal(t, "Server busy: too many running tasks for this client (the limit is 2); PerClient changes it; try again later.", busy.Message)
+	var refusal *Refusal
+	require.True(t, errors.As(err, &refusal))
+	assert.Equal(t, ReasonOwnerLimit, refusal.Reason)
 
 	_, err = c.AdmitTask("b")
 	require.NoError(t, err)
 	_, err = c.AdmitTask("c")
 	require.True(t, errors.As(err, &busy))
 	assert.Equal(t, "Server busy: too many running tasks on this server (the limit is 3); All changes it; try again later.", busy.Message)
+	require.True(t, errors.As(err, &refusal))
+	assert.Equal(t, ReasonTaskLimit, refusal.Reason)
 	assert.Equal(t, int64(3), c.TasksRunning())
 
 	sync, err := c.Admit()

@@ -18,6 +18,8 @@ import (
 type ConnLimits struct {
 	Global, PerAddress               int
 	GlobalSetting, PerAddressSetting string
+	// Refused, when set, hears of each connection refused (telemetry).
+	Refused func()
 }
 
 // Listener accepts connections within [ConnLimits]. Under pressure it
@@ -53,6 +55,9 @@ func (l *Listener) Accept() (net.Conn, error) {
 		lc, refusal := l.admit(c)
 		if lc != nil {
 			return lc, nil
+		}
+		if l.limits.Refused != nil {
+			l.limits.Refused()
 		}
 		refuse(c, refusal)
 	}

@@ -64,6 +64,9 @@ type Exchange struct {
 
 	out     statusWriter // w writes through it: the status it wrote
 	outcome string       // set by the handlers: "error <code>", "isError", "task", …
+	// linked is the traceparent of the run of the task a tasks/get read
+	// (see LinkedTrace).
+	linked string
 }
 
 // Method is the message's method.
@@ -84,7 +87,9 @@ func (x *Exchange) Name() string {
 func (x *Exchange) ProtocolVersion() string { return x.version }
 
 // Request is the HTTP request the message came in (for a message of a
-// legacy SSE stream, the one the stream built from its GET's headers).
+// legacy SSE stream, the one the stream built from its GET's headers, with
+// the traceparent of the POST that sent the message, or of the backplane
+// hop that brought it, when there is one).
 func (x *Exchange) Request() *http.Request { return x.r }
 
 // Notification reports whether the message is a notification (no id: it

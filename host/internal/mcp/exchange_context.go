@@ -47,6 +47,11 @@ func (x *Exchange) ErrorType() string {
 	return ""
 }
 
+// LinkedTrace is, after next returned, the W3C traceparent of the span
+// the exchange is about without being its child: the run of the task a
+// tasks/get read ([TaskOptions.Traceparent]); "" when none.
+func (x *Exchange) LinkedTrace() string { return x.linked }
+
 // SetContext makes ctx the context the rest of the chain and the method's
 // handler run under (the parent of the call's context): a link calls it
 // before next to pass a span down to the invocation of the worker.

@@ -125,11 +125,20 @@ type stream struct {
 	out     *sseWriter      // the stream: replies, and the calls' notifications and requests
 
 	mu     sync.Mutex
-	token  string   // Mcp-Session-Id minted by initialize, "" before
-	inbox  [][]byte // messages waiting, oldest first
-	queued int64    // their bytes
-	closed bool     // the stream ended: nothing more is queued
+	token  string    // Mcp-Session-Id minted by initialize, "" before
+	inbox  []waiting // messages waiting, oldest first
+	queued int64     // their bytes
+	closed bool      // the stream ended: nothing more is queued
 	ids    *dedup.Window
+}
+
+// waiting is a message in a stream's inbox: its bytes and the W3C
+// traceparent of the POST that sent it ("" when none), which its request
+// carries instead of the stream's GET's, so that its SERVER span continues
+// the POST's trace (or the backplane hop's).
+type waiting struct {
+	msg   []byte
+	trace string
 }
 
 func (s *stream) sessionToken() string {
@@ -298,11 +307,11 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 		case <-s.wake:
 		}
 		for {
-			msg := l.take(s)
-			if msg == nil {
+			m := l.take(s)
+			if m.msg == nil {
 				break
 			}
-			reply := l.run(ctx, s, msg)
+			reply := l.run(ctx, s, m.msg, m.trace)
 			if len(reply) == 0 {
 				continue
 			}
@@ -313,18 +322,19 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// take removes the oldest waiting message of s; nil when none waits.
-func (l *LegacySSE) take(s *stream) []byte {
+// take removes the oldest waiting message of s; its msg is nil when none
+// waits.
+func (l *LegacySSE) take(s *stream) waiting {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.inbox) == 0 {
 		s.inbox = nil // an idle stream keeps no queue
-		return nil
+		return waiting{}
 	}
 	msg := s.inbox[0]
-	s.inbox[0] = nil
+	s.inbox[0] = waiting{}
 	s.inbox = s.inbox[1:]
-	n := int64(len(msg))
+	n := int64(len(msg.msg))
 	s.queued -= n
 	l.queued.Add(-n)
 	return msg
@@ -344,8 +354,9 @@ func (l *LegacySSE) drop(s *stream) {
 func (l *LegacySSE) QueuedBytes() int64 { return l.queued.Load() }
 
 // run answers one message through the endpoint and returns the reply to
-// put on the stream ("" for none).
-func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte) []byte {
+// put on the stream ("" for none). trace, when not "", is the traceparent
+// its request carries instead of the stream's.
+func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte, trace string) []byte {
 	if id := routeOf(msg).id; id != "" && !s.firstRun(id) {
 		// A request sent again (a retry after a failure that left the client
 		// unsure): it ran already, and its reply is on the stream.
@@ -364,6 +375,10 @@ func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte) []byte {
 	delete(req.Header, headerSessionID)
 	if token := s.sessionToken(); token != "" {
 		req.Header[headerSessionID] = []string{token}
+	}
+	if trace != "" {
+		req.Header["Traceparent"] = []string{trace}
+		delete(req.Header, "Tracestate")
 	}
 	req.ContentLength = int64(len(msg))
 	rec := &recorder{header: http.Header{}}
@@ -481,7 +496,7 @@ func (l *LegacySSE) ServeMessage(w http.ResponseWriter, r *http.Request) {
 		body = bytes.Clone(body) // what waits in an inbox is what is counted
 	}
 	noSession := fmt.Sprintf("No active session for client '%s' and instance '%s'. Please connect to the /sse endpoint to initiate your session.", clientID, instanceID)
-	switch l.enqueue(clientID, body) {
+	switch l.enqueue(clientID, body, r.Header.Get("Traceparent")) {
 	case enqueued:
 		l.accepted(w)
 		return
@@ -546,8 +561,9 @@ const (
 	hostBytesFull
 )
 
-// enqueue hands msg to the local stream of clientID.
-func (l *LegacySSE) enqueue(clientID string, msg []byte) enqueueResult {
+// enqueue hands msg to the local stream of clientID; trace is the
+// traceparent its request is to carry ("" for the stream's).
+func (l *LegacySSE) enqueue(clientID string, msg []byte, trace string) enqueueResult {
 	l.mu.Lock()
 	s := l.streams[clientID]
 	l.mu.Unlock()
@@ -560,7 +576,7 @@ func (l *LegacySSE) enqueue(clientID string, msg []byte) enqueueResult {
 		// arrive only once that call is over. It is run at once instead, in
 		// the stream's scope and context, so it can only reach a call of
 		// this stream.
-		l.run(s.ctx, s, msg)
+		l.run(s.ctx, s, msg, trace)
 		return enqueued
 	}
 	n := int64(len(msg))
@@ -578,7 +594,7 @@ func (l *LegacySSE) enqueue(clientID string, msg []byte) enqueueResult {
 		l.queued.Add(-n)
 		return hostBytesFull
 	}
-	s.inbox = append(s.inbox, msg)
+	s.inbox = append(s.inbox, waiting{msg: msg, trace: trace})
 	s.queued += n
 	select {
 	case s.wake <- struct{}{}:
@@ -623,7 +639,14 @@ func (d Delivery) String() string {
 // stream of clientID and reports what became of it; the caller keeps a
 // message the stream did not take.
 func (l *LegacySSE) Deliver(clientID string, message []byte) Delivery {
-	switch l.enqueue(clientID, message) {
+	return l.DeliverTraced(clientID, message, "")
+}
+
+// DeliverTraced is Deliver of a message whose request is to carry the W3C
+// traceparent trace (the backplane hop's, telemetry on) instead of the
+// stream's.
+func (l *LegacySSE) DeliverTraced(clientID string, message []byte, trace string) Delivery {
+	switch l.enqueue(clientID, message, trace) {
 	case enqueued:
 		return Delivered
 	case inboxFull, inboxBytesFull, hostBytesFull:

@@ -74,6 +74,21 @@ type Notifier struct {
 	sentProgress bool
 	buf          bytes.Buffer
 	pending      []inputRequest // input-required: the requests of the result, in order
+	// traceparent goes in the _meta of each notifications/message (see
+	// SetTraceparent); "" when none.
+	traceparent string
+}
+
+// SetTraceparent makes each notifications/message of the call carry
+// _meta.traceparent (the W3C trace context of the call, telemetry on), so
+// that a client correlates the tool's log messages with the trace.
+func (n *Notifier) SetTraceparent(tp string) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	n.traceparent = tp
+	n.mu.Unlock()
 }
 
 // WantsProgress reports whether the client asked for progress.
@@ -154,6 +169,11 @@ func (n *Notifier) Log(level, logger string, data json.RawMessage) error {
 	b.WriteString(`,"data":`)
 	if err := json.Compact(b, data); err != nil { // one line: SSE data cannot hold line breaks
 		return err
+	}
+	if n.traceparent != "" {
+		b.WriteString(`,"_meta":{"traceparent":`)
+		appendString(b, n.traceparent)
+		b.WriteByte('}')
 	}
 	return n.send()
 }

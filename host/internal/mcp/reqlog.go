@@ -19,7 +19,9 @@ func (h *handler) requestLog(next MethodHandler) MethodHandler {
 		}
 		start := time.Now()
 		next(x)
-		h.log.LogAttrs(ctx, slog.LevelDebug, "mcp "+x.Method(),
+		// The request's context now: a link (telemetry) may have given it
+		// a span, whose ids the line then carries.
+		h.log.LogAttrs(x.r.Context(), slog.LevelDebug, "mcp "+x.Method(),
 			slog.String("method", x.Method()), slog.String("revision", x.ProtocolVersion()), slog.String("name", x.Name()),
 			slog.Duration("duration", time.Since(start).Round(time.Microsecond)), slog.String("outcome", x.Outcome()))
 	}

@@ -23,6 +23,7 @@ type taskService struct {
 	store           tasks.Store
 	ttl, poll, beat time.Duration
 	instance        string
+	traceparent     func(context.Context) string // see TaskOptions.Traceparent
 	log             *slog.Logger
 	now             func() time.Time
 	wg              sync.WaitGroup
@@ -47,7 +48,7 @@ const maxSuspects = 10000
 
 func newTaskService(o *TaskOptions, instance string, log *slog.Logger) *taskService {
 	s := &taskService{store: o.Store, ttl: o.TTL, poll: o.PollInterval, beat: o.Heartbeat, instance: instance,
-		log: log, now: time.Now, local: map[string]*taskRun{}, suspects: map[string]suspect{}}
+		traceparent: o.Traceparent, log: log, now: time.Now, local: map[string]*taskRun{}, suspects: map[string]suspect{}}
 	if s.ttl <= 0 {
 		s.ttl = DefaultTaskTTL
 	}
@@ -333,6 +334,11 @@ func (r *taskRun) start(ctx context.Context) (*tasks.Task, error) {
 	now := r.s.now()
 	t := &tasks.Task{ID: r.id, Scope: r.scope, Owner: r.owner, Tool: r.tool, Instance: r.s.instance, Status: tasks.StatusWorking,
 		Created: now, Updated: now, Heartbeat: now, TTL: r.ttl, PollInterval: r.poll}
+	if r.s.traceparent != nil {
+		if t.Trace = r.s.traceparent(ctx); t.Trace == "" {
+			t.Trace = r.s.traceparent(r.ctx) // a deferred task, started from the worker: the call's
+		}
+	}
 	if err := r.s.store.Create(ctx, t); err != nil {
 		return nil, fmt.Errorf("storing the task: %w", err)
 	}
@@ -719,6 +725,15 @@ func (n *Notifier) TaskState() string {
 		return metadata.TaskStateRunning
 	}
 	return metadata.TaskStateOffered
+}
+
+// TaskID is the id of the call's task once it exists, "" before or when
+// the call is no task.
+func (n *Notifier) TaskID() string {
+	if !n.InTask() {
+		return ""
+	}
+	return n.task.id
 }
 
 // InTask reports whether the call runs as a task: a failure of the

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -71,6 +72,11 @@ type TaskOptions struct {
 	// TTL and PollInterval are the defaults for tools that suggest none;
 	// 0 means DefaultTaskTTL and DefaultTaskPollInterval.
 	TTL, PollInterval time.Duration
+	// Traceparent, when set (telemetry on), gives the W3C traceparent of
+	// the span of a context: a task's record keeps the one of the context
+	// it was made under (its run), and a later tasks/get links to it
+	// ([Exchange.LinkedTrace]).
+	Traceparent func(context.Context) string
 	// Heartbeat is how often an instance running a task refreshes the
 	// task's record and reads it for a cancellation made on another
 	// instance. A task whose record went three heartbeats without a
@@ -138,6 +144,7 @@ func (h *handler) serveTaskMethod(req *request, msg *message, meta *RequestMeta)
 	case methodTasksGet:
 		var t *tasks.Task
 		if t, err = h.tasks.get(ctx, scope, id); err == nil {
+			req.linked = t.Trace
 			h.writeDetailedTask(req, t)
 			return
 		}

@@ -48,6 +48,20 @@ type Reporter interface {
 	Problem(msg string)
 }
 
+// RestartReporter is a [Reporter] that also hears of each restart: the
+// new worker is ready, the old one having ended for reason (RestartExited,
+// RestartRequested, RestartProbe). It is optional.
+type RestartReporter interface {
+	Restarted(reason string)
+}
+
+// Reasons of a restart.
+const (
+	RestartExited    = "exited"    // the worker exited on its own, unexpectedly
+	RestartRequested = "requested" // it exited with code 200, asking for it
+	RestartProbe     = "probe"     // it stopped answering its liveness probe and was killed
+)
+
 // Probe configures the liveness probe: GET / every Interval, each bounded
 // by Timeout; after Failures missed probes in a row the worker's group is
 // killed (and restarted). An Interval of zero or less turns it off.
@@ -152,7 +166,9 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			return nil
 		}
 		s.setCurrent(nil)
+		reason := RestartExited
 		if code := w.exitCode(); code == restartExitCode && !w.killedByProbe() {
+			reason = RestartRequested
 			s.log.Info("the worker process asked to be restarted", "pid", w.pid(), "exitCode", code)
 			if !backoff.Sleep(ctx, s.o.RestartDelay-s.now().Sub(s.lastStart)) {
 				return nil
@@ -160,6 +176,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		} else {
 			msg := fmt.Sprintf("the worker process (pid %d) exited unexpectedly: %v", w.pid(), w.exitError())
 			if w.killedByProbe() {
+				reason = RestartProbe
 				msg = fmt.Sprintf("the worker process (pid %d) stopped answering its liveness probe and was killed", w.pid())
 			}
 			s.fail(msg)
@@ -171,6 +188,9 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			next, err := s.restart(ctx)
 			if err == nil {
 				w = next
+				if rr, ok := s.r.(RestartReporter); ok {
+					rr.Restarted(reason)
+				}
 				break
 			}
 			if ctx.Err() != nil {

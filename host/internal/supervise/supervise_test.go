@@ -234,3 +234,43 @@ func TestFailureWindow(t *testing.T) {
 	s.fail("failed")
 	assert.Equal(t, time.Second, s.backoff(), "back-off starts again from the first step")
 }
+
+// restartEvents is an events that also hears of restarts.
+type restartEvents struct{ *events }
+
+func (r restartEvents) Restarted(reason string) { r.add("restarted " + reason) }
+
+// TestRestartsAreReportedWithTheirReason: a reporter that listens for
+// restarts hears of each, once the new worker is ready, with why the old
+// one ended: it exited, it asked to be restarted (code 200), or the
+// liveness probe killed it.
+func TestRestartsAreReportedWithTheirReason(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rep := restartEvents{&events{}}
+		fs := &fakeStarts{}
+		s := newFakeSupervisor(rep, fs)
+		require.NoError(t, s.Start(t.Context()))
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+
+		fs.last().exit(1)
+		synctest.Wait()
+		fs.last().exit(restartExitCode)
+		time.Sleep(time.Second) // the exit-code-200 restart waits out the restart delay
+		synctest.Wait()
+		fs.last().killByProbe()
+		synctest.Wait()
+
+		cancel()
+		assert.NoError(t, <-done)
+		require.NoError(t, s.Stop())
+		var restarts []string
+		for _, e := range rep.list() {
+			if strings.HasPrefix(e, "restarted ") {
+				restarts = append(restarts, e)
+			}
+		}
+		assert.Equal(t, []string{"restarted " + RestartExited, "restarted " + RestartRequested, "restarted " + RestartProbe}, restarts)
+	})
+}

@@ -192,6 +192,7 @@ type record struct {
 	Tool            string                     `json:"tool,omitempty"`
 	Function        string                     `json:"function,omitempty"`
 	Instance        string                     `json:"instance,omitempty"`
+	Trace           string                     `json:"trace,omitempty"`
 	Status          Status                     `json:"status"`
 	StatusMessage   string                     `json:"statusMessage,omitempty"`
 	Created         time.Time                  `json:"created"`
@@ -208,14 +209,14 @@ type record struct {
 }
 
 func toRecord(t *Task) *record {
-	return &record{ID: t.ID, Scope: t.Scope, Owner: string(t.Owner), Tool: t.Tool, Function: t.Function, Instance: t.Instance, Status: t.Status,
+	return &record{ID: t.ID, Scope: t.Scope, Owner: string(t.Owner), Tool: t.Tool, Function: t.Function, Instance: t.Instance, Trace: t.Trace, Status: t.Status,
 		StatusMessage: t.StatusMessage, Created: t.Created, Updated: t.Updated, Heartbeat: t.Heartbeat, TTLMs: t.TTL.Milliseconds(),
 		PollMs: t.PollInterval.Milliseconds(), InputRequests: t.InputRequests, InputResponses: t.InputResponses,
 		Result: t.Result, Error: t.Error, CancelRequested: t.CancelRequested, InstanceLost: t.InstanceLost}
 }
 
 func (r *record) task() *Task {
-	return &Task{ID: r.ID, Scope: r.Scope, Owner: owner.ID(r.Owner), Tool: r.Tool, Function: r.Function, Instance: r.Instance, Status: r.Status,
+	return &Task{ID: r.ID, Scope: r.Scope, Owner: owner.ID(r.Owner), Tool: r.Tool, Function: r.Function, Instance: r.Instance, Trace: r.Trace, Status: r.Status,
 		StatusMessage: r.StatusMessage, Created: r.Created, Updated: r.Updated, Heartbeat: r.Heartbeat, TTL: time.Duration(r.TTLMs) * time.Millisecond,
 		PollInterval: time.Duration(r.PollMs) * time.Millisecond, InputRequests: r.InputRequests,
 		InputResponses: r.InputResponses, Result: r.Result, Error: r.Error, CancelRequested: r.CancelRequested, InstanceLost: r.InstanceLost}

@@ -41,6 +41,10 @@ type Task struct {
 	// Tool and Function name what runs; Instance the host instance that
 	// runs it.
 	Tool, Function, Instance string
+	// Trace is the W3C traceparent of the task's run span, when the host
+	// that made it traces (telemetry on): later requests about the task
+	// link to it. "" otherwise.
+	Trace string
 
 	Status        Status
 	StatusMessage string

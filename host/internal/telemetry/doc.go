@@ -8,7 +8,15 @@
 // span per request and records mcp.server.operation.duration, per the MCP
 // semantic conventions, and an [invoke.Trace] ([Telemetry.InvokeTrace])
 // wraps each invocation of the worker in a CLIENT span whose W3C trace
-// context travels to the worker in the POST's headers. Off, there is no
-// Telemetry: the host passes no link and no Trace, and a call costs what
-// it cost without this package.
+// context travels to the worker in the POST's headers. HTTP wrappers
+// ([Telemetry.HTTP], [Telemetry.Sessions], [Telemetry.Stream]) count
+// refusals and measure sessions; [Telemetry.Span] makes the host's
+// INTERNAL spans (validation, task runs); [Telemetry.BackplaneSend] and
+// [Telemetry.BackplaneReceive] the two ends of a backplane hop; the
+// operator's metrics are recorded by the methods named after them
+// ([Telemetry.Refused], [Telemetry.WorkerRestarted], …); [Telemetry.Logger]
+// puts trace_id and span_id on log lines. Off, there is no Telemetry: the
+// host passes no link, no Trace and no wrapper, every method of a nil
+// *Telemetry returns at once without allocating, and a call costs what it
+// cost without this package.
 package telemetry

@@ -96,6 +96,11 @@ func (t *Telemetry) link(next mcp.MethodHandler) mcp.MethodHandler {
 
 		next(x)
 
+		if lt := x.LinkedTrace(); lt != "" {
+			if sc := t.linkOf(lt); sc.IsValid() {
+				span.AddLink(trace.Link{SpanContext: sc})
+			}
+		}
 		mattrs := make([]attribute.KeyValue, 0, 4)
 		if target.Valid() {
 			mattrs = append(mattrs, target)

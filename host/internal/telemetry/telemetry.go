@@ -37,6 +37,8 @@ type Telemetry struct {
 	tracer   trace.Tracer
 	prop     propagation.TextMapPropagator
 	duration mcpconv.ServerOperationDuration
+	meter    metric.Meter
+	in       instruments
 }
 
 // ProtocolError is an OTEL_EXPORTER_OTLP_*PROTOCOL other than
@@ -76,6 +78,9 @@ func newTelemetry(tp *sdktrace.TracerProvider, mp *sdkmetric.MeterProvider) (t *
 	if t.duration, err = mcpconv.NewServerOperationDuration(mp.Meter(InstrumentationName),
 		metric.WithExplicitBucketBoundaries(DurationBuckets...)); err != nil {
 		return t, fmt.Errorf("making mcp.server.operation.duration: %w", err)
+	}
+	if err = t.makeInstruments(mp.Meter(InstrumentationName)); err != nil {
+		return t, err
 	}
 	return t, nil
 }
