@@ -39,6 +39,7 @@ type session struct {
 	version string
 	client  *metadata.ClientInfo
 	caps    json.RawMessage // see sessionToken.Caps
+	expires time.Time       // when the token expires
 }
 
 // Errors of parseSessionToken.
@@ -85,7 +86,7 @@ func parseSessionToken(sealer *auth.Sealer, token string, versions []string) (*s
 	if t.ID == "" || i < 0 {
 		return nil, exp, errInvalidToken
 	}
-	s := &session{id: t.ID, version: versions[i], caps: t.Caps}
+	s := &session{id: t.ID, version: versions[i], caps: t.Caps, expires: exp}
 	if t.Client != nil {
 		s.client = &metadata.ClientInfo{Name: t.Client.Name, Version: t.Client.Version}
 	}
