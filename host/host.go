@@ -20,6 +20,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/guard"
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/telemetry"
 )
@@ -96,6 +97,10 @@ type Host struct {
 	calls        *guard.Calls
 	// tel is the host's OpenTelemetry; nil when off.
 	tel *telemetry.Telemetry
+	// changes keeps this instance's listeners (subscriptions/listen, the
+	// GET and legacy SSE streams) and hands them the changes published
+	// (see changes.go).
+	changes *notify.Hub
 
 	state   atomic.Value // State
 	running atomic.Bool
@@ -193,6 +198,10 @@ func New(opts *Options) (*Host, error) {
 	for _, e := range cat.Failures() {
 		h.logLoadFailure(e)
 	}
+	if h.changes, err = h.newHub(); err != nil {
+		_ = h.tel.Shutdown(context.Background())
+		return nil, fmt.Errorf("loading the listener limits: %w", err)
+	}
 	if h.oauth, err = h.newResourceServer(); err != nil {
 		_ = h.tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("loading the authorization settings: %w", err)
@@ -221,6 +230,16 @@ func (h *Host) routes() (http.Handler, error) {
 		RequestID:       h.legacy.requestID,
 		CheckArguments:  h.cat.CheckRawArguments,
 		Middleware:      h.tel.Middleware(),
+		Notify:          h.changes,
+
+		ListenKeepAlive:    h.opts.listenKeepAlive,
+		ListenWriteTimeout: h.opts.listenWriteTimeout,
+	}
+	// The relay of changes between instances: a backplane that can carry
+	// them (implements notify.Relay) relays this instance's changes, and
+	// hands what it receives from the others to h.receiveChange.
+	if r, ok := h.legacy.bp.(notify.Relay); ok {
+		h.setRelay(r)
 	}
 	if opts.Tasks, err = h.taskOptions(context.Background(), h.legacy.kind); err != nil {
 		return nil, err
@@ -281,6 +300,7 @@ func (h *Host) Close() error {
 			h.stopSweep()
 		}
 		h.stopTasks()
+		h.changes.Close()
 		h.notify.Close()
 		h.inv.Close()
 		h.legacy.sse.Close()

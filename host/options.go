@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -182,6 +183,11 @@ type Options struct {
 	// AllowedOrigins are further origins (scheme://host[:port]) browsers
 	// may call from; an Origin on an allowed host name is always allowed.
 	AllowedOrigins []string
+
+	// listenLimits, listenKeepAlive and listenWriteTimeout replace the
+	// listener limits of the settings and the stream timings (tests).
+	listenLimits                        *notify.Limits
+	listenKeepAlive, listenWriteTimeout time.Duration
 }
 
 // withDefaults returns a copy of opts (nil: the zero Options) with every

@@ -130,7 +130,8 @@ type Hub struct {
 	counted *owner.Counter
 
 	mu       sync.Mutex
-	closed   bool
+	closed   bool // Close was called: no relay any more
+	deaf     bool // EndListeners was called: no listener any more
 	lists    [3]map[*Listener]struct{} // tools, prompts, resources list changed
 	byURI    map[string]map[*Listener]struct{}
 	byTask   map[string]map[*Listener]struct{}
@@ -323,7 +324,7 @@ func (h *Hub) Listen(o ListenerOptions, f Filter) (*Listener, error) {
 	l.lists = [3]bool{f.ToolsListChanged, f.PromptsListChanged, f.ResourcesListChanged}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
+	if h.deaf {
 		release()
 		return nil, ErrClosed
 	}
@@ -369,17 +370,12 @@ func dropFrom(index map[string]map[*Listener]struct{}, key string, l *Listener) 
 	}
 }
 
-// Close ends every listener (with ErrClosed), stops the relay's sender
-// and refuses new listeners.
-func (h *Hub) Close() {
+// EndListeners ends every listener (with ErrClosed: their streams end
+// gracefully) and refuses new ones; changes are still published and
+// relayed (a host that drains). Close stops the rest.
+func (h *Hub) EndListeners() {
 	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return
-	}
-	h.closed = true
-	done := h.sendDone
-	h.stopSenderLocked()
+	h.deaf = true
 	all := make([]*Listener, 0, len(h.all))
 	for l := range h.all {
 		all = append(all, l)
@@ -393,6 +389,21 @@ func (h *Hub) Close() {
 		l.release()
 		l.wake()
 	}
+}
+
+// Close ends every listener (with ErrClosed), stops the relay's sender
+// and refuses new listeners.
+func (h *Hub) Close() {
+	h.EndListeners()
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.closed = true
+	done := h.sendDone
+	h.stopSenderLocked()
+	h.mu.Unlock()
 	if done != nil {
 		<-done
 	}
