@@ -130,8 +130,8 @@ type Hub struct {
 	counted *owner.Counter
 
 	mu       sync.Mutex
-	closed   bool // Close was called: no relay any more
-	deaf     bool // EndListeners was called: no listener any more
+	closed   bool                      // Close was called: no relay any more
+	deaf     bool                      // EndListeners was called: no listener any more
 	lists    [3]map[*Listener]struct{} // tools, prompts, resources list changed
 	byURI    map[string]map[*Listener]struct{}
 	byTask   map[string]map[*Listener]struct{}
