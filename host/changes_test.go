@@ -4,9 +4,16 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sync/atomic"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/host/internal/notify"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/testutil"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -149,4 +157,118 @@ func TestTypeScriptClientsHearResourceUpdates(t *testing.T) {
 			require.NoError(t, cmd.Wait(), stderr.String())
 		})
 	}
+}
+
+// rss reads this process's resident memory from /proc (bytes; 0 when it
+// cannot).
+func rss() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+// TestSlowAndVanishedListenersAreEnded: listeners whose clients stop
+// reading (real TCP connections that never read) fall behind and are
+// ended, their queues dropped and their places given back; listeners
+// whose clients vanished (the connection reset) end at the next write.
+// Afterwards no listener, goroutine or queued change is left. The memory
+// figures (RSS from /proc) are logged for the report.
+func TestSlowAndVanishedListenersAreEnded(t *testing.T) {
+	const slow, vanished = 40, 20
+	limits := notify.Limits{Listeners: owner.Limit{PerOwner: 1000, Global: 1000}, Queue: 16}
+	h, srv := changesApp(t, &Options{listenLimits: &limits, listenWriteTimeout: time.Second, listenKeepAlive: time.Hour})
+	uri := "note://" + strings.Repeat("x", 4000) // 4 KB a notification: socket buffers fill sooner
+	body := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["` + uri + `"]},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	goroutines := runtime.NumGoroutine()
+	heap0, rss0 := heapInUse(), rss()
+	var conns []*net.TCPConn
+	for i := range slow + vanished {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		tc := c.(*net.TCPConn)
+		require.NoError(t, tc.SetReadBuffer(4096)) // a client that reads nothing, with a small window
+		conns = append(conns, tc)
+		t.Cleanup(func() { _ = c.Close() })
+		_, err = fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+			"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: %d\r\n\r\n%s", MCPPath, addr, len(body), body)
+		require.NoError(t, err)
+		_ = i
+	}
+	// Clients that read everything, to pace the changes: they keep up.
+	const fast = 4
+	var heard [fast]atomic.Int64
+	var readers []net.Conn
+	for i := range fast {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		readers = append(readers, c)
+		t.Cleanup(func() { _ = c.Close() })
+		_, err = fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+			"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: %d\r\n\r\n%s", MCPPath, addr, len(body), body)
+		require.NoError(t, err)
+		go func() {
+			sc := bufio.NewScanner(c)
+			sc.Buffer(make([]byte, 64<<10), 64<<10)
+			for sc.Scan() {
+				if strings.HasPrefix(sc.Text(), "data: ") {
+					heard[i].Add(1)
+				}
+			}
+		}()
+	}
+	waitListeners(t, h, slow+vanished+fast)
+	rssOpen := rss()
+	for _, c := range conns[slow:] {
+		_ = c.SetLinger(0) // vanish: the connection is reset
+		_ = c.Close()
+	}
+	published := 0
+	for h.changes.Listeners() > fast && published < 20000 {
+		h.publish(notify.Change{Kind: notify.ResourceUpdated, URI: uri})
+		published++
+		deadline := time.Now().Add(10 * time.Second)
+		for i := range fast {
+			for heard[i].Load() < int64(published)+1 { // the acknowledgement, then each change
+				require.True(t, time.Now().Before(deadline), "a reading client fell behind")
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	require.Equal(t, fast, h.changes.Listeners(), "after %d changes every listener that does not read fell behind or lost its client", published)
+	assert.Equal(t, int64(fast), h.changes.Counted(), "their places are given back")
+	rssPeak := rss()
+	for _, c := range conns[:slow] {
+		_ = c.Close()
+	}
+	h.changes.EndListeners() // the reading clients' streams end too
+	for _, c := range readers {
+		_ = c.Close()
+	}
+	// The streams' goroutines end (a writer blocked on a full socket at
+	// its write deadline at the latest).
+	require.Eventually(t, func() bool { return runtime.NumGoroutine() <= goroutines+5 }, 20*time.Second, 20*time.Millisecond,
+		"the streams' goroutines end (%d now, %d before)", runtime.NumGoroutine(), goroutines)
+	heap1 := heapInUse()
+	debug.FreeOSMemory()
+	t.Logf("%d slow and %d vanished listeners (and %d reading), %d changes of 4 KB published until all had ended: heap in use %d KB before, %d KB after; "+
+		"RSS %d KB before, %d KB with the listeners open, %d KB at the end of publishing, %d KB after",
+		slow, vanished, fast, published, heap0>>10, heap1>>10, rss0>>10, rssOpen>>10, rssPeak>>10, rss()>>10)
+	assert.Less(t, heap1, heap0+8<<20, "no queued change is left behind")
 }
