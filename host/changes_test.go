@@ -12,9 +12,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"sync/atomic"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
