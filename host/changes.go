@@ -18,7 +18,7 @@ import (
 // The settings of the listener limits (whole numbers).
 const (
 	// SettingListenersPerClient bounds the open listeners (listen streams
-	// and session GET streams) of one client; default 16.
+	// and session GET streams) of one client; default 64.
 	SettingListenersPerClient = notify.SettingListenersPerClient
 	// SettingListeners bounds the open listeners of all clients; default
 	// 10,000.

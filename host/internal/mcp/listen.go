@@ -448,11 +448,14 @@ func (h *handler) serveSessionStream(w http.ResponseWriter, r *http.Request) {
 	l, err := h.sessions.attach(s, owner.Of(r), h.listFilter(), ls.signal)
 	if err != nil {
 		var le *owner.LimitError
-		status := http.StatusServiceUnavailable
-		if errors.As(err, &le) {
-			status = http.StatusTooManyRequests
+		switch {
+		case errors.Is(err, notify.ErrClosed):
+			h.refuse(w, http.StatusServiceUnavailable, nil, codeServerError, "Service Unavailable: the server is stopping.", nil)
+		case errors.As(err, &le) && !le.Global:
+			h.refuse(w, http.StatusTooManyRequests, nil, codeServerError, "Too many listeners: "+err.Error()+".", nil)
+		default:
+			h.refuse(w, http.StatusServiceUnavailable, nil, codeServerError, "Too many listeners: "+err.Error()+".", nil)
 		}
-		h.refuse(w, status, nil, codeServerError, "Too many listeners: "+err.Error()+".", nil)
 		return
 	}
 	ls.l = l

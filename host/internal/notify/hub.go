@@ -22,7 +22,7 @@ const (
 
 // Defaults of [Limits].
 const (
-	DefaultListenersPerOwner = 16
+	DefaultListenersPerOwner = 64
 	DefaultListeners         = 10000
 	DefaultSubscriptions     = 256
 	DefaultQueue             = 64
