@@ -63,12 +63,14 @@ func newChangeChannel(log *slog.Logger, limit *rate.Limiter, publish func(notify
 }
 
 // publishAnnounced passes a change the app announced on to the clients that
-// listen. It is the seam between the change channel and the listeners'
-// hub: changeSink, when set, gets every change; until then a change is only
-// logged.
+// listen: to the listeners' hub (publish), or to changeSink when a test
+// set one.
 func (h *Host) publishAnnounced(c notify.Change) {
-	if sink := h.changeSink; sink != nil {
-		sink(c)
+	switch {
+	case h.changeSink != nil:
+		h.changeSink(c)
+	case h.changes != nil:
+		h.publish(c)
 	}
 }
 
@@ -77,7 +79,7 @@ func (h *Host) publishAnnounced(c notify.Change) {
 // gets the variables empty (set in funchost's own environment they would
 // name another host's channel) and announces nothing.
 func (h *Host) workerValues() []config.Setting {
-	u, key := h.changes.offer()
+	u, key := h.announced.offer()
 	return append(slices.Clone(h.cfg.Values),
 		config.Setting{Key: metadata.EnvChangesURL, Value: u},
 		config.Setting{Key: metadata.EnvChangesKey, Value: key})

@@ -97,6 +97,10 @@ type Host struct {
 	calls        *guard.Calls
 	// tel is the host's OpenTelemetry; nil when off.
 	tel *telemetry.Telemetry
+	// changes keeps this instance's listeners (subscriptions/listen, the
+	// GET and legacy SSE streams) and hands them the changes published
+	// (see changes.go).
+	changes *notify.Hub
 
 	state   atomic.Value // State
 	running atomic.Bool
@@ -109,9 +113,9 @@ type Host struct {
 	mu         sync.Mutex
 	liveErrors []string // the latest problems met while running (worker exits)
 
-	// changes takes the changes the app announces (announce.go);
-	// changeSink, when set, gets each of them (nil: logged only).
-	changes    *changeChannel
+	// announced takes the changes the app announces (announce.go);
+	// changeSink, when set (tests), gets each of them in place of the hub.
+	announced  *changeChannel
 	changeSink func(notify.Change)
 }
 
@@ -193,7 +197,7 @@ func New(opts *Options) (*Host, error) {
 		console: &console{w: o.Output},
 		ready:   make(chan struct{}),
 	}
-	h.changes = h.newChangeChannel()
+	h.announced = h.newChangeChannel()
 	if err := h.tel.Observe(func() (int64, int64) { return int64(h.calls.InFlight()), h.calls.TasksRunning() }); err != nil {
 		_ = h.tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("starting telemetry: %w", err)
@@ -208,6 +212,10 @@ func New(opts *Options) (*Host, error) {
 	}
 	for _, e := range cat.Failures() {
 		h.logLoadFailure(e)
+	}
+	if h.changes, err = h.newHub(); err != nil {
+		_ = h.tel.Shutdown(context.Background())
+		return nil, fmt.Errorf("loading the listener limits: %w", err)
 	}
 	if h.oauth, err = h.newResourceServer(); err != nil {
 		_ = h.tel.Shutdown(context.Background())
@@ -237,6 +245,16 @@ func (h *Host) routes() (http.Handler, error) {
 		RequestID:       h.legacy.requestID,
 		CheckArguments:  h.cat.CheckRawArguments,
 		Middleware:      h.tel.Middleware(),
+		Notify:          h.changes,
+
+		ListenKeepAlive:    h.opts.listenKeepAlive,
+		ListenWriteTimeout: h.opts.listenWriteTimeout,
+	}
+	// The relay of changes between instances: a backplane that can carry
+	// them (implements notify.Relay) relays this instance's changes, and
+	// hands what it receives from the others to h.receiveChange.
+	if r, ok := h.legacy.bp.(notify.Relay); ok {
+		h.setRelay(r)
 	}
 	if opts.Tasks, err = h.taskOptions(context.Background(), h.legacy.kind); err != nil {
 		return nil, err
@@ -303,8 +321,9 @@ func (h *Host) Close() error {
 			h.stopSweep()
 		}
 		h.stopTasks()
+		h.changes.Close()
 		h.notify.Close()
-		h.changes.close()
+		h.announced.close()
 		h.inv.Close()
 		h.legacy.sse.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

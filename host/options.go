@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -188,6 +189,11 @@ type Options struct {
 	// then that many per second; over it a change is refused (429) and
 	// dropped. Default DefaultMaxChangesPerSecond.
 	MaxChangesPerSecond int
+
+	// listenLimits, listenKeepAlive and listenWriteTimeout replace the
+	// listener limits of the settings and the stream timings (tests).
+	listenLimits                        *notify.Limits
+	listenKeepAlive, listenWriteTimeout time.Duration
 }
 
 // withDefaults returns a copy of opts (nil: the zero Options) with every

@@ -66,6 +66,8 @@ func (h *Host) Run(ctx context.Context) error {
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(h.legacy.sse.Close) // SSE streams never end by themselves
+	// Nor do listening streams: they end gracefully (a "complete" result).
+	srv.RegisterOnShutdown(h.changes.EndListeners)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	// shutdown stops accepting, lets running calls finish within

@@ -68,6 +68,9 @@ func TestConformance(t *testing.T) {
 			counts, err := countChecks(out)
 			require.NoError(t, err, "reading the suite's results\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 			t.Logf("MCP conformance at %s: %s", rev, counts)
+			for _, n := range counts.notable {
+				t.Logf("  %s", n)
+			}
 			require.Equal(t, 0, code, "the conformance suite at %s disagrees with %s\nstdout:\n%s\nstderr:\n%s\nhost console:\n%s",
 				rev, baseline, stdout, stderr, h.console.String())
 		})
@@ -78,6 +81,9 @@ func TestConformance(t *testing.T) {
 type checkCounts struct {
 	scenarios, scenariosFailed int
 	status                     map[string]int // SUCCESS, FAILURE, WARNING, SKIPPED, INFO → count
+	// notable are the checks that failed or warned: scenario, check, status
+	// and message.
+	notable []string
 }
 
 func (c checkCounts) String() string {
@@ -110,7 +116,9 @@ func countChecks(dir string) (checkCounts, error) {
 			return c, err
 		}
 		var checks []struct {
-			Status string `json:"status"`
+			ID           string `json:"id"`
+			Status       string `json:"status"`
+			ErrorMessage string `json:"errorMessage"`
 		}
 		if err := json.Unmarshal(data, &checks); err != nil {
 			return c, fmt.Errorf("decoding %s: %w", f, err)
@@ -120,6 +128,9 @@ func countChecks(dir string) (checkCounts, error) {
 		for _, ch := range checks {
 			c.status[ch.Status]++
 			failed = failed || ch.Status == "FAILURE"
+			if ch.Status == "FAILURE" || ch.Status == "WARNING" {
+				c.notable = append(c.notable, filepath.Base(filepath.Dir(f))+": "+ch.ID+" "+ch.Status+": "+ch.ErrorMessage)
+			}
 		}
 		if failed {
 			c.scenariosFailed++

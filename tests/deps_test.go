@@ -186,7 +186,7 @@ var hostInternalImports = map[string][]string{
 	"dedup":     nil,
 	"owner":     nil,
 	"peer":      nil,
-	"notify":    nil,
+	"notify":    {"owner"},
 	"reaper":    nil, // the standard library only: its init starts the reaper mode
 }
 

@@ -212,10 +212,10 @@ func TestMiddlewareMayRefuse(t *testing.T) {
 func TestCapabilitiesFromTheMethodTable(t *testing.T) {
 	all := func(string) bool { return true }
 	none := func(c string) bool { return c == capLogging || c == capTools }
-	assert.JSONEq(t, `{"logging":{},"tools":{"listChanged":false},"resources":{},"prompts":{},"completions":{}}`, capabilities("2025-06-18", all))
-	assert.JSONEq(t, `{"logging":{},"tools":{"listChanged":false}}`, capabilities("2025-06-18", none))
-	assert.JSONEq(t, `{"tools":{},"resources":{},"prompts":{},"completions":{},"extensions":{"`+ExtensionTasks+`":{}}}`, capabilities(ModernVersion, all))
-	assert.JSONEq(t, `{"tools":{}}`, capabilities(ModernVersion, none))
+	assert.JSONEq(t, `{"logging":{},"tools":{"listChanged":false},"resources":{},"prompts":{},"completions":{}}`, capabilities("2025-06-18", all, false))
+	assert.JSONEq(t, `{"logging":{},"tools":{"listChanged":false}}`, capabilities("2025-06-18", none, false))
+	assert.JSONEq(t, `{"tools":{},"resources":{},"prompts":{},"completions":{},"extensions":{"`+ExtensionTasks+`":{}}}`, capabilities(ModernVersion, all, false))
+	assert.JSONEq(t, `{"tools":{}}`, capabilities(ModernVersion, none, false))
 
 	for _, m := range methods {
 		assert.NotNil(t, m.serve, m.name)

@@ -34,9 +34,12 @@
 // 2026-07-28 ([ModernVersions], no initialize), on the one endpoint. No
 // session state is kept on the server for either.
 //
-//   - Only POST is served. Any other method gets 405 with "Allow: POST" and a
-//     JSON-RPC error body (-32000 "Method not allowed"); there is no
-//     standalone GET stream and no DELETE.
+//   - POST carries the messages. GET with Last-Event-ID resumes a call's
+//     stream; GET with a session, when [Options.Notify] is set, opens the
+//     session's stream of notifications (list changes, the resources it
+//     subscribed to: see listen.go). Any other method, and GET otherwise,
+//     gets 405 with "Allow: POST" and a JSON-RPC error body (-32000 "Method
+//     not allowed"); there is no DELETE.
 //   - The Host and Origin headers are not checked here: the host mounts
 //     the handler (and the legacy transport) behind package guard, whose
 //     one check answers 403 to a request from an unexpected Host or Origin

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -69,6 +70,11 @@ type handler struct {
 	tasks           *taskService                // nil when tasks are off
 	checkArgs       func(json.RawMessage) error // Options.CheckArguments
 	usedStates      *stateLedger                // the request states that opened
+
+	hub                *notify.Hub   // nil when notifications are off
+	sessions           *sessionTable // the legacy sessions' subscriptions
+	listenKeepAlive    time.Duration
+	listenWriteTimeout time.Duration
 }
 
 // toolList is a ToolsList slice checked once and remembered by identity.
@@ -144,15 +150,30 @@ func newHandler(srv Server, opts *Options) *handler {
 		usedStates:      newStateLedger(o.UsedInputStates),
 		streams:         newResumeStore(o.ResumeStreams, o.ResumeBytes),
 	}
+	if o.ListenKeepAlive <= 0 {
+		o.ListenKeepAlive = DefaultListenKeepAlive
+	}
+	if o.ListenWriteTimeout <= 0 {
+		o.ListenWriteTimeout = DefaultListenWriteTimeout
+	}
+	h.listenKeepAlive, h.listenWriteTimeout = o.ListenKeepAlive, o.ListenWriteTimeout
+	if o.Notify != nil {
+		h.hub = o.Notify
+		h.sessions = newSessionTable(o.Notify, o.SubscribedSessions)
+	}
 	if o.Tasks != nil && o.Tasks.Store != nil {
-		h.tasks = newTaskService(o.Tasks, o.InstanceID, o.Logger)
+		to := *o.Tasks
+		if h.hub != nil {
+			to.Store = publishingStore{Store: to.Store, pub: h.hub}
+		}
+		h.tasks = newTaskService(&to, o.InstanceID, o.Logger)
 	}
 	for _, v := range h.versions {
-		h.initial[v] = initializeResult(v, &o, capabilities(v, h.advertises))
+		h.initial[v] = initializeResult(v, &o, capabilities(v, h.advertises, h.hub != nil))
 	}
 	h.discoverVersions = append(slices.Clone(h.modern), h.versions...)
 	slices.SortFunc(h.discoverVersions, func(a, b string) int { return strings.Compare(b, a) })
-	h.modernReplies = newModernReplies(&o, h.discoverVersions, capabilities(ModernVersion, h.advertises))
+	h.modernReplies = newModernReplies(&o, h.discoverVersions, capabilities(ModernVersion, h.advertises, h.hub != nil))
 	h.chain = h.buildChain(o.Middleware)
 	return h
 }
@@ -191,6 +212,10 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, origin *streamOr
 	if r.Method == http.MethodGet {
 		if last := r.Header.Get(headerLastEventID); last != "" {
 			h.serveResume(w, r, last)
+			return
+		}
+		if h.hub != nil && origin == nil {
+			h.serveSessionStream(w, r)
 			return
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/dedup"
+	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
@@ -130,6 +131,16 @@ type stream struct {
 	queued int64     // their bytes
 	closed bool      // the stream ended: nothing more is queued
 	ids    *dedup.Window
+
+	listener *notify.Listener // nil when notifications are off
+}
+
+// signal wakes the stream's loop.
+func (s *stream) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 // waiting is a message in a stream's inbox: its bytes and the W3C
@@ -259,6 +270,19 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	// The GET's headers live as long as the stream: they are kept, not
 	// copied, and only read.
 	s := &stream{id: id, headers: r.Header, ctx: ctx, wake: make(chan struct{}, 1), out: out}
+	// The stream hears the list changes and the resources it subscribes
+	// to. Streams are bounded (MaxStreams, the connection limit): its
+	// listener does not count against the listener limits.
+	var heard <-chan struct{}
+	if hub := l.endpoint.hub; hub != nil {
+		lst, err := hub.Listen(notify.ListenerOptions{Owner: owner.Of(r), Uncounted: true, Wake: s.signal}, l.endpoint.listFilter())
+		if err != nil {
+			l.plainError(w, http.StatusServiceUnavailable, "Service Unavailable: the host is stopping")
+			return
+		}
+		defer lst.End(nil)
+		s.listener, heard = lst, lst.Done()
+	}
 	l.mu.Lock()
 	switch {
 	case l.closed:
@@ -304,7 +328,18 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-l.stop:
 			return
+		case <-heard:
+			return // it fell behind: the client connects again
 		case <-s.wake:
+		}
+		if s.listener != nil {
+			for c, ok := s.listener.Next(); ok; c, ok = s.listener.Next() {
+				if msg := l.endpoint.renderChange(ctx, c, nil, ""); msg != nil {
+					if err := out.event(eventMessage, msg); err != nil {
+						return
+					}
+				}
+			}
 		}
 		for {
 			m := l.take(s)
@@ -382,7 +417,7 @@ func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte, trace string
 	}
 	req.ContentLength = int64(len(msg))
 	rec := &recorder{header: http.Header{}}
-	l.endpoint.serve(rec, req, &streamOrigin{clientID: s.id, out: s.out})
+	l.endpoint.serve(rec, req, &streamOrigin{clientID: s.id, out: s.out, listener: s.listener})
 	if vals := rec.header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
 		s.setSessionToken(vals[0])
 	}
@@ -445,6 +480,9 @@ func routeOf(msg []byte) route {
 type streamOrigin struct {
 	clientID string
 	out      *sseWriter
+	// listener hears the stream's list changes and the resources it
+	// subscribed to; nil when notifications are off.
+	listener *notify.Listener
 }
 
 // send writes one JSON-RPC message on the stream.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -103,6 +104,22 @@ type Options struct {
 	// support them (2026-07-28, the io.modelcontextprotocol/tasks
 	// extension); nil leaves them off and every call synchronous.
 	Tasks *TaskOptions
+	// Notify is the hub of the changes clients listen for; nil turns
+	// notifications off (no subscriptions/listen, no resources/subscribe,
+	// no GET stream, and no listChanged or subscribe capability). With a
+	// hub and tasks on, every task state change is published to it.
+	Notify *notify.Hub
+	// ListenKeepAlive is the interval of the keep-alive comments of an
+	// idle listening stream; 0 means DefaultListenKeepAlive.
+	ListenKeepAlive time.Duration
+	// ListenWriteTimeout bounds one write to a listening stream (a client
+	// that stops reading is dropped after it); 0 means
+	// DefaultListenWriteTimeout.
+	ListenWriteTimeout time.Duration
+	// SubscribedSessions bounds the legacy sessions whose resource
+	// subscriptions this handler keeps, per client and in all; a bound
+	// left 0 takes DefaultSubscribedSessions.
+	SubscribedSessions owner.Limit
 	// Middleware are the links of the chain every request and
 	// notification passes (see [Exchange]), outermost first, inside the
 	// request log.

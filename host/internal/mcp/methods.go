@@ -29,6 +29,9 @@ const (
 	methodTasksGet               = "tasks/get"
 	methodTasksUpdate            = "tasks/update"
 	methodTasksCancel            = "tasks/cancel"
+	methodListen                 = "subscriptions/listen"
+	methodSubscribe              = "resources/subscribe"
+	methodUnsubscribe            = "resources/unsubscribe"
 
 	// methodCancelled is the notification by which a client gives up a
 	// request.
@@ -97,12 +100,15 @@ var methods = []methodInfo{
 	{name: methodResourcesList, since: firstRevision, capability: capResources, cacheable: true, serve: (*handler).serveResourcesList},
 	{name: methodResourcesTemplatesList, since: firstRevision, capability: capResources, cacheable: true, serve: (*handler).serveTemplatesList},
 	{name: methodResourcesRead, since: firstRevision, capability: capResources, nameParam: "uri", cacheable: true, serve: (*handler).serveResourcesRead},
+	{name: methodSubscribe, since: firstRevision, until: lastLegacy, capability: capResources, serve: (*handler).serveSubscribe},
+	{name: methodUnsubscribe, since: firstRevision, until: lastLegacy, capability: capResources, serve: (*handler).serveSubscribe},
 	{name: methodPromptsList, since: firstRevision, capability: capPrompts, cacheable: true, serve: (*handler).servePromptsList},
 	{name: methodPromptsGet, since: firstRevision, capability: capPrompts, nameParam: "name", serve: (*handler).servePromptsGet},
 	{name: methodComplete, since: firstRevision, capability: capCompletions, serve: (*handler).serveComplete},
 	{name: methodTasksGet, since: ModernVersion, capability: capTasks, nameParam: "taskId", serve: (*handler).serveTasks},
 	{name: methodTasksUpdate, since: ModernVersion, capability: capTasks, nameParam: "taskId", serve: (*handler).serveTasks},
 	{name: methodTasksCancel, since: ModernVersion, capability: capTasks, nameParam: "taskId", serve: (*handler).serveTasks},
+	{name: methodListen, since: ModernVersion, serve: (*handler).serveListen},
 }
 
 // methodIndex finds an entry by name.
@@ -131,26 +137,33 @@ func isModernMethod(method, version string) bool {
 // capabilityValue is what a capability advertises in each era.
 type capabilityValue struct {
 	legacy, modern string
+	// notifying replaces both when notifications are on (a hub): the
+	// listChanged and subscribe members, which then work.
+	notifying string
 	// extension: a member of capabilities.extensions, not of capabilities.
 	extension bool
 }
 
 // capabilityValues are the values of the capabilities the table names.
-// The tools capability carries no listChanged on 2026-07-28: there is no
-// subscriptions/listen stream to deliver it on.
+// Without notifications the tools capability carries no listChanged on
+// 2026-07-28 (there is no subscriptions/listen stream to deliver it on);
+// with them, tools, resources and prompts say listChanged (and resources
+// subscribe): the GET stream, the legacy SSE stream and
+// subscriptions/listen deliver them.
 var capabilityValues = map[string]capabilityValue{
 	capLogging:     {legacy: "{}", modern: "{}"},
-	capTools:       {legacy: `{"listChanged":false}`, modern: "{}"},
-	capResources:   {legacy: "{}", modern: "{}"},
-	capPrompts:     {legacy: "{}", modern: "{}"},
+	capTools:       {legacy: `{"listChanged":false}`, modern: "{}", notifying: `{"listChanged":true}`},
+	capResources:   {legacy: "{}", modern: "{}", notifying: `{"subscribe":true,"listChanged":true}`},
+	capPrompts:     {legacy: "{}", modern: "{}", notifying: `{"listChanged":true}`},
 	capCompletions: {legacy: "{}", modern: "{}"},
 	capTasks:       {legacy: "{}", modern: "{}", extension: true},
 }
 
 // capabilities derives the capabilities object of revision version from
 // the table: each capability of a method that version has, in table
-// order, when on says the endpoint serves it.
-func capabilities(version string, on func(capability string) bool) string {
+// order, when on says the endpoint serves it; notifying says that
+// notifications are on.
+func capabilities(version string, on func(capability string) bool, notifying bool) string {
 	var b, ext strings.Builder
 	seen := map[string]bool{}
 	for i := range methods {
@@ -163,6 +176,9 @@ func capabilities(version string, on func(capability string) bool) string {
 		value := v.legacy
 		if IsModern(version) {
 			value = v.modern
+		}
+		if notifying && v.notifying != "" {
+			value = v.notifying
 		}
 		dst := &b
 		if v.extension {

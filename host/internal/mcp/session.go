@@ -46,6 +46,7 @@ type session struct {
 	client  *metadata.ClientInfo
 	caps    json.RawMessage // see sessionToken.Caps
 	owner   string          // see sessionToken.Owner
+	expires time.Time       // when the token expires
 }
 
 // sessionOwner is the owner a session of request r is bound to: its
@@ -103,7 +104,7 @@ func parseSessionToken(sealer *auth.Sealer, token string, versions []string) (*s
 	if t.ID == "" || i < 0 {
 		return nil, exp, errInvalidToken
 	}
-	s := &session{id: t.ID, version: versions[i], caps: t.Caps, owner: t.Owner}
+	s := &session{id: t.ID, version: versions[i], caps: t.Caps, owner: t.Owner, expires: exp}
 	if t.Client != nil {
 		s.client = &metadata.ClientInfo{Name: t.Client.Name, Version: t.Client.Version}
 	}

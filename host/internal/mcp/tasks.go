@@ -202,7 +202,14 @@ const taskTime = "2006-01-02T15:04:05.000Z"
 func appendTaskHead(b *bytes.Buffer, resultType string, t *tasks.Task) {
 	b.WriteString(`"resultType":`)
 	appendString(b, resultType)
-	b.WriteString(`,"taskId":`)
+	b.WriteByte(',')
+	appendTaskFields(b, t)
+}
+
+// appendTaskFields writes the members of a task after '{' or ',': taskId,
+// status, statusMessage, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs.
+func appendTaskFields(b *bytes.Buffer, t *tasks.Task) {
+	b.WriteString(`"taskId":`)
 	appendString(b, t.ID)
 	b.WriteString(`,"status":`)
 	appendString(b, string(t.Status))

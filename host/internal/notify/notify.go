@@ -45,8 +45,10 @@ type Change struct {
 	URI string `json:"uri,omitempty"`
 	// TaskID is the task that changed (TaskStatus).
 	TaskID string `json:"taskId,omitempty"`
-	// Owner is the owner of the task (package owner's ID): only listeners
-	// of the same owner may hear about it (TaskStatus).
+	// Owner is who the task belongs to, as tasks/get checks it (the
+	// task's scope: its principal, else a digest of its credentials; see
+	// mcp's taskScope): only listeners of the same owner may hear about it
+	// (TaskStatus).
 	Owner string `json:"owner,omitempty"`
 	// Task is the task object as tasks/get answers it (TaskStatus).
 	Task json.RawMessage `json:"task,omitempty"`

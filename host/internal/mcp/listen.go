@@ -1,0 +1,524 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/funcmcp/funcmcp/host/internal/notify"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
+	"github.com/funcmcp/funcmcp/host/internal/tasks"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
+)
+
+// Notifications that reach the client (see notify): on 2026-07-28 a
+// subscriptions/listen stream carries what its filter asked for; before
+// it, the session's GET stream and the legacy SSE stream carry the
+// list_changed notifications and the updates of the resources the client
+// subscribed to with resources/subscribe.
+//
+// Every stream is a listener of the handler's hub: the hub queues each
+// change on the listeners that asked for it (bounded) and wakes them; the
+// stream's own request goroutine writes what waits and sleeps otherwise.
+// Keep-alives come from a timer, not a goroutine.
+
+// Notification methods written on the streams.
+const (
+	notifyAcknowledged     = "notifications/subscriptions/acknowledged"
+	notifyToolsChanged     = "notifications/tools/list_changed"
+	notifyPromptsChanged   = "notifications/prompts/list_changed"
+	notifyResourcesChanged = "notifications/resources/list_changed"
+	notifyResourceUpdated  = "notifications/resources/updated"
+	notifyTasks            = "notifications/tasks"
+)
+
+// MetaSubscriptionID tags every message of a subscriptions/listen stream
+// with the listen request's id.
+const MetaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
+
+// Defaults of the streams.
+const (
+	// DefaultListenKeepAlive is the interval of the ": keep-alive"
+	// comments of an idle listen or GET stream.
+	DefaultListenKeepAlive = 25 * time.Second
+	// DefaultListenWriteTimeout bounds one write to a listening client: a
+	// client that stops reading is dropped once it passes.
+	DefaultListenWriteTimeout = time.Minute
+)
+
+// listenStream is one stream a listener writes to.
+type listenStream struct {
+	h     *handler
+	out   *sseWriter
+	l     *notify.Listener
+	wake  chan struct{}
+	subID []byte // the listen request's id (JSON); nil on a legacy stream
+	scope string // the task scope of the request (tasks it may read)
+}
+
+func (ls *listenStream) signal() {
+	select {
+	case ls.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run writes what the listener hears until ctx ends or the listener
+// does; it returns why it stopped (the listener's error, else the
+// context's or the write's).
+func (ls *listenStream) run(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ls.l.Done():
+			return ls.l.Err()
+		case <-ls.wake:
+		}
+		if err := ls.flush(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// flush writes every change waiting.
+func (ls *listenStream) flush(ctx context.Context) error {
+	for {
+		c, ok := ls.l.Next()
+		if !ok {
+			return nil
+		}
+		msg := ls.h.renderChange(ctx, c, ls.subID, ls.scope)
+		if msg == nil {
+			continue
+		}
+		if err := ls.out.event(eventMessage, msg); err != nil {
+			return err
+		}
+	}
+}
+
+// renderChange writes the notification of a change; subID tags it (a
+// listen stream), scope reads a task's result or input requests for
+// it. nil when there is nothing to write.
+func (h *handler) renderChange(ctx context.Context, c notify.Change, subID []byte, scope string) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","method":`)
+	params := func() {
+		if subID != nil {
+			b.WriteString(`"_meta":{"` + MetaSubscriptionID + `":`)
+			b.Write(subID)
+			b.WriteByte('}')
+		}
+	}
+	switch c.Kind {
+	case notify.ToolsListChanged, notify.PromptsListChanged, notify.ResourcesListChanged:
+		method := map[notify.Kind]string{notify.ToolsListChanged: notifyToolsChanged,
+			notify.PromptsListChanged: notifyPromptsChanged, notify.ResourcesListChanged: notifyResourcesChanged}[c.Kind]
+		appendString(&b, method)
+		if subID != nil {
+			b.WriteString(`,"params":{`)
+			params()
+			b.WriteByte('}')
+		}
+	case notify.ResourceUpdated:
+		appendString(&b, notifyResourceUpdated)
+		b.WriteString(`,"params":{"uri":`)
+		appendString(&b, c.URI)
+		if subID != nil {
+			b.WriteByte(',')
+			params()
+		}
+		b.WriteByte('}')
+	case notify.TaskStatus:
+		task := h.taskNotice(ctx, c, scope)
+		if len(task) < 2 || task[0] != '{' {
+			return nil
+		}
+		appendString(&b, notifyTasks)
+		b.WriteString(`,"params":`)
+		b.Write(task[:len(task)-1])
+		if len(task) > 2 {
+			b.WriteByte(',')
+		}
+		params()
+		b.WriteByte('}')
+	default:
+		return nil
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// taskNotice is the task a notifications/tasks carries: the change's,
+// or, for a task that finished or waits for input, the record as
+// tasks/get reads it (its result, error or input requests inlined).
+func (h *handler) taskNotice(ctx context.Context, c notify.Change, scope string) []byte {
+	status := tasks.Status(paramString(c.Task, "status"))
+	if h.tasks == nil || scope == "" || !(status.Terminal() || status == tasks.StatusInputRequired) {
+		return c.Task
+	}
+	t, err := h.tasks.get(ctx, scope, c.TaskID)
+	if err != nil {
+		return c.Task
+	}
+	return detailedTask(t)
+}
+
+// detailedTask is a task whole, as notifications/tasks carries it.
+func detailedTask(t *tasks.Task) []byte {
+	ch := taskChange(t)
+	body := ch.Task[:len(ch.Task)-1]
+	var b bytes.Buffer
+	b.Write(body)
+	switch {
+	case t.Status == tasks.StatusCompleted && len(t.Result) > 0:
+		b.WriteString(`,"result":`)
+		b.Write(compactJSON(t.Result))
+	case t.Status == tasks.StatusInputRequired && len(t.InputRequests) > 0:
+		r, _ := json.Marshal(t.InputRequests) // raw messages from the store: valid
+		b.WriteString(`,"inputRequests":`)
+		b.Write(r)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// listFilter is what a legacy stream hears of the lists: those whose
+// capability the endpoint advertises.
+func (h *handler) listFilter() notify.Filter {
+	return notify.Filter{ToolsListChanged: true, PromptsListChanged: h.advertises(capPrompts),
+		ResourcesListChanged: h.advertises(capResources)}
+}
+
+// newSSEWriter makes the writer of a listening stream.
+func (h *handler) newSSEWriter(w http.ResponseWriter) *sseWriter {
+	return &sseWriter{w: w, rc: http.NewResponseController(w), window: h.listenWriteTimeout}
+}
+
+// listenRefusal answers a listener the hub refused.
+func (h *handler) listenRefusal(req *request, err error) {
+	var le *owner.LimitError
+	var se *notify.TooManySubscriptionsError
+	switch {
+	case errors.As(err, &le), errors.As(err, &se):
+		h.rpcError(req, codeServerError, "Too many listeners: "+err.Error()+".", nil)
+	case errors.Is(err, notify.ErrClosed):
+		h.rpcError(req, codeServerError, "The server is stopping: listen again later.", nil)
+	default:
+		h.log.Error("mcp: opening a listener failed", "error", err)
+		h.rpcError(req, CodeInternalError, "Internal error", nil)
+	}
+}
+
+// listenParams is what a subscriptions/listen asks for.
+type listenParams struct {
+	tools, prompts, resources *bool // nil when not asked
+	uris                      []string
+	hasURIs                   bool
+	taskIDs                   []string
+	hasTasks                  bool
+}
+
+// readListenParams reads params.notifications; problem is the -32602
+// message.
+func readListenParams(params []byte) (p listenParams, problem string) {
+	n := member(params, "notifications")
+	if n == nil || n[0] != '{' {
+		return p, "Invalid params: notifications must be an object."
+	}
+	it := members(n)
+	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+		var dst **bool
+		switch {
+		case keyIs(key, "toolsListChanged"):
+			dst = &p.tools
+		case keyIs(key, "promptsListChanged"):
+			dst = &p.prompts
+		case keyIs(key, "resourcesListChanged"):
+			dst = &p.resources
+		case keyIs(key, "resourceSubscriptions"), keyIs(key, "taskIds"):
+			list, ok := stringList(val)
+			if !ok {
+				return p, "Invalid params: notifications." + string(bytes.Trim(key, `"`)) + " must be an array of non-empty strings of at most " +
+					strconv.Itoa(notify.MaxURI) + " bytes."
+			}
+			if keyIs(key, "taskIds") {
+				p.taskIDs, p.hasTasks = list, true
+			} else {
+				p.uris, p.hasURIs = list, true
+			}
+			continue
+		default:
+			continue // a notification type this server does not know: not honoured
+		}
+		switch val[0] {
+		case 't', 'f':
+			v := val[0] == 't'
+			*dst = &v
+		case 'n':
+		default:
+			return p, "Invalid params: notifications." + string(bytes.Trim(key, `"`)) + " must be a boolean."
+		}
+	}
+	return p, ""
+}
+
+// stringList reads a JSON array of strings (each 1 to notify.MaxURI
+// bytes), without duplicates; null reads as none.
+func stringList(val []byte) ([]string, bool) {
+	if val[0] == 'n' {
+		return nil, true
+	}
+	var list []string
+	if val[0] != '[' || json.Unmarshal(val, &list) != nil {
+		return nil, false
+	}
+	seen := make(map[string]bool, len(list))
+	out := list[:0]
+	for _, s := range list {
+		if s == "" || len(s) > notify.MaxURI {
+			return nil, false
+		}
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out, true
+}
+
+// serveListen answers subscriptions/listen (2026-07-28): an SSE stream
+// whose first message acknowledges what is honoured, then the
+// notifications asked for, each tagged with the listen request's id,
+// until the client closes it (which ends the subscription) or the server
+// ends it gracefully (a "complete" result) or because the client fell
+// behind (a JSON-RPC error).
+func (h *handler) serveListen(req *request) bool {
+	if h.hub == nil {
+		return false
+	}
+	p, problem := readListenParams(req.msg.params)
+	if problem != "" {
+		h.rpcError(req, CodeInvalidParams, problem, nil)
+		return true
+	}
+	if len(p.taskIDs) > 0 && !clientHasTasks(req.meta.ClientCapabilities) {
+		req.setOutcome("error " + strconv.Itoa(CodeMissingRequiredClientCapability))
+		h.refuse(req.w, http.StatusBadRequest, validID(req.id), CodeMissingRequiredClientCapability,
+			"Missing required client capability: taskIds needs the "+ExtensionTasks+" extension in _meta."+
+				MetaClientCapabilities+".extensions.", tasksRequiredData)
+		return true
+	}
+	if req.origin != nil || req.batch {
+		h.rpcError(req, CodeInvalidRequest, "Invalid Request: subscriptions/listen needs a Streamable HTTP request of its own.", nil)
+		return true
+	}
+	if !req.sse {
+		req.setOutcome("refused 406")
+		h.refuse(req.w, http.StatusNotAcceptable, validID(req.id), codeServerError,
+			"Not Acceptable: subscriptions/listen answers with an event stream; accept text/event-stream.", nil)
+		return true
+	}
+
+	// What is honoured: what was asked and this endpoint serves.
+	var f notify.Filter
+	var ack bytes.Buffer
+	ack.WriteByte('{')
+	honour := func(name string, asked *bool, serves bool, dst *bool) {
+		if asked == nil || !*asked || !serves {
+			return
+		}
+		*dst = true
+		if ack.Len() > 1 {
+			ack.WriteByte(',')
+		}
+		ack.WriteString(`"` + name + `":true`)
+	}
+	resources := h.advertises(capResources)
+	honour("toolsListChanged", p.tools, true, &f.ToolsListChanged)
+	honour("promptsListChanged", p.prompts, h.advertises(capPrompts), &f.PromptsListChanged)
+	honour("resourcesListChanged", p.resources, resources, &f.ResourcesListChanged)
+	list := func(name string, l []string) {
+		if ack.Len() > 1 {
+			ack.WriteByte(',')
+		}
+		ack.WriteString(`"` + name + `":`)
+		data, _ := json.Marshal(l) // strings: cannot fail
+		if l == nil {
+			data = []byte("[]")
+		}
+		ack.Write(data)
+	}
+	if p.hasURIs && resources {
+		f.Resources = p.uris
+		list("resourceSubscriptions", p.uris)
+	}
+	if p.hasTasks && h.tasks != nil {
+		f.Tasks = p.taskIDs
+		list("taskIds", p.taskIDs)
+	}
+	ack.WriteByte('}')
+
+	ls := &listenStream{h: h, wake: make(chan struct{}, 1), subID: bytes.Clone(validID(req.id)), scope: taskScope(req.r)}
+	l, err := h.hub.Listen(notify.ListenerOptions{Owner: owner.Of(req.r), TaskOwner: ls.scope, Wake: ls.signal}, f)
+	if err != nil {
+		h.listenRefusal(req, err)
+		return true
+	}
+	ls.l = l
+	defer l.End(nil)
+	ctx, cancel := context.WithCancel(req.r.Context())
+	defer cancel()
+
+	req.setOutcome("streamed")
+	hdr := req.w.Header()
+	setFraming(hdr, true)
+	req.w.WriteHeader(http.StatusOK)
+	ls.out = h.newSSEWriter(req.w)
+	var first bytes.Buffer
+	first.WriteString(`{"jsonrpc":"2.0","method":"` + notifyAcknowledged + `","params":{"notifications":`)
+	first.Write(ack.Bytes())
+	first.WriteString(`,"_meta":{"` + MetaSubscriptionID + `":`)
+	first.Write(ls.subID)
+	first.WriteString("}}}")
+	if ls.out.event(eventMessage, first.Bytes()) != nil {
+		return true
+	}
+	stop := ls.out.keepAlive(h.listenKeepAlive, cancel)
+	defer stop()
+	// The tasks named start with their state now: a change made before
+	// the stream opened is not lost.
+	for _, id := range f.Tasks {
+		t, err := h.tasks.get(ctx, ls.scope, id)
+		if err != nil {
+			continue
+		}
+		msg := h.renderChange(ctx, notify.Change{Kind: notify.TaskStatus, TaskID: id, Owner: ls.scope, Task: detailedTask(t)}, ls.subID, "")
+		if ls.out.event(eventMessage, msg) != nil {
+			return true
+		}
+	}
+	why := ls.run(ctx)
+	switch {
+	case errors.Is(why, notify.ErrClosed):
+		var b bytes.Buffer
+		beginReply(&b, false, ls.subID)
+		b.WriteString(`,"result":{"resultType":"complete","_meta":{"` + MetaSubscriptionID + `":`)
+		b.Write(ls.subID)
+		b.WriteByte(',')
+		b.Write(h.modernReplies.serverInfoMeta)
+		b.WriteString("}}}")
+		_ = ls.out.event(eventMessage, b.Bytes())
+	case errors.Is(why, notify.ErrTooSlow):
+		var b bytes.Buffer
+		beginReply(&b, false, ls.subID)
+		h.appendError(&b, codeServerError, "Listener too slow: "+why.Error()+"; the subscription ended. Listen again, and read again what may have changed.", nil)
+		b.WriteByte('}')
+		_ = ls.out.event(eventMessage, b.Bytes())
+	}
+	return true
+}
+
+// serveSessionStream serves GET on the endpoint with a session (2025-03-26
+// to 2025-11-25): the session's stream of list_changed notifications and
+// updates of the resources it subscribed to. One stream per session: a
+// second one replaces the first.
+func (h *handler) serveSessionStream(w http.ResponseWriter, r *http.Request) {
+	req := &request{h: h, r: r, w: w}
+	s, ok := h.session(req)
+	if !ok {
+		return
+	}
+	if s == nil {
+		w.Header()["Allow"] = allowPost
+		h.refuse(w, http.StatusMethodNotAllowed, nil, codeServerError, "Method not allowed", nil)
+		return
+	}
+	if sse, _ := acceptedFraming(r.Header[headerAccept]); !sse {
+		h.refuse(w, http.StatusNotAcceptable, nil, codeServerError,
+			"Not Acceptable: the session's stream is an event stream; accept text/event-stream.", nil)
+		return
+	}
+	ls := &listenStream{h: h, wake: make(chan struct{}, 1)}
+	l, err := h.sessions.attach(s, owner.Of(r), h.listFilter(), ls.signal)
+	if err != nil {
+		var le *owner.LimitError
+		switch {
+		case errors.Is(err, notify.ErrClosed):
+			h.refuse(w, http.StatusServiceUnavailable, nil, codeServerError, "Service Unavailable: the server is stopping.", nil)
+		case errors.As(err, &le) && !le.Global:
+			h.refuse(w, http.StatusTooManyRequests, nil, codeServerError, "Too many listeners: "+err.Error()+".", nil)
+		default:
+			h.refuse(w, http.StatusServiceUnavailable, nil, codeServerError, "Too many listeners: "+err.Error()+".", nil)
+		}
+		return
+	}
+	ls.l = l
+	defer h.sessions.detach(s.id, l)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	setFraming(w.Header(), true)
+	w.WriteHeader(http.StatusOK)
+	ls.out = h.newSSEWriter(w)
+	if ls.out.write0() != nil {
+		return
+	}
+	stop := ls.out.keepAlive(h.listenKeepAlive, cancel)
+	defer stop()
+	_ = ls.run(ctx)
+}
+
+// write0 flushes the headers of a stream that has nothing to say yet.
+func (s *sseWriter) write0() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return http.ErrHandlerTimeout
+	}
+	return s.rc.Flush()
+}
+
+// serveSubscribe answers resources/subscribe and resources/unsubscribe
+// (before 2026-07-28): the URI joins (or leaves) what the client's stream
+// hears: its legacy SSE stream, else its session's GET stream.
+func (h *handler) serveSubscribe(req *request) bool {
+	if h.hub == nil || !h.advertises(capResources) {
+		return false
+	}
+	uri, ok := stringValue(member(req.msg.params, "uri"))
+	if !ok || uri == "" || len(uri) > notify.MaxURI {
+		h.rpcError(req, CodeInvalidParams, "Invalid params: uri must be a non-empty string of at most "+strconv.Itoa(notify.MaxURI)+" bytes.", nil)
+		return true
+	}
+	subscribe := req.msg.method == methodSubscribe
+	var err error
+	switch {
+	case req.origin != nil && req.origin.listener != nil:
+		if subscribe {
+			err = req.origin.listener.Subscribe(uri)
+		} else {
+			req.origin.listener.Unsubscribe(uri)
+		}
+	case req.session != nil:
+		if subscribe {
+			err = h.sessions.subscribe(req.session, owner.Of(req.r), uri)
+		} else {
+			h.sessions.unsubscribe(req.session.id, uri)
+		}
+	default:
+		h.rpcError(req, CodeInvalidRequest, "Invalid Request: "+jsonx.SafeText(req.msg.method)+
+			" needs a session (initialize first) or a legacy SSE stream to deliver the updates on.", nil)
+		return true
+	}
+	if err != nil {
+		h.rpcError(req, codeServerError, "Too many subscriptions: "+err.Error()+".", nil)
+		return true
+	}
+	h.result(req, []byte("{}"))
+	return true
+}

@@ -1,0 +1,574 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/funcmcp/funcmcp/host/internal/owner"
+)
+
+// The settings that change the [Limits] of a hub (read by the host; named
+// in refusals).
+const (
+	SettingListenersPerClient = "FUNCMCP_LISTENERS_PER_CLIENT"
+	SettingListeners          = "FUNCMCP_LISTENERS"
+	SettingSubscriptions      = "FUNCMCP_LISTEN_SUBSCRIPTIONS"
+	SettingQueue              = "FUNCMCP_LISTEN_QUEUE"
+)
+
+// Defaults of [Limits].
+const (
+	DefaultListenersPerOwner = 64
+	DefaultListeners         = 10000
+	DefaultSubscriptions     = 256
+	DefaultQueue             = 64
+	DefaultQueueBytes        = 1 << 20
+	// relayQueue is how many changes may wait for the relay; more are
+	// dropped (and logged): Publish never waits for a backplane.
+	relayQueue = 1024
+	// relayTimeout bounds one Broadcast.
+	relayTimeout = 10 * time.Second
+)
+
+// Limits bound what a [Hub] keeps. Zero or less means the default.
+type Limits struct {
+	// Listeners bounds the counted listeners of one client (owner) and of
+	// all clients together.
+	Listeners owner.Limit
+	// Subscriptions bounds the resource URIs and task ids one listener
+	// follows.
+	Subscriptions int
+	// Queue and QueueBytes bound the changes waiting for one listener, in
+	// number and in bytes (a change queued for many listeners is held once
+	// but counted for each). A listener that would pass either is ended
+	// with [ErrTooSlow] and its queue dropped.
+	Queue      int
+	QueueBytes int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Listeners.PerOwner <= 0 {
+		l.Listeners.PerOwner = DefaultListenersPerOwner
+	}
+	if l.Listeners.Global <= 0 {
+		l.Listeners.Global = DefaultListeners
+	}
+	if l.Subscriptions <= 0 {
+		l.Subscriptions = DefaultSubscriptions
+	}
+	if l.Queue <= 0 {
+		l.Queue = DefaultQueue
+	}
+	if l.QueueBytes <= 0 {
+		l.QueueBytes = DefaultQueueBytes
+	}
+	return l
+}
+
+// Why a listener ended.
+var (
+	// ErrTooSlow: the listener's queue was full when a change came; its
+	// queue is dropped. The client should listen again (and read what it
+	// missed: lists and resources again, tasks with tasks/get).
+	ErrTooSlow = errors.New("the listener fell behind: too many notifications waited for it")
+	// ErrClosed: the hub stopped (the host is stopping).
+	ErrClosed = errors.New("the server is stopping")
+	// ErrReplaced: another stream took the listener's place (a session's
+	// second GET stream).
+	ErrReplaced = errors.New("another stream of the same session replaced this one")
+	// ErrEnded: the listener was closed by its own side.
+	ErrEnded = errors.New("the listener ended")
+)
+
+// TooManySubscriptionsError refuses a listener, or a subscription, past
+// [Limits.Subscriptions].
+type TooManySubscriptionsError struct {
+	Limit int
+}
+
+func (e *TooManySubscriptionsError) Error() string {
+	return fmt.Sprintf("too many subscriptions on one listener (the limit is %d); %s changes it", e.Limit, SettingSubscriptions)
+}
+
+// Filter is what a listener asks to hear of.
+type Filter struct {
+	ToolsListChanged, PromptsListChanged, ResourcesListChanged bool
+	// Resources are the URIs whose ResourceUpdated changes it hears.
+	Resources []string
+	// Tasks are the ids whose TaskStatus changes it hears (of its own task
+	// owner only).
+	Tasks []string
+}
+
+// ListenerOptions describe a listener to [Hub.Listen].
+type ListenerOptions struct {
+	// Owner is the client the listener counts against; Uncounted leaves it
+	// out of the listener limits (a stream bounded elsewhere, such as a
+	// legacy SSE stream).
+	Owner     owner.ID
+	Uncounted bool
+	// TaskOwner is who may hear the listener's task changes: a TaskStatus
+	// change reaches it only when its Owner equals this. "" hears none.
+	TaskOwner string
+	// Wake is called (never under a lock of the hub, never blocking the
+	// publisher for long: it must not wait) when a change was queued or
+	// the listener ended. Required.
+	Wake func()
+}
+
+// Hub keeps the listeners of this instance and hands each change to those
+// that asked for it. It implements [Publisher]. Listeners cost no
+// goroutine of the hub: a change is queued on each listener and its Wake
+// called; the listener's own stream takes it from there.
+type Hub struct {
+	lim     Limits
+	log     *slog.Logger
+	counted *owner.Counter
+
+	mu       sync.Mutex
+	closed   bool                      // Close was called: no relay any more
+	deaf     bool                      // EndListeners was called: no listener any more
+	lists    [3]map[*Listener]struct{} // tools, prompts, resources list changed
+	byURI    map[string]map[*Listener]struct{}
+	byTask   map[string]map[*Listener]struct{}
+	all      map[*Listener]struct{}
+	relay    Relay
+	outbox   chan []byte
+	stopSend context.CancelFunc
+	sendDone chan struct{}
+}
+
+// NewHub returns a hub with the limits l (zero: defaults); log receives
+// dropped changes (nil discards).
+func NewHub(l Limits, log *slog.Logger) *Hub {
+	l = l.withDefaults()
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	h := &Hub{lim: l, log: log, byURI: map[string]map[*Listener]struct{}{}, byTask: map[string]map[*Listener]struct{}{}, all: map[*Listener]struct{}{},
+		counted: owner.NewCounter("listeners", SettingListenersPerClient, l.Listeners)}
+	for i := range h.lists {
+		h.lists[i] = map[*Listener]struct{}{}
+	}
+	return h
+}
+
+// Limits returns the hub's limits, defaults filled in.
+func (h *Hub) Limits() Limits { return h.lim }
+
+// Listeners returns the listeners open now; Counted those of them that
+// count against the limits.
+func (h *Hub) Listeners() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.all)
+}
+
+// Counted returns the listeners counted against the limits now.
+func (h *Hub) Counted() int64 { return h.counted.Total() }
+
+// SetRelay sets the relay that carries this instance's changes to the
+// other instances (nil: none). It starts one goroutine that sends them, in
+// order; Close stops it.
+func (h *Hub) SetRelay(r Relay) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	h.stopSenderLocked()
+	h.relay = r
+	if r == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	out, done := make(chan []byte, relayQueue), make(chan struct{})
+	h.outbox, h.stopSend, h.sendDone = out, cancel, done
+	go h.send(ctx, r, out, done)
+}
+
+func (h *Hub) stopSenderLocked() {
+	if h.stopSend != nil {
+		h.stopSend()
+		h.stopSend, h.outbox, h.sendDone = nil, nil, nil
+	}
+}
+
+func (h *Hub) send(ctx context.Context, r Relay, out <-chan []byte, done chan<- struct{}) {
+	defer close(done)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case wire := <-out:
+			bctx, cancel := context.WithTimeout(ctx, relayTimeout)
+			if err := r.Broadcast(bctx, wire); err != nil && ctx.Err() == nil {
+				h.log.Warn("notify: relaying a change to the other instances failed", "error", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// Publish delivers a change announced on this instance to the listeners
+// here and, when a relay is set, hands its wire form to the relay. It never
+// waits for a listener or for the relay. A change that breaks the rules of
+// its kind is dropped (and logged).
+func (h *Hub) Publish(c Change) {
+	if err := c.Check(); err != nil {
+		h.log.Warn("notify: dropping a change", "error", err)
+		return
+	}
+	h.deliver(c)
+	h.mu.Lock()
+	out := h.outbox
+	h.mu.Unlock()
+	if out == nil {
+		return
+	}
+	wire, err := Encode(c)
+	if err != nil {
+		h.log.Warn("notify: a change too large for the other instances", "kind", c.Kind, "error", err)
+		return
+	}
+	select {
+	case out <- wire:
+	default:
+		h.log.Warn("notify: the relay is behind; a change reaches this instance only", "kind", c.Kind)
+	}
+}
+
+// Receive delivers a change that came from another instance (its wire
+// form) to the listeners here only.
+func (h *Hub) Receive(wire []byte) error {
+	c, err := Decode(wire)
+	if err != nil {
+		return fmt.Errorf("receiving a change: %w", err)
+	}
+	h.deliver(c)
+	return nil
+}
+
+// deliver queues c on every listener that asked for it.
+func (h *Hub) deliver(c Change) {
+	var wake []*Listener
+	var ended []*Listener
+	h.mu.Lock()
+	each := func(set map[*Listener]struct{}) {
+		for l := range set {
+			if c.Kind == TaskStatus && l.taskOwner != c.Owner {
+				continue
+			}
+			switch l.push(c) {
+			case pushed:
+				wake = append(wake, l)
+			case overflow:
+				ended = append(ended, l)
+			}
+		}
+	}
+	switch c.Kind {
+	case ToolsListChanged, PromptsListChanged, ResourcesListChanged:
+		each(h.lists[listIndex(c.Kind)])
+	case ResourceUpdated:
+		each(h.byURI[c.URI])
+	case TaskStatus:
+		each(h.byTask[c.TaskID])
+	}
+	for _, l := range ended {
+		h.removeLocked(l)
+	}
+	h.mu.Unlock()
+	for _, l := range ended {
+		l.release()
+		l.wake()
+	}
+	for _, l := range wake {
+		l.wake()
+	}
+}
+
+func listIndex(k Kind) int {
+	switch k {
+	case ToolsListChanged:
+		return 0
+	case PromptsListChanged:
+		return 1
+	}
+	return 2
+}
+
+// Listen registers a listener for what f asks. It is refused with an
+// *owner.LimitError past the listener limits, a *TooManySubscriptionsError
+// past the subscription limit, and ErrClosed once the hub stopped.
+func (h *Hub) Listen(o ListenerOptions, f Filter) (*Listener, error) {
+	if o.Wake == nil {
+		return nil, errors.New("listening: a wake func is required")
+	}
+	if n := len(f.Resources) + len(f.Tasks); n > h.lim.Subscriptions {
+		return nil, &TooManySubscriptionsError{Limit: h.lim.Subscriptions}
+	}
+	release := func() {}
+	if !o.Uncounted {
+		r, err := h.counted.Take(o.Owner, 1)
+		if err != nil {
+			return nil, err
+		}
+		release = r
+	}
+	l := &Listener{hub: h, taskOwner: o.TaskOwner, onWake: o.Wake, rel: release, done: make(chan struct{})}
+	l.lists = [3]bool{f.ToolsListChanged, f.PromptsListChanged, f.ResourcesListChanged}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.deaf {
+		release()
+		return nil, ErrClosed
+	}
+	for i, on := range l.lists {
+		if on {
+			h.lists[i][l] = struct{}{}
+		}
+	}
+	for _, u := range f.Resources {
+		l.addLocked(h.byURI, &l.uris, u)
+	}
+	for _, t := range f.Tasks {
+		l.addLocked(h.byTask, &l.tasks, t)
+	}
+	h.all[l] = struct{}{}
+	return l, nil
+}
+
+// removeLocked takes l out of every index; h.mu is held.
+func (h *Hub) removeLocked(l *Listener) {
+	if l.removed {
+		return
+	}
+	l.removed = true
+	delete(h.all, l)
+	for i := range h.lists {
+		delete(h.lists[i], l)
+	}
+	for u := range l.uris {
+		dropFrom(h.byURI, u, l)
+	}
+	for t := range l.tasks {
+		dropFrom(h.byTask, t, l)
+	}
+}
+
+func dropFrom(index map[string]map[*Listener]struct{}, key string, l *Listener) {
+	if set := index[key]; set != nil {
+		delete(set, l)
+		if len(set) == 0 {
+			delete(index, key)
+		}
+	}
+}
+
+// EndListeners ends every listener (with ErrClosed: their streams end
+// gracefully) and refuses new ones; changes are still published and
+// relayed (a host that drains). Close stops the rest.
+func (h *Hub) EndListeners() {
+	h.mu.Lock()
+	h.deaf = true
+	all := make([]*Listener, 0, len(h.all))
+	for l := range h.all {
+		all = append(all, l)
+	}
+	for _, l := range all {
+		l.end(ErrClosed)
+		h.removeLocked(l)
+	}
+	h.mu.Unlock()
+	for _, l := range all {
+		l.release()
+		l.wake()
+	}
+}
+
+// Close ends every listener (with ErrClosed), stops the relay's sender
+// and refuses new listeners.
+func (h *Hub) Close() {
+	h.EndListeners()
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.closed = true
+	done := h.sendDone
+	h.stopSenderLocked()
+	h.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+// push results.
+const (
+	skipped = iota
+	pushed
+	overflow
+)
+
+// Listener is one client's stream of changes: it queues what the hub
+// hands it (bounded) until its stream takes it with Next.
+type Listener struct {
+	hub       *Hub
+	taskOwner string
+	onWake    func()
+	rel       func()
+	done      chan struct{}
+
+	// Guarded by hub.mu: the listener's place in the indexes.
+	lists   [3]bool
+	uris    map[string]struct{}
+	tasks   map[string]struct{}
+	removed bool
+
+	mu     sync.Mutex
+	queue  []Change
+	bytes  int
+	err    error
+	ending bool
+}
+
+func (l *Listener) addLocked(index map[string]map[*Listener]struct{}, mine *map[string]struct{}, key string) {
+	if *mine == nil {
+		*mine = map[string]struct{}{}
+	}
+	if _, ok := (*mine)[key]; ok {
+		return
+	}
+	(*mine)[key] = struct{}{}
+	set := index[key]
+	if set == nil {
+		set = map[*Listener]struct{}{}
+		index[key] = set
+	}
+	set[l] = struct{}{}
+}
+
+// size is what a change counts in a queue.
+func size(c *Change) int { return 64 + len(c.URI) + len(c.TaskID) + len(c.Owner) + len(c.Task) }
+
+// push queues c; h.mu is held.
+func (l *Listener) push(c Change) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return skipped
+	}
+	n := size(&c)
+	lim := l.hub.lim
+	if len(l.queue) >= lim.Queue || l.bytes+n > lim.QueueBytes {
+		l.endLocked(ErrTooSlow)
+		return overflow
+	}
+	l.queue = append(l.queue, c)
+	l.bytes += n
+	return pushed
+}
+
+func (l *Listener) end(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.endLocked(err)
+}
+
+func (l *Listener) endLocked(err error) {
+	if l.err != nil {
+		return
+	}
+	l.err = err
+	l.queue, l.bytes = nil, 0 // the memory goes now, not when the stream notices
+	close(l.done)
+}
+
+func (l *Listener) wake() { l.onWake() }
+func (l *Listener) release() {
+	l.rel()
+}
+
+// Next takes the oldest queued change; ok is false when none waits.
+func (l *Listener) Next() (c Change, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.queue) == 0 {
+		l.queue = nil // an idle listener keeps no queue
+		return Change{}, false
+	}
+	c = l.queue[0]
+	l.queue[0] = Change{}
+	l.queue = l.queue[1:]
+	l.bytes -= size(&c)
+	return c, true
+}
+
+// Done is closed when the listener ended; Err then says why.
+func (l *Listener) Done() <-chan struct{} { return l.done }
+
+// Err is why the listener ended, nil while it lives.
+func (l *Listener) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// End ends the listener with err (ErrEnded when nil) and gives its place
+// back. It may be called more than once.
+func (l *Listener) End(err error) {
+	if err == nil {
+		err = ErrEnded
+	}
+	l.end(err)
+	h := l.hub
+	h.mu.Lock()
+	h.removeLocked(l)
+	h.mu.Unlock()
+	l.release()
+}
+
+// Subscribe adds a resource URI to what the listener hears; past the
+// subscription limit it refuses with a *TooManySubscriptionsError.
+func (l *Listener) Subscribe(uri string) error {
+	return l.follow(uri, false)
+}
+
+// Unsubscribe removes a resource URI.
+func (l *Listener) Unsubscribe(uri string) {
+	h := l.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := l.uris[uri]; !ok || l.removed {
+		return
+	}
+	delete(l.uris, uri)
+	dropFrom(h.byURI, uri, l)
+}
+
+func (l *Listener) follow(key string, task bool) error {
+	h := l.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if l.removed {
+		return nil
+	}
+	if _, ok := l.uris[key]; ok && !task {
+		return nil
+	}
+	if len(l.uris)+len(l.tasks) >= h.lim.Subscriptions {
+		return &TooManySubscriptionsError{Limit: h.lim.Subscriptions}
+	}
+	if task {
+		l.addLocked(h.byTask, &l.tasks, key)
+	} else {
+		l.addLocked(h.byURI, &l.uris, key)
+	}
+	return nil
+}

@@ -1,0 +1,194 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/host/internal/owner"
+)
+
+// waker counts wake-ups and lets a test wait for one.
+type waker struct{ ch chan struct{} }
+
+func newWaker() *waker { return &waker{ch: make(chan struct{}, 1)} }
+func (w *waker) wake() {
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
+}
+
+func listen(t *testing.T, h *Hub, who string, f Filter) (*Listener, *waker) {
+	t.Helper()
+	w := newWaker()
+	l, err := h.Listen(ListenerOptions{Owner: owner.ID(who), TaskOwner: who, Wake: w.wake}, f)
+	require.NoError(t, err)
+	return l, w
+}
+
+func drain(l *Listener) []Change {
+	var out []Change
+	for {
+		c, ok := l.Next()
+		if !ok {
+			return out
+		}
+		out = append(out, c)
+	}
+}
+
+func TestHubDeliversOnlyWhatWasAsked(t *testing.T) {
+	h := NewHub(Limits{}, nil)
+	defer h.Close()
+	tools, _ := listen(t, h, "a", Filter{ToolsListChanged: true})
+	res, _ := listen(t, h, "a", Filter{Resources: []string{"note://a"}})
+	task, _ := listen(t, h, "a", Filter{Tasks: []string{"t1"}})
+	other, _ := listen(t, h, "b", Filter{Tasks: []string{"t1"}, PromptsListChanged: true})
+
+	h.Publish(Change{Kind: ToolsListChanged})
+	h.Publish(Change{Kind: ResourceUpdated, URI: "note://a"})
+	h.Publish(Change{Kind: ResourceUpdated, URI: "note://b"})
+	h.Publish(Change{Kind: TaskStatus, TaskID: "t1", Owner: "a", Task: []byte(`{}`)})
+	h.Publish(Change{Kind: ResourcesListChanged})
+
+	assert.Equal(t, []Change{{Kind: ToolsListChanged}}, drain(tools))
+	assert.Equal(t, []Change{{Kind: ResourceUpdated, URI: "note://a"}}, drain(res))
+	assert.Len(t, drain(task), 1)
+	assert.Empty(t, drain(other), "a task of another owner, or a list not asked for, is not heard")
+
+	res.Subscribe("note://b")
+	res.Unsubscribe("note://a")
+	h.Publish(Change{Kind: ResourceUpdated, URI: "note://a"})
+	h.Publish(Change{Kind: ResourceUpdated, URI: "note://b"})
+	assert.Equal(t, []Change{{Kind: ResourceUpdated, URI: "note://b"}}, drain(res))
+}
+
+// memRelay joins hubs as a backplane would: what one broadcasts, every
+// other receives.
+type memRelay struct {
+	mu   sync.Mutex
+	self *Hub
+	all  *[]*Hub
+	sent chan struct{}
+}
+
+func (r *memRelay) Broadcast(_ context.Context, wire []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, h := range *r.all {
+		if h != r.self {
+			if err := h.Receive(wire); err != nil {
+				return err
+			}
+		}
+	}
+	r.sent <- struct{}{}
+	return nil
+}
+
+func TestHubAcrossInstances(t *testing.T) {
+	var hubs []*Hub
+	a, b := NewHub(Limits{}, nil), NewHub(Limits{}, nil)
+	hubs = append(hubs, a, b)
+	sent := make(chan struct{}, 4)
+	a.SetRelay(&memRelay{self: a, all: &hubs, sent: sent})
+	b.SetRelay(&memRelay{self: b, all: &hubs, sent: sent})
+	defer a.Close()
+	defer b.Close()
+
+	onB, wB := listen(t, b, "x", Filter{Resources: []string{"note://n"}})
+	onA, _ := listen(t, a, "x", Filter{Resources: []string{"note://n"}})
+	a.Publish(Change{Kind: ResourceUpdated, URI: "note://n"})
+	<-wB.ch
+	<-sent
+	assert.Equal(t, []Change{{Kind: ResourceUpdated, URI: "note://n"}}, drain(onB), "the other instance's listener hears it")
+	assert.Equal(t, []Change{{Kind: ResourceUpdated, URI: "note://n"}}, drain(onA), "once here, not again through the relay")
+
+	assert.ErrorIs(t, b.Receive([]byte(`{"kind":"nope"}`)), ErrBadChange)
+}
+
+func TestSlowListenerIsEndedAndDropsItsQueue(t *testing.T) {
+	h := NewHub(Limits{Queue: 4}, nil)
+	defer h.Close()
+	slow, w := listen(t, h, "a", Filter{ToolsListChanged: true})
+	fast, _ := listen(t, h, "a", Filter{ToolsListChanged: true})
+	for range 4 {
+		h.Publish(Change{Kind: ToolsListChanged})
+		drain(fast)
+	}
+	require.NoError(t, slow.Err())
+	h.Publish(Change{Kind: ToolsListChanged})
+	<-w.ch
+	<-slow.Done()
+	assert.ErrorIs(t, slow.Err(), ErrTooSlow)
+	_, ok := slow.Next()
+	assert.False(t, ok, "its queue is dropped at once")
+	assert.Equal(t, 1, h.Listeners())
+	assert.Equal(t, int64(1), h.Counted(), "its place is given back")
+	assert.Len(t, drain(fast), 1)
+}
+
+func TestQueueBytesBound(t *testing.T) {
+	h := NewHub(Limits{QueueBytes: 10 << 10}, nil)
+	defer h.Close()
+	uri := "note://" + strings.Repeat("x", 4000)
+	l, _ := listen(t, h, "a", Filter{Resources: []string{uri}})
+	for range 3 {
+		h.Publish(Change{Kind: ResourceUpdated, URI: uri})
+	}
+	assert.ErrorIs(t, l.Err(), ErrTooSlow)
+}
+
+func TestListenerLimits(t *testing.T) {
+	h := NewHub(Limits{Listeners: owner.Limit{PerOwner: 2, Global: 3}, Subscriptions: 2}, nil)
+	defer h.Close()
+	l1, _ := listen(t, h, "a", Filter{})
+	listen(t, h, "a", Filter{})
+	_, err := h.Listen(ListenerOptions{Owner: "a", Wake: func() {}}, Filter{})
+	var le *owner.LimitError
+	require.True(t, errors.As(err, &le))
+	assert.False(t, le.Global)
+	assert.Contains(t, err.Error(), SettingListenersPerClient)
+	_, err = h.Listen(ListenerOptions{Owner: "a", Uncounted: true, Wake: func() {}}, Filter{})
+	assert.NoError(t, err, "an uncounted listener is bounded elsewhere")
+	l1.End(nil)
+	_, err = h.Listen(ListenerOptions{Owner: "a", Wake: func() {}}, Filter{})
+	assert.NoError(t, err, "an ended listener gives its place back")
+
+	_, err = h.Listen(ListenerOptions{Owner: "b", Wake: func() {}}, Filter{Resources: []string{"a", "b", "c"}})
+	var se *TooManySubscriptionsError
+	assert.True(t, errors.As(err, &se))
+	l, err := h.Listen(ListenerOptions{Owner: "c", Uncounted: true, Wake: func() {}}, Filter{Resources: []string{"a", "b"}})
+	require.NoError(t, err)
+	assert.True(t, errors.As(l.Subscribe("c"), &se))
+	assert.NoError(t, l.Subscribe("a"), "a subscription it has already")
+}
+
+func TestCloseEndsListeners(t *testing.T) {
+	h := NewHub(Limits{}, nil)
+	l, _ := listen(t, h, "a", Filter{})
+	h.SetRelay(&memRelay{self: h, all: &[]*Hub{}, sent: make(chan struct{}, 1)})
+	h.Close()
+	<-l.Done()
+	assert.ErrorIs(t, l.Err(), ErrClosed)
+	assert.Zero(t, h.Counted())
+	_, err := h.Listen(ListenerOptions{Owner: "a", Wake: func() {}}, Filter{})
+	assert.ErrorIs(t, err, ErrClosed)
+}
+
+func BenchmarkIdleListener(b *testing.B) {
+	h := NewHub(Limits{Listeners: owner.Limit{PerOwner: 1 << 40, Global: 1 << 40}}, nil)
+	defer h.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := h.Listen(ListenerOptions{Owner: "a", Wake: func() {}}, Filter{ToolsListChanged: true, Resources: []string{"note://a"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
