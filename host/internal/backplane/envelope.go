@@ -24,10 +24,18 @@ type envelope struct {
 	Blob string `json:"Blob,omitempty"`
 	// Outcome, in an outcome envelope, is what became of message ID.
 	Outcome string `json:"Outcome,omitempty"`
+	// Cast marks a broadcast: Wire is what was broadcast, or Blob names
+	// the blob holding it in the sender's container. ID names the
+	// broadcast; nobody waits for an outcome.
+	Cast bool   `json:"Cast,omitempty"`
+	Wire []byte `json:"Wire,omitempty"`
 }
 
 // isOutcome reports whether e carries an outcome rather than a message.
 func (e *envelope) isOutcome() bool { return e.Outcome != "" }
+
+// isBroadcast reports whether e carries a broadcast.
+func (e *envelope) isBroadcast() bool { return e.Cast }
 
 // decodeEnvelope reads a queue message: base64 of the JSON, or the JSON
 // itself.
@@ -51,6 +59,12 @@ func decodeEnvelopeJSON(data []byte) (envelope, error) {
 		return envelope{}, fmt.Errorf("decoding the message: blob name %q is not 1-64 letters, digits, '-' or '_'", e.Blob)
 	case e.From != "" && !ValidInstanceID(e.From):
 		return envelope{}, fmt.Errorf("decoding the message: sender %q is not an instance id", e.From)
+	}
+	if e.isBroadcast() {
+		if e.ID == "" || e.From == "" || (len(e.Wire) == 0 && e.Blob == "") || len(e.Wire) > MaxBroadcast {
+			return envelope{}, errors.New("decoding the message: a broadcast needs an id, its sender and at most MaxBroadcast bytes")
+		}
+		return e, nil
 	}
 	if e.isOutcome() {
 		if _, ok := parseOutcome(e.Outcome); !ok || e.ID == "" {
