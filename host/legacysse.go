@@ -69,6 +69,7 @@ type legacy struct {
 	sse        *mcp.LegacySSE
 	endpoint   *mcp.Handler // the Streamable HTTP endpoint, for forwarded responses
 	bp         backplane.Backplane
+	relay      relay         // the changes of notify across instances, over bp
 	sealer     *auth.Sealer  // seals the ids of requests to clients
 	forwarded  *dedup.Window // the ids of responses forwarded already
 	log        *slog.Logger
@@ -91,11 +92,14 @@ func newInstanceID() string { return ids.Random(ids.Base32Lower, 16) }
 func (h *Host) newLegacy() (*legacy, error) {
 	l := &legacy{instanceID: newInstanceID(), sealer: h.secrets.Sealer, log: h.log, tel: h.tel}
 	l.init()
-	bp, kind, err := h.newBackplane(l.instanceID)
+	bp, kind, err := h.newBackplane(l.instanceID, l.onBroadcast)
 	if err != nil {
 		return nil, err
 	}
 	l.bp, l.kind = bp, kind
+	if b, ok := bp.(backplane.Broadcaster); ok {
+		l.relay.bp = b
+	}
 	return l, nil
 }
 
@@ -122,8 +126,9 @@ func (l *legacy) attach(h *Host, endpoint *mcp.Options, streamable *mcp.Handler)
 	return nil
 }
 
-// newBackplane makes the backplane the settings name.
-func (h *Host) newBackplane(id string) (backplane.Backplane, string, error) {
+// newBackplane makes the backplane the settings name; what other
+// instances broadcast goes to onBroadcast.
+func (h *Host) newBackplane(id string, onBroadcast func([]byte)) (backplane.Backplane, string, error) {
 	kind, from := h.cfg.Lookup(SettingBackplane)
 	beat, err := h.heartbeat()
 	if err != nil {
@@ -131,13 +136,15 @@ func (h *Host) newBackplane(id string) (backplane.Backplane, string, error) {
 	}
 	switch strings.ToLower(strings.TrimSpace(kind)) {
 	case "", BackplaneMemory:
-		return backplane.NewMemory(memoryHub, id, backplane.HoldOptions{}, h.log), BackplaneMemory, nil
+		m := backplane.NewMemory(memoryHub, id, backplane.HoldOptions{}, h.log)
+		m.OnBroadcast = onBroadcast
+		return m, BackplaneMemory, nil
 	case BackplaneAzureQueues:
 		st, err := h.storage()
 		if err != nil {
 			return nil, "", fmt.Errorf("creating the backplane: %w", err)
 		}
-		q, err := backplane.NewQueue(id, st, &backplane.QueueOptions{Heartbeat: beat, Logger: h.log})
+		q, err := backplane.NewQueue(id, st, &backplane.QueueOptions{Heartbeat: beat, Logger: h.log, OnBroadcast: onBroadcast})
 		if err != nil {
 			return nil, "", err
 		}
@@ -147,7 +154,7 @@ func (h *Host) newBackplane(id string) (backplane.Backplane, string, error) {
 		if err != nil {
 			return nil, "", fmt.Errorf("creating the backplane: %w", err)
 		}
-		r, err := backplane.NewRedis(id, rc, &backplane.RedisOptions{Heartbeat: beat, Logger: h.log})
+		r, err := backplane.NewRedis(id, rc, &backplane.RedisOptions{Heartbeat: beat, Logger: h.log, OnBroadcast: onBroadcast})
 		if err != nil {
 			return nil, "", err
 		}

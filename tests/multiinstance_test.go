@@ -397,6 +397,25 @@ func openClient(t testing.TB, n int, streamOn, postOn *host) (c *sseClient, dire
 	return &sseClient{n: n, stream: st, post: testutil.OnHost(st.Endpoint, postOn.base)}, st.Endpoint
 }
 
+// openAskingClient is openClient for a client that can be asked
+// (elicitation), on 2025-06-18.
+func openAskingClient(t testing.TB, n int, streamOn, postOn *host) (c *sseClient, direct string) {
+	t.Helper()
+	st, err := testutil.OpenSSE(t.Context(), streamOn.base+endpointPath+"/sse", nil)
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	code, body, err := postTo(t.Context(), st.Endpoint, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"e2e","version":"1"}}}`)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusAccepted, code, body)
+	ev, err := st.Next(clientTimeout)
+	require.NoError(t, err)
+	require.Contains(t, ev.Data, `"id":0,`)
+	code, body, err = postTo(t.Context(), st.Endpoint, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusAccepted, code, body)
+	return &sseClient{n: n, stream: st, post: testutil.OnHost(st.Endpoint, postOn.base)}, st.Endpoint
+}
+
 func pingMessage(id int) string { return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id) }
 
 // replyID reads the id of a reply.
@@ -426,18 +445,28 @@ func TestMultiInstanceFindings(t *testing.T) {
 			b := startHostEnv(t, app, f.env) // receives their POSTs
 			ctx := t.Context()
 
-			// Finding 1: 8 slow calls keep the stream busy while 400 pings
-			// come through the other instance, 16 at a time: the inbox
-			// overflows, the owner holds the rest in order, and every 202
-			// is answered.
+			// Finding 1: a call that waits for the client's answer
+			// (book_days_off asks the user) holds the stream while 300
+			// pings come through the other instance, 16 at a time: the
+			// inbox (256) overflows, the owner holds the rest in order,
+			// and every 202 is answered once the client answers. The
+			// stream is held until the test lets it go, whatever the
+			// speed of the machine.
 			t.Run("full inbox: every 202 is answered", func(t *testing.T) {
-				c, direct := openClient(t, 1, a, b)
-				const calls, pings, posters = 8, 400, 16
-				for id := 1; id <= calls; id++ {
-					code, body, err := postTo(ctx, direct, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"estimate_pi","arguments":{"samples":60000000,"batches":1}}}`, id))
-					require.NoError(t, err)
-					require.Equal(t, http.StatusAccepted, code, body)
+				c, direct := openAskingClient(t, 1, a, b)
+				code, body, err := postTo(ctx, direct, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"book_days_off","arguments":{"country":"GB","from":"2026-08-04","to":"2026-08-04"}}}`)
+				require.NoError(t, err)
+				require.Equal(t, http.StatusAccepted, code, body)
+				ev, err := c.stream.Next(clientTimeout)
+				require.NoError(t, err)
+				var ask struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
 				}
+				require.NoError(t, json.Unmarshal([]byte(ev.Data), &ask))
+				require.Equal(t, "elicitation/create", ask.Method, ev.Data)
+
+				const pings, posters = 300, 16
 				codes := make([]int, pings)
 				var next atomic.Int32
 				var wg sync.WaitGroup
@@ -456,16 +485,18 @@ func TestMultiInstanceFindings(t *testing.T) {
 					})
 				}
 				wg.Wait()
-				want := map[int]bool{}
-				for id := 1; id <= calls; id++ {
-					want[id] = true
-				}
+				assert.Contains(t, a.console.String(), "holding its messages", "the inbox overflowed: the owner held messages")
+				want := map[int]bool{1: true}
 				for i, code := range codes {
 					assert.Equal(t, http.StatusAccepted, code, "ping %d", i)
 					if code == http.StatusAccepted {
 						want[1000+i] = true
 					}
 				}
+				answer := `{"jsonrpc":"2.0","id":` + string(ask.ID) + `,"result":{"action":"accept","content":{"confirm":true}}}`
+				code, body, err = postTo(ctx, direct, answer)
+				require.NoError(t, err)
+				require.Equal(t, http.StatusAccepted, code, body)
 				got := map[int]bool{}
 				for len(got) < len(want) {
 					ev, err := c.stream.Next(clientTimeout)
@@ -477,7 +508,6 @@ func TestMultiInstanceFindings(t *testing.T) {
 					got[id] = true
 				}
 				assert.NoError(t, c.noMoreEvents(time.Second))
-				assert.Contains(t, a.console.String(), "holding its messages", "the inbox overflowed: the owner held messages")
 			})
 
 			// Finding 2: the owner takes up to 4 MiB; so does the backplane.

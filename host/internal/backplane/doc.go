@@ -31,8 +31,21 @@
 // instance's own records were lost lately, a peer's missing ones mean
 // ErrUnsure, not gone.
 //
-// Every Send, its storage calls included, ends within its outcome
-// timeout. Message and instance ids are checked before any storage call.
+// Broadcasts: every backplane is a [Broadcaster]. Broadcast sends bytes
+// it does not read (a change clients listen for, in its wire form) to
+// every other live instance, at most once each; each instance hands what
+// it receives to the OnBroadcast of its options, off its receive loop
+// through a bounded buffer. Queue enqueues one message in each live
+// instance's queue; Redis publishes on RedisBroadcastChannel.
+//
+// The queue backplane reaches storage through queueStore and blobStore
+// (queue_store.go): the Azure clients in production, an in-memory store
+// in tests. Its jobs are in files of their own: sending (queue_send.go),
+// receiving (queue_receive.go), liveness and the sweep
+// (queue_liveness.go), broadcasts (queue_broadcast.go).
+//
+// Every Send and Broadcast, its storage calls included, ends within its
+// outcome timeout; so does every storage call of the receive loop. Message and instance ids are checked before any storage call.
 // A queue is polled on a schedule that follows the traffic (see
 // pollSchedule).
 package backplane

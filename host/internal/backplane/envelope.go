@@ -30,6 +30,11 @@ type envelope struct {
 	// by a receiver that does not read them.
 	Traceparent string `json:"Traceparent,omitempty"`
 	SentMs      int64  `json:"SentMs,omitempty"`
+	// Cast marks a broadcast: Wire is what was broadcast, or Blob names
+	// the blob holding it in the sender's container. ID names the
+	// broadcast; nobody waits for an outcome.
+	Cast bool   `json:"Cast,omitempty"`
+	Wire []byte `json:"Wire,omitempty"`
 }
 
 // stamp copies the trace context and send time of m into e.
@@ -53,6 +58,9 @@ func (e *envelope) message() Message {
 // isOutcome reports whether e carries an outcome rather than a message.
 func (e *envelope) isOutcome() bool { return e.Outcome != "" }
 
+// isBroadcast reports whether e carries a broadcast.
+func (e *envelope) isBroadcast() bool { return e.Cast }
+
 // decodeEnvelope reads a queue message: base64 of the JSON, or the JSON
 // itself.
 func decodeEnvelope(text string) (envelope, error) {
@@ -75,6 +83,12 @@ func decodeEnvelopeJSON(data []byte) (envelope, error) {
 		return envelope{}, fmt.Errorf("decoding the message: blob name %q is not 1-64 letters, digits, '-' or '_'", e.Blob)
 	case e.From != "" && !ValidInstanceID(e.From):
 		return envelope{}, fmt.Errorf("decoding the message: sender %q is not an instance id", e.From)
+	}
+	if e.isBroadcast() {
+		if e.ID == "" || e.From == "" || (len(e.Wire) == 0 && e.Blob == "") || len(e.Wire) > MaxBroadcast {
+			return envelope{}, errors.New("decoding the message: a broadcast needs an id, its sender and at most MaxBroadcast bytes")
+		}
+		return e, nil
 	}
 	if e.isOutcome() {
 		if _, ok := parseOutcome(e.Outcome); !ok || e.ID == "" {

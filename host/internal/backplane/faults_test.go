@@ -154,10 +154,8 @@ func TestQueueRecreatesWhatWasSwept(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Taken, out)
 
-	_, err = b.svc.DeleteQueue(ctx, a.QueueName(), nil)
-	require.NoError(t, err)
-	_, err = b.blobs.DeleteContainer(ctx, a.QueueName(), nil)
-	require.NoError(t, err)
+	require.NoError(t, b.queues.Delete(ctx, a.QueueName()))
+	require.NoError(t, b.blobs.DeleteContainer(ctx, a.QueueName()))
 
 	sendUntilTaken(t, b, "sweptowner", largeMessage, 60*time.Second)
 	for i := range 3 {
@@ -219,14 +217,14 @@ func TestQueueLateHeartbeat(t *testing.T) {
 	raw, err := azqueue.NewQueueClientFromConnectionString(az.ConnectionString(), a.QueueName(), nil)
 	require.NoError(t, err)
 
-	_, err = raw.SetMetadata(ctx, &azqueue.SetMetadataOptions{Metadata: beatMetadata(time.Now().Add(-(StaleBeats + 1) * beat))})
+	_, err = raw.SetMetadata(ctx, &azqueue.SetMetadataOptions{Metadata: toPtrs(beatMetadata(time.Now().Add(-(StaleBeats + 1) * beat)))})
 	require.NoError(t, err)
 	_, err = b.Send(ctx, "lateowner", msg(1))
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, ErrUnknownInstance, "late, maybe paused: not gone yet")
 	assert.ErrorIs(t, err, ErrUnsure)
 
-	_, err = raw.SetMetadata(ctx, &azqueue.SetMetadataOptions{Metadata: beatMetadata(time.Now().Add(-(DeadBeats + 1) * beat))})
+	_, err = raw.SetMetadata(ctx, &azqueue.SetMetadataOptions{Metadata: toPtrs(beatMetadata(time.Now().Add(-(DeadBeats + 1) * beat)))})
 	require.NoError(t, err)
 	_, err = b.Send(ctx, "lateowner", msg(2))
 	assert.ErrorIs(t, err, ErrUnknownInstance)
@@ -304,32 +302,4 @@ func TestRedisFaults(t *testing.T) {
 		_, err = b.Send(ctx, "rlateowner", msg(2))
 		assert.ErrorIs(t, err, ErrUnknownInstance)
 	})
-}
-
-// TestQueueSlowStorageDoesNotStopTheReceiveLoop: the deletes and outcome
-// messages run off the receive loop; when their workers and buffer are
-// full, a job runs on the loop, but within the outcome timeout: storage
-// that holds every delete slows the loop down, never stops it.
-func TestQueueSlowStorageDoesNotStopTheReceiveLoop(t *testing.T) {
-	az := testutil.StartAzurite(t, repoRoot(t))
-	ctx := t.Context()
-	a := newTestQueue(t, "slowdeletes", Storage{ConnectionString: az.ConnectionString()}, &QueueOptions{OutcomeTimeout: 500 * time.Millisecond})
-	a.jobCap = 1
-	a.del = func(ctx context.Context, _, _ string) error {
-		<-ctx.Done() // storage that never answers
-		return ctx.Err()
-	}
-	sa := newStreams("client1")
-	require.NoError(t, a.Start(ctx, sa.deliver))
-	defer a.Stop(context.WithoutCancel(ctx))
-	raw, err := azqueue.NewQueueClientFromConnectionString(az.ConnectionString(), a.QueueName(), nil)
-	require.NoError(t, err)
-	const n = 16 // more than the 8 workers and the buffer
-	for i := range n {
-		text, err := encodeQueueText(&envelope{ID: fmt.Sprintf("m%d", i), ClientID: "client1", Message: msg(i).Body})
-		require.NoError(t, err)
-		_, err = raw.EnqueueMessage(ctx, text, nil)
-		require.NoError(t, err)
-	}
-	sa.waitFor(t, "client1", n, 30*time.Second)
 }

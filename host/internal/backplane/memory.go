@@ -1,6 +1,7 @@
 package backplane
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -20,13 +21,19 @@ func NewHub() *Hub { return &Hub{instances: map[string]*Memory{}} }
 // instance's receiving side, in the caller's goroutine. It is the default
 // of a single funchost.
 type Memory struct {
+	// OnBroadcast receives what the other instances of the hub broadcast
+	// (see [Memory.Broadcast]), one call at a time; nil drops it. Set it
+	// before Start.
+	OnBroadcast func(wire []byte)
+
 	hub  *Hub
 	id   string
 	hold HoldOptions
 	log  *slog.Logger
 
-	mu sync.RWMutex
-	in *inbound
+	mu     sync.RWMutex
+	in     *inbound
+	bcasts *fanIn
 }
 
 // NewMemory returns the backplane of instance id on hub. hold bounds what
@@ -47,10 +54,35 @@ func (m *Memory) Start(ctx context.Context, deliver Deliver) error {
 	if _, ok := m.hub.instances[m.id]; ok {
 		return fmt.Errorf("starting the backplane: instance %q is already registered", m.id)
 	}
+	bc := newFanIn("memory "+m.id, m.OnBroadcast, m.log)
+	bc.start()
 	m.mu.Lock()
-	m.in = in
+	m.in, m.bcasts = in, bc
 	m.mu.Unlock()
 	m.hub.instances[m.id] = m
+	return nil
+}
+
+// Broadcast hands wire to every other instance of the hub, without
+// waiting for any of them.
+func (m *Memory) Broadcast(_ context.Context, wire []byte) error {
+	if err := checkBroadcast(wire); err != nil {
+		return err
+	}
+	id := newBroadcastID()
+	m.hub.mu.RLock()
+	defer m.hub.mu.RUnlock()
+	for peerID, peer := range m.hub.instances {
+		if peerID == m.id {
+			continue
+		}
+		peer.mu.RLock()
+		bc := peer.bcasts
+		peer.mu.RUnlock()
+		if bc != nil {
+			bc.offer(id, bytes.Clone(wire))
+		}
+	}
 	return nil
 }
 
@@ -83,11 +115,14 @@ func (m *Memory) Stop(context.Context) error {
 	}
 	m.hub.mu.Unlock()
 	m.mu.Lock()
-	in := m.in
-	m.in = nil
+	in, bc := m.in, m.bcasts
+	m.in, m.bcasts = nil, nil
 	m.mu.Unlock()
 	if in != nil {
 		in.stop()
+	}
+	if bc != nil {
+		bc.stop()
 	}
 	return nil
 }

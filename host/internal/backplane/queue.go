@@ -8,11 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2/queueerror"
 )
 
 // Defaults of [QueueOptions].
@@ -91,6 +86,10 @@ type QueueOptions struct {
 	Hold HoldOptions
 	// Logger receives storage errors and dropped messages; nil discards.
 	Logger *slog.Logger
+	// OnBroadcast receives what other instances broadcast (see
+	// [Queue.Broadcast]), one call at a time, off the receive loop; nil
+	// drops it.
+	OnBroadcast func(wire []byte)
 }
 
 func (o *QueueOptions) withDefaults() {
@@ -121,10 +120,9 @@ type Queue struct {
 	id      string
 	conn    string // the connection's name, for messages
 	opts    QueueOptions
-	svc     *azqueue.ServiceClient
-	blobs   *azblob.Client // nil: large messages cannot cross
-	own     *azqueue.QueueClient
-	account string // the queue service URL without query, for messages
+	queues  queueStore
+	blobs   blobStore // nil: large messages cannot cross
+	account string    // the queue service URL without query, for messages
 	log     *slog.Logger
 
 	peers   sync.Map // instance id → *peer
@@ -137,8 +135,8 @@ type Queue struct {
 	kickMu sync.Mutex
 	kickCh chan struct{} // closed to wake idle receivers
 
-	// del deletes a received message; tests replace it to inject faults.
-	del func(ctx context.Context, id, pop string) error
+	live   livePeers // the instances broadcasts go to
+	bcasts *fanIn    // hands broadcasts received to OnBroadcast
 
 	jobsMu sync.RWMutex
 	jobs   chan func(context.Context)
@@ -154,7 +152,6 @@ type Queue struct {
 
 // peer is what a sender knows of another instance.
 type peer struct {
-	client  *azqueue.QueueClient
 	lock    chan struct{} // one slot: held while its heartbeat is read
 	checked time.Time     // when its heartbeat was last read
 }
@@ -177,25 +174,26 @@ func NewQueue(id string, s Storage, opts *QueueOptions) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the backplane: %w", err)
 	}
-	q := &Queue{
+	return newQueue(id, s.Name, c.queues, c.blobs, o), nil
+}
+
+// newQueue returns the backplane of instance id on the stores given
+// (blobs nil: none); o has its defaults.
+func newQueue(id, conn string, queues queueStore, blobs blobStore, o QueueOptions) *Queue {
+	return &Queue{
 		id:      id,
-		conn:    s.Name,
+		conn:    conn,
 		opts:    o,
-		svc:     c.queues,
-		blobs:   c.blobs,
-		own:     c.queues.NewQueueClient(QueuePrefix + id),
-		account: redactedURL(c.queues.URL()),
+		queues:  queues,
+		blobs:   blobs,
+		account: queues.URL(),
 		log:     o.Logger,
 		kickCh:  make(chan struct{}),
 		jobCap:  jobBuffer,
 		jobCtx:  context.Background(),
 		sched:   newPollSchedule(o.HotPause, o.HotMaxWait, o.MaxIdleWait, o.HotWindow),
+		bcasts:  newFanIn("queue "+QueuePrefix+id, o.OnBroadcast, o.Logger),
 	}
-	q.del = func(ctx context.Context, msgID, pop string) error {
-		_, err := q.own.DeleteMessage(ctx, msgID, pop, nil)
-		return err
-	}
-	return q, nil
 }
 
 // QueueName is the name of this instance's queue (and blob container).
@@ -214,9 +212,9 @@ func (q *Queue) Start(ctx context.Context, deliver Deliver) error {
 			q.QueueName(), q.conn, q.account, err)
 	}
 	if q.blobs != nil {
-		if _, err := q.blobs.CreateContainer(ctx, q.QueueName(), nil); err != nil && !hasCode(err, string(bloberror.ContainerAlreadyExists)) {
+		if err := q.blobs.CreateContainer(ctx, q.QueueName()); err != nil && !errors.Is(err, errContainerExists) {
 			q.log.Warn("backplane: creating the blob container failed: messages too large for a queue message cannot reach this instance",
-				"container", q.QueueName(), "connection", q.conn, "error", shortError(err))
+				"container", q.QueueName(), "connection", q.conn, "error", err)
 		}
 	} else {
 		q.log.Warn("backplane: the connection has no blob endpoint: messages too large for a queue message cannot cross instances",
@@ -231,8 +229,11 @@ func (q *Queue) Start(ctx context.Context, deliver Deliver) error {
 	q.cancel = cancel
 	q.in = newInbound("queue "+q.QueueName(), deliver, q.opts.Hold, q.log)
 	q.in.start(lctx)
+	q.bcasts.start()
+	q.jobsMu.Lock()
 	q.jobs = make(chan func(context.Context), q.jobCap)
 	q.jobCtx = lctx
+	q.jobsMu.Unlock()
 	for range asyncWorkers {
 		q.workers.Go(func() {
 			for job := range q.jobs {
@@ -258,12 +259,12 @@ func (q *Queue) Stop(ctx context.Context) error {
 		q.workers.Wait()
 	}
 	var errs []error
-	if _, err := q.own.Delete(ctx, nil); err != nil && !queueerror.HasCode(err, queueerror.QueueNotFound) {
-		errs = append(errs, fmt.Errorf("stopping the backplane: deleting queue %s: %w", q.QueueName(), shortError(err)))
+	if err := q.queues.Delete(ctx, q.QueueName()); err != nil && !errors.Is(err, errQueueNotFound) {
+		errs = append(errs, fmt.Errorf("stopping the backplane: deleting queue %s: %w", q.QueueName(), err))
 	}
 	if q.blobs != nil {
-		if _, err := q.blobs.DeleteContainer(ctx, q.QueueName(), nil); err != nil && !hasCode(err, string(bloberror.ContainerNotFound)) {
-			errs = append(errs, fmt.Errorf("stopping the backplane: deleting container %s: %w", q.QueueName(), shortError(err)))
+		if err := q.blobs.DeleteContainer(ctx, q.QueueName()); err != nil && !errors.Is(err, errContainerNotFound) {
+			errs = append(errs, fmt.Errorf("stopping the backplane: deleting container %s: %w", q.QueueName(), err))
 		}
 	}
 	return errors.Join(errs...)
@@ -283,6 +284,7 @@ func (q *Queue) halt() bool {
 	cancel()
 	q.loops.Wait()
 	q.in.stop()
+	q.bcasts.stop()
 	return true
 }
 

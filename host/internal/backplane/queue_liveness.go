@@ -2,29 +2,24 @@ package backplane
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2/queueerror"
-
 	"github.com/funcmcp/funcmcp/host/internal/backoff"
 )
 
-func beatMetadata(t time.Time) map[string]*string {
-	v := strconv.FormatInt(t.UnixMilli(), 10)
-	return map[string]*string{HeartbeatKey: &v}
+func beatMetadata(t time.Time) map[string]string {
+	return map[string]string{HeartbeatKey: strconv.FormatInt(t.UnixMilli(), 10)}
 }
 
 // beatOf reads the heartbeat of queue metadata.
-func beatOf(md map[string]*string) (time.Time, bool) {
+func beatOf(md map[string]string) (time.Time, bool) {
 	for k, v := range md {
-		if strings.EqualFold(k, HeartbeatKey) && v != nil {
-			ms, err := strconv.ParseInt(*v, 10, 64)
+		if strings.EqualFold(k, HeartbeatKey) {
+			ms, err := strconv.ParseInt(v, 10, 64)
 			if err == nil {
 				return time.UnixMilli(ms), true
 			}
@@ -46,22 +41,20 @@ func (q *Queue) recreate(ctx context.Context) {
 	if q.blobs == nil {
 		return
 	}
-	if _, err := q.blobs.CreateContainer(ctx, q.QueueName(), nil); err != nil && !hasCode(err, string(bloberror.ContainerAlreadyExists)) {
+	if err := q.blobs.CreateContainer(ctx, q.QueueName()); err != nil && !errors.Is(err, errContainerExists) {
 		q.log.Warn("backplane: making the blob container again failed; a sender makes it when it needs it",
-			"container", q.QueueName(), "error", shortError(err))
+			"container", q.QueueName(), "error", err)
 	}
 }
 
 func (q *Queue) createQueue(ctx context.Context) error {
 	md := beatMetadata(time.Now())
-	_, err := q.own.Create(ctx, &azqueue.CreateOptions{Metadata: md})
-	if err != nil && !queueerror.HasCode(err, queueerror.QueueAlreadyExists) {
-		return shortError(err)
+	err := q.queues.Create(ctx, q.QueueName(), md)
+	if err != nil && !errors.Is(err, errQueueExists) {
+		return err
 	}
 	if err != nil { // it exists, with other metadata
-		if _, err := q.own.SetMetadata(ctx, &azqueue.SetMetadataOptions{Metadata: md}); err != nil {
-			return shortError(err)
-		}
+		return q.queues.SetMetadata(ctx, q.QueueName(), md)
 	}
 	return nil
 }
@@ -69,21 +62,22 @@ func (q *Queue) createQueue(ctx context.Context) error {
 // heartbeat writes the time into the queue's metadata every Heartbeat.
 func (q *Queue) heartbeat(ctx context.Context) {
 	keepBeating(ctx, q.opts.Heartbeat, nil, func(ctx context.Context) error {
-		_, err := q.own.SetMetadata(ctx, &azqueue.SetMetadataOptions{Metadata: beatMetadata(time.Now())})
-		if err != nil && queueerror.HasCode(err, queueerror.QueueNotFound) {
+		err := q.queues.SetMetadata(ctx, q.QueueName(), beatMetadata(time.Now()))
+		if errors.Is(err, errQueueNotFound) {
 			q.recreate(ctx)
 			return nil
 		}
 		return err
 	}, func(failures int, err error) {
 		q.log.Warn("backplane: writing the heartbeat failed; other instances will take this one for dead if it goes on",
-			"queue", q.QueueName(), "failures", failures, "error", shortError(err))
+			"queue", q.QueueName(), "failures", failures, "error", err)
 	})
 }
 
 // cleanup removes, every CleanupBeats heartbeats, the queues and
 // containers of instances whose heartbeat is older than RemoveBeats, and
-// the blobs of this instance's container older than MessageTTL.
+// the blobs of this instance's container older than MessageTTL. Each pass
+// ends within half the time between two.
 func (q *Queue) cleanup(ctx context.Context) {
 	every := CleanupBeats * q.opts.Heartbeat
 	first := q.opts.Heartbeat + rand.N(every)
@@ -91,7 +85,9 @@ func (q *Queue) cleanup(ctx context.Context) {
 		return
 	}
 	for {
-		q.sweep(ctx, time.Now())
+		sctx, cancel := context.WithTimeout(ctx, every/2)
+		q.sweep(sctx, time.Now())
+		cancel()
 		if !backoff.Sleep(ctx, every/2+rand.N(every)) {
 			return
 		}
@@ -101,69 +97,51 @@ func (q *Queue) cleanup(ctx context.Context) {
 // sweep is one cleanup pass.
 func (q *Queue) sweep(ctx context.Context, now time.Time) {
 	removeBefore := now.Add(-RemoveBeats * q.opts.Heartbeat)
-	prefix := QueuePrefix
 	known := map[string]bool{q.QueueName(): true}
-	pager := q.svc.NewListQueuesPager(&azqueue.ListQueuesOptions{Prefix: &prefix, Include: azqueue.ListQueuesInclude{Metadata: true}})
-	for pager.More() {
-		page, err := pager.NextPage(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				q.log.Warn("backplane: listing the instance queues failed", "error", shortError(err))
-			}
-			return
+	queues, err := q.queues.List(ctx, QueuePrefix)
+	if err != nil {
+		if ctx.Err() == nil {
+			q.log.Warn("backplane: listing the instance queues failed", "error", err)
 		}
-		for _, item := range page.Queues {
-			if item == nil || item.Name == nil {
-				continue
-			}
-			name := *item.Name
-			known[name] = true
-			beat, ours := beatOf(item.Metadata)
-			if !ours || name == q.QueueName() || beat.After(removeBefore) {
-				continue
-			}
-			if _, err := q.svc.DeleteQueue(ctx, name, nil); err != nil && !queueerror.HasCode(err, queueerror.QueueNotFound) {
-				q.log.Warn("backplane: removing the queue of a dead instance failed", "queue", name, "error", shortError(err))
-				continue
-			}
-			delete(known, name)
-			q.log.Info("backplane: removed the queue of a dead instance", "queue", name, "lastHeartbeat", beat.UTC().Format(time.RFC3339))
+		return
+	}
+	for _, item := range queues {
+		known[item.Name] = true
+		beat, ours := beatOf(item.Metadata)
+		if !ours || item.Name == q.QueueName() || beat.After(removeBefore) {
+			continue
 		}
+		if err := q.queues.Delete(ctx, item.Name); err != nil && !errors.Is(err, errQueueNotFound) {
+			q.log.Warn("backplane: removing the queue of a dead instance failed", "queue", item.Name, "error", err)
+			continue
+		}
+		delete(known, item.Name)
+		q.log.Info("backplane: removed the queue of a dead instance", "queue", item.Name, "lastHeartbeat", beat.UTC().Format(time.RFC3339))
 	}
 	if q.blobs == nil {
 		return
 	}
-	cpager := q.blobs.NewListContainersPager(&azblob.ListContainersOptions{Prefix: &prefix})
-	for cpager.More() {
-		page, err := cpager.NextPage(ctx)
-		if err != nil {
-			return
+	containers, err := q.blobs.ListContainers(ctx, QueuePrefix)
+	if err != nil {
+		return
+	}
+	for _, c := range containers {
+		if known[c.Name] || c.Modified.IsZero() || c.Modified.After(removeBefore) {
+			continue
 		}
-		for _, c := range page.ContainerItems {
-			if c == nil || c.Name == nil || known[*c.Name] || c.Properties == nil || c.Properties.LastModified == nil ||
-				c.Properties.LastModified.After(removeBefore) {
-				continue
-			}
-			if _, err := q.blobs.DeleteContainer(ctx, *c.Name, nil); err == nil {
-				q.log.Info("backplane: removed the blob container of a dead instance", "container", *c.Name)
-			}
+		if err := q.blobs.DeleteContainer(ctx, c.Name); err == nil {
+			q.log.Info("backplane: removed the blob container of a dead instance", "container", c.Name)
 		}
 	}
 	expired := now.Add(-q.opts.MessageTTL)
-	bpager := q.blobs.NewListBlobsFlatPager(q.QueueName(), nil)
-	for bpager.More() {
-		page, err := bpager.NextPage(ctx)
-		if err != nil {
-			return
-		}
-		if page.Segment == nil {
+	blobs, err := q.blobs.ListBlobs(ctx, q.QueueName())
+	if err != nil {
+		return
+	}
+	for _, b := range blobs {
+		if b.Modified.IsZero() || b.Modified.After(expired) {
 			continue
 		}
-		for _, b := range page.Segment.BlobItems {
-			if b == nil || b.Name == nil || b.Properties == nil || b.Properties.LastModified == nil || b.Properties.LastModified.After(expired) {
-				continue
-			}
-			q.deleteBlob(ctx, q.id, *b.Name)
-		}
+		q.deleteBlob(ctx, q.id, b.Name)
 	}
 }

@@ -2,13 +2,9 @@ package backplane
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"time"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2/queueerror"
 
 	"github.com/funcmcp/funcmcp/host/internal/backoff"
 )
@@ -21,8 +17,6 @@ import (
 // storage fails it waits 200 ms doubling up to MaxRetryWait. The others
 // poll beside it only while messages flow (HotWindow).
 func (q *Queue) receive(ctx context.Context, n int) {
-	vis := int32(max(q.opts.VisibilityTimeout/time.Second, 1))
-	batch := int32(batchSize)
 	failures := 0
 	retries := backoff.Doubling{First: 200 * time.Millisecond, Max: q.opts.MaxRetryWait}
 	for ctx.Err() == nil {
@@ -34,7 +28,7 @@ func (q *Queue) receive(ctx context.Context, n int) {
 			}
 			continue
 		}
-		resp, err := q.own.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{NumberOfMessages: &batch, VisibilityTimeout: &vis})
+		msgs, err := q.dequeue(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -43,10 +37,10 @@ func (q *Queue) receive(ctx context.Context, n int) {
 			retry := retries.Next()
 			if n == 0 && (failures == 1 || failures%10 == 0) {
 				q.log.Warn("backplane: receiving from storage failed; retrying",
-					"queue", q.QueueName(), "connection", q.conn, "failures", failures, "retryIn", retry, "error", shortError(err))
+					"queue", q.QueueName(), "connection", q.conn, "failures", failures, "retryIn", retry, "error", err)
 			}
-			if n == 0 && queueerror.HasCode(err, queueerror.QueueNotFound) {
-				q.recreate(ctx)
+			if n == 0 && errors.Is(err, errQueueNotFound) {
+				q.bounded(ctx, q.recreate)
 			}
 			backoff.Sleep(ctx, retry)
 			continue
@@ -59,7 +53,7 @@ func (q *Queue) receive(ctx context.Context, n int) {
 			retries.Reset()
 		}
 		clientMessages := false
-		for _, dm := range resp.Messages {
+		for _, dm := range msgs {
 			clientMessages = q.handle(ctx, dm) || clientMessages
 		}
 		if clientMessages {
@@ -69,7 +63,7 @@ func (q *Queue) receive(ctx context.Context, n int) {
 		}
 		var wait time.Duration
 		switch {
-		case len(resp.Messages) == int(batch):
+		case len(msgs) == batchSize:
 			continue // more may wait
 		case n > 0:
 			continue // an extra receiver: polls while hot, without back-off
@@ -87,28 +81,36 @@ func (q *Queue) receive(ctx context.Context, n int) {
 	}
 }
 
+// dequeue receives the next batch of this instance's queue, within the
+// outcome timeout: a storage that does not answer never holds the loop.
+func (q *Queue) dequeue(ctx context.Context) ([]queued, error) {
+	dctx, cancel := context.WithTimeout(ctx, q.opts.OutcomeTimeout)
+	defer cancel()
+	return q.queues.Dequeue(dctx, q.QueueName(), batchSize, max(q.opts.VisibilityTimeout, time.Second))
+}
+
+// bounded runs f on the receive loop within the outcome timeout.
+func (q *Queue) bounded(ctx context.Context, f func(context.Context)) {
+	bctx, cancel := context.WithTimeout(ctx, q.opts.OutcomeTimeout)
+	defer cancel()
+	f(bctx)
+}
+
 // handle acts on one received message: an outcome goes to the sender
-// waiting for it, a client message to its stream (its outcome back to its
-// sender); an undecodable one is logged and deleted. It reports whether
-// it was a client message.
-func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) bool {
-	if dm == nil || dm.MessageID == nil || dm.PopReceipt == nil {
-		return false
-	}
-	msgID, pop := *dm.MessageID, *dm.PopReceipt
+// waiting for it, a broadcast to OnBroadcast, a client message to its
+// stream (its outcome back to its sender); an undecodable one is logged
+// and deleted. It reports whether it was a client message or a broadcast.
+func (q *Queue) handle(ctx context.Context, dm queued) bool {
+	msgID, pop := dm.ID, dm.Pop
 	del := func() {
 		q.async(func(ctx context.Context) {
-			if err := q.del(ctx, msgID, pop); err != nil && ctx.Err() == nil {
+			if err := q.queues.DeleteMessage(ctx, q.QueueName(), msgID, pop); err != nil && ctx.Err() == nil {
 				q.log.Warn("backplane: deleting a handled message failed; its copy will be dropped",
-					"queue", q.QueueName(), "messageId", msgID, "error", shortError(err))
+					"queue", q.QueueName(), "messageId", msgID, "error", err)
 			}
 		})
 	}
-	var text string
-	if dm.MessageText != nil {
-		text = *dm.MessageText
-	}
-	env, err := decodeEnvelope(text)
+	env, err := decodeEnvelope(dm.Text)
 	if err != nil {
 		q.log.Error("backplane: dropping a message that does not decode", "queue", q.QueueName(), "messageId", msgID, "error", err)
 		del()
@@ -120,6 +122,12 @@ func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) bool {
 		out, _ := parseOutcome(env.Outcome)
 		q.waiting.resolve(env.ID, out)
 		return false
+	}
+	if env.isBroadcast() {
+		// Traffic as a client message is: changes come in bursts (a
+		// task's states), and the next is found within HotMaxWait.
+		q.takeBroadcast(ctx, env, del)
+		return true
 	}
 	q.touch()
 	m := env.message()
@@ -133,7 +141,7 @@ func (q *Queue) handle(ctx context.Context, dm *azqueue.DequeuedMessage) bool {
 			q.async(func(ctx context.Context) { q.deleteBlob(ctx, q.id, env.Blob) })
 		}
 		if !q.in.known(m.ID) {
-			body, err := q.readBlob(ctx, env.Blob)
+			body, err := q.readBlob(ctx, q.QueueName(), env.Blob, maxBlobBytes)
 			if err != nil {
 				q.log.Error("backplane: the body of a large message cannot be read; its sender is told the stream is full",
 					"queue", q.QueueName(), "blob", env.Blob, "client", m.ClientID, "error", err)
@@ -173,28 +181,25 @@ func (q *Queue) sendOutcome(to, id string, out Outcome) {
 		if err != nil {
 			return
 		}
-		ttl := int32(q.outcomeTTL() / time.Second)
-		c := q.svc.NewQueueClient(QueuePrefix + to)
-		if _, err := c.EnqueueMessage(ctx, text, &azqueue.EnqueueMessageOptions{TimeToLive: &ttl}); err != nil && ctx.Err() == nil {
-			q.log.Warn("backplane: telling the sender what became of a message failed", "to", to, "id", id, "outcome", out, "error", shortError(err))
+		if err := q.queues.Enqueue(ctx, QueuePrefix+to, text, q.outcomeTTL()); err != nil && ctx.Err() == nil {
+			q.log.Warn("backplane: telling the sender what became of a message failed", "to", to, "id", id, "outcome", out, "error", err)
 		}
 	})
 }
 
-func (q *Queue) readBlob(ctx context.Context, name string) ([]byte, error) {
-	resp, err := q.blobs.DownloadStream(ctx, q.QueueName(), name, nil)
-	if err != nil {
-		return nil, shortError(err)
+// readBlob reads a blob of container, of at most limit bytes, within the
+// outcome timeout (it runs on the receive loop).
+func (q *Queue) readBlob(ctx context.Context, container, name string, limit int64) ([]byte, error) {
+	if q.blobs == nil {
+		return nil, errors.New("the connection has no blob endpoint")
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBlobBytes+1))
-	if err != nil {
-		return nil, err
+	rctx, cancel := context.WithTimeout(ctx, q.opts.OutcomeTimeout)
+	defer cancel()
+	data, err := q.blobs.Download(rctx, container, name, limit)
+	if errors.Is(err, errTooLarge) {
+		return nil, fmt.Errorf("the blob is larger than %d bytes", limit)
 	}
-	if len(data) > maxBlobBytes {
-		return nil, fmt.Errorf("the blob is larger than %d bytes", maxBlobBytes)
-	}
-	return data, nil
+	return data, err
 }
 
 // deleteBlob deletes a message blob of instance owner's container.
@@ -202,8 +207,8 @@ func (q *Queue) deleteBlob(ctx context.Context, owner, name string) {
 	if q.blobs == nil {
 		return
 	}
-	if _, err := q.blobs.DeleteBlob(ctx, QueuePrefix+owner, name, nil); err != nil && ctx.Err() == nil &&
-		!hasCode(err, string(bloberror.BlobNotFound)) && !hasCode(err, string(bloberror.ContainerNotFound)) {
-		q.log.Warn("backplane: deleting a message blob failed; the cleanup removes it later", "container", QueuePrefix+owner, "blob", name, "error", shortError(err))
+	if err := q.blobs.DeleteBlob(ctx, QueuePrefix+owner, name); err != nil && ctx.Err() == nil &&
+		!errors.Is(err, errBlobNotFound) && !errors.Is(err, errContainerNotFound) {
+		q.log.Warn("backplane: deleting a message blob failed; the cleanup removes it later", "container", QueuePrefix+owner, "blob", name, "error", err)
 	}
 }

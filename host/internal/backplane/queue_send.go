@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2/queueerror"
 )
 
 // Send stores m in the queue of instance to (a large body in a blob of its
@@ -25,8 +22,7 @@ func (q *Queue) Send(ctx context.Context, to string, m Message) (Outcome, error)
 }
 
 func (q *Queue) send(ctx context.Context, to string, m Message) (Outcome, error) {
-	p, err := q.alive(ctx, to)
-	if err != nil {
+	if _, err := q.alive(ctx, to); err != nil {
 		return 0, err
 	}
 	env := envelope{ID: m.ID, ClientID: m.ClientID, Message: m.Body, From: q.id}
@@ -52,23 +48,22 @@ func (q *Queue) send(ctx context.Context, to string, m Message) (Outcome, error)
 	ch := q.waiting.add(m.ID)
 	defer q.waiting.remove(m.ID)
 	q.touch()
-	ttl := int32(q.opts.MessageTTL / time.Second)
 	start := time.Now()
-	_, err = p.client.EnqueueMessage(ctx, text, &azqueue.EnqueueMessageOptions{TimeToLive: &ttl})
+	err = q.queues.Enqueue(ctx, QueuePrefix+to, text, q.opts.MessageTTL)
 	q.sched.sent(time.Since(start))
 	q.kick() // receiver 0 may be in a long pause: the outcome comes soon
 	if err != nil {
 		if blob != "" {
 			q.deleteBlob(context.WithoutCancel(ctx), to, blob)
 		}
-		if queueerror.HasCode(err, queueerror.QueueNotFound) {
+		if errors.Is(err, errQueueNotFound) {
 			// Gone for good (its id is never reused), or storage lost it:
 			// forget it either way, or the map grows with every instance
 			// ever seen.
 			q.peers.Delete(to)
 			return 0, q.missing(ctx, to)
 		}
-		return 0, shortError(err)
+		return 0, err
 	}
 	return awaitOutcome(ctx, ch, q.opts.Heartbeat, func(ctx context.Context) error {
 		_, err := q.alive(ctx, to)
@@ -82,16 +77,16 @@ func (q *Queue) send(ctx context.Context, to string, m Message) (Outcome, error)
 // is made again.
 func (q *Queue) upload(ctx context.Context, to, name string, body []byte) error {
 	container := QueuePrefix + to
-	_, err := q.blobs.UploadBuffer(ctx, container, name, body, nil)
-	if err != nil && hasCode(err, string(bloberror.ContainerNotFound)) {
-		if _, cerr := q.blobs.CreateContainer(ctx, container, nil); cerr != nil && !hasCode(cerr, string(bloberror.ContainerAlreadyExists)) {
-			return fmt.Errorf("making the lost container %s again: %w", container, shortError(cerr))
+	err := q.blobs.Upload(ctx, container, name, body)
+	if errors.Is(err, errContainerNotFound) {
+		if cerr := q.blobs.CreateContainer(ctx, container); cerr != nil && !errors.Is(cerr, errContainerExists) {
+			return fmt.Errorf("making the lost container %s again: %w", container, cerr)
 		}
 		q.log.Info("backplane: made the lost blob container of an instance again", "container", container)
-		_, err = q.blobs.UploadBuffer(ctx, container, name, body, nil)
+		err = q.blobs.Upload(ctx, container, name, body)
 	}
 	if err != nil {
-		return fmt.Errorf("storing the message body: %w", shortError(err))
+		return fmt.Errorf("storing the message body: %w", err)
 	}
 	return nil
 }
@@ -103,16 +98,16 @@ func (q *Queue) missing(ctx context.Context, id string) error {
 	if q.lost.recent(q.opts.Heartbeat) {
 		return &UnsureError{Instance: id}
 	}
-	_, err := q.own.GetProperties(ctx, nil)
+	_, err := q.queues.Metadata(ctx, q.QueueName())
 	switch {
 	case err == nil:
 		return &InstanceGoneError{Instance: id}
-	case queueerror.HasCode(err, queueerror.QueueNotFound):
+	case errors.Is(err, errQueueNotFound):
 		q.lost.mark()
 		q.async(func(ctx context.Context) { q.recreate(ctx) })
 		return &UnsureError{Instance: id}
 	}
-	return shortError(err)
+	return err
 }
 
 func encodeQueueText(e *envelope) (string, error) {
@@ -129,7 +124,7 @@ func encodeQueueText(e *envelope) (string, error) {
 func (q *Queue) alive(ctx context.Context, id string) (*peer, error) {
 	v, ok := q.peers.Load(id)
 	if !ok {
-		v, _ = q.peers.LoadOrStore(id, &peer{client: q.svc.NewQueueClient(QueuePrefix + id), lock: make(chan struct{}, 1)})
+		v, _ = q.peers.LoadOrStore(id, &peer{lock: make(chan struct{}, 1)})
 	}
 	p := v.(*peer)
 	select {
@@ -141,15 +136,15 @@ func (q *Queue) alive(ctx context.Context, id string) (*peer, error) {
 	if time.Since(p.checked) < q.opts.Heartbeat {
 		return p, nil
 	}
-	props, err := p.client.GetProperties(ctx, nil)
+	md, err := q.queues.Metadata(ctx, QueuePrefix+id)
 	if err != nil {
-		if queueerror.HasCode(err, queueerror.QueueNotFound) {
+		if errors.Is(err, errQueueNotFound) {
 			q.peers.Delete(id)
 			return nil, q.missing(ctx, id)
 		}
-		return nil, shortError(err)
+		return nil, err
 	}
-	beat, ok := beatOf(props.Metadata)
+	beat, ok := beatOf(md)
 	if !ok {
 		q.peers.Delete(id)
 		return nil, &InstanceGoneError{Instance: id}

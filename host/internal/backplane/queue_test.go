@@ -17,7 +17,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/v2/queueerror"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -49,8 +48,6 @@ func TestQueue(t *testing.T) {
 		{"what every backplane does", testQueueBackplane},
 		{"Stop deletes the queue and container", testQueueStopDeletesTheQueueAndContainer},
 		{"a large message travels as a blob", testQueueLargeMessageTravelsAsABlob},
-		{"a held message stays in the queue", testQueueHeldMessageStaysInTheQueue},
-		{"a duplicate delivery is dropped", testQueueDropsADuplicateDelivery},
 		{"an undecodable message is dropped", testQueueDropsAnUndecodableMessage},
 		{"the cleanup removes dead instances", testQueueCleanupRemovesDeadInstances},
 	} {
@@ -77,11 +74,11 @@ func testQueueStopDeletesTheQueueAndContainer(t *testing.T, az *testutil.Azurite
 	st := Storage{ConnectionString: az.ConnectionString()}
 	a := newTestQueue(t, "stopa", st, nil)
 	require.NoError(t, a.Start(ctx, newStreams().deliver))
-	_, err := a.own.GetProperties(ctx, nil)
+	_, err := a.queues.Metadata(ctx, a.QueueName())
 	require.NoError(t, err, "Start creates the queue")
 	require.NoError(t, a.Stop(ctx))
-	_, err = a.own.GetProperties(ctx, nil)
-	assert.True(t, queueerror.HasCode(err, queueerror.QueueNotFound), "Stop deletes the queue: %v", err)
+	_, err = a.queues.Metadata(ctx, a.QueueName())
+	assert.ErrorIs(t, err, errQueueNotFound, "Stop deletes the queue")
 	blobs, err := azblob.NewClientFromConnectionString(az.ConnectionString(), nil)
 	require.NoError(t, err)
 	_, err = blobs.ServiceClient().NewContainerClient(a.QueueName()).GetProperties(ctx, nil)
@@ -121,67 +118,6 @@ func testQueueLargeMessageTravelsAsABlob(t *testing.T, az *testutil.Azurite) {
 			assert.Empty(c, page.Segment.BlobItems, "each blob is deleted once its message was taken")
 		}
 	}, 10*time.Second, 20*time.Millisecond)
-}
-
-// testQueueHeldMessageStaysInTheQueue: a message a full inbox refused is
-// deleted from the queue only once its stream took it.
-func testQueueHeldMessageStaysInTheQueue(t *testing.T, az *testutil.Azurite) {
-	ctx := t.Context()
-	st := Storage{ConnectionString: az.ConnectionString()}
-	a := newTestQueue(t, "helda", st, nil)
-	b := newTestQueue(t, "heldb", st, nil)
-	sa := newStreams("client1")
-	sa.setRoom("client1", 0)
-	require.NoError(t, a.Start(ctx, sa.deliver))
-	defer a.Stop(context.WithoutCancel(ctx))
-	require.NoError(t, b.Start(ctx, newStreams().deliver))
-	defer b.Stop(context.WithoutCancel(ctx))
-
-	out, err := b.Send(ctx, "helda", msg(1))
-	require.NoError(t, err)
-	require.Equal(t, Taken, out)
-	props, err := a.own.GetProperties(ctx, nil)
-	require.NoError(t, err)
-	assert.EqualValues(t, 1, *props.ApproximateMessagesCount, "held, not deleted")
-
-	sa.setRoom("client1", -1)
-	sa.waitFor(t, "client1", 1, 10*time.Second)
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		props, err := a.own.GetProperties(ctx, nil)
-		if assert.NoError(c, err) {
-			assert.EqualValues(c, 0, *props.ApproximateMessagesCount)
-		}
-	}, 10*time.Second, 20*time.Millisecond)
-}
-
-func testQueueDropsADuplicateDelivery(t *testing.T, az *testutil.Azurite) {
-	ctx := t.Context()
-	a := newTestQueue(t, "dupa", Storage{ConnectionString: az.ConnectionString()}, &QueueOptions{VisibilityTimeout: time.Second})
-	var deletes atomic.Int32
-	realDel := a.del
-	a.del = func(ctx context.Context, id, pop string) error {
-		if deletes.Add(1) == 1 {
-			return errInjected
-		}
-		return realDel(ctx, id, pop)
-	}
-	sa := newStreams("client1")
-	require.NoError(t, a.Start(ctx, sa.deliver))
-	defer a.Stop(context.WithoutCancel(ctx))
-	raw, err := azqueue.NewQueueClientFromConnectionString(az.ConnectionString(), a.QueueName(), nil)
-	require.NoError(t, err)
-	text, err := encodeQueueText(&envelope{ID: "m1", ClientID: "client1", Message: msg(1).Body})
-	require.NoError(t, err)
-	_, err = raw.EnqueueMessage(ctx, text, nil)
-	require.NoError(t, err)
-
-	sa.waitFor(t, "client1", 1, 10*time.Second)
-	// The undeleted copy comes back after the visibility timeout; it must be
-	// deleted without a second delivery.
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		assert.GreaterOrEqual(c, deletes.Load(), int32(2), "the message did not come back")
-	}, 10*time.Second, 20*time.Millisecond)
-	assert.Len(t, sa.snapshot("client1"), 1, "a redelivered message was delivered twice")
 }
 
 func testQueueDropsAnUndecodableMessage(t *testing.T, az *testutil.Azurite) {
@@ -282,17 +218,18 @@ func testQueueCleanupRemovesDeadInstances(t *testing.T, az *testutil.Azurite) {
 
 	// Before RemoveBeats heartbeats nothing goes; after, the dead one does.
 	live.sweep(ctx, time.Now())
-	_, err = dead.own.GetProperties(ctx, nil)
+	_, err = dead.queues.Metadata(ctx, dead.QueueName())
 	require.NoError(t, err, "a recent heartbeat: kept")
 	live.sweep(ctx, time.Now().Add(RemoveBeats*beat+time.Minute))
-	_, err = dead.own.GetProperties(ctx, nil)
-	assert.True(t, queueerror.HasCode(err, queueerror.QueueNotFound), "the dead instance's queue: %v", err)
-	_, err = live.own.GetProperties(ctx, nil)
+	_, err = dead.queues.Metadata(ctx, dead.QueueName())
+	assert.ErrorIs(t, err, errQueueNotFound, "the dead instance's queue")
+	_, err = live.queues.Metadata(ctx, live.QueueName())
 	assert.NoError(t, err, "its own queue stays")
 	_, err = foreign.GetProperties(ctx, nil)
 	assert.NoError(t, err, "a queue without a heartbeat is not funchost's: it stays")
-	_, err = live.blobs.ServiceClient().NewContainerClient(dead.QueueName()).GetProperties(ctx, nil)
-	assert.Error(t, err, "the dead instance's container is gone")
+	containers, err := live.blobs.ListContainers(ctx, dead.QueueName())
+	require.NoError(t, err)
+	assert.Empty(t, containers, "the dead instance's container is gone")
 }
 
 // TestQueueIdleRequests counts the storage requests of an idle instance

@@ -49,6 +49,10 @@ type RedisOptions struct {
 	Hold HoldOptions
 	// Logger receives errors and dropped messages; nil discards.
 	Logger *slog.Logger
+	// OnBroadcast receives what other instances broadcast (see
+	// [Redis.Broadcast]), one call at a time, off the receive loop; nil
+	// drops it.
+	OnBroadcast func(wire []byte)
 }
 
 // Redis is the Redis backplane: each instance pops its own list (BLPOP:
@@ -67,6 +71,7 @@ type Redis struct {
 
 	waiting waiters
 	in      *inbound
+	bcasts  *fanIn      // hands broadcasts received to OnBroadcast
 	lost    lossClock   // when the server had lost this instance's key
 	beaten  atomic.Bool // the heartbeat key was set once
 	beatCh  chan struct{}
@@ -125,7 +130,8 @@ func NewRedis(id string, c RedisConnection, opts *RedisOptions) (*Redis, error) 
 	if err != nil {
 		return nil, fmt.Errorf("creating the backplane: %w", err)
 	}
-	return &Redis{id: id, conn: c.Name, addr: ro.Addr, opts: o, log: o.Logger, ro: ro, beatCh: make(chan struct{}, 1)}, nil
+	return &Redis{id: id, conn: c.Name, addr: ro.Addr, opts: o, log: o.Logger, ro: ro, beatCh: make(chan struct{}, 1),
+		bcasts: newFanIn("redis "+redisList(id), o.OnBroadcast, o.Logger)}, nil
 }
 
 // Start connects, sets the heartbeat and starts receiving. An unreachable
@@ -144,11 +150,25 @@ func (r *Redis) Start(ctx context.Context, deliver Deliver) error {
 	recvOpts := *r.ro
 	recvOpts.PoolSize = 1
 	r.client, r.recv = client, redis.NewClient(&recvOpts)
+	var ps *redis.PubSub
+	if r.opts.OnBroadcast != nil {
+		var err error
+		if ps, err = r.subscribe(ctx); err != nil {
+			_ = r.client.Close()
+			_ = r.recv.Close()
+			r.client, r.recv = nil, nil
+			return fmt.Errorf("starting the backplane: subscribing to %s with connection %s (%s): %w", RedisBroadcastChannel, r.conn, r.addr, err)
+		}
+	}
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel = cancel
 	r.in = newInbound("redis "+redisList(r.id), deliver, r.opts.Hold, r.log)
 	r.in.start(lctx)
+	r.bcasts.start()
 	r.loops.Go(func() { r.receive(lctx) })
+	if ps != nil {
+		r.loops.Go(func() { r.listen(lctx, ps) })
+	}
 	r.loops.Go(func() { r.heartbeat(lctx) })
 	return nil
 }
@@ -195,6 +215,7 @@ func (r *Redis) Stop(ctx context.Context) error {
 	_ = r.recv.Close() // ends a BLPOP under way
 	r.loops.Wait()
 	r.in.stop()
+	r.bcasts.stop()
 	err := r.client.Del(ctx, redisAlive(r.id), redisList(r.id)).Err()
 	_ = r.client.Close()
 	if err != nil {
@@ -215,6 +236,7 @@ func (r *Redis) halt() {
 		_ = r.recv.Close()
 		r.loops.Wait()
 		r.in.stop()
+		r.bcasts.stop()
 	}
 }
 

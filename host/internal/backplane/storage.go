@@ -38,10 +38,10 @@ type Storage struct {
 	Transport policy.Transporter
 }
 
-// storageClients are the clients of one storage account.
+// storageClients are the services of one storage account.
 type storageClients struct {
-	queues *azqueue.ServiceClient
-	blobs  *azblob.Client // nil without a blob endpoint
+	queues queueStore
+	blobs  blobStore // nil without a blob endpoint
 }
 
 func clientOptions(t policy.Transporter) policy.ClientOptions {
@@ -74,12 +74,12 @@ func (s Storage) connect() (*storageClients, error) {
 		if err != nil {
 			return nil, fmt.Errorf("connection %s: %w", name, err)
 		}
-		c := &storageClients{queues: q}
+		c := &storageClients{queues: azureQueues{q}}
 		// A string naming its queue endpoint but no blob endpoint (a
 		// queue-only emulator) has no blobs: the SDK would make one up.
 		if hasKey(cs, "BlobEndpoint") || !hasKey(cs, "QueueEndpoint") {
 			if b, err := azblob.NewClientFromConnectionString(cs, bo); err == nil {
-				c.blobs = b
+				c.blobs = azureBlobs{b}
 			}
 		}
 		return c, nil
@@ -97,14 +97,16 @@ func (s Storage) connect() (*storageClients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connection %s: %w", name, err)
 	}
-	c := &storageClients{queues: q}
+	c := &storageClients{queues: azureQueues{q}}
 	if s.BlobURL != "" {
 		if err := checkServiceURL(s.BlobURL); err != nil {
 			return nil, fmt.Errorf("connection %s: blob service %w", name, err)
 		}
-		if c.blobs, err = azblob.NewClient(s.BlobURL, s.Credential, bo); err != nil {
+		b, err := azblob.NewClient(s.BlobURL, s.Credential, bo)
+		if err != nil {
 			return nil, fmt.Errorf("connection %s: %w", name, err)
 		}
+		c.blobs = azureBlobs{b}
 	}
 	return c, nil
 }
