@@ -251,10 +251,15 @@ func (h *Host) routes() (http.Handler, error) {
 		ListenWriteTimeout: h.opts.listenWriteTimeout,
 	}
 	// The relay of changes between instances: a backplane that can carry
-	// them (implements notify.Relay) relays this instance's changes, and
-	// hands what it receives from the others to h.receiveChange.
-	if r, ok := h.legacy.bp.(notify.Relay); ok {
-		h.setRelay(r)
+	// them relays this instance's changes (host/relay.go), and hands what
+	// it receives from the others to h.receiveChange.
+	if h.legacy.relay.bp != nil {
+		h.setRelay(&h.legacy.relay)
+		h.legacy.relay.receive(func(wire []byte) {
+			if err := h.receiveChange(wire); err != nil {
+				h.log.Warn("A change relayed by another instance was dropped", "error", err)
+			}
+		})
 	}
 	if opts.Tasks, err = h.taskOptions(context.Background(), h.legacy.kind); err != nil {
 		return nil, err
