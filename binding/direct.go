@@ -223,8 +223,10 @@ func stringValue(s *jsonx.Scanner) (string, bool) {
 
 // blockCertainlyValid reports whether a content block is valid for
 // [CheckContentBlock] without decoding it: valid JSON, an object with one
-// "type" that is text, image, audio or resource_link, and the string fields
-// that kind needs. false means "ask CheckContentBlock".
+// "type" that is text, image, audio, resource_link or resource, and the
+// string fields that kind needs (for resource, one "resource" object with
+// one string "uri" and a "text" or a "blob"). false means "ask
+// CheckContentBlock".
 func blockCertainlyValid(block []byte) bool {
 	const (
 		fText = 1 << iota
@@ -232,6 +234,7 @@ func blockCertainlyValid(block []byte) bool {
 		fMimeType
 		fURI
 		fName
+		fResource
 	)
 	s := jsonx.NewScanner(block)
 	s.Space()
@@ -260,6 +263,12 @@ func blockCertainlyValid(block []byte) bool {
 			bit = fURI
 		case "name":
 			bit = fName
+		case "resource":
+			if have&fResource != 0 || s.Peek() != '{' {
+				return false
+			}
+			have |= fResource
+			return embeddedCertainlyValid(&s)
 		default:
 			return s.Skip()
 		}
@@ -281,8 +290,31 @@ func blockCertainlyValid(block []byte) bool {
 		need = fData | fMimeType
 	case metadata.ResultTypeResourceLink:
 		need = fURI | fName
+	case metadata.ResultTypeResource:
+		need = fResource
 	default:
 		return false
 	}
 	return have&need == need
+}
+
+// embeddedCertainlyValid reads the "resource" object of a resource block:
+// ok only when it has one string "uri" and a "text" or a "blob".
+func embeddedCertainlyValid(s *jsonx.Scanner) bool {
+	var uri, content bool
+	_, ok := s.Object(func(key []byte, escaped bool) bool {
+		switch string(exactKey(key, escaped)) {
+		case "uri":
+			if uri || s.Peek() != '"' {
+				return false
+			}
+			uri = true
+			_, _, ok := s.String()
+			return ok
+		case "text", "blob":
+			content = true
+		}
+		return s.Skip()
+	})
+	return ok && uri && content
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -277,9 +278,16 @@ func (s *server) getPrompt(ctx context.Context, k *served, raw json.RawMessage, 
 	if direct && err == nil {
 		// The checks the host's reading of the envelope makes, on the
 		// typed result.
+		// (getPromptResult compacted every content block already.)
 		for i, m := range gpr.Messages {
-			if err = binding.CheckPromptMessage(m); err != nil {
+			if m.Role != metadata.RoleUser && m.Role != metadata.RoleAssistant {
+				err = fmt.Errorf("message %d: role %q is not user or assistant", i, m.Role)
+			} else if len(m.Content) == 0 || jsonx.IsNull(m.Content) {
+				err = fmt.Errorf("message %d: the content is missing", i)
+			} else if err = binding.CheckContentBlock(m.Content); err != nil {
 				err = fmt.Errorf("message %d: %w", i, err)
+			}
+			if err != nil {
 				break
 			}
 		}
