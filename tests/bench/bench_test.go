@@ -433,7 +433,7 @@ func BenchmarkToolsList(b *testing.B) {
 			b.ReportMetric(us(floor), "floor-p50-µs")
 			record(atMost(row{what: fmt.Sprintf("tools/list, %d tools", n), unit: "µs p50",
 				ours: us(ours), stateless: us(sdk), ratio: float64(ours) / float64(sdk), load: load,
-				detail: fmt.Sprintf("funcmcp / SDK stateless, every page; funcmcp answers %d B; the same bytes from memory (a bare handler): %.0f µs = %.3g× SDK, funcmcp %.2g× that", size, us(floor), float64(floor)/float64(sdk), float64(ours)/float64(floor))}, 0.02))
+				detail: fmt.Sprintf("funcmcp / SDK stateless, every page; funcmcp answers %d B; the same bytes from memory (a bare handler): %.0f µs = %.3g× SDK, funcmcp %.2g× that", size, us(floor), float64(floor)/float64(sdk), float64(ours)/float64(floor))}, 0.03)) // issue 31
 		})
 	}
 }
@@ -524,14 +524,14 @@ func BenchmarkStartup(b *testing.B) {
 				}
 			}
 			b.StopTimer()
+			load += "–" + loadAvg()
 			for n, name := range startPhases {
 				if len(phases[n].lat) > 0 {
-					record(row{what: "cold start of the sample: " + name, unit: "ms p50", ours: us(phases[n].pct(50)) / 1000,
+					record(row{what: "cold start of the sample: " + name, unit: "ms p50", ours: us(phases[n].pct(50)) / 1000, load: load,
 						detail: fmt.Sprintf("funcmcp only, from funchost's output lines as the benchmark reads them; per round: %s",
 							spreadOf(len(phases[n].lat), func(i int) float64 { return us(phases[n].lat[i]) / 1000 }))})
 				}
 			}
-			load += "–" + loadAvg()
 			perRound := func(i int) float64 { return float64(lat[0].lat[i]) / float64(lat[1].lat[i]) }
 			n := len(lat[0].lat)
 			spr := spreadOf(n, perRound)
@@ -544,6 +544,7 @@ func BenchmarkStartup(b *testing.B) {
 			case tc.tools == 0:
 				r.what = "cold start, the sample app"
 				r.detail += "; the SDK server has the sample's tool definitions"
+				r = atMost(r, 1.5) // issue 31
 			case tc.tools == 10000:
 				r.what = "start-up to first tools/call, 10,000 tools"
 				r = below(r, 1000, "1 s")
