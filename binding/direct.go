@@ -33,6 +33,67 @@ func DecodeDirectReply(data []byte) (*Decoded, []string, error) {
 	return &Decoded{Result: r.Result, Checked: r.Checked}, r.Logs, nil
 }
 
+// DecodeEncodedReply reads a direct reply to a resource read, a prompt or
+// a completion: {"Logs":[…],"Result":<the method's MCP result object>}. It
+// returns the Result's bytes as the worker wrote them (a JSON object; the
+// caller checks its members) and the worker's log lines. Errors are
+// *ResultError.
+func DecodeEncodedReply(data []byte) (json.RawMessage, []string, error) {
+	var r struct {
+		Logs   []string        `json:"Logs"`
+		Result json.RawMessage `json:"Result"`
+	}
+	ok := scanEncodedReply(data, &r.Logs, &r.Result)
+	if !ok {
+		r.Logs, r.Result = nil, nil
+		if err := json.Unmarshal(data, &r); err != nil {
+			return nil, nil, resultErr("the direct reply is not valid: %v", err)
+		}
+	}
+	if len(r.Result) == 0 || r.Result[0] != '{' {
+		return nil, r.Logs, resultErr("the direct reply's Result is not a JSON object")
+	}
+	return r.Result, r.Logs, nil
+}
+
+// scanEncodedReply reads what DecodeEncodedReply reads, spelled as a
+// funcmcp worker spells it, in one pass; ok is false for anything else.
+func scanEncodedReply(data []byte, logs *[]string, result *json.RawMessage) bool {
+	s := jsonx.NewScanner(data)
+	s.Space()
+	if s.Peek() != '{' {
+		return false
+	}
+	_, ok := s.Object(func(key []byte, escaped bool) bool {
+		switch string(exactKey(key, escaped)) {
+		case "Logs":
+			if s.Literal("null") {
+				*logs = nil
+				return true
+			}
+			if s.Peek() != '[' {
+				return false
+			}
+			*logs = []string{}
+			_, ok := s.Array(func() bool {
+				l, ok := stringValue(&s)
+				*logs = append(*logs, l)
+				return ok
+			})
+			return ok
+		case "Result":
+			if *result != nil || s.Peek() != '{' {
+				return false
+			}
+			var ok bool
+			*result, ok = s.Value()
+			return ok
+		}
+		return false
+	})
+	return ok && s.End()
+}
+
 // scanDirectReply reads a direct reply with its keys spelled as
 // metadata.DirectReply spells them, checking the JSON as it goes; raw
 // members are slices of data. ok is false for anything else (a key in
@@ -162,8 +223,10 @@ func stringValue(s *jsonx.Scanner) (string, bool) {
 
 // blockCertainlyValid reports whether a content block is valid for
 // [CheckContentBlock] without decoding it: valid JSON, an object with one
-// "type" that is text, image, audio or resource_link, and the string fields
-// that kind needs. false means "ask CheckContentBlock".
+// "type" that is text, image, audio, resource_link or resource, and the
+// string fields that kind needs (for resource, one "resource" object with
+// one string "uri" and a "text" or a "blob"). false means "ask
+// CheckContentBlock".
 func blockCertainlyValid(block []byte) bool {
 	const (
 		fText = 1 << iota
@@ -171,6 +234,7 @@ func blockCertainlyValid(block []byte) bool {
 		fMimeType
 		fURI
 		fName
+		fResource
 	)
 	s := jsonx.NewScanner(block)
 	s.Space()
@@ -199,6 +263,12 @@ func blockCertainlyValid(block []byte) bool {
 			bit = fURI
 		case "name":
 			bit = fName
+		case "resource":
+			if have&fResource != 0 || s.Peek() != '{' {
+				return false
+			}
+			have |= fResource
+			return embeddedCertainlyValid(&s)
 		default:
 			return s.Skip()
 		}
@@ -220,8 +290,31 @@ func blockCertainlyValid(block []byte) bool {
 		need = fData | fMimeType
 	case metadata.ResultTypeResourceLink:
 		need = fURI | fName
+	case metadata.ResultTypeResource:
+		need = fResource
 	default:
 		return false
 	}
 	return have&need == need
+}
+
+// embeddedCertainlyValid reads the "resource" object of a resource block:
+// ok only when it has one string "uri" and a "text" or a "blob".
+func embeddedCertainlyValid(s *jsonx.Scanner) bool {
+	var uri, content bool
+	_, ok := s.Object(func(key []byte, escaped bool) bool {
+		switch string(exactKey(key, escaped)) {
+		case "uri":
+			if uri || s.Peek() != '"' {
+				return false
+			}
+			uri = true
+			_, _, ok := s.String()
+			return ok
+		case "text", "blob":
+			content = true
+		}
+		return s.Skip()
+	})
+	return ok && uri && content
 }

@@ -28,67 +28,76 @@ func functionLists(cat *catalog.Catalog) *mcp.FunctionLists {
 // readResource serves resources/read: the URI is checked as the extension
 // checks it, matched against the static resources and then the templates,
 // and read by invoking the function that serves it.
-func (h *Host) readResource(ctx context.Context, req *mcp.ReadRequest) (*metadata.ReadResourceResult, error) {
+func (h *Host) readResource(ctx context.Context, req *mcp.ReadRequest) (mcp.Result[metadata.ReadResourceResult], error) {
+	var none mcp.Result[metadata.ReadResourceResult]
 	if err := binding.ValidateResourceURI(req.URI); err != nil {
-		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: "Invalid params: " + jsonx.OneLine(err.Error()),
+		return none, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: "Invalid params: " + jsonx.OneLine(err.Error()),
 			Data: map[string]string{"uri": req.URI}}
 	}
 	res, _, ok := h.cat.LookupResource(req.URI)
 	if !ok {
-		return nil, mcp.ResourceNotFound(req.ProtocolVersion, req.URI)
+		return none, mcp.ResourceNotFound(req.ProtocolVersion, req.URI)
 	}
 	if err := h.lacksScopes(ctx, res.RequiredScopes); err != nil {
-		return nil, err
+		return none, err
 	}
 	c := metadata.ResourceInvocationContext{URI: req.URI, SessionID: req.SessionID, ClientInfo: req.ClientInfo,
 		Transport: transportOf(&req.Caller)}
-	fn := &invoke.Function{Name: res.Function, DataKey: dataKey(res.Binding), Tool: res.URI}
+	fn := &invoke.Function{Name: res.Function, DataKey: dataKey(res.Binding), Tool: res.URI, Encoded: true}
 	reply, err := h.invokeFunction(ctx, fn, "resource "+res.URI, c, nil)
 	if err != nil {
 		if pe, ok := errors.AsType[*mcp.ProtocolError](err); ok && pe.Code == metadata.CodeResourceNotFound {
 			nf := mcp.ResourceNotFound(req.ProtocolVersion, req.URI)
 			nf.Message = pe.Message // the worker says why
-			return nil, nf
+			return none, nf
 		}
-		return nil, err
+		return none, err
+	}
+	if raw := reply.Encoded(); raw != nil {
+		return encodedResult[metadata.ReadResourceResult](ctx, h, fn, raw, "contents")
 	}
 	out, err := res.DecodeReturnValue(reply.ReturnValue(), req.URI)
 	if err != nil {
-		return nil, h.functionFailed(ctx, fn, err)
+		return none, h.functionFailed(ctx, fn, err)
 	}
-	return out, nil
+	return mcp.Result[metadata.ReadResourceResult]{Value: out}, nil
 }
 
 // getPrompt serves prompts/get: required arguments are checked before the
 // function that serves the prompt is invoked.
-func (h *Host) getPrompt(ctx context.Context, req *mcp.PromptRequest) (*metadata.GetPromptResult, error) {
+func (h *Host) getPrompt(ctx context.Context, req *mcp.PromptRequest) (mcp.Result[metadata.GetPromptResult], error) {
+	var none mcp.Result[metadata.GetPromptResult]
 	p, ok := h.cat.Prompt(req.Name)
 	if !ok {
-		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Unknown prompt: '%s'", jsonx.SafeText(req.Name))}
+		return none, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Unknown prompt: '%s'", jsonx.SafeText(req.Name))}
 	}
 	if err := h.lacksScopes(ctx, p.RequiredScopes); err != nil {
-		return nil, err
+		return none, err
 	}
 	if missing := p.MissingArguments(req.Arguments); len(missing) > 0 {
-		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: binding.MissingPromptArgumentsMessage(missing)}
+		return none, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: binding.MissingPromptArgumentsMessage(missing)}
 	}
 	c := metadata.PromptInvocationContext{Name: p.Name, Arguments: req.Arguments, SessionID: req.SessionID,
 		ClientInfo: req.ClientInfo, Transport: transportOf(&req.Caller)}
-	fn := &invoke.Function{Name: p.Function, DataKey: dataKey(p.Binding), Tool: p.Name}
+	fn := &invoke.Function{Name: p.Function, DataKey: dataKey(p.Binding), Tool: p.Name, Encoded: true}
 	reply, err := h.invokeFunction(ctx, fn, "prompt "+p.Name, c, req.Notify)
 	if err != nil {
-		return nil, err
+		return none, err
+	}
+	if raw := reply.Encoded(); raw != nil {
+		return encodedResult[metadata.GetPromptResult](ctx, h, fn, raw, "messages")
 	}
 	out, err := p.DecodeReturnValue(reply.ReturnValue())
 	if err != nil {
-		return nil, h.functionFailed(ctx, fn, err)
+		return none, h.functionFailed(ctx, fn, err)
 	}
-	return out, nil
+	return mcp.Result[metadata.GetPromptResult]{Value: out}, nil
 }
 
 // complete serves completion/complete for a prompt argument or a template
 // variable: a fixed list is answered here, a dynamic one by the worker.
-func (h *Host) complete(ctx context.Context, req *mcp.CompleteRequest) (*metadata.CompleteResult, error) {
+func (h *Host) complete(ctx context.Context, req *mcp.CompleteRequest) (mcp.Result[metadata.CompleteResult], error) {
+	var none mcp.Result[metadata.CompleteResult]
 	var (
 		src      metadata.CompletionSource
 		has      bool
@@ -99,42 +108,56 @@ func (h *Host) complete(ctx context.Context, req *mcp.CompleteRequest) (*metadat
 	case metadata.RefPrompt:
 		p, ok := h.cat.Prompt(req.Ref.Name)
 		if !ok {
-			return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Unknown prompt: '%s'", jsonx.SafeText(req.Ref.Name))}
+			return none, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Unknown prompt: '%s'", jsonx.SafeText(req.Ref.Name))}
 		}
 		src, has = p.Completion(req.Argument.Name)
 		function, key = p.Function, dataKey(p.Binding)
 	case metadata.RefResource:
 		t, ok := h.cat.Template(req.Ref.URI)
 		if !ok {
-			return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Unknown resource template: '%s'", jsonx.SafeText(req.Ref.URI))}
+			return none, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Unknown resource template: '%s'", jsonx.SafeText(req.Ref.URI))}
 		}
 		src, has = t.Completion(req.Argument.Name)
 		function, key = t.Function, dataKey(t.Binding)
 	default:
-		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: ref.type '%s' is not %s or %s",
+		return none, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: ref.type '%s' is not %s or %s",
 			jsonx.SafeText(req.Ref.Type), metadata.RefPrompt, metadata.RefResource)}
 	}
 	switch {
 	case !has:
-		return binding.CompleteResultOf(nil), nil
+		return mcp.Result[metadata.CompleteResult]{Value: binding.CompleteResultOf(nil)}, nil
 	case !src.Dynamic:
-		return binding.CompleteValues(src.Values, req.Argument.Value), nil
+		return mcp.Result[metadata.CompleteResult]{Value: binding.CompleteValues(src.Values, req.Argument.Value)}, nil
 	}
 	c := metadata.CompletionContext{Ref: req.Ref, Argument: req.Argument, SessionID: req.SessionID,
 		ClientInfo: req.ClientInfo, Transport: transportOf(&req.Caller)}
 	if len(req.Arguments) > 0 {
 		c.Context = &metadata.CompletionArguments{Arguments: req.Arguments}
 	}
-	fn := &invoke.Function{Name: function, DataKey: key, Tool: req.Argument.Name, Method: metadata.MethodComplete}
+	fn := &invoke.Function{Name: function, DataKey: key, Tool: req.Argument.Name, Method: metadata.MethodComplete, Encoded: true}
 	reply, err := h.invokeFunction(ctx, fn, "completion of "+req.Argument.Name, c, nil)
 	if err != nil {
-		return nil, err
+		return none, err
+	}
+	if raw := reply.Encoded(); raw != nil {
+		return encodedResult[metadata.CompleteResult](ctx, h, fn, raw, "completion")
 	}
 	out, err := binding.DecodeCompletionReturnValue(reply.ReturnValue())
 	if err != nil {
-		return nil, h.functionFailed(ctx, fn, err)
+		return none, h.functionFailed(ctx, fn, err)
 	}
-	return out, nil
+	return mcp.Result[metadata.CompleteResult]{Value: out}, nil
+}
+
+// encodedResult is the result of a direct reply: the worker's result
+// object, checked once (one JSON object with its member need) and served as
+// the worker encoded it.
+func encodedResult[T any](ctx context.Context, h *Host, fn *invoke.Function, raw []byte, need string) (mcp.Result[T], error) {
+	enc, err := mcp.EncodedResult(raw, need)
+	if err != nil {
+		return mcp.Result[T]{}, h.functionFailed(ctx, fn, fmt.Errorf("the direct reply: %w", err))
+	}
+	return mcp.Result[T]{Encoded: enc}, nil
 }
 
 // dataKey is the invocation's Data key for a trigger binding name.

@@ -15,7 +15,10 @@ import (
 // a [DirectReply] body instead of today's custom-handler reply
 // ({"Outputs","Logs","ReturnValue"} with the result envelope as a string
 // holding strings of JSON). The Azure Functions host never lists it, so it
-// always gets today's reply.
+// always gets today's reply. A resource read, a prompt or a completion is
+// answered in the same way, {"Logs":[…],"Result":<the method's MCP result
+// object>}: a ReadResourceResult, a GetPromptResult or a CompleteResult as
+// MCP spells it.
 const MediaTypeDirectResult = "application/vnd.funcmcp.result+json"
 
 // DirectReply is the body of a direct reply: the worker's log lines, the

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -46,21 +48,37 @@ func (s *server) serveKind(w http.ResponseWriter, r *http.Request, fn string) bo
 	invocationID := r.Header.Get(metadata.HeaderInvocationID)
 	s.app.logger.LogAttrs(r.Context(), slog.LevelDebug, "invocation",
 		slog.String("function", k.function), slog.String("method", method), slog.String("invocationId", invocationID))
+	// funchost lists the direct reply in Accept and gets the method's
+	// result object as it is; everyone else (the Functions host) gets
+	// today's reply, the envelope as a string in ReturnValue.
+	direct := metadata.AcceptsDirectResult(r.Header.Get("Accept"))
 	var (
 		logs  *logBook
-		value []byte // the ReturnValue's text, nil for null
+		value []byte // the ReturnValue's text, nil for null; the result object when direct
 		fail  *metadata.FailureReply
 	)
 	switch {
 	case method == metadata.MethodComplete:
 		logs, value, fail = s.complete(r.Context(), k, raw, invocationID)
 	case k.prompt != nil:
-		logs, value, fail = s.getPrompt(r.Context(), k, raw, invocationID, r.Header)
+		logs, value, fail = s.getPrompt(r.Context(), k, raw, invocationID, r.Header, direct)
 	default:
-		logs, value, fail = s.readResource(r.Context(), k, raw, invocationID)
+		logs, value, fail = s.readResource(r.Context(), k, raw, invocationID, direct)
 	}
 	if fail != nil {
 		writeFailure(w, fail, logs.Logs())
+		return true
+	}
+	if direct {
+		resp := make([]byte, 0, len(value)+64)
+		resp = append(resp, `{"Logs":`...)
+		resp = appendLogs(resp, logs.Logs())
+		resp = append(resp, `,"Result":`...)
+		resp = append(resp, value...)
+		resp = append(resp, '}')
+		w.Header().Set("Content-Type", metadata.MediaTypeDirectResult)
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(resp)
 		return true
 	}
 	resp := []byte(`{"Outputs":{},"Logs":`)
@@ -156,7 +174,10 @@ func (s *server) guard(what string, f func() error) (err error) {
 	return f()
 }
 
-func (s *server) readResource(ctx context.Context, k *served, raw json.RawMessage, invocationID string) (*logBook, []byte, *metadata.FailureReply) {
+// readResource reads a resource: the value is the envelope of today's
+// ReturnValue, or the ReadResourceResult itself when direct (a
+// resource that returns nothing has no contents).
+func (s *server) readResource(ctx context.Context, k *served, raw json.RawMessage, invocationID string, direct bool) (*logBook, []byte, *metadata.FailureReply) {
 	rc := &ResourceContext{InvocationID: invocationID, FunctionName: k.function}
 	ic, err := metadata.DecodeResourceInvocationContext(raw)
 	if err != nil {
@@ -189,6 +210,9 @@ func (s *server) readResource(ctx context.Context, k *served, raw json.RawMessag
 			return &rc.logBook, nil, handlerFailure(err)
 		}
 		if res == nil {
+			if direct {
+				return &rc.logBook, []byte(`{"contents":[]}`), nil
+			}
 			return &rc.logBook, nil, nil
 		}
 		if contents, err = res.contents(ic.URI, k.resource.MimeType); err == nil && contents.MimeType != "" {
@@ -198,6 +222,12 @@ func (s *server) readResource(ctx context.Context, k *served, raw json.RawMessag
 			rc.Logf("%s returned an invalid result: %v", what, err)
 			return &rc.logBook, nil, failure(metadata.CodeInternalError, "%s returned an invalid result: %v", what, err)
 		}
+	}
+	if direct {
+		// The contents are built from typed values and checked above:
+		// they are what the host's reading of the envelope would give.
+		out := append([]byte(`{"contents":[`), contents.AppendJSON(nil)...)
+		return &rc.logBook, append(out, "]}"...), nil
 	}
 	env := []byte(`{"content":`)
 	env = metadata.AppendJSONString(env, string(contents.AppendJSON(nil)))
@@ -210,7 +240,9 @@ func (s *server) readResource(ctx context.Context, k *served, raw json.RawMessag
 	return &rc.logBook, env, nil
 }
 
-func (s *server) getPrompt(ctx context.Context, k *served, raw json.RawMessage, invocationID string, hdr http.Header) (*logBook, []byte, *metadata.FailureReply) {
+// getPrompt gets a prompt: the value is the envelope of today's
+// ReturnValue, or the GetPromptResult itself when direct.
+func (s *server) getPrompt(ctx context.Context, k *served, raw json.RawMessage, invocationID string, hdr http.Header, direct bool) (*logBook, []byte, *metadata.FailureReply) {
 	pc := &PromptContext{InvocationID: invocationID, FunctionName: k.function,
 		ClientRequests: newClientRequests(newNotifier(ctx, hdr), hdr, s.app.clientTimeout)}
 	ic, err := metadata.DecodePromptInvocationContext(raw)
@@ -237,9 +269,38 @@ func (s *server) getPrompt(ctx context.Context, k *served, raw json.RawMessage, 
 		return &pc.logBook, nil, handlerFailure(err)
 	}
 	if res == nil {
+		if direct {
+			return &pc.logBook, []byte(`{"messages":[]}`), nil
+		}
 		return &pc.logBook, nil, nil
 	}
 	gpr, err := res.getPromptResult()
+	if direct && err == nil {
+		// The checks the host's reading of the envelope makes, on the
+		// typed result.
+		// (getPromptResult compacted every content block already.)
+		for i, m := range gpr.Messages {
+			if m.Role != metadata.RoleUser && m.Role != metadata.RoleAssistant {
+				err = fmt.Errorf("message %d: role %q is not user or assistant", i, m.Role)
+			} else if len(m.Content) == 0 || jsonx.IsNull(m.Content) {
+				err = fmt.Errorf("message %d: the content is missing", i)
+			} else if err = binding.CheckContentBlock(m.Content); err != nil {
+				err = fmt.Errorf("message %d: %w", i, err)
+			}
+			if err != nil {
+				break
+			}
+		}
+		var out []byte
+		if err == nil {
+			out, err = metadata.Marshal(gpr)
+		}
+		if err != nil {
+			pc.Logf("%s returned an invalid result: %v", what, err)
+			return &pc.logBook, nil, failure(metadata.CodeInternalError, "%s returned an invalid result: %v", what, err)
+		}
+		return &pc.logBook, bytes.TrimRight(out, "\n"), nil
+	}
 	var env []byte
 	if err == nil {
 		var content []byte

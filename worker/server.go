@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -270,21 +272,81 @@ func (a *App) serve(ctx context.Context, l net.Listener, h http.Handler) error {
 // readInvocation reads an invocation request body (at most the app's body
 // limit), answering the request itself when it cannot. Only Data is read:
 // the trigger metadata (mcptoolargs, sys, …) repeats what the invocation
-// context holds, so it is checked but not decoded into maps.
+// context holds, so it is checked but not decoded into maps. A body spelled
+// as funchost and the Functions host spell it is read in one pass, its Data
+// values left as slices of it; any other spelling is decoded by
+// encoding/json, to the same result.
 func (s *server) readInvocation(w http.ResponseWriter, r *http.Request) (*metadata.InvocationRequest, bool) {
-	var req struct {
-		Data     map[string]json.RawMessage `json:"Data"`
-		Metadata json.RawMessage            `json:"Metadata"`
-	}
-	body := http.MaxBytesReader(w, r.Body, s.app.maxBody)
-	if err := json.NewDecoder(body).Decode(&req); err != nil {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.app.maxBody))
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", mbe.Limit))
 			return nil, false
 		}
+		writeJSONError(w, http.StatusBadRequest, "reading the invocation request: "+err.Error())
+		return nil, false
+	}
+	if d, ok := scanInvocation(data); ok {
+		return &metadata.InvocationRequest{Data: d}, true
+	}
+	var req struct {
+		Data     map[string]json.RawMessage `json:"Data"`
+		Metadata json.RawMessage            `json:"Metadata"`
+	}
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&req); err != nil {
 		writeJSONError(w, http.StatusBadRequest, "decoding the invocation request: "+err.Error())
 		return nil, false
 	}
 	return &metadata.InvocationRequest{Data: req.Data}, true
+}
+
+// scanInvocation reads {"Data":{…},"Metadata":…} with exactly these keys,
+// each once, checking the whole text; ok is false for anything else.
+func scanInvocation(data []byte) (map[string]json.RawMessage, bool) {
+	sc := jsonx.NewScanner(data)
+	sc.Space()
+	if sc.Peek() != '{' {
+		return nil, false
+	}
+	var (
+		out                map[string]json.RawMessage
+		sawData, sawOthers bool
+	)
+	_, ok := sc.Object(func(key []byte, escaped bool) bool {
+		if escaped {
+			return false
+		}
+		switch string(key) {
+		case "Data":
+			if sawData {
+				return false
+			}
+			sawData = true
+			if sc.Literal("null") {
+				return true
+			}
+			if sc.Peek() != '{' {
+				return false
+			}
+			out = map[string]json.RawMessage{}
+			_, ok := sc.Object(func(k []byte, esc bool) bool {
+				if esc {
+					return false
+				}
+				v, ok := sc.Value()
+				out[string(k)] = v
+				return ok
+			})
+			return ok
+		case "Metadata":
+			if sawOthers {
+				return false
+			}
+			sawOthers = true
+			return sc.Skip()
+		}
+		return false
+	})
+	return out, ok && sc.End()
 }

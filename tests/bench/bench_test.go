@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -432,7 +433,7 @@ func BenchmarkToolsList(b *testing.B) {
 			b.ReportMetric(us(floor), "floor-p50-µs")
 			record(atMost(row{what: fmt.Sprintf("tools/list, %d tools", n), unit: "µs p50",
 				ours: us(ours), stateless: us(sdk), ratio: float64(ours) / float64(sdk), load: load,
-				detail: fmt.Sprintf("funcmcp / SDK stateless, every page; funcmcp answers %d B; the same bytes from memory (a bare handler): %.0f µs = %.3g× SDK, funcmcp %.2g× that", size, us(floor), float64(floor)/float64(sdk), float64(ours)/float64(floor))}, 0.02))
+				detail: fmt.Sprintf("funcmcp / SDK stateless, every page; funcmcp answers %d B; the same bytes from memory (a bare handler): %.0f µs = %.3g× SDK, funcmcp %.2g× that", size, us(floor), float64(floor)/float64(sdk), float64(ours)/float64(floor))}, 0.03)) // issue 31
 		})
 	}
 }
@@ -504,20 +505,33 @@ func BenchmarkStartup(b *testing.B) {
 				rounds = 1
 			}
 			lat := [2]*sample{{}, {}}
+			var phases [len(startPhases)]sample
 			load := loadAvg()
 			b.ResetTimer()
 			for i := range max(b.N, rounds) {
 				for k := range 2 {
 					j := (i + k) % 2
-					d, err := timeToFirstCall(client, starts[j])
+					d, p, t0, err := timeToFirstCall(client, starts[j])
 					if err != nil {
 						b.Fatal(err)
 					}
 					lat[j].lat = append(lat[j].lat, d)
+					if h, ok := p.(*hostProc); ok && tc.tools == 0 {
+						for n, ph := range h.startPhases(t0, t0.Add(d)) {
+							phases[n].lat = append(phases[n].lat, ph)
+						}
+					}
 				}
 			}
 			b.StopTimer()
 			load += "–" + loadAvg()
+			for n, name := range startPhases {
+				if len(phases[n].lat) > 0 {
+					record(row{what: "cold start of the sample: " + name, unit: "ms p50", ours: us(phases[n].pct(50)) / 1000, load: load,
+						detail: fmt.Sprintf("funcmcp only, from funchost's output lines as the benchmark reads them; per round: %s",
+							spreadOf(len(phases[n].lat), func(i int) float64 { return us(phases[n].lat[i]) / 1000 }))})
+				}
+			}
 			perRound := func(i int) float64 { return float64(lat[0].lat[i]) / float64(lat[1].lat[i]) }
 			n := len(lat[0].lat)
 			spr := spreadOf(n, perRound)
@@ -530,6 +544,7 @@ func BenchmarkStartup(b *testing.B) {
 			case tc.tools == 0:
 				r.what = "cold start, the sample app"
 				r.detail += "; the SDK server has the sample's tool definitions"
+				r = atMost(r, 1.5) // issue 31
 			case tc.tools == 10000:
 				r.what = "start-up to first tools/call, 10,000 tools"
 				r = below(r, 1000, "1 s")
@@ -545,12 +560,13 @@ func BenchmarkStartup(b *testing.B) {
 	}
 }
 
-// timeToFirstCall starts a server and calls get_weather until it succeeds.
-func timeToFirstCall(client *http.Client, start func() (string, http.Header, interface{ stop() }, error)) (time.Duration, error) {
+// timeToFirstCall starts a server and calls get_weather until it succeeds;
+// it returns the time that took, the (stopped) server and when it started.
+func timeToFirstCall(client *http.Client, start func() (string, http.Header, interface{ stop() }, error)) (time.Duration, interface{ stop() }, time.Time, error) {
 	t0 := time.Now()
 	ep, h, p, err := start()
 	if err != nil {
-		return 0, err
+		return 0, nil, t0, err
 	}
 	defer p.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
@@ -558,13 +574,47 @@ func timeToFirstCall(client *http.Client, start func() (string, http.Header, int
 	for {
 		status, body, _, err := post(ctx, client, ep, []byte(weatherCall), h)
 		if err == nil && checkToolResult(status, body) == nil {
-			return time.Since(t0), nil
+			return time.Since(t0), p, t0, nil
 		}
 		if ctx.Err() != nil {
-			return 0, fmt.Errorf("%s: no successful call within %s: %v %s", ep, startTimeout, err, abbreviate(body))
+			return 0, nil, t0, fmt.Errorf("%s: no successful call within %s: %v %s", ep, startTimeout, err, abbreviate(body))
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// startPhases name the phases of a cold start of funchost, each ending at
+// a line of its output (startPhaseLines) or at the first answered call.
+var startPhases = [...]string{
+	"exec, host.json and function.json read, schemas checked",
+	"reaper and worker started",
+	"worker initialised and listening",
+	"first probe answered, endpoint open",
+	"first tools/call answered",
+}
+
+var startPhaseLines = [...]*regexp.Regexp{
+	regexp.MustCompile(`^Functions:`),
+	workerLine,
+	regexp.MustCompile(`^\[handler\] serving`),
+	endpointLine,
+}
+
+// startPhases splits a start from t0 to the first answered call (at end)
+// into the phases of startPhases; a phase whose line was not seen is 0.
+func (h *hostProc) startPhases(t0, end time.Time) []time.Duration {
+	out := make([]time.Duration, len(startPhases))
+	prev := t0
+	for i, re := range startPhaseLines {
+		at, ok := h.out.seen(re)
+		if !ok || at.Before(prev) {
+			continue
+		}
+		out[i] = at.Sub(prev)
+		prev = at
+	}
+	out[len(out)-1] = end.Sub(prev)
+	return out
 }
 
 // The requests of BenchmarkResourcesRead and BenchmarkPromptsGet: the
@@ -573,6 +623,9 @@ func timeToFirstCall(client *http.Client, start func() (string, http.Header, int
 const (
 	holidaysRead = `{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"holidays://NO/2026"}}`
 	daysOffGet   = `{"jsonrpc":"2.0","id":9,"method":"prompts/get","params":{"name":"plan_days_off","arguments":{"country":"NO","year":"2026"}}}`
+	// yearComplete asks for the years of holidays://{country}/{year}
+	// starting with 202: a completion the sample's worker computes.
+	yearComplete = `{"jsonrpc":"2.0","id":10,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"holidays://{country}/{year}"},"argument":{"name":"year","value":"202"}}}`
 )
 
 // checkResult accepts a 200 answer carrying a JSON-RPC result with member
@@ -627,7 +680,8 @@ func benchmarkMethod(b *testing.B, method, body, member string) {
 			res, load := runInterleaved(b, targets, c)
 			b.ReportMetric(res["funcmcp"].perSecond(), "funcmcp-calls/s")
 			b.ReportMetric(max(res["sdk-stateless"].perSecond(), res["sdk-stateful"].perSecond()), "sdk-calls/s")
-			recordMethod(method, c, res, load, callGoals{}, "")
+			// Issue 31: at least 1.2× the throughput and at most 0.9× the CPU.
+			recordMethod(method, c, res, load, callGoals{throughput: 1.2, cpu: 0.9}, "")
 		})
 	}
 }
@@ -646,6 +700,14 @@ func BenchmarkResourcesRead(b *testing.B) {
 // plus a text message) from funchost with the SDK servers doing the same.
 func BenchmarkPromptsGet(b *testing.B) {
 	benchmarkMethod(b, "prompts/get", daysOffGet, "messages")
+}
+
+// BenchmarkCompletionComplete compares completing the year of the
+// sample's holidays://{country}/{year} template (a completion function of
+// the worker: the years from 1900 to 2199 starting with "202") from funchost
+// with the SDK servers' completion handler doing the same.
+func BenchmarkCompletionComplete(b *testing.B) {
+	benchmarkMethod(b, "completion/complete", yearComplete, "completion")
 }
 
 // BenchmarkMemory_c64 reads the resident memory of the servers while 64
@@ -678,6 +740,21 @@ func BenchmarkMemory_c64(b *testing.B) {
 	ours, sl, sf := res["funcmcp"], res["sdk-stateless"], res["sdk-stateful"]
 	b.ReportMetric(mib(ours.rss), "funcmcp-rss-MiB")
 	b.ReportMetric(mib(min(sl.rss, sf.rss)), "sdk-rss-MiB")
+	b.ReportMetric(mib(ours.pss), "funcmcp-pss-MiB")
+	b.ReportMetric(mib(min(sl.pss, sf.pss)), "sdk-pss-MiB")
+	pssRatio := func(m map[string]*sample) float64 {
+		return float64(m["funcmcp"].pss) / float64(min(m["sdk-stateless"].pss, m["sdk-stateful"].pss))
+	}
+	// Each of funchost's processes, after the run (the worker idle again).
+	var each []string
+	for _, pid := range shared.host.serverPIDs() {
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		each = append(each, fmt.Sprintf("%s %.1f", strings.TrimSpace(string(comm)), mib(pssOne(pid))))
+	}
+	record(atMost(row{what: "proportional set size under tools/call, c=64", unit: "MiB",
+		ours: mib(ours.pss), stateless: mib(sl.pss), stateful: mib(sf.pss), ratio: pssRatio(res), load: load + "–" + loadAvg(),
+		spread: spread(res, pssRatio),
+		detail: fmt.Sprintf("largest summed smaps_rollup Pss of funchost + reaper + worker / of the leaner SDK server, sampled every 5 ms (shared pages counted once); after the run, MiB: %s", strings.Join(each, ", "))}, 1.5))
 	ratio := func(m map[string]*sample) float64 {
 		return float64(m["funcmcp"].rss) / float64(min(m["sdk-stateless"].rss, m["sdk-stateful"].rss))
 	}

@@ -143,6 +143,7 @@ type sample struct {
 	cpu   time.Duration
 	lat   []time.Duration
 	rss   int64     // the largest resident set seen while it ran (bytes), when watched
+	pss   int64     // the largest proportional set (smaps_rollup Pss) seen, when watched
 	round []*sample // the same, per interleaved round
 }
 
@@ -153,6 +154,7 @@ func (s *sample) add(r *sample) {
 	s.cpu += r.cpu
 	s.lat = append(s.lat, r.lat...)
 	s.rss = max(s.rss, r.rss)
+	s.pss = max(s.pss, r.pss)
 	s.round = append(s.round, r)
 }
 
@@ -217,7 +219,7 @@ func (t *target) run(c, n int, s *sample) error {
 	pids := t.pids()
 	r := &sample{}
 	if t.watchRSS {
-		stop := watchRSS(pids, &r.rss)
+		stop := watchRSS(pids, &r.rss, &r.pss)
 		defer stop()
 	}
 	cpu0 := cpuOf(pids)
@@ -252,16 +254,21 @@ func (t *target) run(c, n int, s *sample) error {
 	return errors.Join(errs...)
 }
 
-// watchRSS samples the summed resident set of pids every 5 ms into *peak
-// (the largest) until the returned stop is called.
-func watchRSS(pids []int, peak *int64) (stop func()) {
+// watchRSS samples the summed resident set of pids every 5 ms into *peak,
+// and their summed proportional set (a page shared by n of them counts 1/n
+// in each: shared pages counted once) into *peakPSS, until stop is called.
+func watchRSS(pids []int, peak, peakPSS *int64) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
+	sampleOnce := func() {
+		*peak = max(*peak, rssOf(pids))
+		*peakPSS = max(*peakPSS, pssOf(pids))
+	}
 	wg.Go(func() {
 		tick := time.NewTicker(5 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			*peak = max(*peak, rssOf(pids))
+			sampleOnce()
 			select {
 			case <-done:
 				return
@@ -272,7 +279,7 @@ func watchRSS(pids []int, peak *int64) (stop func()) {
 	return func() {
 		close(done)
 		wg.Wait()
-		*peak = max(*peak, rssOf(pids))
+		sampleOnce()
 	}
 }
 

@@ -128,6 +128,7 @@ type proc struct {
 type lineScanner struct {
 	mu    sync.Mutex
 	lines []string
+	times []time.Time // when each line was read
 	wait  []*lineWait
 }
 
@@ -141,6 +142,7 @@ func (s *lineScanner) add(line string) {
 	defer s.mu.Unlock()
 	if len(s.lines) < 1000 {
 		s.lines = append(s.lines, line)
+		s.times = append(s.times, time.Now())
 	}
 	kept := s.wait[:0]
 	for _, w := range s.wait {
@@ -160,6 +162,19 @@ func (s *lineScanner) expect(re *regexp.Regexp) <-chan []string {
 	ch := make(chan []string, 1)
 	s.wait = append(s.wait, &lineWait{re: re, ch: ch})
 	return ch
+}
+
+// seen returns when the first line matching re was read (false when none
+// was).
+func (s *lineScanner) seen(re *regexp.Regexp) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, l := range s.lines {
+		if re.MatchString(l) {
+			return s.times[i], true
+		}
+	}
+	return time.Time{}, false
 }
 
 func (s *lineScanner) String() string {
@@ -430,6 +445,35 @@ func rssOf(pids []int) int64 {
 		}
 	}
 	return sum
+}
+
+// pssOf is the summed proportional set size of pids, in bytes: the Pss
+// line of /proc/<pid>/smaps_rollup, where a page mapped by n processes
+// counts 1/n in each (so the binary's pages that funchost and the reaper
+// share count once in the sum); a process that is gone counts 0.
+func pssOf(pids []int) int64 {
+	var sum int64
+	for _, pid := range pids {
+		sum += pssOne(pid)
+	}
+	return sum
+}
+
+func pssOne(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
+			f := strings.Fields(rest) // "12345 kB"
+			if len(f) > 0 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }
 
 // loadAvg is the 1-minute load average, as uptime prints it.

@@ -37,6 +37,10 @@ type Function struct {
 	// Method, when set, is sent in metadata.HeaderMethod: a request that is
 	// not an invocation (completion/complete).
 	Method string
+	// Encoded says the caller takes a direct reply's Result as it is
+	// encoded (a resource, a prompt, a completion: [Reply.Encoded]) rather
+	// than as a tool result.
+	Encoded bool
 }
 
 // Options configures [NewClient].
@@ -330,7 +334,7 @@ func (inv *Client) post(ctx context.Context, base string, f *Function, body []by
 	if err != nil {
 		return nil, inv.failed(ctx, path, resp.StatusCode, err)
 	}
-	return answered(path, resp.StatusCode, resp.Status, resp.Header.Get("Content-Type"), data)
+	return answered(f, resp.StatusCode, resp.Status, resp.Header.Get("Content-Type"), data)
 }
 
 // postHop is post over the hop: the same request headers as the pipeline
@@ -360,7 +364,7 @@ func (inv *Client) postHop(ctx context.Context, addr, path string, f *Function, 
 	if err != nil {
 		return nil, inv.failed(ctx, path, 0, err)
 	}
-	return answered(path, ans.status, ans.statusText, ans.contentType, ans.body)
+	return answered(f, ans.status, ans.statusText, ans.contentType, ans.body)
 }
 
 // failed is the error of a call that got no complete answer (status 0:
@@ -379,8 +383,9 @@ func (inv *Client) failed(ctx context.Context, path string, status int, err erro
 }
 
 // answered checks a worker's complete answer (at most maxResponseBytes+1
-// bytes of its body) and decodes it once.
-func answered(path string, status int, statusText, contentType string, data []byte) (*Reply, error) {
+// bytes of its body) to a call of f and decodes it once.
+func answered(f *Function, status int, statusText, contentType string, data []byte) (*Reply, error) {
+	path := "/" + f.Name
 	if status < 200 || status > 299 {
 		return nil, &Error{Status: status, Err: fmt.Errorf("POST %s: the worker answered %s%s", path, statusText, snippet(data)),
 			Body: data[:min(len(data), maxErrorBody)]}
@@ -388,7 +393,7 @@ func answered(path string, status int, statusText, contentType string, data []by
 	if len(data) > maxResponseBytes {
 		return nil, &Error{Status: status, Err: fmt.Errorf("POST %s: the answer is larger than %d bytes", path, maxResponseBytes)}
 	}
-	out, err := decodeReply(contentType, data)
+	out, err := decodeReply(contentType, data, f.Encoded)
 	if err != nil {
 		return nil, &Error{Status: status, Err: fmt.Errorf("POST %s: %w", path, err)}
 	}

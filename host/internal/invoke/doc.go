@@ -7,7 +7,9 @@
 // worker's redirect never followed, and the X-Azure-Functions-InvocationId,
 // X-Azure-Functions-HostVersion and User-Agent headers. A 2xx answer is
 // decoded once into a [Reply], either form (the direct reply a funcmcp
-// worker sends, or today's {Outputs, Logs, ReturnValue}). A call that never
+// worker sends, or today's {Outputs, Logs, ReturnValue}); the direct reply
+// to a resource, prompt or completion request ([Function.Encoded]) keeps
+// the worker's result object as it is ([Reply.Encoded]). A call that never
 // reached the worker because it is being restarted waits for the new one
 // (bounded). Every other failure is an [*Error]: the caller logs its
 // reason and gives the client only a generic failure.

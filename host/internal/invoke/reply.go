@@ -18,12 +18,20 @@ type Reply struct {
 	Logs []string
 	// returnValue is today's ReturnValue (direct is nil).
 	returnValue json.RawMessage
-	// direct is the decoded result of a direct reply.
+	// direct is the decoded result of a direct reply to a tool call.
 	direct *binding.Decoded
+	// encoded is the Result of a direct reply to any other request, as the
+	// worker encoded it.
+	encoded json.RawMessage
 }
 
-// decodeReply decodes a 2xx reply body by its content type.
-func decodeReply(contentType string, data []byte) (*Reply, error) {
+// decodeReply decodes a 2xx reply body by its content type; encoded says
+// a direct reply's Result is kept encoded.
+func decodeReply(contentType string, data []byte, encoded bool) (*Reply, error) {
+	if encoded && metadata.IsDirectResult(contentType) {
+		res, logs, err := binding.DecodeEncodedReply(data)
+		return &Reply{Logs: logs, encoded: res}, err
+	}
 	if metadata.IsDirectResult(contentType) {
 		d, logs, err := binding.DecodeDirectReply(data)
 		return &Reply{Logs: logs, direct: d}, err
@@ -35,9 +43,12 @@ func decodeReply(contentType string, data []byte) (*Reply, error) {
 	return &Reply{Logs: out.Logs, returnValue: out.ReturnValue}, nil
 }
 
-// ReturnValue is the reply's ReturnValue (nil for a direct reply, which
-// only tools get).
+// ReturnValue is the reply's ReturnValue (nil for a direct reply).
 func (r *Reply) ReturnValue() json.RawMessage { return r.returnValue }
+
+// Encoded is the result object of a direct reply to a call of a Function
+// with Encoded set, as the worker encoded it; nil for today's reply.
+func (r *Reply) Encoded() json.RawMessage { return r.encoded }
 
 // Result turns the reply into a tool result, decoding today's ReturnValue
 // with useResultSchema as binding.DecodeReturnValue says.

@@ -151,7 +151,9 @@
 // Every response echoes the request id verbatim (number or string) and is
 // encoded without HTML escaping. The tool list is validated once per slice
 // that [Server.ToolsList] returns and never re-encoded; the tools/call path
-// builds its reply directly into a pooled buffer.
+// builds its reply directly into a pooled buffer; a resource read, prompt or
+// completion whose [Result] is [Encoded] (the worker's result object,
+// checked once by [EncodedResult]) is spliced in as it is.
 //
 // # Legacy HTTP+SSE
 //

@@ -6,8 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
@@ -29,9 +31,106 @@ type Functions struct {
 	Lists *FunctionLists
 	// ReadResource, GetPrompt and Complete run one request. A
 	// *ProtocolError becomes that JSON-RPC error; any other error -32603.
-	ReadResource func(ctx context.Context, req *ReadRequest) (*metadata.ReadResourceResult, error)
-	GetPrompt    func(ctx context.Context, req *PromptRequest) (*metadata.GetPromptResult, error)
-	Complete     func(ctx context.Context, req *CompleteRequest) (*metadata.CompleteResult, error)
+	ReadResource func(ctx context.Context, req *ReadRequest) (Result[metadata.ReadResourceResult], error)
+	GetPrompt    func(ctx context.Context, req *PromptRequest) (Result[metadata.GetPromptResult], error)
+	Complete     func(ctx context.Context, req *CompleteRequest) (Result[metadata.CompleteResult], error)
+}
+
+// Result is the result of a resource read, a prompt or a completion:
+// either Value, which the handler encodes, or Encoded, the result object as
+// the function's worker encoded it (see [EncodedResult]), which the handler
+// splices into its reply as it is. Neither set is no result (-32603).
+type Result[T any] struct {
+	Value   *T
+	Encoded *Encoded
+}
+
+// Encoded is a result object encoded once, by the function's worker, and
+// checked once by [EncodedResult].
+type Encoded struct {
+	members []byte          // the object's members without its braces and _meta
+	meta    json.RawMessage // its _meta, nil when it has none
+}
+
+// EncodedResult checks obj, a result object a function's worker encoded,
+// in one pass: one JSON object in valid UTF-8 whose member need is an array
+// or an object, _meta (when present, once) an object. Its _meta is taken out
+// so that the reply can add the server's own to it (2026-07-28).
+func EncodedResult(obj []byte, need string) (*Encoded, error) {
+	if !utf8.Valid(obj) {
+		return nil, errors.New("the result is not valid UTF-8")
+	}
+	s := jsonx.NewScanner(obj)
+	s.Space()
+	if s.Peek() != '{' {
+		return nil, errors.New("the result is not a JSON object")
+	}
+	start := s.Pos()
+	var (
+		meta              []byte
+		metaFrom, metaTo  int // the _meta member's span, from its key to its value's end
+		keyFrom           int
+		found, metaRepeat bool
+	)
+	_, ok := s.Object(func(key []byte, escaped bool) bool {
+		keyFrom = cap(obj) - cap(key) - 1 // key is a slice of obj: back to its quote
+		name := string(key)
+		if escaped {
+			name, _ = jsonx.Unescape(key)
+		}
+		val, ok := s.Value()
+		if !ok {
+			return false
+		}
+		switch name {
+		case need:
+			found = val[0] == '[' || val[0] == '{'
+		case "_meta":
+			metaRepeat = meta != nil
+			meta, metaFrom, metaTo = val, keyFrom, s.Pos()
+		}
+		return true
+	})
+	end := s.Pos()
+	switch {
+	case !ok || !s.End():
+		return nil, errors.New("the result is not one JSON object")
+	case !found:
+		return nil, fmt.Errorf("the result has no %q", need)
+	case metaRepeat:
+		return nil, errors.New("the result has _meta twice")
+	case meta != nil && meta[0] == 'n':
+		meta = nil
+	case meta != nil && meta[0] != '{':
+		return nil, errors.New("the result's _meta is not an object")
+	}
+	members := bytes.TrimSpace(obj[start+1 : end-1])
+	if metaTo > 0 {
+		// Cut the _meta member and a comma next to it.
+		before := bytes.TrimSpace(obj[start+1 : metaFrom])
+		after := bytes.TrimSpace(obj[metaTo : end-1])
+		if len(after) > 0 && after[0] == ',' {
+			after = after[1:]
+		} else {
+			before = bytes.TrimSuffix(before, []byte(","))
+		}
+		members = append(bytes.Clone(before), after...)
+	}
+	if bytes.ContainsAny(members, "\r\n") || bytes.ContainsAny(meta, "\r\n") {
+		// Line breaks are white space here (a string holds none): an SSE
+		// data line cannot carry them.
+		var b bytes.Buffer
+		if err := json.Compact(&b, append(append([]byte{'{'}, members...), '}')); err != nil {
+			return nil, fmt.Errorf("compacting the result: %w", err)
+		}
+		members = b.Bytes()[1 : b.Len()-1]
+		if meta != nil {
+			b = bytes.Buffer{}
+			_ = json.Compact(&b, meta) // checked above
+			meta = b.Bytes()
+		}
+	}
+	return &Encoded{members: members, meta: meta}, nil
 }
 
 // FunctionLists are the entries of the list methods, in listing order: each
@@ -160,10 +259,7 @@ func (h *handler) serveResourcesRead(req *request) bool {
 	}
 	h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
 		res, err := f.ReadResource(ctx, &ReadRequest{Caller: c, URI: uri})
-		if err != nil || res == nil {
-			return nil, nil, orNoResult(err)
-		}
-		return res, nil, nil
+		return valueOf(res, err)
 	}, c.ProtocolVersion, req.method.cacheable, nil, callIdentity{})
 	return true
 }
@@ -202,10 +298,11 @@ func (h *handler) servePromptsGet(req *request) bool {
 	}
 	n := h.notifier(req, &req.msg, c.Meta, req.session, in)
 	h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
-		res, err := f.GetPrompt(ctx, &PromptRequest{Caller: c, Name: name, Arguments: args, Notify: n})
-		if err != nil || res == nil {
-			return nil, nil, orNoResult(err)
+		r, err := f.GetPrompt(ctx, &PromptRequest{Caller: c, Name: name, Arguments: args, Notify: n})
+		if err != nil || r.Value == nil {
+			return valueOf(r, err)
 		}
+		res := r.Value
 		meta := res.Meta
 		cp := *res
 		cp.Meta = nil
@@ -233,15 +330,25 @@ func (h *handler) serveComplete(req *request) bool {
 	cr.Caller = h.caller(req)
 	h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
 		res, err := f.Complete(ctx, cr)
-		if err != nil || res == nil {
-			return nil, nil, orNoResult(err)
-		}
-		return res, nil, nil
+		return valueOf(res, err)
 	}, cr.ProtocolVersion, req.method.cacheable, nil, callIdentity{})
 	return true
 }
 
 var errNoResult = errors.New("the function returned no result")
+
+// valueOf is what runFunction's run returns for a function's result.
+func valueOf[T any](r Result[T], err error) (any, json.RawMessage, error) {
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case r.Encoded != nil:
+		return r.Encoded, nil, nil
+	case r.Value != nil:
+		return r.Value, nil, nil
+	}
+	return nil, nil, errNoResult
+}
 
 func orNoResult(err error) error {
 	if err == nil {
@@ -251,7 +358,8 @@ func orNoResult(err error) error {
 }
 
 // runFunction runs one request whose context ends when the client cancels
-// it, and answers with its result: an object encoded with metadata.Marshal,
+// it, and answers with its result: an object encoded with metadata.Marshal
+// (an [*Encoded] result as it is, with its own _meta),
 // plus resultType, the cache hints (cacheable) and the server info for a
 // modern revision. meta is the result's own _meta, left out of result. n
 // is the request's Notifier (nil when it has none): a modern request that
@@ -271,6 +379,10 @@ func (h *handler) runFunction(req *request, run func(ctx context.Context) (any, 
 		}
 		h.log.Error("mcp request failed", "error", err)
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
+		return
+	}
+	if enc, ok := res.(*Encoded); ok {
+		h.result(req, h.wrapResult(enc.members, enc.meta, version, cacheable))
 		return
 	}
 	body, err := metadata.Marshal(res)

@@ -268,7 +268,19 @@ func serverOf(t testTools) Server {
 		s.AdmitsTasks = tt.admits
 	}
 	if f, ok := t.(testFunctions); ok {
-		s.Functions = &Functions{Lists: f.FunctionLists(), ReadResource: f.ReadResource, GetPrompt: f.GetPrompt, Complete: f.Complete}
+		s.Functions = &Functions{Lists: f.FunctionLists(),
+			ReadResource: func(ctx context.Context, req *ReadRequest) (Result[metadata.ReadResourceResult], error) {
+				v, err := f.ReadResource(ctx, req)
+				return Result[metadata.ReadResourceResult]{Value: v}, err
+			},
+			GetPrompt: func(ctx context.Context, req *PromptRequest) (Result[metadata.GetPromptResult], error) {
+				v, err := f.GetPrompt(ctx, req)
+				return Result[metadata.GetPromptResult]{Value: v}, err
+			},
+			Complete: func(ctx context.Context, req *CompleteRequest) (Result[metadata.CompleteResult], error) {
+				v, err := f.Complete(ctx, req)
+				return Result[metadata.CompleteResult]{Value: v}, err
+			}}
 	}
 	return s
 }

@@ -79,7 +79,8 @@ func handleWeatherText(ctx context.Context, req *mcp.CallToolRequest, args weath
 // NewServer returns an SDK server with every tool of tools, each running the
 // weather computation with its own schemas (the SDK resolves them here).
 func NewServer(tools []Tool) *mcp.Server {
-	server := mcp.NewServer(&mcp.Implementation{Name: "sdk-baseline", Version: "1.0.0"}, nil)
+	server := mcp.NewServer(&mcp.Implementation{Name: "sdk-baseline", Version: "1.0.0"},
+		&mcp.ServerOptions{CompletionHandler: completeYear})
 	for _, d := range tools {
 		t := &mcp.Tool{Name: d.Name, Description: d.Description}
 		if len(d.InputSchema) > 0 {
@@ -113,6 +114,29 @@ func addHolidays(server *mcp.Server) {
 			{Name: "country", Description: "ISO country code: GB, NO or US.", Required: true},
 			{Name: "year", Description: "The year to plan; the current year when omitted."},
 		}}, planDaysOff)
+}
+
+// completeYear completes the year of holidays://{country}/{year} as the
+// sample does: the years that can be read starting with the value, the
+// first 100 of them with the total.
+func completeYear(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	var years []string
+	if req.Params.Ref.URI == "holidays://{country}/{year}" && req.Params.Argument.Name == "year" {
+		for y := holidays.MinYear; y <= holidays.MaxYear; y++ {
+			if s := strconv.Itoa(y); strings.HasPrefix(s, req.Params.Argument.Value) {
+				years = append(years, s)
+			}
+		}
+	}
+	const most = 100
+	res := &mcp.CompleteResult{}
+	res.Completion.Total = len(years)
+	res.Completion.HasMore = len(years) > most
+	res.Completion.Values = years[:min(len(years), most)]
+	if res.Completion.Values == nil {
+		res.Completion.Values = []string{}
+	}
+	return res, nil
 }
 
 // holidaysJSON is the JSON array of a country's holidays in a year.
