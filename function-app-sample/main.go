@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/funcmcp/funcmcp/worker"
+	workerotel "github.com/funcmcp/funcmcp/worker/otel"
 )
 
 func main() {
@@ -10,7 +11,10 @@ func main() {
 
 // newApp configures every tool, resource and prompt of the sample.
 func newApp() *worker.App {
-	app := worker.New(nil)
+	// OpenTelemetry is opt-in: with worker/otel the app exports traces and
+	// metrics when its environment names an OTLP endpoint; an app without it
+	// links none of the OpenTelemetry SDK.
+	app := worker.New(&worker.Options{Telemetry: workerotel.New()})
 	registerWeather(app)
 	registerMortgage(app)
 	registerHolidays(app)
