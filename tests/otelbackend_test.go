@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -333,4 +335,71 @@ func holidaysResourceFunction(spans []recvSpan, trace string) string {
 	return strings.TrimPrefix(s.name, "invoke ")
 }
 
-func promptFunction(spans []recvSpan, trace string) string { return holidaysResourceFunction(spans, trace) }
+func promptFunction(spans []recvSpan, trace string) string {
+	return holidaysResourceFunction(spans, trace)
+}
+
+// TestTelemetryBackendAcrossInstancesAndTask: two funchost instances with
+// the Redis backplane export to the real backend. A legacy SSE client whose
+// stream is on A posts a tools/call with params._meta.traceparent to B; the
+// backend holds one trace of that id with the chain from a server span to
+// the tool's own span. A tools/call that A runs as an MCP task
+// (2026-07-28) has its server span and the worker's span of the task run
+// in the client's trace.
+func TestTelemetryBackendAcrossInstancesAndTask(t *testing.T) {
+	be := startOTelBackend(t)
+	f := startFleet(t, "redis")
+	env := append(slices.Clone(f.env),
+		"OTEL_EXPORTER_OTLP_ENDPOINT="+be.url,
+		"OTEL_BSP_SCHEDULE_DELAY=50",
+		"OTEL_METRIC_EXPORT_INTERVAL=200")
+	app := telemetrySample(t)
+	a, b := startHostEnv(t, app, env), startHostEnv(t, app, env)
+
+	const crossTrace, taskTrace = "c1f92f3577b34da6a3ce929d0e0e4708", "c1f92f3577b34da6a3ce929d0e0e4709"
+	c, _ := openClient(t, 0, a, b)
+	code, body, err := postTo(t.Context(), c.post, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"to_roman","arguments":{"number":1999},"_meta":{"traceparent":"`+traceparent(crossTrace)+`"}}}`)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusAccepted, code, body)
+	ev, err := c.stream.Next(clientTimeout)
+	require.NoError(t, err)
+	require.Contains(t, ev.Data, "MCMXCIX")
+
+	params := map[string]any{"name": "simulate_epidemic", "arguments": map[string]any{"days": 30, "duration_seconds": 1}, "_meta": map[string]any{
+		"traceparent": traceparent(taskTrace),
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}},
+	}}
+	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), clientTimeout)
+	defer cancel()
+	ex, err := send(ctx, a.endpoint, string(req), map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "simulate_epidemic"})
+	require.NoError(t, err)
+	var created taskReply
+	require.NoError(t, json.Unmarshal(ex.body, &created), "%d %s", ex.status, ex.body)
+	require.Equal(t, `"task"`, string(created.Result["resultType"]), string(ex.body))
+	var id string
+	require.NoError(t, json.Unmarshal(created.Result["taskId"], &id))
+	taskClient{endpoint: a.endpoint}.await(t, id, "completed")
+
+	spans, _ := be.waitFor(t, "the cross-instance call's and the task's spans", func(spans []recvSpan, _ map[string]string) bool {
+		_, x := chainOf(spans, crossTrace, "tools/call to_roman", "invoke to_roman", "execute_tool to_roman", "roman")
+		_, s := findSpan(spans, func(s recvSpan) bool { return s.traceID == taskTrace && s.name == "tools/call simulate_epidemic" })
+		_, w := findSpan(spans, func(s recvSpan) bool { return s.traceID == taskTrace && s.name == "execute_tool simulate_epidemic" })
+		return x && s && w
+	})
+	cross, _ := chainOf(spans, crossTrace, "tools/call to_roman", "invoke to_roman", "execute_tool to_roman", "roman")
+	require.Equal(t, clientSpan, cross[0].parentID)
+	var pids []string
+	for _, s := range spans {
+		if s.traceID == crossTrace {
+			pids = append(pids, s.name+"@"+s.pid)
+		}
+	}
+	t.Logf("the cross-instance trace: %v", pids)
+	server, _ := findSpan(spans, func(s recvSpan) bool { return s.traceID == taskTrace && s.name == "tools/call simulate_epidemic" })
+	require.Equal(t, clientSpan, server.parentID)
+	run, _ := findSpan(spans, func(s recvSpan) bool { return s.traceID == taskTrace && s.name == "execute_tool simulate_epidemic" })
+	require.NotEqual(t, server.pid, run.pid, "the task's run is in the worker")
+}
