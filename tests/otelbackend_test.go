@@ -289,6 +289,7 @@ func TestTelemetryBackendTraces(t *testing.T) {
 		return a && b && c && d && e && m
 	})
 	call, _ := chainOf(spans, toolTrace, "tools/call to_roman", "invoke to_roman", "execute_tool to_roman", "roman")
+	t.Logf("the tools/call trace in the backend:\n%s", renderTrace(spans, toolTrace))
 	server, inv, handler, tool := call[0], call[1], call[2], call[3]
 	require.Equal(t, clientSpan, server.parentID, "the server span's parent is the client's _meta traceparent")
 	require.Equal(t, "tools/call", server.attrs["mcp.method.name"])
@@ -402,4 +403,32 @@ func TestTelemetryBackendAcrossInstancesAndTask(t *testing.T) {
 	require.Equal(t, clientSpan, server.parentID)
 	run, _ := findSpan(spans, func(s recvSpan) bool { return s.traceID == taskTrace && s.name == "execute_tool simulate_epidemic" })
 	require.NotEqual(t, server.pid, run.pid, "the task's run is in the worker")
+}
+
+// renderTrace draws the spans of trace as a tree, each with its process and
+// a few attributes: the text docs/telemetry.md shows of a real trace.
+func renderTrace(spans []recvSpan, trace string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "trace %s\n", trace)
+	var walk func(parent, indent string)
+	walk = func(parent, indent string) {
+		for _, s := range spans {
+			if s.traceID != trace || s.parentID != parent {
+				continue
+			}
+			var keys []string
+			for k := range s.attrs {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			var attrs []string
+			for _, k := range keys {
+				attrs = append(attrs, k+"="+s.attrs[k])
+			}
+			fmt.Fprintf(&b, "%s└─ %s  [span %s, pid %s]\n%s     %s\n", indent, s.name, s.spanID, s.pid, indent, strings.Join(attrs, " "))
+			walk(s.spanID, indent+"   ")
+		}
+	}
+	walk(clientSpan, "")
+	return b.String()
 }
