@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/funcmcp/funcmcp/worker"
+	workerotel "github.com/funcmcp/funcmcp/worker/otel"
 )
 
 func main() {
@@ -17,7 +18,12 @@ func main() {
 
 // newApp configures every tool, resource and prompt of the sample.
 func newApp() *worker.App {
-	app := worker.New(nil)
+	//docs:begin telemetry
+	// OpenTelemetry is opt-in: with worker/otel the app exports traces and
+	// metrics when its environment names an OTLP endpoint; an app without it
+	// links none of the OpenTelemetry SDK.
+	app := worker.New(&worker.Options{Telemetry: workerotel.New()})
+	//docs:end telemetry
 	registerWeather(app)
 	registerMortgage(app)
 	registerHolidays(app)

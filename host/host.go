@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -170,6 +172,11 @@ func New(opts *Options) (*Host, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("loading functions: %w", err)
+	}
+	if strings.EqualFold(cfg.TelemetryMode, telemetry.ModeOpenTelemetry) {
+		if err := otelSettings(cfg.Values); err != nil {
+			return nil, fmt.Errorf("starting telemetry: %w", err)
+		}
 	}
 	tel, err := telemetry.New(context.Background(), cfg.TelemetryMode, "funchost", o.Logger)
 	if err != nil {
@@ -361,4 +368,24 @@ func (h *Host) Endpoint() string {
 		return "http://" + *a + MCPPath
 	}
 	return ""
+}
+
+// otelSettings makes the OTEL_* settings of local.settings.json Values
+// part of funchost's environment, where the OpenTelemetry SDK reads them,
+// as func start makes Values the environment of its host: a variable the
+// environment already sets (non-empty) wins. The worker gets the Values
+// with its environment anyway.
+func otelSettings(values []config.Setting) error {
+	for _, v := range values {
+		if !strings.HasPrefix(v.Key, "OTEL_") || v.Value == "" {
+			continue
+		}
+		if cur, ok := os.LookupEnv(v.Key); ok && cur != "" {
+			continue
+		}
+		if err := os.Setenv(v.Key, v.Value); err != nil {
+			return fmt.Errorf("setting %s from %s: %w", v.Key, config.LocalSettingsFile, err)
+		}
+	}
+	return nil
 }

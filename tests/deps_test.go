@@ -149,6 +149,24 @@ func TestDependencyDirection(t *testing.T) {
 		}
 	})
 
+	// The OpenTelemetry SDK and its exporters double a worker binary's
+	// size: only an app that opts in with worker/otel links them.
+	t.Run("only worker/otel links the OpenTelemetry SDK", func(t *testing.T) {
+		var checked int
+		for path, p := range pkgs {
+			if !(under(path, "worker") || under(path, "examples")) || under(path, "worker/otel") {
+				continue
+			}
+			checked++
+			for _, dep := range p.Deps {
+				if strings.HasPrefix(dep, "go.opentelemetry.io/") || strings.HasPrefix(dep, "google.golang.org/grpc") {
+					t.Errorf("%s depends on %s", path, dep)
+				}
+			}
+		}
+		assert.NotZero(t, checked)
+	})
+
 	t.Run("the sample imports only the worker of ours", func(t *testing.T) {
 		p := pkgs[modulePath+"/function-app-sample"]
 		var mine []string
@@ -158,7 +176,7 @@ func TestDependencyDirection(t *testing.T) {
 			}
 		}
 		slices.Sort(mine)
-		assert.Equal(t, []string{modulePath + "/worker"}, mine)
+		assert.Equal(t, []string{modulePath + "/worker", modulePath + "/worker/otel"}, mine)
 	})
 }
 

@@ -502,3 +502,33 @@ func TestTelemetryBackplaneHop(t *testing.T) {
 	assert.Equal(t, "s", rc.metrics["funcmcp.backplane.delivery.lag"])
 	rc.mu.Unlock()
 }
+
+// TestTelemetryFromLocalSettings: with the OTEL_* settings only in
+// local.settings.json Values (as func start reads them: they become the
+// environment of the host and of the worker), funchost exports its spans
+// and the worker its own, to the endpoint the Values name.
+func TestTelemetryFromLocalSettings(t *testing.T) {
+	rc := startOTLPReceiver(t)
+	app := filepath.Join(t.TempDir(), "app")
+	require.NoError(t, os.CopyFS(app, os.DirFS(telemetrySample(t))))
+	settings, err := json.Marshal(map[string]any{"IsEncrypted": false, "Values": map[string]string{
+		"FUNCTIONS_WORKER_RUNTIME":    "custom",
+		"OTEL_EXPORTER_OTLP_ENDPOINT": rc.url,
+		"OTEL_BSP_SCHEDULE_DELAY":     "50",
+		"OTEL_METRIC_EXPORT_INTERVAL": "200",
+	}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(app, "local.settings.json"), settings, 0o600))
+	h := startHost(t, app)
+
+	const clientTrace = "7bf92f3577b34da6a3ce929d0e0e4739"
+	session, _ := postMCP(t, h.endpoint, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	_, out := postMCP(t, h.endpoint, session, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"to_roman","arguments":{"number":12},"_meta":{"traceparent":"00-`+clientTrace+`-00f067aa0ba902b7-01"}}}`)
+	require.Contains(t, out, "XII")
+	rc.waitFor(t, "funchost's and the worker's spans", func(spans []recvSpan, metrics map[string]string) bool {
+		_, host := findSpan(spans, func(s recvSpan) bool { return s.traceID == clientTrace && s.name == "tools/call to_roman" })
+		_, wrk := findSpan(spans, func(s recvSpan) bool { return s.traceID == clientTrace && s.name == "execute_tool to_roman" })
+		_, m := metrics["mcp.server.operation.duration"]
+		return host && wrk && m
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"slices"
 	"sort"
@@ -57,6 +58,9 @@ type Options struct {
 	ScriptRoot string
 	// Hooks wrap every handler run (see [Hook]), the first outermost.
 	Hooks []Hook
+	// Telemetry instruments the app while it serves under a host; nil
+	// means none. github.com/funcmcp/funcmcp/worker/otel is OpenTelemetry.
+	Telemetry Telemetry
 }
 
 // App is a function app whose functions are MCP tools. Configure tools with
@@ -70,8 +74,9 @@ type App struct {
 	clientTimeout   time.Duration           // of a request to the MCP client
 	output          metadata.OutputSettings // from Options
 	scriptRoot      string
-	hooks           []Hook           // around every handler run
-	tel             *workerTelemetry // nil when telemetry is off
+	hooks           []Hook                          // around every handler run
+	telemetry       Telemetry                       // nil: none
+	wrap            func(http.Handler) http.Handler // the started telemetry's, nil: none
 
 	// schemas compiles each distinct schema text once for the builders'
 	// checks, the projections and the rules read back from function.json.
@@ -93,7 +98,7 @@ func New(opts *Options) *App {
 	a := &App{stdout: o.Stdout, stderr: o.Stderr, logger: o.Logger,
 		shutdownTimeout: o.ShutdownTimeout, maxBody: o.MaxBodyBytes, clientTimeout: o.ClientRequestTimeout, byName: map[string]*ToolBuilder{},
 		output:     metadata.OutputSettings{Validation: o.OutputValidation, InputValidation: o.InputValidation, TextCopy: o.TextCopy},
-		scriptRoot: o.ScriptRoot, hooks: slices.Clone(o.Hooks)}
+		scriptRoot: o.ScriptRoot, hooks: slices.Clone(o.Hooks), telemetry: o.Telemetry}
 	if a.stdout == nil {
 		a.stdout = os.Stdout
 	}

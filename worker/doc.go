@@ -238,15 +238,19 @@
 //
 // # Telemetry
 //
-// When the environment names an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT
-// or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; funchost passes its environment on,
-// the Functions host its app settings) and OTEL_SDK_DISABLED is not "true",
-// the served app exports OpenTelemetry traces and metrics over OTLP/HTTP as
-// the OTEL_* variables say. A hook, outermost of the app's, opens a span
-// around every handler run ("execute_tool {tool}" for a tool) continuing
-// the W3C traceparent funchost sends on the invocation, else the MCP
-// client's traceparent among the invocation's transport headers; the
-// handler's context carries it, and the global tracer and meter providers
-// are set, so a tool's own spans (otel.Tracer) nest under it. Without an
-// endpoint nothing of it runs. See docs/telemetry.md.
+// Telemetry is opt-in, so that an app without it links none of the
+// OpenTelemetry SDK: [Options].Telemetry set to the one of the package
+// github.com/funcmcp/funcmcp/worker/otel exports OpenTelemetry traces and
+// metrics over OTLP/HTTP as the OTEL_* variables say, when the environment
+// names an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; funchost passes its environment and
+// local.settings.json Values on, the Functions host its app settings) and
+// OTEL_SDK_DISABLED is not "true". A hook, outermost of the app's, opens a
+// span around every handler run ("execute_tool {tool}" for a tool)
+// continuing the W3C traceparent funchost sends on the invocation, else the
+// MCP client's traceparent among the invocation's transport headers
+// ([Invocation.ClientHeader]); the handler's context carries it, and the
+// global tracer and meter providers are set, so a tool's own spans
+// (otel.Tracer) nest under it. Another [Telemetry] can be plugged in the
+// same way. See docs/telemetry.md.
 package worker

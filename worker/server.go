@@ -68,8 +68,8 @@ func (a *App) handler(c *compiled, err error) http.Handler {
 		_, _ = io.WriteString(w, `{"status":"ready"}`)
 	})
 	r.Post("/{function}", s.invoke)
-	if a.tel != nil {
-		return a.tel.extract(r)
+	if a.wrap != nil {
+		return a.wrap(r)
 	}
 	return r
 }

@@ -306,11 +306,11 @@ func descendants(pid int) []int {
 func (h *hostProc) endpoint() string { return h.base + endpointPath }
 
 // startFunchost runs `funchost start` on app and waits for its endpoint.
-func startFunchost(app string) (*hostProc, error) { return startFunchostEnv(app, nil) }
+func startFunchost(app string) (*hostProc, error) { return startFunchostEnv(app, os.Environ()) }
 
-// startFunchostEnv is startFunchost with env added to the environment.
+// startFunchostEnv is startFunchost with the environment env.
 func startFunchostEnv(app string, env []string) (*hostProc, error) {
-	p, waits, err := startProc(built.funchost, []string{"start", "--script-root", app, "--port", "0"}, append(os.Environ(), env...), endpointLine, workerLine)
+	p, waits, err := startProc(built.funchost, []string{"start", "--script-root", app, "--port", "0"}, env, endpointLine, workerLine)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,152 @@
+// Package otel is the OpenTelemetry of a worker app, opt-in: an app that
+// sets it as its [worker.Options].Telemetry exports traces and metrics; an
+// app that does not links none of the OpenTelemetry SDK.
+//
+//	import workerotel "github.com/funcmcp/funcmcp/worker/otel"
+//
+//	app := worker.New(&worker.Options{Telemetry: workerotel.New()})
+//
+// When the process's environment names an OTLP endpoint
+// (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+// funchost passes its environment and local.settings.json Values on, the
+// Functions host its app settings) and OTEL_SDK_DISABLED is not "true",
+// the served app:
+//
+//   - continues the trace the invocation carries: the W3C traceparent
+//     funchost sends on the POST, else (the Functions host sends none) the
+//     MCP client's own traceparent among the request headers of the
+//     invocation's transport properties;
+//   - runs every handler inside a hook that opens a span around it
+//     ("execute_tool {tool}", "{kind} {name}" for the other runs), whose
+//     context is the handler's, so the spans a tool makes with the global
+//     tracer provider (otel.Tracer) nest under it;
+//   - sets the global tracer and meter providers and the W3C propagator, and
+//     exports with the same OTEL_* settings as funchost (OTLP over
+//     HTTP/protobuf), its resource naming this process (process.pid,
+//     process.executable.name).
+//
+// Otherwise nothing of it runs: no hook, no wrapper, no allocation.
+package otel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	gotel "go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/funcmcp/funcmcp/internal/otelsetup"
+	"github.com/funcmcp/funcmcp/worker"
+)
+
+// instrumentation names the worker's tracer.
+const instrumentation = "github.com/funcmcp/funcmcp/worker"
+
+// New returns the OpenTelemetry telemetry of a worker app, for
+// [worker.Options].Telemetry.
+func New() worker.Telemetry { return telemetry{} }
+
+type telemetry struct{}
+
+// wanted reports whether the environment asks for export.
+func wanted() bool {
+	if otelsetup.Disabled() {
+		return false
+	}
+	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+}
+
+// Start starts the SDK when the environment asks for it.
+func (telemetry) Start(ctx context.Context) (*worker.Instrumentation, error) {
+	if !wanted() {
+		return nil, nil
+	}
+	p, err := otelsetup.Start(ctx, filepath.Base(os.Args[0]))
+	if err != nil {
+		return nil, fmt.Errorf("starting telemetry: %w", err)
+	}
+	gotel.SetTracerProvider(p.Traces)
+	gotel.SetMeterProvider(p.Metrics)
+	prop := otelsetup.Propagator()
+	gotel.SetTextMapPropagator(prop)
+	in := (&spans{tracer: p.Traces.Tracer(instrumentation), prop: prop}).instrumentation()
+	in.Stop = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := p.Shutdown(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "telemetry: flushing at exit: %v\n", err)
+		}
+	}
+	return in, nil
+}
+
+// spans makes the worker's spans.
+type spans struct {
+	tracer trace.Tracer
+	prop   propagation.TextMapPropagator
+}
+
+func (s *spans) instrumentation() *worker.Instrumentation {
+	return &worker.Instrumentation{Hook: s.hook, Handler: s.extract}
+}
+
+// extract wraps the worker's handler: the request's context carries the
+// trace context of its headers (funchost's invocation span).
+func (s *spans) extract(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(s.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))))
+	})
+}
+
+// hook is the span around each handler run.
+func (s *spans) hook(ctx context.Context, inv *worker.Invocation, next func(ctx context.Context) error) error {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		if tp, ok := inv.ClientHeader("traceparent"); ok {
+			carrier := propagation.MapCarrier{"traceparent": tp}
+			if ts, ok := inv.ClientHeader("tracestate"); ok {
+				carrier["tracestate"] = ts
+			}
+			ctx = s.prop.Extract(ctx, carrier)
+		}
+	}
+	name := string(inv.Kind) + " " + inv.Name
+	attrs := []attribute.KeyValue{semconv.FaaSInvokedName(inv.Function)}
+	if inv.InvocationID != "" {
+		attrs = append(attrs, semconv.FaaSInvocationID(inv.InvocationID))
+	}
+	switch inv.Kind {
+	case worker.KindTool, worker.KindTask:
+		name = "execute_tool " + inv.Name
+		attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(inv.Name))
+	case worker.KindPrompt:
+		attrs = append(attrs, semconv.GenAIPromptName(inv.Name))
+	case worker.KindResource:
+		attrs = append(attrs, semconv.McpResourceURIKey.String(inv.Name))
+	}
+	kind := trace.SpanKindServer
+	if inv.Kind == worker.KindClientRequest {
+		kind = trace.SpanKindClient
+	}
+	ctx, span := s.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	defer span.End()
+	err := next(ctx)
+	if err != nil && !errors.Is(err, worker.ErrInputRequired) {
+		span.RecordError(err)
+		errorType := "handler_error"
+		if inv.Kind == worker.KindTool || inv.Kind == worker.KindTask {
+			errorType = "tool_error"
+		}
+		span.SetAttributes(semconv.ErrorTypeKey.String(errorType))
+		span.SetStatus(codes.Error, err.Error())
+	}
+	return err
+}
