@@ -104,6 +104,9 @@ type Host struct {
 	closeOnce sync.Once
 	ready     chan struct{}
 	addr      atomic.Pointer[string]
+	// conns is the listener of the open connections, set by Run before
+	// ready closes.
+	conns *guard.Listener
 
 	mu         sync.Mutex
 	liveErrors []string // the latest problems met while running (worker exits)

@@ -45,7 +45,7 @@ func (h *Host) Run(ctx context.Context) error {
 		Global: h.opts.MaxConnections, PerAddress: h.opts.MaxConnectionsPerAddress,
 		GlobalSetting: "MaxConnections (--max-connections)", PerAddressSetting: "MaxConnectionsPerAddress (--max-connections-per-address)",
 	})
-	ln = limited
+	ln, h.conns = limited, limited
 	if err := h.legacy.start(ctx); err != nil {
 		_ = ln.Close()
 		return err
