@@ -88,9 +88,11 @@ type Host struct {
 	health health
 	legacy *legacy
 	// endpoint is the MCP endpoint (tasks live in it); stopSweep ends the
-	// removal of expired task records.
-	endpoint  *mcp.Handler
-	stopSweep context.CancelFunc
+	// removal of expired task records and used request states;
+	// closeStates closes the record of used request states.
+	endpoint    *mcp.Handler
+	stopSweep   context.CancelFunc
+	closeStates func()
 	// restartDelay overrides the supervisor's first back-off step (tests).
 	restartDelay time.Duration
 	calls        *guard.Calls
@@ -231,12 +233,21 @@ func (h *Host) routes() (http.Handler, error) {
 	if h.opts.TaskHeartbeat > 0 && opts.Tasks != nil {
 		opts.Tasks.Heartbeat = h.opts.TaskHeartbeat
 	}
+	var sweepStates sweeper
+	if opts.SpentStates, sweepStates, h.closeStates, err = h.spentStates(context.Background(), h.legacy.kind); err != nil {
+		return nil, err
+	}
 	endpoint := mcp.NewHandler(h.mcpServer(), opts)
 	h.endpoint = endpoint
-	if opts.Tasks != nil {
+	if opts.Tasks != nil || sweepStates != nil {
 		ctx, stop := context.WithCancel(context.Background())
 		h.stopSweep = stop
-		go h.sweepTasks(ctx, opts.Tasks.Store)
+		if opts.Tasks != nil {
+			go h.sweepTasks(ctx, opts.Tasks.Store, "MCP tasks")
+		}
+		if sweepStates != nil {
+			go h.sweepTasks(ctx, sweepStates, "used request states")
+		}
 	}
 	if err = h.legacy.attach(h, opts, endpoint); err != nil {
 		return nil, err
@@ -282,6 +293,9 @@ func (h *Host) Close() error {
 		}
 		if h.stopSweep != nil {
 			h.stopSweep()
+		}
+		if h.closeStates != nil {
+			h.closeStates()
 		}
 		h.stopTasks()
 		h.notify.Close()
