@@ -46,6 +46,7 @@ type Azure struct {
 	now        func() time.Time
 	partitionK string
 	kept       *keptCount
+	results    *resultCache // results read from blobs, shared by their readers
 }
 
 // AzureOptions configures [NewAzure]. nil means the defaults.
@@ -125,7 +126,7 @@ func NewAzure(ctx context.Context, connectionString string, o *AzureOptions) (*A
 	}
 	l := MemoryLimits{Tasks: opts.Tasks, TasksPerOwner: opts.TasksPerOwner}.withDefaults()
 	s := &Azure{svc: svc, tableName: opts.Table, table: svc.NewClient(opts.Table), blobs: blobs, container: opts.Container, now: opts.Now, partitionK: "task",
-		kept: newKeptCount(opts.Now, l.TasksPerOwner, l.Tasks)}
+		kept: newKeptCount(opts.Now, l.TasksPerOwner, l.Tasks), results: newResultCache(resultCacheBytes)}
 	if err := s.createTable(ctx); err != nil {
 		return nil, err
 	}
@@ -388,7 +389,8 @@ func (s *Azure) loadOnce(ctx context.Context, id string, withResult bool) (*stor
 		return nil, ErrNotFound
 	}
 	if r.ResultBlob != "" && withResult {
-		if t.Result, err = s.downloadAll(ctx, r.ResultBlob); err != nil {
+		name := r.ResultBlob
+		if t.Result, err = s.results.get(ctx, name, func(ctx context.Context) (json.RawMessage, error) { return s.downloadAll(ctx, name) }); err != nil {
 			return nil, err
 		}
 	}
@@ -503,6 +505,7 @@ func (s *Azure) deleteBlobs(ctx context.Context, names []string) {
 
 func (s *Azure) deleteBlob(ctx context.Context, name string) {
 	if name != "" {
+		s.results.forget(name)
 		_, _ = s.blobs.DeleteBlob(context.WithoutCancel(ctx), s.container, name, nil)
 	}
 }

@@ -539,3 +539,35 @@ func (s *Azure) blobNames(t *testing.T, id string) []string {
 	}
 	return names
 }
+
+// TestAzureStoreReadersShareAResult (issue 25, finding 3, the Azure
+// store): readers of a large result at once, and those after them, share
+// one download and one copy of it; each tasks/get downloaded a copy of
+// its own.
+func TestAzureStoreReadersShareAResult(t *testing.T) {
+	az := testutil.StartAzurite(t, repoRoot(t))
+	ct := &countingTransport{}
+	s, err := NewAzure(t.Context(), az.ConnectionString(), &AzureOptions{Transport: ct})
+	require.NoError(t, err)
+	id := tid("shared")
+	result := finishedBigTask(t, s, id, 4<<20)
+	ct.writes()
+	got := make([]*Task, 16)
+	errs := make([]error, 16)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() { got[i], errs[i] = s.Get(t.Context(), id) })
+	}
+	wg.Wait()
+	later, err := s.Get(t.Context(), id)
+	require.NoError(t, err)
+	for i := range got {
+		require.NoError(t, errs[i])
+		assert.Equal(t, len(result), len(got[i].Result))
+		assert.Same(t, unsafe.SliceData(later.Result), unsafe.SliceData(got[i].Result), "one copy for every reader")
+	}
+	assert.Equal(t, string(result), string(later.Result))
+	ct.mu.Lock()
+	assert.Equal(t, 1, ct.counts["blob GET"], "one download")
+	ct.mu.Unlock()
+}
