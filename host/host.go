@@ -234,7 +234,7 @@ func (h *Host) routes() (http.Handler, error) {
 		opts.Tasks.Heartbeat = h.opts.TaskHeartbeat
 	}
 	var sweepStates sweeper
-	if opts.SpentStates, sweepStates, h.closeStates, err = h.spentStates(context.Background(), h.legacy.kind); err != nil {
+	if opts.SpentStates, sweepStates, h.closeStates, err = h.spentStates(h.legacy.kind); err != nil {
 		return nil, err
 	}
 	endpoint := mcp.NewHandler(h.mcpServer(), opts)

@@ -46,11 +46,30 @@ func (r redisStates) Spend(ctx context.Context, key string, expires time.Time) (
 	return false, fmt.Errorf("recording a used request state in Redis: %w", err)
 }
 
+// hasTables reports whether a storage connection string reaches the
+// account's tables: it names a table endpoint, or no endpoint at all (the
+// account's are derived from its name), or the local emulator.
+func hasTables(cs string) bool {
+	endpoints := false
+	for part := range strings.SplitSeq(cs, ";") {
+		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
+		switch k = strings.ToLower(strings.TrimSpace(k)); {
+		case k == "tableendpoint":
+			return true
+		case k == "usedevelopmentstorage" && strings.EqualFold(strings.TrimSpace(v), "true"):
+			return true
+		case strings.HasSuffix(k, "endpoint"):
+			endpoints = true
+		}
+	}
+	return !endpoints
+}
+
 // spentStates opens the record of used request states the instances
 // share, as the settings say (see above): nil when they share none. done
 // releases what it opened; sweep, when not nil, removes the expired
 // states now and then.
-func (h *Host) spentStates(ctx context.Context, backplaneKind string) (ledger mcp.StateLedger, sweep sweeper, done func(), err error) {
+func (h *Host) spentStates(backplaneKind string) (ledger mcp.StateLedger, sweep sweeper, done func(), err error) {
 	switch backplaneKind {
 	case BackplaneRedis:
 		rc, err := h.redis()
@@ -65,16 +84,22 @@ func (h *Host) spentStates(ctx context.Context, backplaneKind string) (ledger mc
 		return redisStates{c}, nil, func() { _ = c.Close() }, nil
 	}
 	store, _ := h.cfg.Lookup(SettingTaskStore)
-	if backplaneKind != BackplaneAzureQueues && strings.ToLower(strings.TrimSpace(store)) != TaskStoreAzure {
+	taskTables := strings.ToLower(strings.TrimSpace(store)) == TaskStoreAzure
+	if backplaneKind != BackplaneAzureQueues && !taskTables {
 		return nil, nil, nil, nil
 	}
 	cs, ao, err := h.tableStorage(false)
-	if err != nil {
+	if err != nil && taskTables {
 		return nil, nil, nil, fmt.Errorf("opening the record of used request states in %s: %w", SettingStorage, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	s, err := tasks.NewAzureStates(ctx, cs, ao)
+	if err != nil || (cs != "" && !hasTables(cs)) {
+		// The backplane's queues need no table: a connection that names
+		// no table endpoint leaves each instance with its own record.
+		h.log.Warn("input-required request states open once on each instance: the connection " + SettingStorage +
+			" names no table endpoint to record them for every instance")
+		return nil, nil, nil, nil
+	}
+	s, err := tasks.NewAzureStates(cs, ao)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("opening the record of used request states in %s: %w", SettingStorage, err)
 	}

@@ -27,12 +27,13 @@ type AzureStates struct {
 	table     *aztables.Client
 }
 
-// NewAzureStates opens the table of used request states of the storage
+// NewAzureStates returns the table of used request states of the storage
 // account a connection string names (or, when it is "", the table
-// endpoint and credential of o), creating it when missing. o.Table names
+// endpoint and credential of o). It contacts nothing: the table is
+// created when a state is first recorded and it is missing. o.Table names
 // the table (default DefaultStateTable); the other options but Transport
 // are not used.
-func NewAzureStates(ctx context.Context, connectionString string, o *AzureOptions) (*AzureStates, error) {
+func NewAzureStates(connectionString string, o *AzureOptions) (*AzureStates, error) {
 	var opts AzureOptions
 	if o != nil {
 		opts = *o
@@ -53,11 +54,7 @@ func NewAzureStates(ctx context.Context, connectionString string, o *AzureOption
 	if err != nil {
 		return nil, fmt.Errorf("opening the table of used request states: %w", err)
 	}
-	s := &AzureStates{svc: svc, tableName: opts.Table, table: svc.NewClient(opts.Table)}
-	if err := s.createTable(ctx); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return &AzureStates{svc: svc, tableName: opts.Table, table: svc.NewClient(opts.Table)}, nil
 }
 
 func (s *AzureStates) createTable(ctx context.Context) error {

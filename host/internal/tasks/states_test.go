@@ -12,15 +12,16 @@ import (
 	"github.com/funcmcp/funcmcp/internal/testutil"
 )
 
-// TestAzureStatesSpendOnce: two instances sharing the table spend one
-// state once between them, however many try at once; expired rows are
-// swept; a key of another form costs no storage call.
+// TestAzureStatesSpendOnce: two instances sharing the table (which the
+// first records make) spend one state once between them, however many try
+// at once; expired rows are swept; a key of another form costs no storage
+// call.
 func TestAzureStatesSpendOnce(t *testing.T) {
 	az := testutil.StartAzurite(t, repoRoot(t))
 	ct := &countingTransport{}
-	a, err := NewAzureStates(t.Context(), az.ConnectionString(), &AzureOptions{Transport: ct})
+	a, err := NewAzureStates(az.ConnectionString(), &AzureOptions{Transport: ct})
 	require.NoError(t, err)
-	b, err := NewAzureStates(t.Context(), az.ConnectionString(), nil)
+	b, err := NewAzureStates(az.ConnectionString(), nil)
 	require.NoError(t, err)
 	expires := time.Now().Add(time.Hour)
 	var first atomic.Int32
