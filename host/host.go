@@ -91,9 +91,11 @@ type Host struct {
 	health health
 	legacy *legacy
 	// endpoint is the MCP endpoint (tasks live in it); stopSweep ends the
-	// removal of expired task records.
-	endpoint  *mcp.Handler
-	stopSweep context.CancelFunc
+	// removal of expired task records and used request states;
+	// closeStates closes the record of used request states.
+	endpoint    *mcp.Handler
+	stopSweep   context.CancelFunc
+	closeStates func()
 	// restartDelay overrides the supervisor's first back-off step (tests).
 	restartDelay time.Duration
 	calls        *guard.Calls
@@ -111,6 +113,9 @@ type Host struct {
 	closeOnce sync.Once
 	ready     chan struct{}
 	addr      atomic.Pointer[string]
+	// conns is the listener of the open connections, set by Run before
+	// ready closes.
+	conns *guard.Listener
 
 	mu         sync.Mutex
 	liveErrors []string // the latest problems met while running (worker exits)
@@ -277,12 +282,21 @@ func (h *Host) routes() (http.Handler, error) {
 	if h.tel != nil && opts.Tasks != nil {
 		opts.Tasks.Traceparent = h.tel.Traceparent
 	}
+	var sweepStates sweeper
+	if opts.SpentStates, sweepStates, h.closeStates, err = h.spentStates(h.legacy.kind); err != nil {
+		return nil, err
+	}
 	endpoint := mcp.NewHandler(h.mcpServer(), opts)
 	h.endpoint = endpoint
-	if opts.Tasks != nil {
+	if opts.Tasks != nil || sweepStates != nil {
 		ctx, stop := context.WithCancel(context.Background())
 		h.stopSweep = stop
-		go h.sweepTasks(ctx, opts.Tasks.Store)
+		if opts.Tasks != nil {
+			go h.sweepTasks(ctx, opts.Tasks.Store, "MCP tasks")
+		}
+		if sweepStates != nil {
+			go h.sweepTasks(ctx, sweepStates, "used request states")
+		}
 	}
 	if err = h.legacy.attach(h, opts, endpoint); err != nil {
 		return nil, err
@@ -331,6 +345,9 @@ func (h *Host) Close() error {
 		}
 		if h.stopSweep != nil {
 			h.stopSweep()
+		}
+		if h.closeStates != nil {
+			h.closeStates()
 		}
 		h.stopTasks()
 		h.changes.Close()

@@ -47,7 +47,7 @@ func (h *Host) Run(ctx context.Context) error {
 		GlobalSetting: "MaxConnections (--max-connections)", PerAddressSetting: "MaxConnectionsPerAddress (--max-connections-per-address)",
 		Refused: func() { h.tel.Refused(context.Background(), telemetry.RefusedConnections) },
 	})
-	ln = limited
+	ln, h.conns = limited, limited
 	if err := h.legacy.start(ctx); err != nil {
 		_ = ln.Close()
 		return err

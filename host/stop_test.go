@@ -153,7 +153,7 @@ func TestConnectionDeadlines(t *testing.T) {
 // TestLimitListener and TestLimitListenerClosesIdleConnections).
 func TestConnectionLimit(t *testing.T) {
 	root := weatherApp(t, `{"version":"2.0"}`)
-	_, base := serveTestHost(t, root, newFakeWorker(t).srv.URL, &Options{MaxConnections: 2})
+	h, base := serveTestHost(t, root, newFakeWorker(t).srv.URL, &Options{MaxConnections: 2})
 	addr := strings.TrimPrefix(base, "http://")
 	statusRequest := "GET " + StatusPath + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Functions-Key: " + testKey + "\r\n\r\n"
 	// status sends the status request on c and returns the answer's
@@ -171,10 +171,14 @@ func TestConnectionLimit(t *testing.T) {
 		return resp.StatusCode, nil
 	}
 	// Three connections, each answered; the third closes the first, then
-	// idle.
+	// idle. The server marks a connection idle after its client has read
+	// the answer: each connection is dialled once the ones before it are
+	// marked, else the first may not be a candidate yet.
 	var conns []net.Conn
 	var readers []*bufio.Reader
-	for range 3 {
+	for i := range 3 {
+		require.Eventually(t, func() bool { return h.conns.Idle() == i }, 10*time.Second, time.Millisecond,
+			"the server marks the answered connections idle")
 		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = c.Close() })

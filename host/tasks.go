@@ -139,23 +139,14 @@ func (h *Host) taskOptions(ctx context.Context, backplaneKind string) (*mcp.Task
 	case TaskStoreMemory:
 		o.Store = tasks.NewMemoryWith(nil, l)
 	case TaskStoreAzure:
-		sc, err := h.cfg.Storage(SettingStorage)
+		cs, ao, err := h.tableStorage(true)
 		if err != nil {
 			return nil, fmt.Errorf("the task store is %s (from %s): %w", TaskStoreAzure, from, err)
 		}
-		ao := &tasks.AzureOptions{TableURL: sc.TableServiceURI, BlobURL: sc.BlobServiceURI, Tasks: l.Tasks, TasksPerOwner: l.TasksPerOwner}
-		if sc.ConnectionString == "" {
-			if sc.TableServiceURI == "" || sc.BlobServiceURI == "" {
-				return nil, fmt.Errorf("the task store is %s (from %s): the identity-based connection %s needs %s__accountName, or %s__tableServiceUri and %s__blobServiceUri",
-					TaskStoreAzure, from, SettingStorage, SettingStorage, SettingStorage, SettingStorage)
-			}
-			if ao.Credential, err = tokenCredential(SettingStorage, sc.Identity); err != nil {
-				return nil, err
-			}
-		}
+		ao.Tasks, ao.TasksPerOwner = l.Tasks, l.TasksPerOwner
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		s, err := tasks.NewAzure(ctx, sc.ConnectionString, ao)
+		s, err := tasks.NewAzure(ctx, cs, ao)
 		if err != nil {
 			return nil, fmt.Errorf("opening the task store in %s: %w", SettingStorage, err)
 		}
@@ -166,8 +157,39 @@ func (h *Host) taskOptions(ctx context.Context, backplaneKind string) (*mcp.Task
 	return o, nil
 }
 
-// sweepTasks removes expired task records now and then until ctx ends.
-func (h *Host) sweepTasks(ctx context.Context, store tasks.Store) {
+// tableStorage reads the storage connection (SettingStorage) of the Azure
+// tables: a connection string, or the endpoints (the blob endpoint too
+// when blobs) and credential of an identity-based connection.
+func (h *Host) tableStorage(blobs bool) (string, *tasks.AzureOptions, error) {
+	sc, err := h.cfg.Storage(SettingStorage)
+	if err != nil {
+		return "", nil, err
+	}
+	ao := &tasks.AzureOptions{TableURL: sc.TableServiceURI, BlobURL: sc.BlobServiceURI}
+	if sc.ConnectionString != "" {
+		return sc.ConnectionString, ao, nil
+	}
+	if sc.TableServiceURI == "" || (blobs && sc.BlobServiceURI == "") {
+		need := "__tableServiceUri"
+		if blobs {
+			need = "__tableServiceUri and " + SettingStorage + "__blobServiceUri"
+		}
+		return "", nil, fmt.Errorf("the identity-based connection %s needs %s__accountName, or %s%s", SettingStorage, SettingStorage, SettingStorage, need)
+	}
+	if ao.Credential, err = tokenCredential(SettingStorage, sc.Identity); err != nil {
+		return "", nil, err
+	}
+	return "", ao, nil
+}
+
+// sweeper is what sweepTasks sweeps: a task store, the used request states.
+type sweeper interface {
+	Sweep(ctx context.Context, now time.Time) error
+}
+
+// sweepTasks removes expired task records (or used request states) now
+// and then until ctx ends.
+func (h *Host) sweepTasks(ctx context.Context, store sweeper, what string) {
 	t := time.NewTicker(taskSweepEvery)
 	defer t.Stop()
 	for {
@@ -176,7 +198,7 @@ func (h *Host) sweepTasks(ctx context.Context, store tasks.Store) {
 			return
 		case now := <-t.C:
 			if err := store.Sweep(ctx, now); err != nil && ctx.Err() == nil {
-				h.log.Warn("removing expired MCP tasks failed", "error", err)
+				h.log.Warn("removing expired "+what+" failed", "error", err)
 			}
 		}
 	}

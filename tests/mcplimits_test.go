@@ -3,12 +3,15 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -226,6 +229,11 @@ func TestLimitsRequestStateOwnedAndSingleUse(t *testing.T) {
 // openCall POSTs a tools/call on a 2025-11-25 session and returns its
 // response stream once the headers are in.
 func openCall(ctx context.Context, url, session, body string) (*testutil.SSEStream, error) {
+	return openCallWith(ctx, http.DefaultClient, url, session, body)
+}
+
+// openCallWith is openCall through client.
+func openCallWith(ctx context.Context, client *http.Client, url, session, body string) (*testutil.SSEStream, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
@@ -236,18 +244,27 @@ func openCall(ctx context.Context, url, session, body string) (*testutil.SSEStre
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Session-Id", session)
 	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		resp.Body.Close()
 		cancel()
-		return nil, fmt.Errorf("POST: %s", resp.Status)
+		return nil, &statusError{status: resp.StatusCode, msg: fmt.Sprintf("POST: %s: %s", resp.Status, strings.TrimSpace(string(msg)))}
 	}
 	return testutil.ReadSSE(resp, cancel), nil
 }
+
+// statusError is an HTTP answer other than 200.
+type statusError struct {
+	status int
+	msg    string
+}
+
+func (e *statusError) Error() string { return e.msg }
 
 // TestLimitsResumableStreamsLeftBehind (finding 5): on a 2025-11-25
 // session, calls of primes to 1,000,000 (a 1.08 MB result) whose client
@@ -309,4 +326,141 @@ func TestLimitsResumableStreamsLeftBehind(t *testing.T) {
 	// encoded) comes and goes; what was kept stays and adds up.
 	assert.Less(t, second-first, int64(64<<20), "the results of the first round are not kept")
 	assert.Less(t, peak, int64(512<<20))
+}
+
+// resumeLoadBudget is the most funchost's resident memory may reach
+// under TestLimitsResumableStreamsFullLoad: the bytes resumable streams
+// keep in all (mcp.DefaultResumeBytes, 256 MiB) plus the calls in flight
+// of one address, at most one a connection (128, the default
+// MaxConnectionsPerAddress), each holding about 4 MiB while its 1.08 MB
+// result is read, checked and written.
+const resumeLoadBudget = 768 << 20
+
+// TestLimitsResumableStreamsFullLoad (finding 5, its full load): on a
+// 2025-11-25 session, calls of primes to 1,000,000 (a 1.08 MB result)
+// whose client closes the stream at once, 50 a second for 30 s: 1,500
+// calls. funchost's resident memory, read from /proc every 100 ms while
+// they run and once every call has ended, stays within resumeLoadBudget;
+// before the streams had bounds it reached 1,500 MB and held it for the
+// minute a stream is kept. -short skips it (30 s of load).
+func TestLimitsResumableStreamsFullLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("30 s of load")
+	}
+	const rate, seconds = 50, 30
+	n := rate * seconds
+	h := startHost(t, sample(t))
+	pid := h.cmd.Process.Pid
+	init := mustSend(t, h.endpoint, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},`+
+		`"clientInfo":{"name":"t","version":"1"}}}`, map[string]string{"Accept": "application/json"})
+	session := init.header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, session, "%s", init.body)
+	before, _ := memory(t, pid)
+
+	// The sampler keeps the highest VmRSS it read; VmHWM is the kernel's
+	// own peak, read at the end.
+	var highest atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if rss, _, err := readMemory(pid); err == nil && rss > highest.Load() {
+				highest.Store(rss)
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*seconds*time.Second+4*clientTimeout)
+	defer cancel()
+	// A connection per call, closed with it, as the client left.
+	oneShot := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	start := time.Now()
+	ticker := time.NewTicker(time.Second / rate)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	var refused, closed atomic.Int64
+	var refusal, closure atomic.Value
+	for i := range n {
+		<-ticker.C
+		wg.Go(func() {
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"primes","arguments":{"to":1000000}}}`, i)
+			st, err := openCallWith(ctx, oneShot, h.endpoint, session, body)
+			se, is503 := errors.AsType[*statusError](err)
+			switch {
+			case is503 && se.status == http.StatusServiceUnavailable:
+				// The connections of one address are bounded.
+				refused.Add(1)
+				refusal.Store(se.msg)
+				return
+			case err != nil && !is503:
+				// The same refusal, answered before the request was
+				// written: the client sees the connection closed.
+				closed.Add(1)
+				closure.Store(err.Error())
+				return
+			case err != nil:
+				errs <- err
+				return
+			}
+			st.Close()
+		})
+	}
+	ticker.Stop()
+	sent := time.Since(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	served := n - int(refused.Load()) - int(closed.Load())
+	t.Logf("%d calls refused 503 (%v), %d closed unanswered (%v)", refused.Load(), refusal.Load(), closed.Load(), closure.Load())
+	endedCalls := func() int { return strings.Count(h.console.String(), "Executed 'Functions.primes'") }
+	allEnded := assert.Eventually(t, func() bool { return endedCalls() >= served }, 4*clientTimeout, 50*time.Millisecond,
+		"every call ended")
+	ended := time.Since(start)
+	after, peak := memory(t, pid)
+	t.Logf("%d of %d calls served ended", endedCalls(), served)
+	close(stop)
+	<-sampled
+	t.Logf("funchost RSS: %s before; %d calls of primes to 1,000,000 left at once (%d served), sent in %s (%.1f a second), all ended after %s; "+
+		"highest RSS sampled %s, peak (VmHWM) %s, %s once every call ended (budget %s)",
+		mib(before), n, served, sent.Round(time.Millisecond), float64(n)/sent.Seconds(), ended.Round(time.Millisecond),
+		mib(highest.Load()), mib(peak), mib(after), mib(resumeLoadBudget))
+	if !allEnded {
+		return
+	}
+	assert.Less(t, peak, int64(resumeLoadBudget), "peak RSS within the budget")
+	assert.Less(t, after, int64(resumeLoadBudget), "RSS once every call ended within the budget")
+}
+
+// readMemory is memory for any goroutine: VmRSS and VmHWM in bytes.
+func readMemory(pid int) (rss, peak int64, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || (name != "VmRSS" && name != "VmHWM") {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 10, 64)
+		if err != nil {
+			return 0, 0, err
+		}
+		if name == "VmRSS" {
+			rss = kb << 10
+		} else {
+			peak = kb << 10
+		}
+	}
+	return rss, peak, nil
 }

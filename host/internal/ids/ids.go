@@ -3,6 +3,7 @@ package ids
 import (
 	"crypto/rand"
 	"fmt"
+	"strings"
 )
 
 // Alphabets of [Random].
@@ -64,4 +65,19 @@ func GUID() string {
 		j += 2
 	}
 	return string(out)
+}
+
+// Is reports whether s is n characters of alphabet: the form of an id
+// [Random] made, checked before the id costs anything (a storage read, a
+// log line).
+func Is(s, alphabet string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := range len(s) {
+		if strings.IndexByte(alphabet, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -63,3 +63,10 @@ func TestGUID(t *testing.T) {
 		seen[g] = true
 	}
 }
+
+func TestIs(t *testing.T) {
+	assert.True(t, Is(Random(LowerAlnum, 26), LowerAlnum, 26))
+	for _, s := range []string{"", "a/b", strings.Repeat("a", 25), strings.Repeat("a", 27), strings.Repeat("A", 26), strings.Repeat("a", 25) + "\x00", strings.Repeat("a", 24) + "é"} {
+		assert.False(t, Is(s, LowerAlnum, 26), "%q", s)
+	}
+}

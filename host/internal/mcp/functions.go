@@ -290,9 +290,12 @@ func (h *handler) servePromptsGet(req *request) bool {
 	ident := callIdentity{method: methodPromptsGet, name: name, args: rawArgs, owner: owner.Of(req.r)}
 	var in *inputState
 	if c.Meta != nil {
-		var problem string
-		if in, problem = h.readInput(params, ident); problem != "" {
-			h.rpcError(req, CodeInvalidParams, problem, nil)
+		var (
+			code    int
+			problem string
+		)
+		if in, code, problem = h.readInput(req.r.Context(), params, ident); problem != "" {
+			h.rpcError(req, code, problem, nil)
 			return true
 		}
 	}

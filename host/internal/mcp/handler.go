@@ -69,7 +69,8 @@ type handler struct {
 	resumeGrace     time.Duration
 	tasks           *taskService                // nil when tasks are off
 	checkArgs       func(json.RawMessage) error // Options.CheckArguments
-	usedStates      *stateLedger                // the request states that opened
+	usedStates      *stateLedger                // the request states that opened here
+	spentStates     StateLedger                 // and on every instance sharing it; nil: none
 
 	hub                *notify.Hub   // nil when notifications are off
 	sessions           *sessionTable // the legacy sessions' subscriptions
@@ -148,6 +149,7 @@ func newHandler(srv Server, opts *Options) *handler {
 		resumeGrace:     o.ResumeGrace,
 		checkArgs:       o.CheckArguments,
 		usedStates:      newStateLedger(o.UsedInputStates),
+		spentStates:     o.SpentStates,
 		streams:         newResumeStore(o.ResumeStreams, o.ResumeBytes),
 	}
 	if o.ListenKeepAlive <= 0 {
@@ -518,8 +520,9 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 	var in *inputState
 	ident := callIdentity{method: methodToolsCall, name: name, args: rawArgs, owner: owner.Of(req.r)}
 	if meta != nil {
-		if in, problem = h.readInput(msg.params, ident); problem != "" {
-			h.rpcError(req, CodeInvalidParams, problem, nil)
+		var code int
+		if in, code, problem = h.readInput(req.r.Context(), msg.params, ident); problem != "" {
+			h.rpcError(req, code, problem, nil)
 			return
 		}
 	}

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,7 +33,8 @@ import (
 // far. A state that does not open (altered, expired, sealed by another
 // key), belongs to another call or was given to another client is refused
 // with -32602. Each state opens once on an instance: the instance
-// remembers the states that opened until they expire (stateLedger). A
+// remembers the states that opened until they expire (stateLedger), and,
+// with Options.SpentStates, once on every instance that shares it. A
 // retry without a state is served with the answers it carries.
 
 // inputStatePurpose is what request states are sealed for.
@@ -102,10 +104,35 @@ type callIdentity struct {
 // without decoding them (see argumentsDigest).
 func (c callIdentity) digest() string { return argumentsDigest(c.args) }
 
+// StateLedger records the request states that opened where several
+// instances see them (a table, a Redis server they share).
+type StateLedger interface {
+	// Spend records the state named key (letters and digits), which
+	// expires at expires, and reports whether this was its first record:
+	// false when it opened before, on any instance.
+	Spend(ctx context.Context, key string, expires time.Time) (first bool, err error)
+}
+
+// spendTimeout bounds recording a state in Options.SpentStates.
+const spendTimeout = 10 * time.Second
+
 // readInput reads the inputResponses and requestState of a modern call;
-// problem is the -32602 message when they are wrong. A state that opens is
-// spent once everything else is right.
-func (h *handler) readInput(params []byte, id callIdentity) (in *inputState, problem string) {
+// problem is the message when they are wrong, with its code (-32602, or
+// -32603 when the shared record of used states failed). A state that opens
+// is spent once everything else is right.
+func (h *handler) readInput(ctx context.Context, params []byte, id callIdentity) (in *inputState, code int, problem string) {
+	in, problem = h.readInputState(ctx, params, id)
+	code = CodeInvalidParams
+	if problem == problemStateUnchecked {
+		code = CodeInternalError
+	}
+	return in, code, problem
+}
+
+// problemStateUnchecked: the shared record of used states did not answer.
+const problemStateUnchecked = "Internal error: requestState could not be checked as unused; call again with it."
+
+func (h *handler) readInputState(ctx context.Context, params []byte, id callIdentity) (in *inputState, problem string) {
 	answers := map[string]json.RawMessage{}
 	var st *requestState
 	var expires time.Time
@@ -142,9 +169,13 @@ func (h *handler) readInput(params []byte, id callIdentity) (in *inputState, pro
 		}
 	}
 	if st != nil {
-		if err := h.usedStates.use(st.Nonce, id.owner, expires); err != nil {
-			if errors.Is(err, errStateUsed) {
+		if err := h.spendState(ctx, st.Nonce, id.owner, expires); err != nil {
+			switch {
+			case errors.Is(err, errStateUsed):
 				return nil, "Invalid params: requestState was used already (each opens once); call again with the latest one, or without it and every answer in inputResponses."
+			case errors.Is(err, errStateUnchecked):
+				h.log.Error("mcp: recording a used request state failed", "error", err)
+				return nil, problemStateUnchecked
 			}
 			return nil, "Invalid params: " + err.Error() + "; call again without requestState and every answer in inputResponses."
 		}
@@ -180,6 +211,32 @@ func (h *handler) openRequestState(token string, id callIdentity) (st *requestSt
 
 // errStateUsed: a request state that opened once before.
 var errStateUsed = errors.New("the request state was used already")
+
+// errStateUnchecked: the shared record of used states failed.
+var errStateUnchecked = errors.New("the request state could not be checked")
+
+// spendState spends the state nonce of id on this instance, then in the
+// shared record when there is one. A shared record that fails gives the
+// state back here, so that the client may send it again.
+func (h *handler) spendState(ctx context.Context, nonce string, id owner.ID, expires time.Time) error {
+	if err := h.usedStates.use(nonce, id, expires); err != nil {
+		return err
+	}
+	if h.spentStates == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, spendTimeout)
+	defer cancel()
+	first, err := h.spentStates.Spend(ctx, nonce, expires)
+	switch {
+	case err != nil:
+		h.usedStates.forget(nonce)
+		return fmt.Errorf("%w: %w", errStateUnchecked, err)
+	case !first:
+		return errStateUsed
+	}
+	return nil
+}
 
 // stateLedger remembers the request states that opened, until they
 // expire, so that each opens once on this instance. It counts them per
@@ -230,6 +287,16 @@ func (l *stateLedger) use(nonce string, id owner.ID, expires time.Time) error {
 	}
 	l.used[nonce] = usedState{expires: expires, release: release}
 	return nil
+}
+
+// forget gives back a state that use spent, which did not open after all.
+func (l *stateLedger) forget(nonce string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if u, ok := l.used[nonce]; ok {
+		u.release()
+		delete(l.used, nonce)
+	}
 }
 
 // sweep forgets the states that expired: they no longer open anyway.

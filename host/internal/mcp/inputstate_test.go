@@ -1,9 +1,12 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,6 +101,62 @@ func TestInputStateIsTheCallersAndSingleUse(t *testing.T) {
 	assert.Equal(t, "-32602", gjson(t, r.data, "error", "code"), r.data)
 	assert.Contains(t, gjson(t, r.data, "error", "message"), "was used already")
 	assert.Equal(t, calls+1, len(s.tools.calls), "a replay runs nothing")
+}
+
+// sharedLedger is a StateLedger instances share in a test; fail makes it
+// fail.
+type sharedLedger struct {
+	mu   sync.Mutex
+	used map[string]bool
+	fail error
+}
+
+func (l *sharedLedger) Spend(_ context.Context, key string, _ time.Time) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fail != nil {
+		return false, l.fail
+	}
+	if l.used[key] {
+		return false, nil
+	}
+	l.used[key] = true
+	return true, nil
+}
+
+func (l *sharedLedger) setFail(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.fail = err
+}
+
+// TestInputStateSingleUseAcrossInstances (issue 25, finding 8): two
+// instances sharing the key and a record of used states open a state once
+// between them; a record that fails refuses the state with -32603 and
+// leaves it to be sent again.
+func TestInputStateSingleUseAcrossInstances(t *testing.T) {
+	ledger := &sharedLedger{used: map[string]bool{}}
+	a, b := startServer(t, &Options{SpentStates: ledger}), startServer(t, &Options{SpentStates: ledger})
+	a.tools.call, b.tools.call = twoStepTool, twoStepTool
+	state := requestStateOf(t, a.post(t, modernCall(nil, askingCaps, nil), keyed("alice")))
+	answer := map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}
+	retry := modernCall(nil, askingCaps, map[string]any{"inputResponses": answer, "requestState": state})
+
+	ledger.setFail(errors.New("storage unreachable"))
+	r := b.post(t, retry, keyed("alice"))
+	assert.Equal(t, "-32603", gjson(t, r.data, "error", "code"), r.data)
+	assert.Contains(t, gjson(t, r.data, "error", "message"), "could not be checked")
+	assert.Empty(t, b.tools.calls, "nothing ran")
+	assert.Contains(t, b.logs.String(), "storage unreachable")
+	ledger.setFail(nil)
+
+	requestStateOf(t, b.post(t, retry, keyed("alice")))
+	assert.Len(t, b.tools.calls, 1, "the state opened once the record answered")
+	calls := len(a.tools.calls)
+	r = a.post(t, retry, keyed("alice"))
+	assert.Equal(t, "-32602", gjson(t, r.data, "error", "code"), r.data)
+	assert.Contains(t, gjson(t, r.data, "error", "message"), "was used already")
+	assert.Equal(t, calls, len(a.tools.calls), "the other instance runs nothing")
 }
 
 // FuzzOpenRequestState: opening any text as a request state, or any

@@ -100,6 +100,11 @@ type Options struct {
 	// per owner and in all; a bound left 0 takes DefaultUsedInputStates.
 	// Over it a retry with a state is refused with -32602.
 	UsedInputStates owner.Limit
+	// SpentStates, when set, records the request states that opened where
+	// every instance sharing it sees them, so that a state opens once
+	// across those instances; nil leaves each instance remembering its own
+	// (UsedInputStates).
+	SpentStates StateLedger
 	// Tasks turns MCP tasks on for the tools whose [Server.TaskSupport]
 	// support them (2026-07-28, the io.modelcontextprotocol/tasks
 	// extension); nil leaves them off and every call synchronous.

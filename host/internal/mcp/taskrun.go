@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
@@ -298,7 +297,7 @@ type taskRun struct {
 
 // newRun prepares a task for a call of tool; nothing is stored yet.
 func (s *taskService) newRun(ctx context.Context, cancel context.CancelCauseFunc, scope string, who owner.ID, tool string, ts *metadata.TaskSupport) *taskRun {
-	r := &taskRun{s: s, id: ids.Random(ids.LowerAlnum, 26), scope: scope, owner: who, tool: tool, ttl: s.ttl, poll: s.poll,
+	r := &taskRun{s: s, id: tasks.NewID(), scope: scope, owner: who, tool: tool, ttl: s.ttl, poll: s.poll,
 		ctx: ctx, cancel: cancel, started: make(chan struct{}), wakeCh: make(chan struct{}, 1), waiters: map[string]chan json.RawMessage{}}
 	if ts.TTLMs > 0 {
 		r.ttl = time.Duration(ts.TTLMs) * time.Millisecond

@@ -46,6 +46,7 @@ type Azure struct {
 	now        func() time.Time
 	partitionK string
 	kept       *keptCount
+	results    *resultCache // results read from blobs, shared by their readers
 }
 
 // AzureOptions configures [NewAzure]. nil means the defaults.
@@ -125,7 +126,7 @@ func NewAzure(ctx context.Context, connectionString string, o *AzureOptions) (*A
 	}
 	l := MemoryLimits{Tasks: opts.Tasks, TasksPerOwner: opts.TasksPerOwner}.withDefaults()
 	s := &Azure{svc: svc, tableName: opts.Table, table: svc.NewClient(opts.Table), blobs: blobs, container: opts.Container, now: opts.Now, partitionK: "task",
-		kept: newKeptCount(opts.Now, l.TasksPerOwner, l.Tasks)}
+		kept: newKeptCount(opts.Now, l.TasksPerOwner, l.Tasks), results: newResultCache(resultCacheBytes)}
 	if err := s.createTable(ctx); err != nil {
 		return nil, err
 	}
@@ -301,6 +302,9 @@ func (s *Azure) upload(ctx context.Context, name string, data []byte) error {
 // as many unexpired tasks as it may keep is refused with an
 // *owner.LimitError, and nothing is stored.
 func (s *Azure) Create(ctx context.Context, t *Task) error {
+	if !ValidID(t.ID) {
+		return fmt.Errorf("storing task %q: %w", t.ID, ErrInvalidID)
+	}
 	release, err := s.kept.take(t.Owner, t.Expires())
 	if err != nil {
 		return err
@@ -337,8 +341,12 @@ const maxReadTries = 4
 
 // load reads a task's row, record and result. A blob removed between the
 // row's read and its own (a writer replaced it) makes it read the row
-// again: a reader never fails because of a concurrent writer.
+// again: a reader never fails because of a concurrent writer. An id not of
+// the form NewID makes is not found without a storage call.
 func (s *Azure) load(ctx context.Context, id string, withResult bool) (*stored, error) {
+	if !ValidID(id) {
+		return nil, ErrNotFound
+	}
 	var err error
 	for range maxReadTries {
 		var st *stored
@@ -362,6 +370,10 @@ func (s *Azure) loadOnce(ctx context.Context, id string, withResult bool) (*stor
 	if err := json.Unmarshal(resp.Value, &r); err != nil {
 		return nil, fmt.Errorf("reading task %s: %w", id, err)
 	}
+	if expires, err := time.Parse(expiresLayout, r.Expires); err == nil && !s.now().Before(expires) {
+		s.remove(ctx, &r, resp.ETag)
+		return nil, ErrNotFound
+	}
 	data := []byte(r.Record)
 	if r.RecordBlob != "" {
 		if data, err = s.downloadAll(ctx, r.RecordBlob); err != nil {
@@ -374,10 +386,12 @@ func (s *Azure) loadOnce(ctx context.Context, id string, withResult bool) (*stor
 	}
 	t := rec.task()
 	if !s.now().Before(t.Expires()) {
+		s.remove(ctx, &r, resp.ETag)
 		return nil, ErrNotFound
 	}
 	if r.ResultBlob != "" && withResult {
-		if t.Result, err = s.downloadAll(ctx, r.ResultBlob); err != nil {
+		name := r.ResultBlob
+		if t.Result, err = s.results.get(ctx, name, func(ctx context.Context) (json.RawMessage, error) { return s.downloadAll(ctx, name) }); err != nil {
 			return nil, err
 		}
 	}
@@ -388,6 +402,18 @@ func (s *Azure) loadOnce(ctx context.Context, id string, withResult bool) (*stor
 		return nil, err
 	}
 	return st, nil
+}
+
+// remove deletes the row of an expired task that a read found, and its
+// blobs, so that it leaves storage when it is first found expired, not at
+// the next sweep. It is conditional on etag (the row as read); a failure
+// leaves the row to the sweep.
+func (s *Azure) remove(ctx context.Context, r *row, etag azcore.ETag) {
+	ctx = context.WithoutCancel(ctx)
+	_, err := s.table.DeleteEntity(ctx, r.PartitionKey, r.RowKey, &aztables.DeleteEntityOptions{IfMatch: &etag})
+	if err == nil || hasStatus(err, http.StatusNotFound) {
+		s.deleteBlobs(ctx, []string{r.RecordBlob, r.ResultBlob})
+	}
 }
 
 func (s *Azure) downloadAll(ctx context.Context, name string) ([]byte, error) {
@@ -480,6 +506,7 @@ func (s *Azure) deleteBlobs(ctx context.Context, names []string) {
 
 func (s *Azure) deleteBlob(ctx context.Context, name string) {
 	if name != "" {
+		s.results.forget(name)
 		_, _ = s.blobs.DeleteBlob(context.WithoutCancel(ctx), s.container, name, nil)
 	}
 }

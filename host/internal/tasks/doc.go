@@ -11,4 +11,11 @@
 // instances, and writes nothing when an update changes nothing.
 //
 // A kept result is never changed in place: stores and readers share it.
+// A task id is 26 lower-case letters and digits ([NewID]); a store finds
+// no task of another id without reading storage, and a read that finds a
+// task expired removes it.
+//
+// [AzureStates] is the one other record the instances share here: the
+// input-required request states that opened, one table row each, inserted
+// only when missing, so that a state opens once across the instances.
 package tasks

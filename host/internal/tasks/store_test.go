@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -24,24 +25,24 @@ import (
 func testStore(t *testing.T, s Store, advance func(time.Duration)) {
 	ctx := context.Background()
 	t0 := time.Now().UTC().Truncate(time.Millisecond)
-	task := &Task{ID: "t1", Scope: "client-a", Tool: "slow", Status: StatusWorking, Created: t0, Updated: t0, TTL: time.Minute,
+	task := &Task{ID: tid("t1"), Scope: "client-a", Tool: "slow", Status: StatusWorking, Created: t0, Updated: t0, TTL: time.Minute,
 		InputRequests: map[string]json.RawMessage{"k": json.RawMessage(`{"method":"elicitation/create","params":{}}`)}}
 	require.NoError(t, s.Create(ctx, task))
 	task.InputRequests["k"] = json.RawMessage(`{"changed":true}`) // the store keeps its own copy
 
-	got, err := s.Get(ctx, "t1")
+	got, err := s.Get(ctx, tid("t1"))
 	require.NoError(t, err)
 	assert.Equal(t, "client-a", got.Scope)
 	assert.JSONEq(t, `{"method":"elicitation/create","params":{}}`, string(got.InputRequests["k"]))
 
-	_, err = s.Get(ctx, "nope")
+	_, err = s.Get(ctx, tid("nope"))
 	assert.ErrorIs(t, err, ErrNotFound)
 
 	// Concurrent updates all land.
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
-			_, err := s.Update(ctx, "t1", func(t *Task) error {
+			_, err := s.Update(ctx, tid("t1"), func(t *Task) error {
 				if t.InputResponses == nil {
 					t.InputResponses = map[string]json.RawMessage{}
 				}
@@ -52,15 +53,15 @@ func testStore(t *testing.T, s Store, advance func(time.Duration)) {
 		})
 	}
 	wg.Wait()
-	got, err = s.Get(ctx, "t1")
+	got, err = s.Get(ctx, tid("t1"))
 	require.NoError(t, err)
 	assert.Len(t, got.InputResponses, 8)
 
 	// A change that fails stores nothing.
 	boom := errors.New("boom")
-	_, err = s.Update(ctx, "t1", func(t *Task) error { t.Status = StatusFailed; return boom })
+	_, err = s.Update(ctx, tid("t1"), func(t *Task) error { t.Status = StatusFailed; return boom })
 	assert.ErrorIs(t, err, boom)
-	got, _ = s.Get(ctx, "t1")
+	got, _ = s.Get(ctx, tid("t1"))
 	assert.Equal(t, StatusWorking, got.Status)
 
 	big := make([]byte, 0, 300<<10)
@@ -69,18 +70,18 @@ func testStore(t *testing.T, s Store, advance func(time.Duration)) {
 		big = append(big, 'x')
 	}
 	big = append(big, `"}]}`...)
-	upd, err := s.Update(ctx, "t1", func(t *Task) error { t.Status, t.Result = StatusCompleted, big; return nil })
+	upd, err := s.Update(ctx, tid("t1"), func(t *Task) error { t.Status, t.Result = StatusCompleted, big; return nil })
 	require.NoError(t, err)
 	assert.Equal(t, StatusCompleted, upd.Status)
-	got, err = s.Get(ctx, "t1")
+	got, err = s.Get(ctx, tid("t1"))
 	require.NoError(t, err)
 	assert.Equal(t, string(big), string(got.Result), "a large result is kept whole")
 
 	// Expiry.
 	advance(2 * time.Minute)
-	_, err = s.Get(ctx, "t1")
+	_, err = s.Get(ctx, tid("t1"))
 	assert.ErrorIs(t, err, ErrNotFound, "an expired task is gone")
-	_, err = s.Update(ctx, "t1", func(*Task) error { return nil })
+	_, err = s.Update(ctx, tid("t1"), func(*Task) error { return nil })
 	assert.ErrorIs(t, err, ErrNotFound)
 	require.NoError(t, s.Sweep(ctx, time.Now().Add(2*time.Minute)))
 }
@@ -213,14 +214,18 @@ func TestAzureStore(t *testing.T) {
 	other, err := NewAzure(ctx, az.ConnectionString(), nil)
 	require.NoError(t, err)
 	t0 := time.Now()
-	require.NoError(t, s.Create(ctx, &Task{ID: "shared", Scope: "c", Status: StatusWorking, Created: t0, Updated: t0, TTL: time.Hour}))
-	got, err := other.Get(ctx, "shared")
+	require.NoError(t, s.Create(ctx, &Task{ID: tid("shared"), Scope: "c", Status: StatusWorking, Created: t0, Updated: t0, TTL: time.Hour}))
+	got, err := other.Get(ctx, tid("shared"))
 	require.NoError(t, err)
 	assert.Equal(t, StatusWorking, got.Status)
 	require.NoError(t, other.Sweep(ctx, t0.Add(2*time.Hour)))
-	_, err = other.Get(ctx, "shared")
+	_, err = other.Get(ctx, tid("shared"))
 	assert.ErrorIs(t, err, ErrNotFound)
 }
+
+// tid is a task id of the form the host makes (see NewID) starting with
+// name, lower-case letters and digits.
+func tid(name string) string { return name + strings.Repeat("0", idLength-len(name)) }
 
 // repoRoot is the repository root (tests run in their package folder).
 func repoRoot(t testing.TB) string {
@@ -248,7 +253,7 @@ func BenchmarkAzureStore(b *testing.B) {
 		newTask := func() *Task {
 			n++
 			now := time.Now()
-			return &Task{ID: fmt.Sprintf("%s-%d", size.name, n), Scope: "c", Status: StatusWorking,
+			return &Task{ID: tid(fmt.Sprintf("%s%d", strings.ToLower(size.name), n)), Scope: "c", Status: StatusWorking,
 				Created: now, Updated: now, Heartbeat: now, TTL: time.Hour, Result: size.result}
 		}
 		b.Run(size.name+"/create", func(b *testing.B) {
@@ -331,10 +336,10 @@ func TestAzureStoreWritesNothingWhenNothingChanges(t *testing.T) {
 	ct := &countingTransport{}
 	s, err := NewAzure(t.Context(), az.ConnectionString(), &AzureOptions{Transport: ct})
 	require.NoError(t, err)
-	result := finishedBigTask(t, s, "done", 4<<20)
+	result := finishedBigTask(t, s, tid("done"), 4<<20)
 	ct.writes()
 	for range 4 {
-		_, err := s.Update(t.Context(), "done", func(t *Task) error { return nil })
+		_, err := s.Update(t.Context(), tid("done"), func(t *Task) error { return nil })
 		require.NoError(t, err)
 	}
 	ct.mu.Lock()
@@ -344,14 +349,14 @@ func TestAzureStoreWritesNothingWhenNothingChanges(t *testing.T) {
 	errs := make(chan error, 64)
 	for i := range 32 {
 		wg.Go(func() {
-			_, err := s.Update(t.Context(), "done", func(t *Task) error { return nil }) // a cancel of a finished task
+			_, err := s.Update(t.Context(), tid("done"), func(t *Task) error { return nil }) // a cancel of a finished task
 			errs <- err
 		})
 		if i%4 != 0 {
 			continue
 		}
 		wg.Go(func() {
-			got, err := s.Get(t.Context(), "done")
+			got, err := s.Get(t.Context(), tid("done"))
 			if err == nil && len(got.Result) != len(result) {
 				err = fmt.Errorf("read %d bytes of the result", len(got.Result))
 			}
@@ -374,17 +379,17 @@ func TestAzureStoreReadersSurviveWriters(t *testing.T) {
 	ct := &countingTransport{}
 	s, err := NewAzure(t.Context(), az.ConnectionString(), &AzureOptions{Transport: ct})
 	require.NoError(t, err)
-	result := finishedBigTask(t, s, "busy", 1<<20)
+	result := finishedBigTask(t, s, tid("busy"), 1<<20)
 	ct.writes()
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for i := range 8 {
 		wg.Go(func() {
-			_, err := s.Update(t.Context(), "busy", func(t *Task) error { t.StatusMessage = fmt.Sprint("note ", i); return nil })
+			_, err := s.Update(t.Context(), tid("busy"), func(t *Task) error { t.StatusMessage = fmt.Sprint("note ", i); return nil })
 			errs <- err
 		})
 		wg.Go(func() {
-			got, err := s.Get(t.Context(), "busy")
+			got, err := s.Get(t.Context(), tid("busy"))
 			if err == nil && string(got.Result) != string(result) {
 				err = fmt.Errorf("read %d bytes of the result", len(got.Result))
 			}
@@ -411,11 +416,11 @@ func TestAzureStoreRecreatesWhatStorageLost(t *testing.T) {
 	require.NoError(t, err)
 	az.Stop()
 	az.Start()
-	_, err = s.Get(t.Context(), "nothing")
+	_, err = s.Get(t.Context(), tid("nothing"))
 	assert.ErrorIs(t, err, ErrNotFound)
 	require.NoError(t, s.Sweep(t.Context(), time.Now()))
-	result := finishedBigTask(t, s, "after", 100<<10)
-	got, err := s.Get(t.Context(), "after")
+	result := finishedBigTask(t, s, tid("after"), 100<<10)
+	got, err := s.Get(t.Context(), tid("after"))
 	require.NoError(t, err)
 	assert.Equal(t, string(result), string(got.Result))
 }
@@ -431,14 +436,138 @@ func TestAzureStoreCountsPerOwner(t *testing.T) {
 	task := func(id string, ttl time.Duration) *Task {
 		return &Task{ID: id, Scope: "c", Owner: "key:m", Status: StatusWorking, Created: now, Updated: now, TTL: ttl}
 	}
-	require.NoError(t, s.Create(t.Context(), task("m1", 100*time.Millisecond)))
-	require.NoError(t, s.Create(t.Context(), task("m2", time.Hour)))
-	err = s.Create(t.Context(), task("m3", time.Hour))
+	require.NoError(t, s.Create(t.Context(), task(tid("m1"), 100*time.Millisecond)))
+	require.NoError(t, s.Create(t.Context(), task(tid("m2"), time.Hour)))
+	err = s.Create(t.Context(), task(tid("m3"), time.Hour))
 	var le *owner.LimitError
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, "too many kept tasks for this client (the limit is 2); "+SettingMaxTasksPerOwner+" changes it", err.Error())
-	_, err = s.Get(t.Context(), "m3")
+	_, err = s.Get(t.Context(), tid("m3"))
 	assert.ErrorIs(t, err, ErrNotFound, "a refused task is not stored")
 	require.Eventually(t, func() bool { return s.kept.c.Held("key:m") == 1 }, 10*time.Second, 10*time.Millisecond, "m1 expired")
-	require.NoError(t, s.Create(t.Context(), task("m3", time.Hour)))
+	require.NoError(t, s.Create(t.Context(), task(tid("m3"), time.Hour)))
+}
+
+// TestAzureStoreRefusesMalformedIDs (issue 25, finding 13): a task id that
+// is not of the form the host makes (a client sent "a/b", which cost a
+// storage read answered 500) is not found without any storage call.
+func TestAzureStoreRefusesMalformedIDs(t *testing.T) {
+	az := testutil.StartAzurite(t, repoRoot(t))
+	ct := &countingTransport{}
+	s, err := NewAzure(t.Context(), az.ConnectionString(), &AzureOptions{Transport: ct})
+	require.NoError(t, err)
+	ct.mu.Lock()
+	ct.counts = nil
+	ct.mu.Unlock()
+	for _, id := range []string{"a/b", "", "../" + tid("x"), tid("x") + "0", strings.ToUpper(tid("x")), "x'or'1'eq'1", tid("x")[1:] + "/"} {
+		_, err := s.Get(t.Context(), id)
+		assert.ErrorIs(t, err, ErrNotFound, "%q", id)
+		_, err = s.Update(t.Context(), id, func(*Task) error { return nil })
+		assert.ErrorIs(t, err, ErrNotFound, "%q", id)
+		now := time.Now()
+		assert.Error(t, s.Create(t.Context(), &Task{ID: id, Scope: "c", Status: StatusWorking, Created: now, Updated: now, TTL: time.Hour}), "%q", id)
+	}
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	assert.Empty(t, ct.counts, "no storage call")
+}
+
+// TestAzureStoreExpiredReadIsGone (issue 25, finding 3): a read of an
+// expired task finds it gone and removes its row and blobs at once, before
+// any sweep; neither Get nor Update serves what expired.
+func TestAzureStoreExpiredReadIsGone(t *testing.T) {
+	az := testutil.StartAzurite(t, repoRoot(t))
+	var mu sync.Mutex
+	skew := time.Duration(0)
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) }
+	ct := &countingTransport{}
+	s, err := NewAzure(t.Context(), az.ConnectionString(), &AzureOptions{Now: now, Transport: ct})
+	require.NoError(t, err)
+	other, err := NewAzure(t.Context(), az.ConnectionString(), nil) // another instance, on the real clock
+	require.NoError(t, err)
+	for _, name := range []string{"small", "big"} {
+		t.Run(name, func(t *testing.T) {
+			id := tid("expired" + name)
+			created := now()
+			require.NoError(t, s.Create(t.Context(), &Task{ID: id, Scope: "c", Status: StatusWorking, Created: created, Updated: created, TTL: time.Minute}))
+			size := 10
+			if name == "big" {
+				size = 2 * maxInlineRecord
+			}
+			result := json.RawMessage(`"` + strings.Repeat("x", size) + `"`)
+			_, err := s.Update(t.Context(), id, func(t *Task) error { t.Status, t.Result = StatusCompleted, result; return nil })
+			require.NoError(t, err)
+			got, err := other.Get(t.Context(), id)
+			require.NoError(t, err)
+			require.Equal(t, string(result), string(got.Result))
+			blobs := s.blobNames(t, id)
+			if name == "big" {
+				require.NotEmpty(t, blobs)
+			}
+
+			mu.Lock()
+			skew += 2 * time.Minute
+			mu.Unlock()
+			_, err = s.Update(t.Context(), id, func(t *Task) error { t.StatusMessage = "late"; return nil })
+			assert.ErrorIs(t, err, ErrNotFound, "an expired task is not written")
+			_, err = s.Get(t.Context(), id)
+			assert.ErrorIs(t, err, ErrNotFound)
+			// The row went with the read: the other instance, whose clock
+			// does not say it expired, finds nothing either.
+			_, err = other.Get(t.Context(), id)
+			assert.ErrorIs(t, err, ErrNotFound, "the expired row was removed by the read")
+			assert.Empty(t, s.blobNames(t, id), "and its blobs")
+			mu.Lock()
+			skew = 0
+			mu.Unlock()
+		})
+	}
+}
+
+// blobNames lists the blobs of task id.
+func (s *Azure) blobNames(t *testing.T, id string) []string {
+	t.Helper()
+	prefix := id + "/"
+	pager := s.blobs.NewListBlobsFlatPager(s.container, &azblob.ListBlobsFlatOptions{Prefix: &prefix})
+	var names []string
+	for pager.More() {
+		page, err := pager.NextPage(t.Context())
+		require.NoError(t, err)
+		for _, b := range page.Segment.BlobItems {
+			names = append(names, *b.Name)
+		}
+	}
+	return names
+}
+
+// TestAzureStoreReadersShareAResult (issue 25, finding 3, the Azure
+// store): readers of a large result at once, and those after them, share
+// one download and one copy of it; each tasks/get downloaded a copy of
+// its own.
+func TestAzureStoreReadersShareAResult(t *testing.T) {
+	az := testutil.StartAzurite(t, repoRoot(t))
+	ct := &countingTransport{}
+	s, err := NewAzure(t.Context(), az.ConnectionString(), &AzureOptions{Transport: ct})
+	require.NoError(t, err)
+	id := tid("shared")
+	result := finishedBigTask(t, s, id, 4<<20)
+	ct.writes()
+	got := make([]*Task, 16)
+	errs := make([]error, 16)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() { got[i], errs[i] = s.Get(t.Context(), id) })
+	}
+	wg.Wait()
+	later, err := s.Get(t.Context(), id)
+	require.NoError(t, err)
+	for i := range got {
+		require.NoError(t, errs[i])
+		assert.Equal(t, len(result), len(got[i].Result))
+		assert.Same(t, unsafe.SliceData(later.Result), unsafe.SliceData(got[i].Result), "one copy for every reader")
+	}
+	assert.Equal(t, string(result), string(later.Result))
+	ct.mu.Lock()
+	assert.Equal(t, 1, ct.counts["blob GET"], "one download")
+	ct.mu.Unlock()
 }

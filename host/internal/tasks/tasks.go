@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
@@ -111,6 +112,9 @@ func cloneMap(m map[string]json.RawMessage) map[string]json.RawMessage {
 // another client.
 var ErrNotFound = errors.New("no such task")
 
+// ErrInvalidID is a task id not of the form [NewID] makes.
+var ErrInvalidID = errors.New("not a task id")
+
 // Store keeps task records. Implementations are safe for concurrent use by
 // several instances; Update is atomic per task.
 type Store interface {
@@ -119,7 +123,9 @@ type Store interface {
 	// an *owner.LimitError and stores nothing.
 	Create(ctx context.Context, t *Task) error
 	// Get returns a copy of the task, ErrNotFound when it does not exist or
-	// has expired.
+	// has expired (an expired task found by a read is removed then, not at
+	// the next sweep) or its id is not of the form NewID makes (found so
+	// without reading storage).
 	Get(ctx context.Context, id string) (*Task, error)
 	// Update applies change to the latest copy and stores the result,
 	// again when another writer changed the task meanwhile; it returns the
@@ -132,3 +138,14 @@ type Store interface {
 	// Sweep removes the tasks expired before now.
 	Sweep(ctx context.Context, now time.Time) error
 }
+
+// idLength is the length of a task id: [NewID] makes idLength characters
+// of ids.LowerAlnum.
+const idLength = 26
+
+// NewID returns a new task id: 26 random lower-case letters and digits.
+func NewID() string { return ids.Random(ids.LowerAlnum, idLength) }
+
+// ValidID reports whether id has the form of the ids [NewID] makes. A store
+// finds no task of any other id without reading anything.
+func ValidID(id string) bool { return ids.Is(id, ids.LowerAlnum, idLength) }
