@@ -115,7 +115,8 @@ func (x *Exchange) Status() int { return x.out.status }
 // Outcome says how the exchange ended: "ok", "accepted" (a notification),
 // "refused <status>" (an HTTP error), "error <code>" (a JSON-RPC error),
 // "isError" (a tool's error result), "task", "input_required" or
-// "streamed" (a call whose resumable stream outlives the request).
+// "streamed" (a call whose resumable stream outlives the request: its
+// reader left or the stream was closed before the result).
 func (x *Exchange) Outcome() string {
 	switch {
 	case x.outcome != "":

@@ -583,6 +583,14 @@ func (h *handler) callResumable(req *request, msg *message, s *session, call *Ca
 		h.finishCall(&own, call, nil, ident)
 	}()
 	rs.serve(req.r.Context(), post)
+	select {
+	case <-rs.finished:
+		// The call ended while this request served its stream (finish
+		// runs after finishCall): the exchange ends as the call did, so
+		// the middleware (the SERVER span) sees the call's outcome.
+		req.outcome = own.outcome
+	default:
+	}
 }
 
 // finishCall runs a tools/call and writes its reply.

@@ -410,3 +410,28 @@ func TestResumableStreamsBoundedPerOwner(t *testing.T) {
 	assert.Zero(t, h.streams.bytes.Total())
 	assert.Zero(t, h.streams.streams.Total())
 }
+
+// TestResumableCallEndsItsExchangeAsTheCallDid: a call answered on a
+// resumable stream that its client reads to the end ends its exchange
+// with the call's own outcome (the middleware, telemetry's SERVER span
+// among them, sees an isError result or success, not "streamed").
+func TestResumableCallEndsItsExchangeAsTheCallDid(t *testing.T) {
+	log := &exchangeLog{}
+	s := startServer(t, &Options{Middleware: []Middleware{log.link}})
+	token := initWithCaps(t, s, "2025-11-25", map[string]any{})
+	hdr := map[string]string{headerSessionID: token}
+
+	n := log.len()
+	events := drain(t, s.openCall(t, callEcho(1), hdr))
+	require.Len(t, events, 2, "a priming event and the result")
+	bad := rpc(2, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": 7}})
+	events = drain(t, s.openCall(t, bad, hdr))
+	require.Len(t, events, 2)
+	assert.Contains(t, events[1].Data, `"isError":true`)
+
+	var outcomes []string
+	for _, x := range log.since(n) {
+		outcomes = append(outcomes, x.outcome)
+	}
+	assert.Equal(t, []string{"ok", "isError"}, outcomes)
+}
