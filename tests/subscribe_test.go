@@ -185,7 +185,11 @@ func (n *nodeListener) next(t *testing.T) map[string]json.RawMessage {
 
 // TestSampleNoteReachesSubscribedClients: the official clients subscribe
 // to the sample's note://pinned on one funchost, each the way its revision
-// has; another client calls pin_note, and each hears the update.
+// has (the Go SDK at 2026-07-28 with subscriptions/listen and at 2025-11-25
+// with resources/subscribe and the session's GET stream; the TypeScript SDK
+// 1.x with resources/subscribe over Streamable HTTP and over legacy SSE;
+// client 2.4 with subscriptions/listen); another client calls pin_note,
+// and each hears the update.
 func TestSampleNoteReachesSubscribedClients(t *testing.T) {
 	t.Parallel()
 	h := startHost(t, sample(t))
@@ -198,18 +202,22 @@ func TestSampleNoteReachesSubscribedClients(t *testing.T) {
 			awaitUpdate(t, updated, noteURI, h)
 		})
 	}
-	for _, c := range []struct{ name, pkg, mode, version string }{
-		{"typescript 1.x 2025-11-25", tsClientPackages[tsClientV1], "legacy", "2025-11-25"},
-		{"typescript 2.4 2026-07-28", tsClientPackages[tsClientV2Auto], "listen", "2026-07-28"},
+	for _, c := range []struct{ name, pkg, mode, url, version string }{
+		{"typescript 1.x 2025-11-25", tsClientPackages[tsClientV1], "legacy", h.endpoint, "2025-11-25"},
+		{"typescript 1.x legacy SSE", tsClientPackages[tsClientV1], "legacy-sse", h.endpoint + "/sse", ""},
+		{"typescript 2.4 2026-07-28", tsClientPackages[tsClientV2Auto], "listen", h.endpoint, "2026-07-28"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			n := startNodeListener(t, c.pkg, c.mode, h.endpoint, noteURI)
+			n := startNodeListener(t, c.pkg, c.mode, c.url, noteURI)
 			ready := n.next(t)
 			var r struct {
-				ProtocolVersion string `json:"protocolVersion"`
+				ProtocolVersion *string `json:"protocolVersion"`
 			}
 			require.NoError(t, json.Unmarshal(ready["ready"], &r), "%s", ready)
-			assert.Equal(t, c.version, r.ProtocolVersion)
+			if c.version != "" { // the SSE transport does not say
+				require.NotNil(t, r.ProtocolVersion, "%s", ready)
+				assert.Equal(t, c.version, *r.ProtocolVersion)
+			}
 			pinNote(t, caller, "TypeScript "+c.mode)
 			got := n.next(t)
 			assert.JSONEq(t, `"`+noteURI+`"`, string(got["updated"]))
