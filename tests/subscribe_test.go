@@ -73,9 +73,10 @@ func subscribeGoSDK(t *testing.T, endpoint, protocolVersion, uri string) <-chan 
 	caps := cs.InitializeResult().Capabilities
 	require.NotNil(t, caps.Resources)
 	assert.True(t, caps.Resources.Subscribe, "resources.subscribe is advertised")
-	// On 2026-07-28 Subscribe returns once the stream's acknowledgement
-	// came; before, once resources/subscribe was answered, and the GET
-	// stream is then awaited.
+	// On 2026-07-28 Subscribe returns once the subscriptions/listen POST
+	// is answered (its headers: funchost registers the listener before);
+	// before, once resources/subscribe was answered, and the session's
+	// GET stream, which the SDK opens on its own, is then awaited.
 	require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}))
 	if legacy {
 		select {
