@@ -153,6 +153,17 @@ func invoke(t *testing.T, base, function string, args string, h *fakeHost, caps 
 	case resp.StatusCode != http.StatusOK:
 		t.Fatalf("the worker answered %d: %s", resp.StatusCode, data)
 	case strings.HasPrefix(resp.Header.Get("Content-Type"), metadata.MediaTypeDirectResult):
+		// A prompt's direct reply is {"Logs":[…],"Result":<GetPromptResult>}.
+		raw, _, err := binding.DecodeEncodedReply(data)
+		require.NoError(t, err, "%s", data)
+		var gpr struct {
+			Messages []struct{ Content json.RawMessage } `json:"messages"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &gpr), "%s", raw)
+		if len(gpr.Messages) > 0 {
+			require.NoError(t, json.Unmarshal(gpr.Messages[0].Content, &block))
+			return outcome{text: block.Text}
+		}
 		d, _, err := binding.DecodeDirectReply(data)
 		require.NoError(t, err, "%s", data)
 		require.NotEmpty(t, d.Result.Content, "%s", data)

@@ -30,6 +30,7 @@ func newApp() *worker.App {
 	app := worker.New(nil)
 	registerContentTools(app)
 	registerNotifyingTools(app)
+	registerListChangeTools(app)
 	registerClientRequestTools(app)
 	registerSchemaTools(app)
 	registerHeaderTools(app)

@@ -49,6 +49,27 @@ func registerNotifyingTools(app *worker.App) {
 		})
 }
 
+// registerListChangeTools adds the tools server-stateless (2026-07-28)
+// calls while a subscriptions/listen stream is open, and then expects
+// notifications/tools/list_changed (or prompts) on that stream, and only
+// on one that asked for it. Each announces that its list changed; the
+// list itself stays as it is, which a client reading it again sees.
+func registerListChangeTools(app *worker.App) {
+	for name, list := range map[string]worker.List{
+		"test_trigger_tool_change":   worker.ToolsList,
+		"test_trigger_prompt_change": worker.PromptsList,
+	} {
+		app.ConfigureMcpTool(name).
+			WithDescription("Announces that the " + string(list) + " list changed.").
+			Handle(func(ctx context.Context, _ *worker.ToolContext) (*worker.Result, error) {
+				if err := worker.NotifyListChanged(ctx, list); err != nil {
+					return nil, err
+				}
+				return worker.TextResult("announced that the " + string(list) + " list changed"), nil
+			})
+	}
+}
+
 // sleep waits d, or less when ctx ends first; it reports whether it waited
 // the whole time.
 func sleep(ctx context.Context, d time.Duration) bool {

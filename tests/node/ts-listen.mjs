@@ -45,9 +45,21 @@ try {
     const { ResourceUpdatedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
     const client = new Client(info, { capabilities: {} });
     const heard = new Promise((resolve) => client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params.uri)));
-    const transport = mode === 'legacy' ? new StreamableHTTPClientTransport(new URL(url)) : new SSEClientTransport(new URL(url));
+    // Streamable HTTP: the notifications come on the session's GET stream,
+    // which the SDK opens on its own after connecting; ready waits for its
+    // answer (the server registers the stream before it answers).
+    let streamOpen;
+    const opened = new Promise((resolve) => (streamOpen = resolve));
+    const watched = async (input, init) => {
+      const res = await fetch(input, init);
+      if ((init?.method ?? 'GET') === 'GET' && res.ok) streamOpen();
+      return res;
+    };
+    const transport =
+      mode === 'legacy' ? new StreamableHTTPClientTransport(new URL(url), { fetch: watched }) : new SSEClientTransport(new URL(url));
     await client.connect(transport);
     await client.subscribeResource({ uri: a });
+    if (mode === 'legacy') await opened;
     say({ ready: { protocolVersion: transport.protocolVersion ?? null, capabilities: client.getServerCapabilities() } });
     say({ updated: await heard });
     await client.close();
