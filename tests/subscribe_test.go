@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -125,7 +124,7 @@ type nodeListener struct {
 	lines  chan string
 	exited chan struct{}
 	code   int
-	stderr bytes.Buffer
+	stderr syncBuffer // written by the process while the test reads it
 }
 
 // startNodeListener starts node ts-listen.mjs with args and returns once
