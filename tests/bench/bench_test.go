@@ -191,9 +191,10 @@ func reportCalls(b *testing.B, c int, res map[string]*sample, load string) {
 	b.ReportMetric(us(ours.cpuPerCall()), "funcmcp-cpu-µs/call")
 	b.ReportMetric(us(loop.pct(50)), "loopback-p50-µs")
 
-	goals := callGoals{throughput: 1.2, cpu: 0.8, p50: 0.9}
+	// The goals of issue 31.
+	goals := callGoals{throughput: 1.3, cpu: 0.75, p50: 0.85}
 	if c > 1 {
-		goals = callGoals{throughput: 2.0, cpu: 0.5}
+		goals = callGoals{throughput: 2.5, cpu: 0.45}
 	}
 	recordMethod("tools/call", c, res, load, goals,
 		fmt.Sprintf("; the worker called directly: %.0f µs", us(direct.cpuPerCall())))
@@ -212,7 +213,7 @@ func reportCalls(b *testing.B, c int, res map[string]*sample, load string) {
 		ours: hop, ratio: hop, load: load, spread: spread(res, hopOf),
 		detail: fmt.Sprintf("(funcmcp p50 %.0f µs − worker called directly p50 %.0f µs) / loopback round trip p50 %.0f µs; p99: (%.0f − %.0f) / %.0f = %.2f; slowest call %.1f ms",
 			us(ours.pct(50)), us(direct.pct(50)), us(rt), us(ours.pct(99)), us(direct.pct(99)), us(loop.pct(99)),
-			float64(ours.pct(99)-direct.pct(99))/float64(loop.pct(99)), us(ours.pct(100))/1000)}, 1.5)
+			float64(ours.pct(99)-direct.pct(99))/float64(loop.pct(99)), us(ours.pct(100))/1000)}, 1.3) // issue 31
 	record(r)
 	sdkP50 := func(m map[string]*sample) time.Duration {
 		return min(m["sdk-stateless"].pct(50), m["sdk-stateful"].pct(50))
@@ -401,7 +402,7 @@ func BenchmarkToolsList(b *testing.B) {
 			lat := [3]*sample{{}, {}, {}}
 			load := loadAvg()
 			b.ResetTimer()
-			for i := range max(b.N, 3) {
+			for i := range max(b.N, minRounds+1) { // the first round warms up
 				for k := range 3 {
 					j := (i + k) % 3
 					var d time.Duration
@@ -428,11 +429,13 @@ func BenchmarkToolsList(b *testing.B) {
 			b.StopTimer()
 			load += "–" + loadAvg()
 			ours, sdk, floor := lat[0].pct(50), lat[1].pct(50), lat[2].pct(50)
+			perRound := func(i int) float64 { return float64(lat[0].lat[i]) / float64(lat[1].lat[i]) }
 			b.ReportMetric(us(ours), "funcmcp-p50-µs")
 			b.ReportMetric(us(sdk), "sdk-p50-µs")
 			b.ReportMetric(us(floor), "floor-p50-µs")
 			record(atMost(row{what: fmt.Sprintf("tools/list, %d tools", n), unit: "µs p50",
 				ours: us(ours), stateless: us(sdk), ratio: float64(ours) / float64(sdk), load: load,
+				spread: spreadOf(len(lat[0].lat), perRound),
 				detail: fmt.Sprintf("funcmcp / SDK stateless, every page; funcmcp answers %d B; the same bytes from memory (a bare handler): %.0f µs = %.3g× SDK, funcmcp %.2g× that", size, us(floor), float64(floor)/float64(sdk), float64(ours)/float64(floor))}, 0.03)) // issue 31
 		})
 	}
@@ -758,10 +761,10 @@ func BenchmarkMemory_c64(b *testing.B) {
 	ratio := func(m map[string]*sample) float64 {
 		return float64(m["funcmcp"].rss) / float64(min(m["sdk-stateless"].rss, m["sdk-stateful"].rss))
 	}
-	record(atMost(row{what: "resident memory under tools/call, c=64", unit: "MiB",
+	record(row{what: "resident memory under tools/call, c=64", unit: "MiB",
 		ours: mib(ours.rss), stateless: mib(sl.rss), stateful: mib(sf.rss), ratio: ratio(res), load: load + "–" + loadAvg(),
 		spread: spread(res, ratio),
-		detail: fmt.Sprintf("largest VmRSS of funchost + worker / of the leaner SDK server, sampled every 5 ms; %.0f calls/s vs %.0f", ours.perSecond(), max(sl.perSecond(), sf.perSecond()))}, 1))
+		detail: fmt.Sprintf("largest VmRSS of funchost + reaper + worker / of the leaner SDK server, sampled every 5 ms (pages shared by funchost and the reaper counted twice: the goal is on the Pss row); %.0f calls/s vs %.0f", ours.perSecond(), max(sl.perSecond(), sf.perSecond()))})
 }
 
 // runInterleaved calls the targets at concurrency c in interleaved chunks,
