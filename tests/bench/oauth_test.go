@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"testing"
 
 	"github.com/funcmcp/funcmcp/internal/testutil"
@@ -38,11 +39,13 @@ func BenchmarkToolsCallWithToken(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer plain.stop()
-	authed, err := startFunchostEnv(built.app, []string{
-		"FUNCMCP_AUTH_ISSUER=" + op.URL,
-		"FUNCMCP_AUTH_AUDIENCE=" + audience,
-		"WEBSITE_AUTH_PRM_DEFAULT_WITH_SCOPES=" + audience + "/user_impersonation",
-	})
+	// The same environment as the plain host's, with the authorization
+	// settings.
+	authed, err := startFunchostEnv(built.app, append(os.Environ(),
+		"FUNCMCP_AUTH_ISSUER="+op.URL,
+		"FUNCMCP_AUTH_AUDIENCE="+audience,
+		"WEBSITE_AUTH_PRM_DEFAULT_WITH_SCOPES="+audience+"/user_impersonation",
+	))
 	if err != nil {
 		b.Fatal(err)
 	}

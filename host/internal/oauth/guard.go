@@ -1,7 +1,6 @@
 package oauth
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -9,8 +8,10 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/funcmcp/funcmcp/host/internal/owner"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
 // MetadataPath is the well-known path of the protected resource metadata
@@ -178,14 +179,21 @@ func BearerToken(values []string) (string, error) {
 		return "", ErrMalformed
 	}
 	for i := 0; i < len(token); i++ {
-		c := token[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' ||
-			c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '=') {
+		if !token68[token[i]] {
 			return "", ErrMalformed
 		}
 	}
 	return token, nil
 }
+
+// token68 marks the bytes of a token68 (RFC 9110): letters, digits and
+// "-._~+/=".
+var token68 = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("-._~+/=", byte(c)) >= 0
+	}
+	return t
+}()
 
 // StripReserved removes the identity headers a client sent: only the
 // platform sets them (see [IsReserved]).
@@ -239,7 +247,7 @@ func (g *Guard) Protect(next http.Handler) http.Handler {
 				return
 			}
 		}
-		ctx := WithIdentity(owner.WithPrincipal(r.Context(), id.Principal()), id)
+		ctx := WithIdentity(owner.WithPrincipalOwner(r.Context(), id.owner()), id)
 		// The request is this handler's to change (its body already is):
 		// the headers are edited in place rather than copied.
 		r2 := r.WithContext(ctx)
@@ -260,12 +268,12 @@ func readOperations(r *http.Request, max int64) ([]Operation, io.ReadCloser, err
 	if max <= 0 {
 		max = 4 << 20
 	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, max+1))
-	rest := r.Body
-	replay := struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(data), rest), rest}
+	size := int64(512)
+	if r.ContentLength >= 0 && r.ContentLength < max {
+		size = r.ContentLength + 1 // room for the read that finds the end
+	}
+	data, err := readAtMost(r.Body, make([]byte, 0, size), max+1)
+	replay := &replayBody{data: data, rest: r.Body}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -275,38 +283,172 @@ func readOperations(r *http.Request, max int64) ([]Operation, io.ReadCloser, err
 	return Operations(data), replay, nil
 }
 
-// Operations returns the guarded operations a JSON-RPC body asks for.
+// readAtMost appends what r holds to buf, up to limit bytes.
+func readAtMost(r io.Reader, buf []byte, limit int64) ([]byte, error) {
+	for int64(len(buf)) < limit {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(cap(buf), int(limit)-len(buf)))
+		}
+		room := buf[len(buf):min(cap(buf), len(buf)+int(limit-int64(len(buf))))]
+		n, err := r.Read(room)
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// replayBody reads data, then the rest of the body it was read from.
+type replayBody struct {
+	data []byte
+	rest io.ReadCloser
+}
+
+func (b *replayBody) Read(p []byte) (int, error) {
+	if len(b.data) > 0 {
+		n := copy(p, b.data)
+		b.data = b.data[n:]
+		return n, nil
+	}
+	return b.rest.Read(p)
+}
+
+func (b *replayBody) Close() error { return b.rest.Close() }
+
+// Operations returns the guarded operations a JSON-RPC body (one message
+// or a batch) asks for. It reads the members the MCP endpoint reads, as
+// it reads them (names exactly as sent once unescaped; method, name and
+// uri as JSON strings), in one pass that builds nothing but the
+// operations: a body that is not JSON asks for none.
 func Operations(body []byte) []Operation {
-	type msg struct {
-		Method string `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-			URI  string `json:"uri"`
-		} `json:"params"`
-	}
-	var msgs []msg
-	body = bytes.TrimSpace(body)
-	if len(body) > 0 && body[0] == '[' {
-		if json.Unmarshal(body, &msgs) != nil {
-			return nil
-		}
-	} else {
-		var m msg
-		if json.Unmarshal(body, &m) != nil {
-			return nil
-		}
-		msgs = []msg{m}
-	}
+	s := jsonx.NewScanner(body)
+	s.Space()
 	var ops []Operation
-	for _, m := range msgs {
-		switch m.Method {
-		case "tools/call", "prompts/get":
-			ops = append(ops, Operation{Method: m.Method, Name: m.Params.Name})
-		case "resources/read":
-			ops = append(ops, Operation{Method: m.Method, Name: m.Params.URI})
-		}
+	var ok bool
+	switch s.Peek() {
+	case '{':
+		ops, ok = readOperation(&s, nil)
+	case '[':
+		_, ok = s.Array(func() bool {
+			ops, ok = readOperation(&s, ops)
+			return ok
+		})
+	}
+	if !ok || !s.End() {
+		return nil
 	}
 	return ops
+}
+
+// readOperation reads one message at s and appends its operation, when it
+// asks for a guarded one, to ops. A message that is not an object asks for
+// none.
+func readOperation(s *jsonx.Scanner, ops []Operation) ([]Operation, bool) {
+	if s.Peek() != '{' {
+		return ops, s.Skip()
+	}
+	var method string
+	var name, uri []byte // their JSON text between the quotes
+	var nameEsc, uriEsc bool
+	_, ok := s.Object(func(key []byte, escaped bool) bool {
+		switch memberName(key, escaped) {
+		case "method":
+			method = ""
+			if s.Peek() != '"' {
+				return s.Skip()
+			}
+			v, esc, ok := s.String()
+			if ok {
+				method = guardedMethod(v, esc)
+			}
+			return ok
+		case "params":
+			name, uri = nil, nil
+			if s.Peek() != '{' {
+				return s.Skip()
+			}
+			_, ok := s.Object(func(key []byte, escaped bool) bool {
+				var dst *[]byte
+				var dstEsc *bool
+				switch memberName(key, escaped) {
+				case "name":
+					dst, dstEsc = &name, &nameEsc
+				case "uri":
+					dst, dstEsc = &uri, &uriEsc
+				default:
+					return s.Skip()
+				}
+				*dst = nil
+				if s.Peek() != '"' {
+					return s.Skip()
+				}
+				v, esc, ok := s.String()
+				*dst, *dstEsc = v, esc
+				return ok
+			})
+			return ok
+		}
+		return s.Skip()
+	})
+	if !ok {
+		return ops, false
+	}
+	switch method {
+	case "tools/call", "prompts/get":
+		return append(ops, Operation{Method: method, Name: stringOf(name, nameEsc)}), true
+	case "resources/read":
+		return append(ops, Operation{Method: method, Name: stringOf(uri, uriEsc)}), true
+	}
+	return ops, true
+}
+
+// guardedMethods are the methods a scope may guard.
+var guardedMethods = [...]string{"tools/call", "prompts/get", "resources/read"}
+
+// guardedMethod returns the method a string's text names when it is a
+// guarded one, else "".
+func guardedMethod(text []byte, escaped bool) string {
+	if escaped {
+		text = []byte(stringOf(text, true))
+	}
+	for _, m := range guardedMethods {
+		if string(text) == m {
+			return m
+		}
+	}
+	return ""
+}
+
+// memberNames are the members read.
+var memberNames = [...]string{"method", "params", "name", "uri"}
+
+// memberName is a member name as the endpoint matches it: its text, or
+// its decoded text when it holds escapes ("" when they are invalid, which
+// the scanner does not let through).
+func memberName(key []byte, escaped bool) string {
+	if escaped {
+		return stringOf(key, true)
+	}
+	for _, n := range memberNames {
+		if string(key) == n {
+			return n
+		}
+	}
+	return ""
+}
+
+// stringOf decodes a JSON string's text as encoding/json does (invalid
+// UTF-8 becomes U+FFFD).
+func stringOf(text []byte, escaped bool) string {
+	if !escaped && utf8.Valid(text) {
+		return string(text)
+	}
+	s, _ := jsonx.Unescape(text)
+	return s
 }
 
 // quote is a quoted-string of an auth-param: backslash and quote escaped,

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
 // Headers of the caller's identity, as App Service authentication gives
@@ -55,9 +57,22 @@ type Identity struct {
 	Roles  []string
 	// Claims are all the token's claims.
 	Claims map[string]any
-	// principalHeader is the X-MS-CLIENT-PRINCIPAL value, encoded once.
-	principalHeader string
+	// prepared is what every request with the token gets, worked out once
+	// when it is validated (encodeHeaders) and kept with it in the cache;
+	// nil for an identity built otherwise.
+	prepared *prepared
 }
+
+// prepared is what a validated token's requests share.
+type prepared struct {
+	owner *owner.PrincipalOwner
+	// headers are the identity headers' values, in the order of
+	// identityHeaders ("" for one not set).
+	headers [len(identityHeaders)]string
+}
+
+// identityHeaders are the identity headers the host sets, canonical.
+var identityHeaders = [...]string{HeaderPrincipal, HeaderPrincipalID, HeaderPrincipalName, HeaderPrincipalIDP}
 
 func claimString(c map[string]any, name string) string {
 	s, _ := c[name].(string)
@@ -103,6 +118,13 @@ func firstOf(c map[string]any, names ...string) string {
 // object id for Entra ID (stable across the apps of a tenant, where sub is
 // per app), else issuer and subject.
 func (id *Identity) Principal() string {
+	if id.prepared != nil {
+		return id.prepared.owner.Principal()
+	}
+	return id.principal()
+}
+
+func (id *Identity) principal() string {
 	if id.TenantID != "" && id.ObjectID != "" {
 		return "entra|" + id.TenantID + "|" + id.ObjectID
 	}
@@ -179,9 +201,21 @@ func (id *Identity) IdentityProvider() string {
 	return "oidc"
 }
 
-// encodeHeaders encodes the X-MS-CLIENT-PRINCIPAL value: base64 JSON of
-// every claim, arrays one entry per value, as App Service does.
+// encodeHeaders works out once what every request with the token gets:
+// the principal's owner and the identity headers, the X-MS-CLIENT-PRINCIPAL
+// value base64 JSON of every claim, arrays one entry per value, as App
+// Service does.
 func (id *Identity) encodeHeaders() error {
+	hs, err := id.headerValues()
+	if err != nil {
+		return err
+	}
+	id.prepared = &prepared{owner: owner.NewPrincipalOwner(id.principal()), headers: hs}
+	return nil
+}
+
+// headerValues builds the identity headers' values (identityHeaders).
+func (id *Identity) headerValues() (hs [len(identityHeaders)]string, err error) {
 	p := clientPrincipal{AuthType: id.IdentityProvider(), NameType: nameType, RoleType: roleType}
 	names := make([]string, 0, len(id.Claims))
 	for k := range id.Claims {
@@ -202,25 +236,43 @@ func (id *Identity) encodeHeaders() error {
 	}
 	data, err := json.Marshal(p)
 	if err != nil {
-		return fmt.Errorf("encoding the client principal: %w", err)
+		return hs, fmt.Errorf("encoding the client principal: %w", err)
 	}
-	id.principalHeader = base64.StdEncoding.EncodeToString(data)
-	return nil
-}
-
-// setHeaders puts the identity headers on h: the principal, its id (oid,
-// else sub), name and identity provider.
-func (id *Identity) setHeaders(h http.Header) {
-	h.Set(HeaderPrincipal, id.principalHeader)
 	pid := id.ObjectID
 	if pid == "" {
 		pid = id.Subject
 	}
-	h.Set(HeaderPrincipalID, pid)
-	if n := firstOf(id.Claims, "preferred_username", "upn", "email", "name"); n != "" {
-		h.Set(HeaderPrincipalName, n)
+	name := firstOf(id.Claims, "preferred_username", "upn", "email", "name")
+	return [...]string{base64.StdEncoding.EncodeToString(data), pid, name, id.IdentityProvider()}, nil
+}
+
+// owner returns the principal's owner.
+func (id *Identity) owner() *owner.PrincipalOwner {
+	if id.prepared != nil {
+		return id.prepared.owner
 	}
-	h.Set(HeaderPrincipalIDP, id.IdentityProvider())
+	return owner.NewPrincipalOwner(id.principal())
+}
+
+// setHeaders puts the identity headers on h: the principal, its id (oid,
+// else sub), name (when the token has one) and identity provider. The
+// values were built when the token was validated; the request gets its
+// own slices of them (one allocation), which it may change.
+func (id *Identity) setHeaders(h http.Header) {
+	hs := [len(identityHeaders)]string{}
+	if id.prepared != nil {
+		hs = id.prepared.headers
+	} else if built, err := id.headerValues(); err == nil {
+		hs = built
+	}
+	vals := make([]string, 0, len(hs))
+	for i, k := range identityHeaders {
+		if hs[i] == "" && k != HeaderPrincipal && k != HeaderPrincipalID {
+			continue
+		}
+		vals = append(vals, hs[i])
+		h[k] = vals[len(vals)-1 : len(vals) : len(vals)]
+	}
 }
 
 // claimText is a claim value as text: a string as it is, else its JSON.

@@ -87,7 +87,7 @@ type Verifier struct {
 	// JWKSURL is the key set URL discovery found, "" before.
 	jwksURL string
 
-	cacheMu sync.Mutex
+	cacheMu sync.RWMutex // readers (a remembered token) do not wait for each other
 	cache   map[[sha256.Size]byte]cachedToken
 }
 
@@ -215,9 +215,9 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Identity, error) {
 	}
 	key := sha256.Sum256([]byte(raw))
 	now := v.now()
-	v.cacheMu.Lock()
+	v.cacheMu.RLock()
 	c, ok := v.cache[key]
-	v.cacheMu.Unlock()
+	v.cacheMu.RUnlock()
 	if ok && now.Before(c.until) {
 		return c.id, nil
 	}

@@ -23,22 +23,43 @@ func (id ID) Kind() string {
 
 type principalKey struct{}
 
+// PrincipalOwner is an authenticated principal with its owner ID, worked
+// out once: a caller that meets the same principal on many requests (a
+// remembered access token) keeps one and spares every request the digest.
+type PrincipalOwner struct {
+	principal string
+	id        ID
+}
+
+// NewPrincipalOwner returns principal with its owner ID.
+func NewPrincipalOwner(principal string) *PrincipalOwner {
+	return &PrincipalOwner{principal: principal, id: ID("principal:" + digest(principal))}
+}
+
 // WithPrincipal returns ctx carrying the authenticated principal (for
 // example issuer + subject). [Of] prefers it to every other identity.
 func WithPrincipal(ctx context.Context, principal string) context.Context {
-	return context.WithValue(ctx, principalKey{}, principal)
+	return WithPrincipalOwner(ctx, NewPrincipalOwner(principal))
+}
+
+// WithPrincipalOwner is [WithPrincipal] with the owner ID already worked
+// out; p is shared, never changed.
+func WithPrincipalOwner(ctx context.Context, p *PrincipalOwner) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
 }
 
 // Principal returns the principal set by [WithPrincipal], or "".
 func Principal(ctx context.Context) string {
-	p, _ := ctx.Value(principalKey{}).(string)
-	return p
+	if p, _ := ctx.Value(principalKey{}).(*PrincipalOwner); p != nil {
+		return p.principal
+	}
+	return ""
 }
 
 // Of returns the owner of what request r leaves behind.
 func Of(r *http.Request) ID {
-	if p := Principal(r.Context()); p != "" {
-		return ID("principal:" + digest(p))
+	if p, _ := r.Context().Value(principalKey{}).(*PrincipalOwner); p != nil && p.principal != "" {
+		return p.id
 	}
 	if c := credentials(r); c != "" {
 		return ID("key:" + c)
@@ -88,3 +109,6 @@ func digest(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return base64.RawURLEncoding.EncodeToString(sum[:18])
 }
+
+// Principal returns the principal.
+func (p *PrincipalOwner) Principal() string { return p.principal }

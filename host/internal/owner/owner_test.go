@@ -89,3 +89,16 @@ func TestCounterForgetsOwnersThatHoldNothing(t *testing.T) {
 	assert.Equal(t, 0, c.Owners())
 	assert.Equal(t, int64(0), c.Total())
 }
+
+// TestPrincipalOwnerIsThePrincipals: a principal's owner ID worked out
+// beforehand is the one Of works out from the principal alone.
+func TestPrincipalOwnerIsThePrincipals(t *testing.T) {
+	r := httptest.NewRequest("POST", "/runtime/webhooks/mcp", nil)
+	plain := Of(r.WithContext(WithPrincipal(r.Context(), "oidc|https://issuer|alice")))
+	p := NewPrincipalOwner("oidc|https://issuer|alice")
+	ctx := WithPrincipalOwner(r.Context(), p)
+	assert.Equal(t, plain, Of(r.WithContext(ctx)))
+	assert.Equal(t, "oidc|https://issuer|alice", Principal(ctx))
+	assert.NotEqual(t, plain, Of(r.WithContext(WithPrincipal(r.Context(), "oidc|https://issuer|bob"))))
+	assert.Equal(t, Address(r.RemoteAddr), Of(r.WithContext(WithPrincipal(r.Context(), ""))), "an empty principal is none")
+}

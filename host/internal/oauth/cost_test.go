@@ -1,0 +1,160 @@
+package oauth
+
+import (
+	"crypto/sha256"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/host/internal/owner"
+	"github.com/funcmcp/funcmcp/internal/testutil"
+)
+
+// TestOperationsReadTheMembersTheEndpointReads: the scope check reads a
+// body's method and its tool, prompt or resource as the MCP endpoint does:
+// member names exactly as sent (after their escapes), string values
+// decoded; a member the endpoint would not read names no operation.
+func TestOperationsReadTheMembersTheEndpointReads(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want []Operation
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"admin","arguments":{"name":"x"}}}`,
+			[]Operation{{"tools/call", "admin"}}},
+		{` {"params":{"arguments":{},"name":"admin"},"method":"tools/call"} `, []Operation{{"tools/call", "admin"}}},
+		{`{"method":"tools\/c\u0061ll","params":{"n\u0061me":"adm\u0069n"}}`, []Operation{{"tools/call", "admin"}}},
+		{`{"method":"resources/read","params":{"uri":"file:///a b","_meta":{"uri":"x"}}}`, []Operation{{"resources/read", "file:///a b"}}},
+		{`{"method":"prompts/get","params":{"name":"p\u00e9"}}`, []Operation{{"prompts/get", "pé"}}},
+		{`[{"method":"tools/call","params":{"name":"a"}},{"method":"tools/list"},{"method":"prompts/get","params":{"name":"b"}}]`,
+			[]Operation{{"tools/call", "a"}, {"prompts/get", "b"}}},
+		{`{"method":"tools/call"}`, []Operation{{"tools/call", ""}}},
+		{`{"method":"tools/call","params":null}`, []Operation{{"tools/call", ""}}},
+		// Members in another case are not the endpoint's: no operation.
+		{`{"Method":"tools/call","params":{"name":"admin"}}`, nil},
+		{`{"method":"tools/call","Params":{"name":"admin"}}`, []Operation{{"tools/call", ""}}},
+		{`{"method":"tools/list"}`, nil},
+		{`{"method":7,"params":{"name":"admin"}}`, nil},
+		{`{"method":"tools/call","params":{"name":"admin"}`, nil}, // not JSON
+		{`{"method":"tools/call","params":{"name":"admin"}} {}`, nil},
+		{`"tools/call"`, nil},
+		{``, nil},
+	} {
+		assert.Equal(t, tc.want, Operations([]byte(tc.body)), tc.body)
+	}
+}
+
+// TestOperationsAllocatesLittle: reading the operation of a tools/call
+// costs at most the operation's slice and its name (it runs on every
+// request when a tool needs a scope).
+func TestOperationsAllocatesLittle(t *testing.T) {
+	body := []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","arguments":{"city":"Oslo","days":[1,2,3]},"_meta":{"progressToken":"p1"}}}`)
+	var ops []Operation
+	allocs := testing.AllocsPerRun(100, func() { ops = Operations(body) })
+	require.Equal(t, []Operation{{"tools/call", "whoami"}}, ops)
+	assert.LessOrEqual(t, allocs, 2.0)
+}
+
+// freshHeaders are the identity headers built anew from id's claims, as a
+// first validation builds them.
+func freshHeaders(t *testing.T, id *Identity) http.Header {
+	t.Helper()
+	fresh := identityOf(id.Claims)
+	require.NoError(t, fresh.encodeHeaders())
+	h := http.Header{}
+	fresh.setHeaders(h)
+	return h
+}
+
+// TestRememberedTokenGetsTheSameHeaders: a remembered token's identity
+// headers (built once, with its cache entry) are exactly those a fresh
+// validation builds; a token whose claims differ gets its own; a request
+// that edits the headers it was given changes nothing for the next one.
+func TestRememberedTokenGetsTheSameHeaders(t *testing.T) {
+	f := newFixture(t, nil)
+	alice := f.op.Token(t, f.claims("Tools.Read"))
+	bob := f.op.Token(t, testutil.Claims(f.op.URL, testAudience, "user-2", "Tools.Read", "Tools.Admin"))
+	var first http.Header
+	for i := range 3 {
+		resp := f.do(t, alice, callList)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		s := <-f.last
+		got := http.Header{}
+		for k, v := range s.header {
+			if IsReserved(k) {
+				got[k] = v
+			}
+		}
+		assert.Equal(t, freshHeaders(t, s.id), got, "request %d", i)
+		if first == nil {
+			first = got
+		}
+		assert.Equal(t, first, got)
+		assert.Equal(t, "oidc|"+f.op.URL+"|user-1", s.principal)
+	}
+
+	// A handler that edits its request's headers leaves the next alone.
+	edit := f.guard.Protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header[HeaderPrincipalID][0] = "edited"
+		r.Header.Add(HeaderPrincipalName, "more")
+	}))
+	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7071/runtime/webhooks/mcp", strings.NewReader(callList))
+	r.Header.Set("Authorization", "Bearer "+alice)
+	edit.ServeHTTP(httptest.NewRecorder(), r)
+	require.Equal(t, http.StatusOK, f.do(t, alice, callList).StatusCode)
+	s := <-f.last
+	assert.Equal(t, "user-1", s.header.Get(HeaderPrincipalID))
+	assert.Equal(t, []string{"Test user-1"}, s.header.Values(HeaderPrincipalName))
+
+	require.Equal(t, http.StatusOK, f.do(t, bob, callList).StatusCode)
+	s = <-f.last
+	assert.Equal(t, "user-2", s.header.Get(HeaderPrincipalID))
+	assert.NotEqual(t, first.Get(HeaderPrincipal), s.header.Get(HeaderPrincipal))
+	assert.Equal(t, freshHeaders(t, s.id).Get(HeaderPrincipal), s.header.Get(HeaderPrincipal))
+	assert.Equal(t, "oidc|"+f.op.URL+"|user-2", s.principal)
+}
+
+// TestRememberedTokenOwner: the owner of a request with a token is its
+// principal's (owner.Of), worked out once with the token's cache entry.
+func TestRememberedTokenOwner(t *testing.T) {
+	f := newFixture(t, nil)
+	token := f.op.Token(t, f.claims("Tools.Read"))
+	var got []owner.ID
+	h := f.guard.Protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = append(got, owner.Of(r)) }))
+	for range 2 {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7071/runtime/webhooks/mcp", strings.NewReader(callList))
+		r.Header.Set("Authorization", "Bearer "+token)
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	want := owner.Of(httptest.NewRequest(http.MethodPost, "/", nil).WithContext(
+		owner.WithPrincipal(t.Context(), "oidc|"+f.op.URL+"|user-1")))
+	assert.Equal(t, []owner.ID{want, want}, got)
+}
+
+// TestVerifierCacheIsBounded: the remembered tokens (each with its
+// identity headers) never pass CacheEntries: a full cache is emptied.
+func TestVerifierCacheIsBounded(t *testing.T) {
+	op := testutil.StartOIDC(t)
+	cfg := &Config{Issuer: op.URL, Audiences: []string{testAudience}}
+	v := NewVerifier(t.Context(), cfg, nil)
+	token := op.Token(t, testutil.Claims(op.URL, testAudience, "user-1"))
+	first, err := v.Verify(t.Context(), token)
+	require.NoError(t, err)
+	v.cacheMu.Lock()
+	for i := range CacheEntries - 1 {
+		v.cache[sha256.Sum256([]byte(strconv.Itoa(i)))] = cachedToken{id: first, until: v.now().Add(time.Hour)}
+	}
+	require.Len(t, v.cache, CacheEntries)
+	v.cacheMu.Unlock()
+	other, err := v.Verify(t.Context(), op.Token(t, testutil.Claims(op.URL, testAudience, "user-2")))
+	require.NoError(t, err)
+	assert.Equal(t, "user-2", other.Subject)
+	v.cacheMu.Lock()
+	assert.Len(t, v.cache, 1)
+	v.cacheMu.Unlock()
+}
