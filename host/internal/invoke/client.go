@@ -443,10 +443,14 @@ func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
 		ClientInfo: in.ClientInfo,
 		Transport:  &metadata.Transport{Name: transport, SessionID: in.SessionID},
 	}
+	size := 1024 // a call's body without headers: about 700 B for get_weather
 	if hs := ForwardedHeaders(in.Headers); hs != nil {
 		tc.Transport.Properties = &metadata.TransportProperties{Headers: hs}
+		for k, v := range hs { // with the identity headers of a token, 1.7 KiB
+			size += len(k) + len(v) + 6
+		}
 	}
-	buf := make([]byte, 0, 1024)
+	buf := make([]byte, 0, size)
 	buf = append(buf, `{"Data":{`...)
 	buf = metadata.AppendJSONString(buf, f.DataKey)
 	buf = append(buf, ':')
