@@ -28,14 +28,24 @@ type hop struct {
 	maxIdle int
 }
 
-// hopConn is a kept-alive connection to one worker address.
+// hopConn is a kept-alive connection to one worker address. It holds no
+// buffer: a call takes a writer for its request and a reader for its
+// answer from the pools below and gives them back, so that the idle
+// connections kept for the next burst cost their sockets alone.
 type hopConn struct {
 	addr string
 	c    net.Conn
-	br   *bufio.Reader
-	bw   *bufio.Writer
 	used time.Time
 }
+
+// The buffers of the calls in progress. A writer is held while a request
+// is written; a reader while its answer is awaited and read, the size of
+// net/http's (an answer's body larger than it is read straight into the
+// body's slice).
+var (
+	hopWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 8<<10) }}
+	hopReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+)
 
 // hopIdleTimeout is how long an idle connection is kept.
 const hopIdleTimeout = 90 * time.Second
@@ -89,7 +99,8 @@ func (h *hop) do(ctx context.Context, req *hopRequest, limit int64) (*hopAnswer,
 // roundTrip writes req and reads the answer; reusable says whether the
 // connection may carry another request.
 func (c *hopConn) roundTrip(req *hopRequest, limit int64) (*hopAnswer, bool, error) {
-	bw := c.bw
+	bw := hopWriters.Get().(*bufio.Writer)
+	bw.Reset(c.c)
 	bw.WriteString("POST ")
 	bw.WriteString(req.path)
 	bw.WriteString(" HTTP/1.1\r\nHost: ")
@@ -107,21 +118,31 @@ func (c *hopConn) roundTrip(req *hopRequest, limit int64) (*hopAnswer, bool, err
 	}
 	bw.WriteString("\r\n")
 	bw.Write(req.body)
-	if err := bw.Flush(); err != nil {
-		return nil, false, err
-	}
-	resp, err := http.ReadResponse(c.br, nil)
+	err := bw.Flush()
+	bw.Reset(nil)
+	hopWriters.Put(bw)
 	if err != nil {
 		return nil, false, err
 	}
-	defer resp.Body.Close()
+	br := hopReaders.Get().(*bufio.Reader)
+	br.Reset(c.c)
+	defer func() {
+		br.Reset(nil)
+		hopReaders.Put(br)
+	}()
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return nil, false, err
+	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	_ = resp.Body.Close()
 	if err != nil {
 		return nil, false, err
 	}
 	// Within the limit, the body was read to its end: the next answer
-	// starts at its status line.
-	reusable := !resp.Close && int64(len(data)) <= limit
+	// starts at its status line, unless the worker sent more than asked
+	// (which the reader, given back, would lose).
+	reusable := !resp.Close && int64(len(data)) <= limit && br.Buffered() == 0
 	return &hopAnswer{status: resp.StatusCode, statusText: resp.Status, contentType: resp.Header.Get("Content-Type"), body: data},
 		reusable, nil
 }
@@ -148,7 +169,7 @@ func (h *hop) get(ctx context.Context, addr string) (*hopConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &hopConn{addr: addr, c: nc, br: bufio.NewReaderSize(nc, 8<<10), bw: bufio.NewWriterSize(nc, 8<<10)}, nil
+	return &hopConn{addr: addr, c: nc}, nil
 }
 
 // put keeps c for the next call, unless enough are kept.

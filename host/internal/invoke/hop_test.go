@@ -6,7 +6,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -167,4 +169,90 @@ func TestHopAddr(t *testing.T) {
 	} {
 		assert.Equal(t, want, hopAddr(base), base)
 	}
+}
+
+// TestHopIdleConnectionsHoldNoBuffers: a kept-alive connection waiting for
+// the next call holds no read or write buffer (funchost keeps one per call
+// that may run at once), so that the memory of the connections a burst
+// opened is the sockets' alone.
+func TestHopIdleConnectionsHoldNoBuffers(t *testing.T) {
+	const n = 32
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	// The server answers once n requests have arrived, so that the calls
+	// hold n connections at once; it keeps what it allocated until the end.
+	var (
+		arrived  atomic.Int32
+		all      = make(chan struct{})
+		served   sync.WaitGroup
+		keptMu   sync.Mutex
+		kept     []any
+		accepted = make(chan struct{}, n)
+	)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			served.Add(1)
+			accepted <- struct{}{}
+			go func() {
+				defer served.Done()
+				buf := make([]byte, 0, 4096)
+				keptMu.Lock()
+				kept = append(kept, c, &buf)
+				keptMu.Unlock()
+				chunk := make([]byte, 512)
+				for {
+					k, err := c.Read(chunk)
+					if err != nil {
+						return
+					}
+					buf = append(buf, chunk[:k]...)
+					if !strings.HasSuffix(string(buf), "\r\n\r\n{}") {
+						continue
+					}
+					buf = buf[:0]
+					if arrived.Add(1) == n {
+						close(all)
+					}
+					<-all
+					_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				}
+			}()
+		}
+	}()
+	h := &hop{maxIdle: n}
+	addr := ln.Addr().String()
+	var calls sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		calls.Go(func() {
+			_, err := h.do(context.Background(), &hopRequest{addr: addr, path: "/fn", body: []byte("{}")}, 1<<20)
+			errs <- err
+		})
+	}
+	calls.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Len(t, accepted, n)
+	require.Len(t, h.idle, n)
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.GC() // the second empties the buffer pools, which are not the connections'
+	runtime.ReadMemStats(&before)
+	h.closeIdle()
+	served.Wait() // the server has seen every connection close
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perConn := (int64(before.HeapAlloc) - int64(after.HeapAlloc)) / n
+	assert.Less(t, perConn, int64(2048), "bytes held by each idle connection")
+	keptMu.Lock()
+	runtime.KeepAlive(kept)
+	keptMu.Unlock()
 }

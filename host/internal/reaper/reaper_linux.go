@@ -3,12 +3,9 @@
 package reaper
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -44,10 +41,13 @@ func init() {
 
 // runReaper is the reaper's main; args is the worker's command line.
 func runReaper(args []string) int {
+	// Non-blocking, the pipe is read through the runtime's poller instead
+	// of a thread blocked in read(2) for the worker's whole life.
+	_ = syscall.SetNonblock(3, true)
 	control := os.NewFile(3, "control")
 	syscall.CloseOnExec(3) // not the worker's
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
-		fmt.Fprintf(os.Stderr, "funchost: cannot keep the worker's processes together (prctl: %v); they may outlive the host\n", errno)
+		_, _ = os.Stderr.WriteString("funchost: cannot keep the worker's processes together (prctl: " + errno.Error() + "); they may outlive the host\n")
 	}
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -60,7 +60,7 @@ func runReaper(args []string) int {
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "funchost: starting the worker %s: %v\n", args[0], err)
+		_, _ = os.Stderr.WriteString("funchost: starting the worker " + args[0] + ": " + err.Error() + "\n")
 		return 127
 	}
 	hostGone := make(chan struct{})
@@ -147,8 +147,8 @@ func descendants(root int) []int {
 	}
 	children := map[int][]int{}
 	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+		pid, ok := atoi(e.Name())
+		if !ok {
 			continue
 		}
 		ppid, zombie, ok := ProcParent(pid)
@@ -172,19 +172,68 @@ func descendants(root int) []int {
 // ProcParent reads the parent and the state of pid from /proc/<pid>/stat:
 // "pid (comm) state ppid …", where comm may hold spaces and parentheses.
 func ProcParent(pid int) (ppid int, zombie, ok bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	data, err := os.ReadFile("/proc/" + itoa(pid) + "/stat")
 	if err != nil {
 		return 0, false, false
 	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
+	i := len(data) - 1
+	for i >= 0 && data[i] != ')' {
+		i--
+	}
 	if i < 0 {
 		return 0, false, false
 	}
-	fields := strings.Fields(s[i+1:])
-	if len(fields) < 2 {
+	state, rest := field(data[i+1:])
+	parent, _ := field(rest)
+	if len(state) == 0 {
 		return 0, false, false
 	}
-	ppid, err = strconv.Atoi(fields[1])
-	return ppid, fields[0] == "Z" || fields[0] == "X", err == nil
+	ppid, ok = atoi(string(parent))
+	return ppid, state[0] == 'Z' || state[0] == 'X', ok
+}
+
+// The reaper parses numbers and fields itself: strconv and strings would
+// make its init wait for the packages that initialise unicode's tables,
+// and everything ready by then would initialise before it (see doc.go).
+
+// field returns the first space-separated field of b and what follows it.
+func field(b []byte) (f, rest []byte) {
+	for len(b) > 0 && b[0] == ' ' {
+		b = b[1:]
+	}
+	n := 0
+	for n < len(b) && b[n] != ' ' && b[n] != '\n' {
+		n++
+	}
+	return b[:n], b[n:]
+}
+
+// atoi parses a non-negative decimal number of at most 18 digits.
+func atoi(s string) (int, bool) {
+	if s == "" || len(s) > 18 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// itoa formats a non-negative number in decimal.
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
 }
