@@ -432,8 +432,11 @@ const vouchedURL = "https://json-schema.org/funcmcp/checked-schema.json"
 var compiles atomic.Uint64
 
 // CompileCount is how many schemas this process has compiled so far. Schemas
-// are compiled when tools are loaded, never on a call: benchmarks and tests
-// read it before and after calls to check that.
+// are compiled when tools are loaded, except those a [Compiler] defers,
+// which are compiled by [Compiler.CompileDeferred] or by the first
+// validation that needs the full validator (never one of a value the check
+// on JSON text accepts): benchmarks and tests read it before and after
+// calls to check that.
 func CompileCount() uint64 { return compiles.Load() }
 
 // lenientRequired drops the non-string entries of the root "required" from
