@@ -1,6 +1,9 @@
 package binding
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Compiler compiles schemas with [ParseSchema], each distinct schema text
 // once: apps made by code generators repeat the same schemas across many
@@ -40,6 +43,9 @@ type compileEntry struct {
 	once   sync.Once
 	schema *Schema
 	err    error
+	// done is schema once parsed without error, for the other parse of
+	// the same text to share (see twin).
+	done atomic.Pointer[Schema]
 }
 
 // ParseSchema is [ParseSchema], remembered by kind and text. Concurrent calls
@@ -71,14 +77,49 @@ func (c *Compiler) parse(key compilerKey, parse func() (*Schema, error)) (*Schem
 	}
 	c.mu.Unlock()
 	e.once.Do(func() {
+		if s := c.twin(key); s != nil {
+			e.schema = s
+			e.done.Store(s)
+			return
+		}
 		e.schema, e.err = parse()
-		if e.err == nil && e.schema.doc != nil {
+		if e.err != nil {
+			return
+		}
+		e.done.Store(e.schema)
+		if e.schema.doc != nil {
 			c.mu.Lock()
 			c.deferred = append(c.deferred, e.schema)
 			c.mu.Unlock()
 		}
 	})
 	return e.schema, e.err
+}
+
+// twin returns the schema the other parse of key's text gave, when it is
+// also what this parse gives: an output schema parsed both as the natural
+// schema and as the object outputSchema (a worker registers the first and
+// reads the second back from function.json; a function.json may hold the
+// same text under both keys). That is so when the text passes the shape
+// rules and every "required" entry is a string (see Schema.plainOK): then
+// both parses check the same bounds and compile the same document. nil
+// when the other parse has not succeeded yet, or differs.
+func (c *Compiler) twin(key compilerKey) *Schema {
+	if key.kind != OutputSchema {
+		return nil
+	}
+	other := key
+	other.natural = !key.natural
+	c.mu.Lock()
+	e := c.entries[other]
+	c.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	if s := e.done.Load(); s != nil && s.plainOK {
+		return s
+	}
+	return nil
 }
 
 // CompileDeferred compiles every schema c deferred (see [Compiler.Defer])

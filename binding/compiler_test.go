@@ -126,3 +126,48 @@ func TestCompilerDeferLeavesOtherSchemasEager(t *testing.T) {
 	assert.Equal(t, before+1, CompileCount())
 	assert.Equal(t, 0, c.CompileDeferred())
 }
+
+// TestCompilerSharesAnObjectOutputSchema: an object output schema is parsed
+// twice by the worker (its natural schema, when the tool is registered,
+// then the outputSchema read back from function.json) and by funchost
+// when both keys hold it. Both parses give the same schema, compiled once.
+func TestCompilerSharesAnObjectOutputSchema(t *testing.T) {
+	// A pattern takes the compiler's metaschema path: compiled at load.
+	const text = `{"type":"object","properties":{"a":{"type":"string","pattern":"^a"}},"required":["a"]}`
+	for _, naturalFirst := range []bool{true, false} {
+		c := &Compiler{Defer: true}
+		before := CompileCount()
+		first, second := c.ParseNaturalSchema, func(s string) (*Schema, error) { return c.ParseSchema(OutputSchema, s) }
+		if !naturalFirst {
+			first, second = second, first
+		}
+		s1, err := first(text)
+		require.NoError(t, err)
+		s2, err := second(text)
+		require.NoError(t, err)
+		assert.Same(t, s1, s2, "naturalFirst=%v", naturalFirst)
+		assert.Equal(t, before+1, CompileCount(), "naturalFirst=%v: compiled once", naturalFirst)
+	}
+}
+
+// TestCompilerKeepsTwinsApartWhereTheyDiffer: where the two parses differ
+// (ParseSchema drops non-string "required" entries and applies the shape
+// rules; ParseNaturalSchema takes any root), each keeps its own result.
+func TestCompilerKeepsTwinsApartWhereTheyDiffer(t *testing.T) {
+	c := &Compiler{}
+	const lenient = `{"type":"object","properties":{"a":{"type":"string"}},"required":["a",1]}`
+	plain, err := c.ParseSchema(OutputSchema, lenient)
+	require.NoError(t, err)
+	_, err = c.ParseNaturalSchema(lenient)
+	require.Error(t, err, "the metaschema refuses a non-string required entry")
+	assert.NoError(t, plain.Validate(map[string]any{"a": "x"}))
+
+	for _, text := range []string{`{"type":"array"}`, `{"properties":{}}`, `{"type":"string"}`, `true`} {
+		_, err := c.ParseNaturalSchema(text)
+		require.NoError(t, err, text)
+		_, plainErr := c.ParseSchema(OutputSchema, text)
+		_, want := ParseSchema(OutputSchema, text)
+		require.Error(t, want, text)
+		assert.Equal(t, want, plainErr, text)
+	}
+}

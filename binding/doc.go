@@ -50,7 +50,8 @@
 // value as one text block. [Tool.ShapeResult], which the worker SDK runs
 // before replying and the host again on what it receives, then checks
 // structuredContent against the compiled output schema (decoding it once,
-// never compiling on a call, and not at all when the result carries the
+// compiling only a schema deferred by [Compiler.Defer] that a value first
+// needs the full validator for, and not at all when the result carries the
 // worker's [Schema.Digest] of these bytes), checks the content against the
 // declared content kinds ([CheckContentKinds]), may promote a plain JSON
 // value that matches the schema to structuredContent, and adds the text copy

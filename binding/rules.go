@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,13 +47,28 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// toolNameRule is the MCP specification's rule for tool names.
-var toolNameRule = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+// validToolName is the MCP specification's rule for tool names,
+// ^[A-Za-z0-9_.-]{1,128}$. It is written out rather than compiled because
+// every program that links this package would compile it at init (the
+// bounded repetition expands to 128 copies: 1,700 allocations).
+func validToolName(name string) bool {
+	if name == "" || len(name) > 128 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '.', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // CheckToolName applies the MCP specification's rule for tool names: 1 to 128
 // characters of A-Z, a-z, 0-9, '_', '.' and '-'.
 func CheckToolName(name string) error {
-	if toolNameRule.MatchString(name) {
+	if validToolName(name) {
 		return nil
 	}
 	return fmt.Errorf("tool name %s must be 1 to 128 characters of A-Z, a-z, 0-9, '_', '.' and '-'", jsonx.QuoteSafe(name))

@@ -147,6 +147,11 @@ type Schema struct {
 	fast    *fastNode         // the check on JSON text, nil when the schema is outside its subset
 	// required are the string entries of the root "required", in order.
 	required []string
+	// plainOK says that ParseSchema and ParseNaturalSchema of text give
+	// this same schema: the root passes the shape rules of CheckShape and
+	// every entry of its "required" is a string (lenientRequired keeps
+	// the document as it is).
+	plainOK bool
 
 	// compiled is the full validator. A deferred schema (see
 	// Compiler.Defer) has doc instead until the first of its first full
@@ -278,7 +283,50 @@ func parseSchema(kind SchemaKind, text string, lim Limits, deferOK bool) (*Schem
 	if err != nil {
 		return nil, err
 	}
-	return compileDoc(kind, compact, lenientRequired(doc), deferOK)
+	plainOK := stringsOnlyRequired(doc) // before lenientRequired changes doc
+	s, err := compileDoc(kind, compact, lenientRequired(doc), deferOK)
+	if err == nil {
+		s.plainOK = plainOK
+	}
+	return s, err
+}
+
+// stringsOnlyRequired reports whether every entry of a decoded schema's
+// root "required" is a string (true when there is none): lenientRequired
+// keeps such a document as it is.
+func stringsOnlyRequired(doc any) bool {
+	root, _ := doc.(map[string]any)
+	req, _ := root["required"].([]any)
+	for _, r := range req {
+		if _, ok := r.(string); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// plainShape reports whether a decoded document passes the shape rules of
+// CheckShape and has only string "required" entries: ParseSchema of its
+// text (as an output schema) compiles the document as it is.
+func plainShape(doc any) bool {
+	root, ok := doc.(map[string]any)
+	if !ok {
+		return false
+	}
+	if typ, ok := root["type"].(string); !ok || typ != "object" {
+		return false
+	}
+	if p, ok := root["properties"]; ok {
+		if _, ok := p.(map[string]any); !ok {
+			return false
+		}
+	}
+	if r, ok := root["required"]; ok {
+		if _, ok := r.([]any); !ok {
+			return false
+		}
+	}
+	return stringsOnlyRequired(doc)
 }
 
 // RuleSchemaRoot is the rule a natural output schema breaks when its root is
@@ -311,7 +359,11 @@ func parseNaturalSchema(text string, lim Limits, deferOK bool) (*Schema, error) 
 	if err != nil {
 		return nil, &SyntaxError{Kind: kind, Err: err}
 	}
-	return compileDoc(kind, compact, doc, deferOK)
+	s, err := compileDoc(kind, compact, doc, deferOK)
+	if err == nil {
+		s.plainOK = plainShape(doc)
+	}
+	return s, err
 }
 
 // compileDoc compiles a decoded schema document offline as JSON Schema
@@ -380,8 +432,11 @@ const vouchedURL = "https://json-schema.org/funcmcp/checked-schema.json"
 var compiles atomic.Uint64
 
 // CompileCount is how many schemas this process has compiled so far. Schemas
-// are compiled when tools are loaded, never on a call: benchmarks and tests
-// read it before and after calls to check that.
+// are compiled when tools are loaded, except those a [Compiler] defers,
+// which are compiled by [Compiler.CompileDeferred] or by the first
+// validation that needs the full validator (never one of a value the check
+// on JSON text accepts): benchmarks and tests read it before and after
+// calls to check that.
 func CompileCount() uint64 { return compiles.Load() }
 
 // lenientRequired drops the non-string entries of the root "required" from

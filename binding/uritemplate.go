@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
@@ -16,20 +17,24 @@ import (
 // regular expression built from it; other URIs are static, matched
 // case-insensitively.
 
+// The expressions below are compiled on first use, not at init: every
+// program that links this package would pay for them before main, apps
+// without resources included.
+
 // templateExpr finds the {variable} expressions of a URI: braces around one
 // or more characters that are not braces.
-var templateExpr = regexp.MustCompile(`\{[^{}]+\}`)
+var templateExpr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{[^{}]+\}`) })
 
 // sanitizeChars are the characters the extension replaces by "_" to make a
 // variable name a regular expression group name.
-var sanitizeChars = regexp.MustCompile(`[^A-Za-z0-9_]`)
+var sanitizeChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_]`) })
 
 // uriScheme is an RFC 3986 scheme.
-var uriScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]*$`)
+var uriScheme = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]*$`) })
 
 // IsURITemplate reports whether uri holds a {variable} expression, which
 // makes it a resource template.
-func IsURITemplate(uri string) bool { return templateExpr.MatchString(uri) }
+func IsURITemplate(uri string) bool { return templateExpr().MatchString(uri) }
 
 // URIError is a resource URI or URI template that breaks the rules.
 type URIError struct {
@@ -66,7 +71,7 @@ func ValidateResourceURI(uri string) error {
 		if _, err := templateVariables(uri); err != nil {
 			return err
 		}
-		probe = templateExpr.ReplaceAllString(uri, "template")
+		probe = templateExpr().ReplaceAllString(uri, "template")
 	} else if strings.ContainsAny(uri, "{}") {
 		return uriErr(uri, "it holds braces that are not a {variable} expression (unmatched or empty braces)")
 	}
@@ -80,7 +85,7 @@ func ValidateResourceURI(uri string) error {
 // ':', no control characters or spaces, and a syntax url.Parse accepts.
 func absoluteURI(s string) bool {
 	scheme, _, ok := strings.Cut(s, ":")
-	if !ok || !uriScheme.MatchString(scheme) {
+	if !ok || !uriScheme().MatchString(scheme) {
 		return false
 	}
 	for _, r := range s {
@@ -95,7 +100,7 @@ func absoluteURI(s string) bool {
 // templateVariables returns the variables of a template in order, checked
 // as [ValidateResourceURI] says.
 func templateVariables(uri string) ([]string, error) {
-	locs := templateExpr.FindAllStringIndex(uri, -1)
+	locs := templateExpr().FindAllStringIndex(uri, -1)
 	if len(locs) == 0 {
 		return nil, uriErr(uri, "the template holds no {variable} expression")
 	}
@@ -110,7 +115,7 @@ func templateVariables(uri string) ([]string, error) {
 	}
 	seen := map[string]string{} // lower-case sanitized → first variable
 	for _, n := range names {
-		key := strings.ToLower(sanitizeChars.ReplaceAllString(n, "_"))
+		key := strings.ToLower(sanitizeChars().ReplaceAllString(n, "_"))
 		if first, dup := seen[key]; dup {
 			return nil, uriErr(uri, "the template has duplicate or colliding variable names: %q and %q both resolve to %q", first, n, key)
 		}
@@ -157,7 +162,7 @@ func ParseURITemplate(uri string) (*URITemplate, error) {
 	var sb strings.Builder
 	sb.WriteString(`(?i)\A`)
 	last := 0
-	for _, l := range templateExpr.FindAllStringIndex(uri, -1) {
+	for _, l := range templateExpr().FindAllStringIndex(uri, -1) {
 		sb.WriteString(regexp.QuoteMeta(uri[last:l[0]]))
 		stop := `([^/?#]+)`
 		if l[0] > 0 && (uri[l[0]-1] == '?' || uri[l[0]-1] == '&') {
@@ -202,4 +207,4 @@ func (t *URITemplate) Match(uri string) (map[string]string, bool) {
 func (t *URITemplate) Structure() string { return t.structure }
 
 // TemplateStructure is [URITemplate.Structure] for any URI.
-func TemplateStructure(uri string) string { return templateExpr.ReplaceAllString(uri, "{_}") }
+func TemplateStructure(uri string) string { return templateExpr().ReplaceAllString(uri, "{_}") }

@@ -37,8 +37,10 @@
 // (FUNCHOST_MASTER_KEY and FUNCHOST_MCP_EXTENSION_KEY left out of both) and
 // FUNCTIONS_CUSTOMHANDLER_PORT, FUNCTIONS_HTTPWORKER_PORT (a free
 // loopback port), FUNCTIONS_CUSTOMHANDLER_WORKER_ID, FUNCTIONS_HTTPWORKER_ID
-// and FUNCTIONS_APP_ROOT_PATH. It polls GET / every 25 ms: any HTTP answer
-// means ready, only a refused connection keeps waiting, and it gives up after
+// and FUNCTIONS_APP_ROOT_PATH. It polls GET / (at once when the worker
+// writes a line of output, else 2 ms apart at first, backing off to 10 ms,
+// and every 25 ms after a second): any HTTP answer means ready, only a
+// refused connection keeps waiting, and it gives up after
 // [Options.StartupTimeout] or as soon as the process exits. The worker's
 // stdout and stderr go to [Options.Output] line by line, prefixed
 // "[handler] ". The worker runs in its own process group. On Linux it runs

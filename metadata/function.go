@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -47,10 +46,49 @@ func (e *FunctionError) Error() string {
 
 func (e *FunctionError) Unwrap() error { return e.Err }
 
-var (
-	functionNameRE = regexp.MustCompile(`(?i)^[a-z][a-z0-9_\-]{0,127}$`)
-	bindingNameRE  = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9]{0,127}|\$return)$`)
-)
+// validFunctionName is the folder-name rule of the Functions host,
+// (?i)^[a-z][a-z0-9_\-]{0,127}$, checked as Go's regexp package matches
+// that pattern: under case folding [a-z] also takes U+017F (ſ) and U+212A
+// (the Kelvin sign), and the length counts runes. It is written out rather
+// than compiled because every program that links this package would
+// compile it at init (the bounded repetition expands to 128 copies: 1,700
+// allocations).
+func validFunctionName(name string) bool {
+	n := 0
+	for i, r := range name { // an invalid byte is utf8.RuneError: refused
+		if n++; n > 128 {
+			return false
+		}
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', r == '\u017f', r == '\u212a':
+		case i > 0 && ('0' <= r && r <= '9' || r == '_' || r == '-'):
+		default:
+			return false
+		}
+	}
+	return n > 0
+}
+
+// validBindingName is the binding-name rule,
+// ^([a-zA-Z][a-zA-Z0-9]{0,127}|\$return)$, written out for the reason
+// validFunctionName is.
+func validBindingName(name string) bool {
+	if name == "$return" {
+		return true
+	}
+	if name == "" || len(name) > 128 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && '0' <= c && c <= '9':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // ErrNoBindings is the reason given for a function.json without bindings.
 var ErrNoBindings = errors.New("at least one binding must be declared")
@@ -59,7 +97,7 @@ var ErrNoBindings = errors.New("at least one binding must be declared")
 // then up to 127 letters, digits, '_' or '-', and not "host". Letters may be of
 // either case, as the Functions host allows; funcmcp's own names are lower case.
 func ValidateFunctionName(name string) error {
-	if !functionNameRE.MatchString(name) {
+	if !validFunctionName(name) {
 		return fmt.Errorf("%q is not a valid function name: it must start with a letter and hold at most 128 letters, digits, '_' or '-'", name)
 	}
 	if strings.EqualFold(name, "host") {
@@ -88,7 +126,7 @@ func (f *Function) Validate() error {
 			errs = append(errs, fmt.Errorf("binding %d has no type", i))
 		}
 		name := b.Name()
-		if !bindingNameRE.MatchString(name) {
+		if !validBindingName(name) {
 			errs = append(errs, fmt.Errorf("binding %d: %q is not a valid binding name", i, name))
 		} else if name == "$return" && !strings.EqualFold(b.Direction(), DirectionOut) {
 			errs = append(errs, fmt.Errorf("binding %d: %q must have direction %q", i, name, DirectionOut))

@@ -80,6 +80,11 @@ type App struct {
 
 	// schemas compiles each distinct schema text once for the builders'
 	// checks, the projections and the rules read back from function.json.
+	// It defers (binding.Compiler.Defer): a schema the quick checks vouch
+	// for is checked with the same rules and errors at start but compiled
+	// only when a validation first needs it, which a value the check on
+	// JSON text accepts never does; so a worker starts without compiling
+	// the schemas of its tools.
 	schemas binding.Compiler
 
 	mu        sync.Mutex
@@ -98,7 +103,8 @@ func New(opts *Options) *App {
 	a := &App{stdout: o.Stdout, stderr: o.Stderr, logger: o.Logger,
 		shutdownTimeout: o.ShutdownTimeout, maxBody: o.MaxBodyBytes, clientTimeout: o.ClientRequestTimeout, byName: map[string]*ToolBuilder{},
 		output:     metadata.OutputSettings{Validation: o.OutputValidation, InputValidation: o.InputValidation, TextCopy: o.TextCopy},
-		scriptRoot: o.ScriptRoot, hooks: slices.Clone(o.Hooks), telemetry: o.Telemetry}
+		scriptRoot: o.ScriptRoot, hooks: slices.Clone(o.Hooks), telemetry: o.Telemetry,
+		schemas: binding.Compiler{Defer: true}}
 	if a.stdout == nil {
 		a.stdout = os.Stdout
 	}

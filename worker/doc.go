@@ -99,8 +99,10 @@
 //
 // Before replying, the server checks every result with the code funchost
 // uses (package binding, on the function.json the app emits): the
-// structuredContent against the output schema, compiled once at start-up,
-// and the content against the kinds declared with
+// structuredContent against the output schema (checked at start-up and
+// compiled once: then, or, when the quick checks vouch for it, the first
+// time a value needs more than the check on JSON text), and the content
+// against the kinds declared with
 // [ToolBuilder.WithContentKinds]. So the promise holds under the Azure
 // Functions host too, which checks nothing. [OutputValidation] says what a
 // broken result becomes (strict: an isError result naming the tool and the

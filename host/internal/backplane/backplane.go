@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"sync/atomic"
 	"time"
 )
@@ -190,12 +189,23 @@ func sendError(parent, ctx context.Context, to string, err error) error {
 	return fmt.Errorf("sending to instance %q: %w", to, err)
 }
 
-var messageIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
 // ValidMessageID reports whether id can name a message: 1-64 letters,
-// digits, '-' and '_'. It names a blob too, and is checked before any
-// storage call.
-func ValidMessageID(id string) bool { return messageIDPattern.MatchString(id) }
+// digits, '-' and '_' (^[A-Za-z0-9_-]{1,64}$, written out: compiled at init
+// it cost funchost 1,300 allocations before main). It names a blob too,
+// and is checked before any storage call.
+func ValidMessageID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // checkSend checks what Send is given before any storage call.
 func checkSend(to string, m Message) error {
@@ -208,12 +218,23 @@ func checkSend(to string, m Message) error {
 	return nil
 }
 
-var instanceIDPattern = regexp.MustCompile(`^[a-z0-9]{1,49}$`)
-
-// ValidInstanceID reports whether id can name an instance queue: lower-case
-// letters and digits, so that QueuePrefix+id is a valid queue and container
+// ValidInstanceID reports whether id can name an instance queue: 1-49
+// lower-case letters and digits (^[a-z0-9]{1,49}$, written out as
+// ValidMessageID is), so that QueuePrefix+id is a valid queue and container
 // name.
-func ValidInstanceID(id string) bool { return instanceIDPattern.MatchString(id) }
+func ValidInstanceID(id string) bool {
+	if id == "" || len(id) > 49 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // keepBeating calls beat every interval, and at once when now fires (nil:
 // never), until ctx ends; each beat has one interval to finish. warn hears

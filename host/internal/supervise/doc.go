@@ -16,8 +16,9 @@
 // the worker or dies, by any signal. Elsewhere the process group is all
 // there is. Its stdout and stderr are copied line by line,
 // prefixed "[handler] ". It is ready once GET / gets any HTTP answer (polled
-// every 25 ms; only a refused connection keeps waiting), within the startup
-// timeout, or as soon as it exits.
+// at once after each line of its output, else 2 ms apart at first, backing
+// off to 10 ms, and every 25 ms after a second; only a refused connection
+// keeps waiting), within the startup timeout, or as soon as it exits.
 //
 // A worker that exits is started again on a new port. Exit code 200 asks
 // for a restart and is not counted as a failure (such restarts are at least

@@ -23,15 +23,36 @@ import (
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
-// readinessInterval is how often the host polls GET / while the worker starts,
-// as the Functions host does, after the first quickPolls polls, quickPoll
-// apart: a refused connection on the loopback costs microseconds, and a Go
-// worker listens within tens of milliseconds, which the first call waits for.
-const (
-	readinessInterval = 25 * time.Millisecond
-	quickPoll         = 2 * time.Millisecond
-	quickPolls        = 100
-)
+// readinessPolls is how the host polls GET / while the worker starts, as
+// the Functions host does (every 25 ms), only sooner at first: a Go worker
+// listens within tens of milliseconds, which the first call waits for. Each
+// whole line the worker writes brings a poll at once (a worker says when it
+// listens: funcmcp's "serving … on 127.0.0.1:port"), no sooner than minGap
+// after the last one; the timed polls back off from 2 ms to 10 ms, because
+// a refused connection is not free: at 2 ms apart they took a quarter of a
+// core, on a machine the starting worker needs.
+var readinessPolls = pollSchedule{
+	first: 2 * time.Millisecond, max: 10 * time.Millisecond, quickFor: time.Second,
+	slow:   25 * time.Millisecond,
+	minGap: time.Millisecond,
+}
+
+// pollSchedule says when the readiness wait polls again after a refused
+// poll.
+type pollSchedule struct {
+	first, max time.Duration // the first wait, doubled after each poll up to max,
+	quickFor   time.Duration // for this long after the wait began;
+	slow       time.Duration // then every slow.
+	minGap     time.Duration // a line of output polls no sooner than this after a poll
+}
+
+// next is the wait after wait, at since into the readiness wait.
+func (s pollSchedule) next(wait, since time.Duration) time.Duration {
+	if since >= s.quickFor {
+		return s.slow
+	}
+	return min(2*wait, s.max)
+}
 
 // Spec is everything needed to start the worker.
 type Spec struct {
@@ -84,6 +105,9 @@ type process struct {
 	stderr *lineWriter
 	// byProbe is set when the liveness probe killed the worker.
 	byProbe atomic.Bool
+	// lines has a value once the worker wrote a whole line (stdout or
+	// stderr): the readiness wait then polls at once.
+	lines chan struct{}
 	// control is the reaper's control pipe (nil without a reaper): closing
 	// it, or the host's death, ends the worker and everything it started.
 	control     *os.File
@@ -190,9 +214,10 @@ func startProcess(spec *Spec, out io.Writer, onExit func(*process)) (*process, e
 		port:    port,
 		base:    "http://127.0.0.1:" + strconv.Itoa(port),
 		done:    make(chan struct{}),
-		stdout:  &lineWriter{out: out, prefix: "[handler] "},
-		stderr:  &lineWriter{out: out, prefix: "[handler] "},
+		lines:   make(chan struct{}, 1),
 	}
+	w.stdout = &lineWriter{out: out, prefix: "[handler] ", lines: w.lines}
+	w.stderr = &lineWriter{out: out, prefix: "[handler] ", lines: w.lines}
 	cmd.Stdout, cmd.Stderr = w.stdout, w.stderr
 	cmd.SysProcAttr = workerProcAttr()
 	// Bound the wait for output pipes held open by grandchildren.
@@ -232,24 +257,27 @@ func (w *process) exitError() error {
 	return errors.New("exit status 0")
 }
 
-// waitReady polls GET / (every 25 ms after the first few) until the worker answers. Any HTTP answer
-// (even 404) means ready; only a refused connection keeps waiting, as in the
-// Functions host. It fails early when the process exits.
+// waitReady polls GET / (see readinessPolls) until the worker answers. Any
+// HTTP answer (even 404) means ready; only a refused connection keeps
+// waiting, as in the Functions host. It fails early when the process exits.
 func (w *process) waitReady(ctx context.Context, timeout time.Duration) error {
 	transport := &http.Transport{DisableKeepAlives: true}
 	defer transport.CloseIdleConnections()
-	return waitReady(ctx, transport, w.base+"/", timeout, w.done, w.exitError)
+	return waitReady(ctx, transport, w.base+"/", timeout, w.done, w.exitError, w.lines, readinessPolls)
 }
 
-// waitReady polls GET url through transport until it gets an HTTP answer;
-// see process.waitReady.
-func waitReady(ctx context.Context, transport http.RoundTripper, url string, timeout time.Duration, exited <-chan struct{}, exitErr func() error) error {
+// waitReady polls GET url through transport until it gets an HTTP answer,
+// when sched says and whenever lines has a value; see process.waitReady.
+func waitReady(ctx context.Context, transport http.RoundTripper, url string, timeout time.Duration, exited <-chan struct{}, exitErr func() error,
+	lines <-chan struct{}, sched pollSchedule) error {
 	client := &http.Client{Timeout: 2 * time.Second, Transport: transport}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
-	wait := time.NewTimer(quickPoll)
+	wait := time.NewTimer(sched.first)
 	defer wait.Stop()
-	for polls := 1; ; polls++ {
+	began := time.Now()
+	interval := sched.first
+	for {
 		select {
 		case <-exited:
 			return fmt.Errorf("the worker process exited before it was ready: %w", exitErr())
@@ -259,6 +287,7 @@ func waitReady(ctx context.Context, transport http.RoundTripper, url string, tim
 		if err != nil {
 			return err
 		}
+		polled := time.Now()
 		resp, err := client.Do(req)
 		if err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
@@ -271,18 +300,25 @@ func waitReady(ctx context.Context, transport http.RoundTripper, url string, tim
 		if !errors.Is(err, syscall.ECONNREFUSED) {
 			return nil // the Functions host counts any other failure as an answer
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-exited:
-			return fmt.Errorf("the worker process exited before it was ready: %w", exitErr())
-		case <-deadline.C:
-			return fmt.Errorf("the worker was not ready within %v: GET %s was refused", timeout, url)
-		case <-wait.C:
-			if polls < quickPolls {
-				wait.Reset(quickPoll)
-			} else {
-				wait.Reset(readinessInterval)
+		due := polled.Add(interval)
+		interval = sched.next(interval, time.Since(began))
+		wait.Reset(time.Until(due))
+	waiting:
+		for {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-exited:
+				return fmt.Errorf("the worker process exited before it was ready: %w", exitErr())
+			case <-deadline.C:
+				return fmt.Errorf("the worker was not ready within %v: GET %s was refused", timeout, url)
+			case <-lines:
+				if soon := polled.Add(sched.minGap); soon.Before(due) {
+					due = soon
+					wait.Reset(time.Until(due))
+				}
+			case <-wait.C:
+				break waiting
 			}
 		}
 	}
@@ -327,8 +363,10 @@ const maxLine = 64 << 10
 type lineWriter struct {
 	out    io.Writer
 	prefix string
-	mu     sync.Mutex
-	buf    []byte
+	// lines, when set, gets a value (without blocking) after each line.
+	lines chan<- struct{}
+	mu    sync.Mutex
+	buf   []byte
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
@@ -362,6 +400,12 @@ func (l *lineWriter) emit() {
 	out = append(out, '\n')
 	_, _ = l.out.Write(out)
 	l.buf = l.buf[:0]
+	if l.lines != nil {
+		select {
+		case l.lines <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func (l *lineWriter) flush() {

@@ -3,6 +3,7 @@ package supervise
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -73,6 +74,40 @@ func TestLineWriter(t *testing.T) {
 	assert.True(t, strings.HasSuffix(out2.String(), "\n> tail\n"))
 }
 
+// TestLineWriterSignalsEachLine: a whole line of the worker's output tells
+// the readiness wait to poll (a worker says when it listens); a partial
+// line does not, and the signal never blocks the worker's output.
+func TestLineWriterSignalsEachLine(t *testing.T) {
+	lines := make(chan struct{}, 1)
+	lw := &lineWriter{out: io.Discard, prefix: "[handler] ", lines: lines}
+	_, _ = lw.Write([]byte("serving 1 tool(s)"))
+	select {
+	case <-lines:
+		t.Fatal("a partial line signalled")
+	default:
+	}
+	_, _ = lw.Write([]byte(" on 127.0.0.1:7071\nmore\nand more\n")) // three lines, one pending signal
+	select {
+	case <-lines:
+	default:
+		t.Fatal("a whole line did not signal")
+	}
+}
+
+// TestPollScheduleBacksOff: the timed polls double from the first wait up
+// to the bound for the quick period, then come at the slow interval.
+func TestPollScheduleBacksOff(t *testing.T) {
+	s := pollSchedule{first: 2 * time.Millisecond, max: 10 * time.Millisecond, quickFor: time.Second, slow: 25 * time.Millisecond}
+	var got []time.Duration
+	wait := s.first
+	for _, at := range []time.Duration{0, 2, 6, 14, 24, 34, 990, 1000, 1025} {
+		got = append(got, wait)
+		wait = s.next(wait, at*time.Millisecond)
+	}
+	ms := time.Millisecond
+	assert.Equal(t, []time.Duration{2 * ms, 4 * ms, 8 * ms, 10 * ms, 10 * ms, 10 * ms, 10 * ms, 10 * ms, 25 * ms}, got)
+}
+
 // attempts is a transport that reports the outcome of every poll.
 type attempts struct {
 	rt   http.RoundTripper
@@ -102,14 +137,14 @@ func TestWaitReady(t *testing.T) {
 		ln := port.Listen(t)
 		go func() { _ = srv.Serve(ln) }()
 		t.Cleanup(func() { _ = srv.Close() })
-		require.NoError(t, waitReady(context.Background(), transport(t), port.URL()+"/missing", 5*time.Second, never, noErr))
+		require.NoError(t, waitReady(context.Background(), transport(t), port.URL()+"/missing", 5*time.Second, never, noErr, nil, readinessPolls))
 	})
 	t.Run("refused until the worker listens", func(t *testing.T) {
 		port := testutil.ReservePort(t)
 		seen := make(chan error, 1)
 		done := make(chan error, 1)
 		go func() {
-			done <- waitReady(context.Background(), attempts{transport(t), seen}, port.URL()+"/", 10*time.Second, never, noErr)
+			done <- waitReady(context.Background(), attempts{transport(t), seen}, port.URL()+"/", 10*time.Second, never, noErr, nil, readinessPolls)
 		}()
 		select {
 		case err := <-seen:
@@ -130,21 +165,50 @@ func TestWaitReady(t *testing.T) {
 			t.Fatal("not ready within 10s of listening")
 		}
 	})
+	t.Run("a line of output polls at once", func(t *testing.T) {
+		// The timed polls are an hour apart: only the worker's line of
+		// output can bring the second poll.
+		hourly := pollSchedule{first: time.Hour, max: time.Hour, quickFor: time.Hour, slow: time.Hour}
+		port := testutil.ReservePort(t)
+		seen := make(chan error, 1)
+		output := make(chan struct{}, 1)
+		done := make(chan error, 1)
+		go func() {
+			done <- waitReady(context.Background(), attempts{transport(t), seen}, port.URL()+"/", time.Hour, never, noErr, output, hourly)
+		}()
+		select {
+		case err := <-seen:
+			require.ErrorContains(t, err, "connection refused", "the first poll is refused")
+		case <-time.After(10 * time.Second):
+			t.Fatal("no poll within 10s")
+		}
+		srv := http.Server{Handler: http.NotFoundHandler()}
+		ln := port.Listen(t)
+		go func() { _ = srv.Serve(ln) }()
+		t.Cleanup(func() { _ = srv.Close() })
+		output <- struct{}{} // "serving … on 127.0.0.1:port"
+		select {
+		case err := <-done:
+			assert.NoError(t, err, "ready at the line")
+		case <-time.After(10 * time.Second):
+			t.Fatal("the line of output brought no poll within 10s")
+		}
+	})
 	t.Run("timeout", func(t *testing.T) {
-		err := waitReady(context.Background(), transport(t), testutil.ReservePort(t).URL()+"/", 100*time.Millisecond, never, noErr)
+		err := waitReady(context.Background(), transport(t), testutil.ReservePort(t).URL()+"/", 100*time.Millisecond, never, noErr, nil, readinessPolls)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "the worker was not ready within 100ms")
 	})
 	t.Run("process exit", func(t *testing.T) {
 		exited := make(chan struct{})
 		close(exited)
-		err := waitReady(context.Background(), transport(t), testutil.ReservePort(t).URL()+"/", 5*time.Second, exited, func() error { return errors.New("exit status 7") })
+		err := waitReady(context.Background(), transport(t), testutil.ReservePort(t).URL()+"/", 5*time.Second, exited, func() error { return errors.New("exit status 7") }, nil, readinessPolls)
 		assert.EqualError(t, err, "the worker process exited before it was ready: exit status 7")
 	})
 	t.Run("cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		err := waitReady(ctx, transport(t), testutil.ReservePort(t).URL()+"/", 5*time.Second, never, noErr)
+		err := waitReady(ctx, transport(t), testutil.ReservePort(t).URL()+"/", 5*time.Second, never, noErr, nil, readinessPolls)
 		assert.ErrorIs(t, err, context.Canceled)
 	})
 }
