@@ -80,7 +80,7 @@ type Batcher struct {
 	queue   []sdktrace.ReadOnlySpan
 	dropped atomic.Uint64
 
-	exporting sync.Mutex            // one export at a time
+	exporting sync.Mutex              // one export at a time
 	spare     []sdktrace.ReadOnlySpan // the queue's other buffer, under exporting
 
 	full     chan struct{} // a full batch is queued (capacity 1: never blocks)
