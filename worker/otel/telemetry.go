@@ -20,6 +20,12 @@
 //     ("execute_tool {tool}", "{kind} {name}" for the other runs), whose
 //     context is the handler's, so the spans a tool makes with the global
 //     tracer provider (otel.Tracer) nest under it;
+//   - stamps the worker's log lines with the trace context they are logged
+//     in (trace_id, span_id, as funchost's lines): the app's logger
+//     ([worker.Options].Logger) and slog's default logger, so that what a
+//     tool logs with slog.InfoContext(ctx, …) is correlated with its span
+//     (slog's built-in default becomes a text logger on stderr; an app's
+//     own default is wrapped; the previous default is back after serving);
 //   - sets the global tracer and meter providers and the W3C propagator, and
 //     exports with the same OTEL_* settings as funchost (OTLP over
 //     HTTP/protobuf), its resource naming this process (process.pid,
@@ -79,7 +85,9 @@ func (telemetry) Start(ctx context.Context) (*worker.Instrumentation, error) {
 	prop := otelsetup.Propagator()
 	gotel.SetTextMapPropagator(prop)
 	in := (&spans{tracer: p.Traces.Tracer(instrumentation), prop: prop}).instrumentation()
+	restoreLog := traceDefault()
 	in.Stop = func() {
+		defer restoreLog()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := p.Shutdown(ctx); err != nil {
@@ -96,7 +104,7 @@ type spans struct {
 }
 
 func (s *spans) instrumentation() *worker.Instrumentation {
-	return &worker.Instrumentation{Hook: s.hook, Handler: s.extract}
+	return &worker.Instrumentation{Hook: s.hook, Handler: s.extract, Logger: withTrace}
 }
 
 // extract wraps the worker's handler: the request's context carries the
