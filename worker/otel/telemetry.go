@@ -41,6 +41,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	gotel "go.opentelemetry.io/otel"
@@ -101,6 +103,57 @@ func (telemetry) Start(ctx context.Context) (*worker.Instrumentation, error) {
 type spans struct {
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
+	starts sync.Map // startKey → started
+	nStart atomic.Int32
+}
+
+// maxStarts bounds the span names and options kept for reuse; past it
+// they are made for each run (resource URIs may be many).
+const maxStarts = 1024
+
+// startKey is what the name and the fixed attributes of a run's span are
+// made of.
+type startKey struct {
+	kind           worker.InvocationKind
+	name, function string
+}
+
+// started is the name and start options of a startKey's spans.
+type started struct {
+	name string
+	opts []trace.SpanStartOption
+}
+
+// startOf returns the name and start options of inv's span, made once
+// for each tool, resource or prompt: the span's name, kind and attributes
+// other than the invocation id.
+func (s *spans) startOf(inv *worker.Invocation) started {
+	k := startKey{kind: inv.Kind, name: inv.Name, function: inv.Function}
+	if v, ok := s.starts.Load(k); ok {
+		return v.(started)
+	}
+	name := string(inv.Kind) + " " + inv.Name
+	attrs := []attribute.KeyValue{semconv.FaaSInvokedName(inv.Function)}
+	switch inv.Kind {
+	case worker.KindTool, worker.KindTask:
+		name = "execute_tool " + inv.Name
+		attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(inv.Name))
+	case worker.KindPrompt:
+		attrs = append(attrs, semconv.GenAIPromptName(inv.Name))
+	case worker.KindResource:
+		attrs = append(attrs, semconv.McpResourceURIKey.String(inv.Name))
+	}
+	kind := trace.SpanKindServer
+	if inv.Kind == worker.KindClientRequest {
+		kind = trace.SpanKindClient
+	}
+	st := started{name: name, opts: []trace.SpanStartOption{trace.WithSpanKind(kind), trace.WithAttributes(attrs...)}}
+	if s.nStart.Load() < maxStarts {
+		if _, loaded := s.starts.LoadOrStore(k, st); !loaded {
+			s.nStart.Add(1)
+		}
+	}
+	return st
 }
 
 func (s *spans) instrumentation() *worker.Instrumentation {
@@ -126,25 +179,12 @@ func (s *spans) hook(ctx context.Context, inv *worker.Invocation, next func(ctx 
 			ctx = s.prop.Extract(ctx, carrier)
 		}
 	}
-	name := string(inv.Kind) + " " + inv.Name
-	attrs := []attribute.KeyValue{semconv.FaaSInvokedName(inv.Function)}
+	st := s.startOf(inv)
+	opts := st.opts
 	if inv.InvocationID != "" {
-		attrs = append(attrs, semconv.FaaSInvocationID(inv.InvocationID))
+		opts = append(opts[:len(opts):len(opts)], trace.WithAttributes(semconv.FaaSInvocationID(inv.InvocationID)))
 	}
-	switch inv.Kind {
-	case worker.KindTool, worker.KindTask:
-		name = "execute_tool " + inv.Name
-		attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(inv.Name))
-	case worker.KindPrompt:
-		attrs = append(attrs, semconv.GenAIPromptName(inv.Name))
-	case worker.KindResource:
-		attrs = append(attrs, semconv.McpResourceURIKey.String(inv.Name))
-	}
-	kind := trace.SpanKindServer
-	if inv.Kind == worker.KindClientRequest {
-		kind = trace.SpanKindClient
-	}
-	ctx, span := s.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	ctx, span := s.tracer.Start(ctx, st.name, opts...)
 	defer span.End()
 	err := next(ctx)
 	if err != nil && !errors.Is(err, worker.ErrInputRequired) {

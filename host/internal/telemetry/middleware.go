@@ -142,8 +142,8 @@ func (t *Telemetry) InvokeTrace() invoke.Trace {
 		return nil
 	}
 	return func(ctx context.Context, function string) (context.Context, http.Header, func(error)) {
-		ctx, span := t.tracer.Start(ctx, "invoke "+function, trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(semconv.FaaSInvokedName(function)))
+		o := t.startOptions.of(startKey{kind: trace.SpanKindClient, function: function})
+		ctx, span := t.tracer.Start(ctx, o.name, o.opts...)
 		h := http.Header{}
 		t.prop.Inject(ctx, propagation.HeaderCarrier(h))
 		return ctx, h, func(err error) {

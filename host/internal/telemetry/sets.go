@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // maxDurationSets bounds the attribute sets of mcp.server.operation.duration
@@ -68,4 +69,45 @@ func (k durationKey) set() attribute.Set {
 func isRPCCode(et string) bool {
 	_, err := strconv.Atoi(et)
 	return err == nil && et != "" && et[0] == '-'
+}
+
+// startKey names the start options of one kind of child span: an
+// INTERNAL span about a tool (validation, a task's run), or the CLIENT
+// span of an invocation of a function.
+type startKey struct {
+	kind           trace.SpanKind
+	tool, function string
+}
+
+// started are the name and start options of a startKey's spans.
+type started struct {
+	name string // the CLIENT span's ("invoke {function}"); INTERNAL spans are named by their caller
+	opts []trace.SpanStartOption
+}
+
+// startOptions keeps the start options of each startKey seen (at most
+// maxDurationSets), so that starting a child span does not build its
+// name, attributes and options again: functions and tools are few.
+type startOptions struct {
+	m sync.Map // startKey → started
+	n atomic.Int32
+}
+
+func (o *startOptions) of(k startKey) started {
+	if s, ok := o.m.Load(k); ok {
+		return s.(started)
+	}
+	var s started
+	if k.kind == trace.SpanKindClient {
+		s = started{name: "invoke " + k.function, opts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(semconv.FaaSInvokedName(k.function))}}
+	} else {
+		s = started{opts: []trace.SpanStartOption{trace.WithSpanKind(k.kind), trace.WithAttributes(semconv.GenAIToolName(k.tool))}}
+	}
+	if o.n.Load() < maxDurationSets {
+		if _, loaded := o.m.LoadOrStore(k, s); !loaded {
+			o.n.Add(1)
+		}
+	}
+	return s
 }

@@ -39,6 +39,8 @@ type Telemetry struct {
 	duration mcpconv.ServerOperationDuration
 	// durationSets are the attribute sets of duration, made once each.
 	durationSets durationSets
+	// startOptions are the start options of the child spans, made once each.
+	startOptions startOptions
 	meter        metric.Meter
 	in           instruments
 }
