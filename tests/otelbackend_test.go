@@ -290,6 +290,7 @@ func TestTelemetryBackendTraces(t *testing.T) {
 	})
 	call, _ := chainOf(spans, toolTrace, "tools/call to_roman", "invoke to_roman", "execute_tool to_roman", "roman")
 	t.Logf("the tools/call trace in the backend:\n%s", renderTrace(spans, toolTrace))
+	keepTelemetryFile(t, be)
 	server, inv, handler, tool := call[0], call[1], call[2], call[3]
 	require.Equal(t, clientSpan, server.parentID, "the server span's parent is the client's _meta traceparent")
 	require.Equal(t, "tools/call", server.attrs["mcp.method.name"])
@@ -327,6 +328,21 @@ func TestTelemetryBackendTraces(t *testing.T) {
 	require.Equal(t, "tool_error", failed.attrs["error.type"])
 	unknown, _ := findSpan(spans, func(s recvSpan) bool { return s.traceID == rawUnknown && s.name == "tools/call no_such_tool" })
 	require.Equal(t, "-32602", unknown.attrs["error.type"])
+}
+
+// keepTelemetryFile copies the backend's file to FUNCMCP_KEEP_TELEMETRY
+// when that is set: the real trace docs/telemetry.md draws
+// (tests/otelbackend/waterfall).
+func keepTelemetryFile(t *testing.T, be *otelBackend) {
+	t.Helper()
+	dst := os.Getenv("FUNCMCP_KEEP_TELEMETRY")
+	if dst == "" {
+		return
+	}
+	data, err := os.ReadFile(be.file)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(dst, data, 0o644))
+	t.Logf("the backend's file is kept in %s", dst)
 }
 
 // holidaysResourceFunction and promptFunction name the function an

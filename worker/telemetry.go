@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 )
 
@@ -23,6 +24,10 @@ type Instrumentation struct {
 	// Handler wraps the app's HTTP handler of invocations, e.g. to continue
 	// the trace context of the host's request headers.
 	Handler func(http.Handler) http.Handler
+	// Logger wraps the handler of the app's logger ([Options].Logger, the
+	// worker's own log lines), e.g. to stamp each record with the trace
+	// context of the context it is logged with.
+	Logger func(slog.Handler) slog.Handler
 	// Stop flushes what is buffered, when the app stops serving.
 	Stop func()
 }
@@ -50,6 +55,9 @@ func (a *App) instrument(in *Instrumentation) {
 		a.hooks = append([]Hook{in.Hook}, a.hooks...)
 	}
 	a.wrap = in.Handler
+	if in.Logger != nil {
+		a.logger = slog.New(in.Logger(a.logger.Handler()))
+	}
 }
 
 // ClientHeader returns a header of the MCP client's request as the host

@@ -49,8 +49,8 @@ func (p *Providers) Shutdown(ctx context.Context) error {
 
 // Start makes the providers: OTLP/HTTP exporters configured by the SDK's
 // own reading of OTEL_EXPORTER_OTLP_* (endpoint, headers, timeout,
-// compression), the sampler of OTEL_TRACES_SAMPLER, the batch settings of
-// OTEL_BSP_*, the export interval of OTEL_METRIC_EXPORT_INTERVAL;
+// compression), the sampler of OTEL_TRACES_SAMPLER, a [Batcher] with the
+// batch settings of OTEL_BSP_*, the export interval of OTEL_METRIC_EXPORT_INTERVAL;
 // OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER "none" turn a signal's
 // export off. service is the default service.name.
 func Start(ctx context.Context, service string) (*Providers, error) {
@@ -69,7 +69,7 @@ func Start(ctx context.Context, service string) (*Providers, error) {
 		if err != nil {
 			return nil, fmt.Errorf("starting the trace exporter: %w", err)
 		}
-		topts = append(topts, sdktrace.WithBatcher(exp))
+		topts = append(topts, sdktrace.WithSpanProcessor(NewBatcher(exp, BatchOptionsFromEnv())))
 	}
 	tp := sdktrace.NewTracerProvider(topts...)
 	mopts := []sdkmetric.Option{sdkmetric.WithResource(res)}

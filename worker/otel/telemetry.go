@@ -20,6 +20,12 @@
 //     ("execute_tool {tool}", "{kind} {name}" for the other runs), whose
 //     context is the handler's, so the spans a tool makes with the global
 //     tracer provider (otel.Tracer) nest under it;
+//   - stamps the worker's log lines with the trace context they are logged
+//     in (trace_id, span_id, as funchost's lines): the app's logger
+//     ([worker.Options].Logger) and slog's default logger, so that what a
+//     tool logs with slog.InfoContext(ctx, …) is correlated with its span
+//     (slog's built-in default becomes a text logger on stderr; an app's
+//     own default is wrapped; the previous default is back after serving);
 //   - sets the global tracer and meter providers and the W3C propagator, and
 //     exports with the same OTEL_* settings as funchost (OTLP over
 //     HTTP/protobuf), its resource naming this process (process.pid,
@@ -35,6 +41,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	gotel "go.opentelemetry.io/otel"
@@ -79,7 +87,9 @@ func (telemetry) Start(ctx context.Context) (*worker.Instrumentation, error) {
 	prop := otelsetup.Propagator()
 	gotel.SetTextMapPropagator(prop)
 	in := (&spans{tracer: p.Traces.Tracer(instrumentation), prop: prop}).instrumentation()
+	restoreLog := traceDefault()
 	in.Stop = func() {
+		defer restoreLog()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := p.Shutdown(ctx); err != nil {
@@ -93,10 +103,61 @@ func (telemetry) Start(ctx context.Context) (*worker.Instrumentation, error) {
 type spans struct {
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
+	starts sync.Map // startKey → started
+	nStart atomic.Int32
+}
+
+// maxStarts bounds the span names and options kept for reuse; past it
+// they are made for each run (resource URIs may be many).
+const maxStarts = 1024
+
+// startKey is what the name and the fixed attributes of a run's span are
+// made of.
+type startKey struct {
+	kind           worker.InvocationKind
+	name, function string
+}
+
+// started is the name and start options of a startKey's spans.
+type started struct {
+	name string
+	opts []trace.SpanStartOption
+}
+
+// startOf returns the name and start options of inv's span, made once
+// for each tool, resource or prompt: the span's name, kind and attributes
+// other than the invocation id.
+func (s *spans) startOf(inv *worker.Invocation) started {
+	k := startKey{kind: inv.Kind, name: inv.Name, function: inv.Function}
+	if v, ok := s.starts.Load(k); ok {
+		return v.(started)
+	}
+	name := string(inv.Kind) + " " + inv.Name
+	attrs := []attribute.KeyValue{semconv.FaaSInvokedName(inv.Function)}
+	switch inv.Kind {
+	case worker.KindTool, worker.KindTask:
+		name = "execute_tool " + inv.Name
+		attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(inv.Name))
+	case worker.KindPrompt:
+		attrs = append(attrs, semconv.GenAIPromptName(inv.Name))
+	case worker.KindResource:
+		attrs = append(attrs, semconv.McpResourceURIKey.String(inv.Name))
+	}
+	kind := trace.SpanKindServer
+	if inv.Kind == worker.KindClientRequest {
+		kind = trace.SpanKindClient
+	}
+	st := started{name: name, opts: []trace.SpanStartOption{trace.WithSpanKind(kind), trace.WithAttributes(attrs...)}}
+	if s.nStart.Load() < maxStarts {
+		if _, loaded := s.starts.LoadOrStore(k, st); !loaded {
+			s.nStart.Add(1)
+		}
+	}
+	return st
 }
 
 func (s *spans) instrumentation() *worker.Instrumentation {
-	return &worker.Instrumentation{Hook: s.hook, Handler: s.extract}
+	return &worker.Instrumentation{Hook: s.hook, Handler: s.extract, Logger: withTrace}
 }
 
 // extract wraps the worker's handler: the request's context carries the
@@ -118,25 +179,12 @@ func (s *spans) hook(ctx context.Context, inv *worker.Invocation, next func(ctx 
 			ctx = s.prop.Extract(ctx, carrier)
 		}
 	}
-	name := string(inv.Kind) + " " + inv.Name
-	attrs := []attribute.KeyValue{semconv.FaaSInvokedName(inv.Function)}
+	st := s.startOf(inv)
+	opts := st.opts
 	if inv.InvocationID != "" {
-		attrs = append(attrs, semconv.FaaSInvocationID(inv.InvocationID))
+		opts = append(opts[:len(opts):len(opts)], trace.WithAttributes(semconv.FaaSInvocationID(inv.InvocationID)))
 	}
-	switch inv.Kind {
-	case worker.KindTool, worker.KindTask:
-		name = "execute_tool " + inv.Name
-		attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(inv.Name))
-	case worker.KindPrompt:
-		attrs = append(attrs, semconv.GenAIPromptName(inv.Name))
-	case worker.KindResource:
-		attrs = append(attrs, semconv.McpResourceURIKey.String(inv.Name))
-	}
-	kind := trace.SpanKindServer
-	if inv.Kind == worker.KindClientRequest {
-		kind = trace.SpanKindClient
-	}
-	ctx, span := s.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	ctx, span := s.tracer.Start(ctx, st.name, opts...)
 	defer span.End()
 	err := next(ctx)
 	if err != nil && !errors.Is(err, worker.ErrInputRequired) {

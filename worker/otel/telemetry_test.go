@@ -1,13 +1,16 @@
 package otel
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -121,4 +124,86 @@ func TestTelemetryStartsWithEndpoint(t *testing.T) {
 	assert.NotNil(t, in.Handler)
 	require.NotNil(t, in.Stop)
 	in.Stop()
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestTelemetryLogLinesCarryTheTrace: with telemetry started, the worker's
+// own log lines (the app's logger) and the lines a tool logs with slog's
+// default logger carry trace_id and span_id of the context they are
+// logged in, as funchost's console lines do; after serving, slog's
+// default is the app's again.
+func TestTelemetryLogLinesCarryTheTrace(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+	t.Setenv("OTEL_SDK_DISABLED", "")
+	t.Setenv("OTEL_METRICS_EXPORTER", "none")
+	t.Setenv("OTEL_TRACES_EXPORTER", "none")
+	var toolLines, appLines syncBuffer
+	defer func(w io.Writer) { logOutput = w }(logOutput)
+	logOutput = &toolLines
+	before := slog.Default()
+
+	in, err := New().Start(context.Background())
+	require.NoError(t, err)
+	require.NotNil(t, in)
+	require.NotNil(t, in.Logger)
+	stopped := false
+	defer func() {
+		if !stopped {
+			in.Stop()
+		}
+	}()
+
+	appLogger := slog.New(in.Logger(slog.NewTextHandler(&appLines, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	a := worker.New(&worker.Options{Stdout: io.Discard, Stderr: io.Discard, Logger: appLogger, Hooks: []worker.Hook{in.Hook}})
+	var seen trace.SpanContext
+	a.ConfigureMcpTool("plain").Handle(func(ctx context.Context, _ *worker.ToolContext) (*worker.Result, error) {
+		seen = trace.SpanContextFromContext(ctx)
+		slog.InfoContext(ctx, "the tool says hello")
+		return worker.TextResult("ok"), nil
+	})
+	srv := httptest.NewServer(in.Handler(a.Handler()))
+	defer srv.Close()
+	require.Equal(t, http.StatusOK, postInvocation(t, srv.URL, "plain", `{"name":"plain","arguments":{}}`,
+		map[string]string{"Traceparent": hostTraceparent}))
+
+	const hostTrace, hostSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	var toolLine string
+	for _, l := range strings.Split(toolLines.String(), "\n") {
+		if strings.Contains(l, "the tool says hello") {
+			toolLine = l
+		}
+	}
+	require.NotEmpty(t, toolLine, "the tool's line: %q", toolLines.String())
+	assert.Contains(t, toolLine, "trace_id="+hostTrace)
+	assert.Contains(t, toolLine, "span_id="+seen.SpanID().String(), "the tool's line names the handler's span")
+
+	var invLine string
+	for _, l := range strings.Split(appLines.String(), "\n") {
+		if strings.Contains(l, "msg=invocation") {
+			invLine = l
+		}
+	}
+	require.NotEmpty(t, invLine, "the worker's invocation line: %q", appLines.String())
+	assert.Contains(t, invLine, "trace_id="+hostTrace+" span_id="+hostSpan, "the worker's line names the invocation's span")
+
+	in.Stop()
+	stopped = true
+	assert.Same(t, before, slog.Default(), "after serving slog's default is the app's again")
 }

@@ -12,6 +12,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/internal/otelsetup"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -26,8 +27,9 @@ func (discard) Shutdown(context.Context) error                             { ret
 // without telemetry (off: no link) and with the link on, 100% sampled,
 // spans batched to an exporter that drops them and the duration histogram
 // aggregated.
+// Spans go through the processor funchost uses (otelsetup.Batcher).
 func BenchmarkToolsCall(b *testing.B) {
-	on, err := newTelemetry(sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{})), sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())))
+	on, err := newTelemetry(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(otelsetup.NewBatcher(discard{}, otelsetup.BatchOptions{}))), sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
-	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
@@ -101,28 +100,20 @@ func (t *Telemetry) link(next mcp.MethodHandler) mcp.MethodHandler {
 				span.AddLink(trace.Link{SpanContext: sc})
 			}
 		}
-		mattrs := make([]attribute.KeyValue, 0, 4)
-		if target.Valid() {
-			mattrs = append(mattrs, target)
+		version, et := x.ProtocolVersion(), x.ErrorType()
+		if version != "" {
+			span.SetAttributes(semconv.McpProtocolVersionKey.String(version))
 		}
-		if v := x.ProtocolVersion(); v != "" {
-			pv := semconv.McpProtocolVersionKey.String(v)
-			span.SetAttributes(pv)
-			mattrs = append(mattrs, pv)
-		}
-		if et := x.ErrorType(); et != "" {
-			ea := semconv.ErrorTypeKey.String(et)
-			span.SetAttributes(ea)
-			mattrs = append(mattrs, ea)
-			if _, err := strconv.Atoi(et); err == nil && et[0] == '-' {
-				rc := semconv.RPCResponseStatusCode(et)
-				span.SetAttributes(rc)
-				mattrs = append(mattrs, rc)
+		if et != "" {
+			span.SetAttributes(semconv.ErrorTypeKey.String(et))
+			if isRPCCode(et) {
+				span.SetAttributes(semconv.RPCResponseStatusCode(et))
 			}
 			span.SetStatus(codes.Error, x.Outcome())
 		}
 		span.End()
-		t.duration.Record(context.WithoutCancel(ctx), time.Since(start).Seconds(), mcpconv.MethodNameAttr(method), mattrs...)
+		t.duration.RecordSet(context.WithoutCancel(ctx), time.Since(start).Seconds(),
+			t.durationSets.of(durationKey{method: method, target: target, version: version, errorType: et}))
 	}
 }
 
@@ -151,8 +142,8 @@ func (t *Telemetry) InvokeTrace() invoke.Trace {
 		return nil
 	}
 	return func(ctx context.Context, function string) (context.Context, http.Header, func(error)) {
-		ctx, span := t.tracer.Start(ctx, "invoke "+function, trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(semconv.FaaSInvokedName(function)))
+		o := t.startOptions.of(startKey{kind: trace.SpanKindClient, function: function})
+		ctx, span := t.tracer.Start(ctx, o.name, o.opts...)
 		h := http.Header{}
 		t.prop.Inject(ctx, propagation.HeaderCarrier(h))
 		return ctx, h, func(err error) {

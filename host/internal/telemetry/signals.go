@@ -241,8 +241,7 @@ func (t *Telemetry) Span(ctx context.Context, name, tool string) (context.Contex
 	if t == nil {
 		return ctx, Ender{}
 	}
-	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(semconv.GenAIToolName(tool)))
+	ctx, span := t.tracer.Start(ctx, name, t.startOptions.of(startKey{kind: trace.SpanKindInternal, tool: tool}).opts...)
 	return ctx, Ender{span}
 }
 

@@ -37,8 +37,12 @@ type Telemetry struct {
 	tracer   trace.Tracer
 	prop     propagation.TextMapPropagator
 	duration mcpconv.ServerOperationDuration
-	meter    metric.Meter
-	in       instruments
+	// durationSets are the attribute sets of duration, made once each.
+	durationSets durationSets
+	// startOptions are the start options of the child spans, made once each.
+	startOptions startOptions
+	meter        metric.Meter
+	in           instruments
 }
 
 // ProtocolError is an OTEL_EXPORTER_OTLP_*PROTOCOL other than
