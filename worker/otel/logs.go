@@ -1,49 +1,17 @@
 package otel
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log"
 	"log/slog"
 	"os"
 
-	"go.opentelemetry.io/otel/trace"
+	"github.com/funcmcp/funcmcp/internal/otelsetup"
 )
 
-// Log attribute keys of the trace context, as funchost's lines and the
-// OpenTelemetry log data model name a record's trace and span.
-const (
-	logTraceID = "trace_id"
-	logSpanID  = "span_id"
-)
-
-// traceHandler adds the trace context of a record's context (the
-// handler's span, or the invocation's) to it.
-type traceHandler struct{ slog.Handler }
-
-func (h traceHandler) Handle(ctx context.Context, r slog.Record) error {
-	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
-		r.AddAttrs(slog.String(logTraceID, sc.TraceID().String()), slog.String(logSpanID, sc.SpanID().String()))
-	}
-	return h.Handler.Handle(ctx, r)
-}
-
-func (h traceHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return traceHandler{h.Handler.WithAttrs(attrs)}
-}
-
-func (h traceHandler) WithGroup(name string) slog.Handler {
-	return traceHandler{h.Handler.WithGroup(name)}
-}
-
-// withTrace wraps h in a traceHandler, once.
-func withTrace(h slog.Handler) slog.Handler {
-	if _, ok := h.(traceHandler); ok {
-		return h
-	}
-	return traceHandler{h}
-}
+// withTrace wraps h so that its records carry the trace context, once.
+func withTrace(h slog.Handler) slog.Handler { return otelsetup.TraceHandler(h) }
 
 // logOutput is where the default logger writes when the app kept slog's
 // own (the worker's stderr, which funchost copies to its console).
