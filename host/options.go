@@ -93,6 +93,11 @@ type Options struct {
 	// Environ is the base environment of the worker process; nil means
 	// os.Environ().
 	Environ []string
+	// WorkerProcs is the GOMAXPROCS the worker process gets when neither
+	// Environ nor local.settings.json Values set GOMAXPROCS; 0 (the
+	// default) adds none. funchost sets it to share the CPUs with its
+	// worker (see docs/configuration.md).
+	WorkerProcs int
 
 	// MasterKey and SystemKey are the function keys the MCP endpoints accept
 	// unless host.json says webhookAuthorizationLevel Anonymous. "" means

@@ -15,7 +15,7 @@ import (
 func (h *Host) newSupervisor() *supervise.Supervisor {
 	return supervise.New(&supervise.Options{
 		Spec: supervise.Spec{Root: h.root, Worker: h.cfg.Worker, Values: h.workerValues(), Environ: h.opts.Environ,
-			Hidden: auth.WorkerHidden},
+			Hidden: auth.WorkerHidden, Procs: h.opts.WorkerProcs},
 		Output:         h.console,
 		Logger:         h.log,
 		StartupTimeout: h.opts.StartupTimeout,

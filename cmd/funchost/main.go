@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -123,6 +124,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		h   *host.Host
 		err error
 	}
+	workerProcs := shareCPUs(os.Getenv, runtime.GOMAXPROCS)
+	if workerProcs > 0 {
+		logger.Debug("funchost and the worker share the CPUs", "GOMAXPROCS", workerProcs)
+	}
 	ready := make(chan loaded, 1)
 	go func() {
 		h, err := host.New(&host.Options{
@@ -143,6 +148,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			ProbeInterval:            *probe,
 			AllowedOrigins:           splitList(*origins),
 			StopTimeout:              5 * time.Second,
+			WorkerProcs:              workerProcs,
 		})
 		ready <- loaded{h, err}
 	}()

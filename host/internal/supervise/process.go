@@ -68,6 +68,9 @@ type Spec struct {
 	// the host's own secrets (its function keys), which the Functions host
 	// does not give a custom handler either.
 	Hidden []string
+	// Procs is the GOMAXPROCS the worker gets when neither Environ nor
+	// Values set one; 0 adds none.
+	Procs int
 }
 
 // worker is a started worker process, as the supervisor sees it (a
@@ -178,6 +181,9 @@ func (s *Spec) command(port int) (*exec.Cmd, error) {
 		name, _, _ := strings.Cut(kv, "=")
 		return slices.Contains(s.Hidden, name)
 	})
+	if s.Procs > 0 && !setsProcs(env, s.Values) {
+		env = append(env, "GOMAXPROCS="+strconv.Itoa(s.Procs))
+	}
 	for _, v := range s.Values {
 		if !slices.Contains(s.Hidden, v.Key) {
 			env = append(env, v.Key+"="+v.Value)
@@ -188,6 +194,17 @@ func (s *Spec) command(port int) (*exec.Cmd, error) {
 	}
 	cmd.Env = env // exec keeps the last value of a repeated name
 	return cmd, nil
+}
+
+// setsProcs reports whether env or values set GOMAXPROCS (to anything but
+// nothing).
+func setsProcs(env []string, values []config.Setting) bool {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GOMAXPROCS="); ok && v != "" {
+			return true
+		}
+	}
+	return slices.ContainsFunc(values, func(v config.Setting) bool { return v.Key == "GOMAXPROCS" && v.Value != "" })
 }
 
 // startProcess starts the worker process on a free port. Its output is

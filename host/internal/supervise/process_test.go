@@ -55,6 +55,37 @@ func TestWorkerCommand(t *testing.T) {
 	assert.ErrorContains(t, err, `finding the worker executable "no-such-handler-for-funchost"`)
 }
 
+// TestWorkerCommandProcs: the worker gets the GOMAXPROCS funchost chose for
+// it, unless the environment or local.settings.json Values set one.
+func TestWorkerCommandProcs(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "handler"), nil, 0o755))
+	procs := func(spec Spec) (string, bool) {
+		t.Helper()
+		spec.Root, spec.Worker = root, &config.Worker{ExecutablePath: "handler"}
+		cmd, err := spec.command(1)
+		require.NoError(t, err)
+		v, ok := "", false
+		for _, kv := range cmd.Environ() {
+			if rest, found := strings.CutPrefix(kv, "GOMAXPROCS="); found {
+				v, ok = rest, true // exec keeps the last one
+			}
+		}
+		return v, ok
+	}
+	v, ok := procs(Spec{Procs: 1, Environ: []string{"KEEP=1"}})
+	assert.True(t, ok)
+	assert.Equal(t, "1", v, "the share funchost chose")
+	v, _ = procs(Spec{Procs: 1, Environ: []string{"GOMAXPROCS=4"}})
+	assert.Equal(t, "4", v, "the environment's choice")
+	v, _ = procs(Spec{Procs: 1, Environ: []string{"GOMAXPROCS=4"}, Values: []config.Setting{{Key: "GOMAXPROCS", Value: "3"}}})
+	assert.Equal(t, "3", v, "local.settings.json's choice")
+	v, _ = procs(Spec{Procs: 2, Environ: []string{"GOMAXPROCS="}})
+	assert.Equal(t, "2", v, "an empty GOMAXPROCS chooses nothing")
+	_, ok = procs(Spec{Environ: []string{"KEEP=1"}})
+	assert.False(t, ok, "Procs 0 adds none")
+}
+
 func TestLineWriter(t *testing.T) {
 	out := &testutil.SyncBuffer{}
 	lw := &lineWriter{out: out, prefix: "[handler] "}
