@@ -165,14 +165,13 @@ func (h *Host) checkInput(ctx context.Context, t *catalog.Tool, req *mcp.CallReq
 			return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: "Invalid params: the arguments are not JSON."}
 		}
 	}
-	ctx, span := h.tel.Span(ctx, telemetry.SpanValidateInput, t.Name)
+	timed := h.tel.Timed()
 	issue := t.Binding.CheckInput(raw, h.cfg.Output)
 	if issue == nil {
-		span.End("")
+		timed.Done(ctx, telemetry.SpanValidateInput, t.Name, "", "")
 		return nil, nil
 	}
-	span.Set(telemetry.AttrValidationMode, string(issue.Mode))
-	span.End(telemetry.ErrorTypeInputSchema)
+	ctx = timed.Done(ctx, telemetry.SpanValidateInput, t.Name, telemetry.ErrorTypeInputSchema, string(issue.Mode))
 	level := slog.LevelError
 	if issue.Mode == ValidationWarn {
 		level = slog.LevelWarn
@@ -232,13 +231,12 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, iv *invocation, 
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil
 	}
-	vctx, span := h.tel.Span(ctx, telemetry.SpanValidateOutput, t.Name)
+	timed := h.tel.Timed()
 	issue := t.Binding.ShapeResult(d, h.cfg.Output)
 	if issue == nil {
-		span.End("")
+		timed.Done(ctx, telemetry.SpanValidateOutput, t.Name, "", "")
 	} else {
-		span.Set(telemetry.AttrValidationMode, string(issue.Mode))
-		span.End(telemetry.ErrorTypeOutputSchema)
+		vctx := timed.Done(ctx, telemetry.SpanValidateOutput, t.Name, telemetry.ErrorTypeOutputSchema, string(issue.Mode))
 		h.tel.OutputInvalid(ctx, t.Name, string(issue.Mode))
 		level := slog.LevelError
 		if issue.Mode == ValidationWarn {

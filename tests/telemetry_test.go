@@ -310,8 +310,9 @@ func TestTelemetryOneTraceFromClientToTool(t *testing.T) {
 }
 
 // TestTelemetryOperatorSignals runs the real funchost and sample worker
-// with telemetry on: a tools/call's input and output validations are
-// spans under its SERVER span, beside the invocation; the host's console
+// with telemetry on: a tools/call's validations that pass in a few
+// microseconds make no span, one that fails is a span under its SERVER
+// span with error.type; the host's console
 // line of the call carries its trace_id and span_id; a session that ends
 // (a DELETE of its Mcp-Session-Id, a legacy SSE stream that closes) is
 // measured in mcp.server.session.duration; a refused request (an Origin
@@ -331,6 +332,10 @@ func TestTelemetryOperatorSignals(t *testing.T) {
 	require.NotEmpty(t, session)
 	_, out := postMCP(t, h.endpoint, session, `{"jsonrpc":"2.0","id":"p1","method":"tools/call","params":{"name":"primes","arguments":{"to":20},"_meta":{"traceparent":"00-`+clientTrace+`-00f067aa0ba902b7-01"}}}`)
 	require.Contains(t, out, `"structuredContent"`)
+	// A call whose arguments do not match the input schema (refused).
+	const badTrace = "3cf92f3577b34da6a3ce929d0e0e4740"
+	_, out = postMCP(t, h.endpoint, session, `{"jsonrpc":"2.0","id":"p2","method":"tools/call","params":{"name":"primes","arguments":{"to":"twenty"},"_meta":{"traceparent":"00-`+badTrace+`-00f067aa0ba902b7-01"}}}`)
+	require.Contains(t, out, `"code":-32602`, "refused: the arguments do not match the input schema")
 
 	// The client ends its session.
 	del, err := http.NewRequest(http.MethodDelete, h.endpoint, nil)
@@ -358,13 +363,17 @@ func TestTelemetryOperatorSignals(t *testing.T) {
 	inTrace := func(name string) func(recvSpan) bool {
 		return func(s recvSpan) bool { return s.traceID == clientTrace && s.name == name }
 	}
-	rc.waitFor(t, "the call's spans", func(spans []recvSpan, _ map[string]string) bool {
-		for _, n := range []string{"tools/call primes", "validate input", "invoke primes", "validate output"} {
+	inBad := func(name string) func(recvSpan) bool {
+		return func(s recvSpan) bool { return s.traceID == badTrace && s.name == name }
+	}
+	rc.waitFor(t, "the calls' spans", func(spans []recvSpan, _ map[string]string) bool {
+		for _, n := range []string{"tools/call primes", "invoke primes"} {
 			if _, ok := findSpan(spans, inTrace(n)); !ok {
 				return false
 			}
 		}
-		return true
+		_, ok := findSpan(spans, inBad("validate input"))
+		return ok
 	})
 	wantMetrics := map[string]string{
 		"mcp.server.operation.duration": "s",
@@ -384,18 +393,24 @@ func TestTelemetryOperatorSignals(t *testing.T) {
 
 	rc.mu.Lock()
 	server, _ := findSpan(rc.spans, inTrace("tools/call primes"))
-	in, _ := findSpan(rc.spans, inTrace("validate input"))
+	_, fastIn := findSpan(rc.spans, inTrace("validate input"))
 	inv, _ := findSpan(rc.spans, inTrace("invoke primes"))
-	outv, _ := findSpan(rc.spans, inTrace("validate output"))
+	_, fastOut := findSpan(rc.spans, inTrace("validate output"))
+	badServer, _ := findSpan(rc.spans, inBad("tools/call primes"))
+	in, _ := findSpan(rc.spans, inBad("validate input"))
 	for name, unit := range wantMetrics {
 		assert.Equal(t, unit, rc.metrics[name], name)
 	}
 	rc.mu.Unlock()
-	assert.Equal(t, server.spanID, in.parentID, "input validation is a child of the server span")
+	// Validations of a few microseconds make no span (their spans ended
+	// before the server span, exported with it or before it).
+	assert.False(t, fastIn, "a fast input validation that passes makes no span")
+	assert.False(t, fastOut, "a fast output validation that passes makes no span")
 	assert.Equal(t, server.spanID, inv.parentID)
-	assert.Equal(t, server.spanID, outv.parentID, "output validation is a child of the server span")
+	assert.Equal(t, badServer.spanID, in.parentID, "input validation is a child of the server span")
 	assert.Equal(t, "primes", in.attrs["gen_ai.tool.name"])
-	assert.Empty(t, outv.attrs["error.type"])
+	assert.Equal(t, "input_schema", in.attrs["error.type"])
+	assert.Equal(t, "strict", in.attrs["funcmcp.validation.mode"])
 
 	// The host's line of the call names its trace and span.
 	require.Eventually(t, func() bool {

@@ -11,7 +11,9 @@
 // context travels to the worker in the POST's headers. HTTP wrappers
 // ([Telemetry.HTTP], [Telemetry.Sessions], [Telemetry.Stream]) count
 // refusals and measure sessions; [Telemetry.Span] makes the host's
-// INTERNAL spans (validation, task runs); [Telemetry.BackplaneSend] and
+// INTERNAL task-run spans and [Telemetry.Timed] its validation spans, only
+// for a validation that fails or takes [ValidationSpanMin] or more;
+// [Telemetry.BackplaneSend] and
 // [Telemetry.BackplaneReceive] the two ends of a backplane hop; the
 // operator's metrics are recorded by the methods named after them
 // ([Telemetry.Refused], [Telemetry.WorkerRestarted], …); [Telemetry.Logger]

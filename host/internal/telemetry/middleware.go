@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -144,8 +145,7 @@ func (t *Telemetry) InvokeTrace() invoke.Trace {
 	return func(ctx context.Context, function string) (context.Context, http.Header, func(error)) {
 		o := t.startOptions.of(startKey{kind: trace.SpanKindClient, function: function})
 		ctx, span := t.tracer.Start(ctx, o.name, o.opts...)
-		h := http.Header{}
-		t.prop.Inject(ctx, propagation.HeaderCarrier(h))
+		h := traceHeaders(ctx, span.SpanContext())
 		return ctx, h, func(err error) {
 			if err != nil {
 				span.RecordError(err)
@@ -155,6 +155,24 @@ func (t *Telemetry) InvokeTrace() invoke.Trace {
 			span.End()
 		}
 	}
+}
+
+// traceHeaders are the W3C headers of the invocation of sc: what the
+// propagator would write (traceparent; tracestate and baggage when there
+// are any), written straight from the span context.
+func traceHeaders(ctx context.Context, sc trace.SpanContext) http.Header {
+	if !sc.IsValid() {
+		return nil
+	}
+	h := make(http.Header, 3)
+	h["Traceparent"] = []string{"00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()}
+	if ts := sc.TraceState(); ts.Len() > 0 {
+		h["Tracestate"] = []string{ts.String()}
+	}
+	if b := baggage.FromContext(ctx); b.Len() > 0 {
+		h["Baggage"] = []string{b.String()}
+	}
+	return h
 }
 
 // Propagator is the W3C trace-context and baggage propagator the host

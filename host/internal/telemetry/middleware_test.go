@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -208,4 +210,37 @@ func TestInvokeTraceSendsTraceparentOfItsChildSpan(t *testing.T) {
 	assert.Equal(t, "invoke greet", inv.Name())
 	assert.Equal(t, server.SpanContext().SpanID(), inv.Parent().SpanID())
 	assert.Equal(t, "00-"+inv.SpanContext().TraceID().String()+"-"+inv.SpanContext().SpanID().String()+"-01", h.Get("Traceparent"))
+}
+
+// TestTraceHeadersAreThePropagators: the invocation's trace headers,
+// written straight from the span context, are what the W3C propagator
+// writes: traceparent alone, then with tracestate and baggage.
+func TestTraceHeadersAreThePropagators(t *testing.T) {
+	rc := newRecorded(t)
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	ts, err := trace.ParseTraceState("vendor=a,other=b")
+	require.NoError(t, err)
+	bag, err := baggage.Parse("user=alice,tenant=t1")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name string
+		sc   trace.SpanContext
+		bag  bool
+	}{
+		{"traceparent only", trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}), false},
+		{"not sampled", trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid}), false},
+		{"tracestate and baggage", trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, TraceState: ts}), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := trace.ContextWithSpanContext(context.Background(), c.sc)
+			if c.bag {
+				ctx = baggage.ContextWithBaggage(ctx, bag)
+			}
+			want := http.Header{}
+			rc.tel.prop.Inject(ctx, propagation.HeaderCarrier(want))
+			assert.Equal(t, want, traceHeaders(ctx, c.sc))
+		})
+	}
+	assert.Nil(t, traceHeaders(context.Background(), trace.SpanContext{}), "no span context, no headers")
 }

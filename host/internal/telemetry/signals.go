@@ -235,7 +235,7 @@ const (
 )
 
 // Span starts an INTERNAL child span of ctx named name, about tool
-// (gen_ai.tool.name): input and output validation, a task's run. Off, ctx
+// (gen_ai.tool.name): a task's run (validations: [Telemetry.Timed]). Off, ctx
 // comes back as is and the Ender does nothing: nothing is allocated.
 func (t *Telemetry) Span(ctx context.Context, name, tool string) (context.Context, Ender) {
 	if t == nil {
@@ -243,6 +243,55 @@ func (t *Telemetry) Span(ctx context.Context, name, tool string) (context.Contex
 	}
 	ctx, span := t.tracer.Start(ctx, name, t.startOptions.of(startKey{kind: trace.SpanKindInternal, tool: tool}).opts...)
 	return ctx, Ender{span}
+}
+
+// ValidationSpanMin is the shortest passing validation that gets a span
+// (validate input, validate output): most validations take a few
+// microseconds, less than the span would cost, so only the measurable ones
+// are recorded. A failed validation always gets its span.
+const ValidationSpanMin = 50 * time.Microsecond
+
+// validationSpanMin is [ValidationSpanMin]; tests set it to 0.
+var validationSpanMin = ValidationSpanMin
+
+// Timed is a step measured without a span yet, from [Telemetry.Timed];
+// [Timed.Done] records it as a span only when it is worth one. Its zero
+// value (telemetry off) does nothing.
+type Timed struct {
+	t     *Telemetry
+	start time.Time
+}
+
+// Timed starts timing a validation of a tool.
+func (t *Telemetry) Timed() Timed {
+	if t == nil {
+		return Timed{}
+	}
+	return Timed{t: t, start: time.Now()}
+}
+
+// Done ends the step: when it failed (errorType not "", mode the
+// validation mode) or took at least [ValidationSpanMin], it becomes an
+// INTERNAL child span of ctx named name, about tool, from the step's start
+// to now, and the context of that span comes back (for the failure's log
+// line); otherwise nothing is recorded and ctx comes back as is.
+func (m Timed) Done(ctx context.Context, name, tool, errorType, mode string) context.Context {
+	if m.t == nil {
+		return ctx
+	}
+	end := time.Now()
+	if errorType == "" && end.Sub(m.start) < validationSpanMin {
+		return ctx
+	}
+	opts := m.t.startOptions.of(startKey{kind: trace.SpanKindInternal, tool: tool}).opts
+	opts = append(opts[:len(opts):len(opts)], trace.WithTimestamp(m.start))
+	ctx, span := m.t.tracer.Start(ctx, name, opts...)
+	if errorType != "" {
+		span.SetAttributes(AttrValidationMode.String(mode), semconv.ErrorTypeKey.String(errorType))
+		span.SetStatus(codes.Error, errorType)
+	}
+	span.End(trace.WithTimestamp(end))
+	return ctx
 }
 
 // Ender ends a span of [Telemetry.Span]; its zero value does nothing.

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/trace"
 
@@ -106,6 +107,7 @@ func TestOffAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	allocs := testing.AllocsPerRun(100, func() {
 		c, span := tel.Span(ctx, SpanValidateInput, "greet")
+		c = tel.Timed().Done(c, SpanValidateOutput, "greet", ErrorTypeOutputSchema, "strict")
 		span.Set(AttrValidationMode, "strict")
 		span.End(ErrorTypeInputSchema)
 		_, run := tel.Span(c, SpanTaskRun, "greet")
@@ -243,4 +245,46 @@ func TestHTTPCountsRefusalsAndCarriesTheTrace(t *testing.T) {
 	}
 	assert.Equal(t, httpTrace, seen.TraceID().String())
 	assert.Equal(t, map[string]int64{"forbidden": 1, "unavailable": 1}, sumBy(t, rc.collect(t)[MetricRefused], AttrRefusalReason))
+}
+
+// TestValidationSpanOnlyWhenMeasurable: a passing validation shorter than
+// ValidationSpanMin makes no span; with the threshold at 0 it makes one
+// spanning the step, a child of the caller's span; a failed one always
+// makes one, with error.type and the mode.
+func TestValidationSpanOnlyWhenMeasurable(t *testing.T) {
+	rc := newRecorded(t)
+	ctx, parent := rc.tel.tracer.Start(context.Background(), "server")
+	count := func() int { return len(rc.spans.GetSpans()) }
+
+	got := rc.tel.Timed().Done(ctx, SpanValidateInput, "greet", "", "")
+	assert.Equal(t, ctx, got, "a fast validation keeps the caller's context")
+	assert.Zero(t, count(), "a validation of a few microseconds makes no span")
+
+	failed := rc.tel.Timed().Done(ctx, SpanValidateOutput, "greet", ErrorTypeOutputSchema, "warn")
+	require.Equal(t, 1, count(), "a failed validation always makes its span")
+	s := rc.spans.GetSpans()[0]
+	assert.Equal(t, SpanValidateOutput, s.Name)
+	assert.Equal(t, parent.SpanContext().SpanID(), s.Parent.SpanID())
+	assert.Equal(t, s.SpanContext.SpanID(), trace.SpanContextFromContext(failed).SpanID(), "the failure's line is logged in its span")
+	assert.Equal(t, codes.Error, s.Status.Code)
+	attrs := map[attribute.Key]string{}
+	for _, a := range s.Attributes {
+		attrs[a.Key] = a.Value.Emit()
+	}
+	assert.Equal(t, "greet", attrs["gen_ai.tool.name"])
+	assert.Equal(t, ErrorTypeOutputSchema, attrs["error.type"])
+	assert.Equal(t, "warn", attrs[AttrValidationMode])
+
+	old := validationSpanMin
+	validationSpanMin = 0
+	t.Cleanup(func() { validationSpanMin = old })
+	before := time.Now()
+	rc.tel.Timed().Done(ctx, SpanValidateInput, "greet", "", "")
+	require.Equal(t, 2, count(), "with the threshold at 0 every validation makes its span")
+	s = rc.spans.GetSpans()[1]
+	assert.Equal(t, SpanValidateInput, s.Name)
+	assert.Equal(t, parent.SpanContext().SpanID(), s.Parent.SpanID())
+	assert.False(t, s.StartTime.Before(before), "the span starts when the validation did")
+	assert.False(t, s.EndTime.Before(s.StartTime))
+	parent.End()
 }
