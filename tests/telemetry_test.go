@@ -393,19 +393,15 @@ func TestTelemetryOperatorSignals(t *testing.T) {
 
 	rc.mu.Lock()
 	server, _ := findSpan(rc.spans, inTrace("tools/call primes"))
-	_, fastIn := findSpan(rc.spans, inTrace("validate input"))
 	inv, _ := findSpan(rc.spans, inTrace("invoke primes"))
-	_, fastOut := findSpan(rc.spans, inTrace("validate output"))
 	badServer, _ := findSpan(rc.spans, inBad("tools/call primes"))
 	in, _ := findSpan(rc.spans, inBad("validate input"))
 	for name, unit := range wantMetrics {
 		assert.Equal(t, unit, rc.metrics[name], name)
 	}
 	rc.mu.Unlock()
-	// Validations of a few microseconds make no span (their spans ended
-	// before the server span, exported with it or before it).
-	assert.False(t, fastIn, "a fast input validation that passes makes no span")
-	assert.False(t, fastOut, "a fast output validation that passes makes no span")
+	// Whether a passing validation makes a span depends on how long it took
+	// (TestValidationSpanOnlyWhenMeasurable); a refused one always does.
 	assert.Equal(t, server.spanID, inv.parentID)
 	assert.Equal(t, badServer.spanID, in.parentID, "input validation is a child of the server span")
 	assert.Equal(t, "primes", in.attrs["gen_ai.tool.name"])

@@ -165,7 +165,7 @@ func traceHeaders(ctx context.Context, sc trace.SpanContext) http.Header {
 		return nil
 	}
 	h := make(http.Header, 3)
-	h["Traceparent"] = []string{"00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()}
+	h["Traceparent"] = []string{"00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + w3cFlags(sc)}
 	if ts := sc.TraceState(); ts.Len() > 0 {
 		h["Tracestate"] = []string{ts.String()}
 	}
@@ -173,6 +173,12 @@ func traceHeaders(ctx context.Context, sc trace.SpanContext) http.Header {
 		h["Baggage"] = []string{b.String()}
 	}
 	return h
+}
+
+// w3cFlags are the trace flags of sc as W3C trace context carries them:
+// the sampled and random bits only, as the propagator writes them.
+func w3cFlags(sc trace.SpanContext) string {
+	return (sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom)).String()
 }
 
 // Propagator is the W3C trace-context and baggage propagator the host

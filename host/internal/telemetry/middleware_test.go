@@ -221,7 +221,7 @@ func TestTraceHeadersAreThePropagators(t *testing.T) {
 	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
 	ts, err := trace.ParseTraceState("vendor=a,other=b")
 	require.NoError(t, err)
-	bag, err := baggage.Parse("user=alice,tenant=t1")
+	bag, err := baggage.Parse("user=alice") // one member: a baggage of several is written in map order
 	require.NoError(t, err)
 	for _, c := range []struct {
 		name string
@@ -230,6 +230,7 @@ func TestTraceHeadersAreThePropagators(t *testing.T) {
 	}{
 		{"traceparent only", trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}), false},
 		{"not sampled", trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid}), false},
+		{"flags beyond sampled and random", trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: 0x09 | trace.FlagsRandom}), false},
 		{"tracestate and baggage", trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, TraceState: ts}), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {

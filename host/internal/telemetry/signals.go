@@ -326,7 +326,7 @@ func (t *Telemetry) Traceparent(ctx context.Context) string {
 	if !sc.IsValid() {
 		return ""
 	}
-	return "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()
+	return "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + w3cFlags(sc)
 }
 
 // FromTraceparent returns ctx with the remote span context of traceparent
