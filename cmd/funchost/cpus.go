@@ -6,16 +6,16 @@ package main
 // passing every call to each other, an idle P of one runtime spins and
 // parks around each wake-up of the other, and at one call at a time this
 // costs more CPU than the call itself (docs/performance.md, "Sharing the
-// CPUs"). funchost keeps half of what its runtime would use, rounded up,
-// and returns the same for the worker. When the environment sets
-// GOMAXPROCS, the user has chosen: nothing changes and 0 is returned (the
-// worker inherits the variable). getenv is os.Getenv; setProcs is
-// runtime.GOMAXPROCS.
-func shareCPUs(getenv func(string) string, setProcs func(int) int) int {
+// CPUs"). Each gets half of what funchost's runtime would use, rounded up:
+// the worker from its start, funchost once it has loaded the app (loading
+// thousands of functions goes faster on every CPU, and the worker is not
+// started yet). When the environment sets GOMAXPROCS, the user has chosen:
+// both are 0, meaning leave it (the worker inherits the variable).
+// getenv is os.Getenv, procs runtime.GOMAXPROCS(0).
+func shareCPUs(getenv func(string) string, procs int) (worker, own int) {
 	if getenv("GOMAXPROCS") != "" {
-		return 0
+		return 0, 0
 	}
-	half := (setProcs(0) + 1) / 2
-	setProcs(half)
-	return half
+	half := (procs + 1) / 2
+	return half, half
 }

@@ -124,10 +124,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		h   *host.Host
 		err error
 	}
-	workerProcs := shareCPUs(os.Getenv, runtime.GOMAXPROCS)
-	if workerProcs > 0 {
-		logger.Debug("funchost and the worker share the CPUs", "GOMAXPROCS", workerProcs)
-	}
+	workerProcs, ownProcs := shareCPUs(os.Getenv, runtime.GOMAXPROCS(0))
 	ready := make(chan loaded, 1)
 	go func() {
 		h, err := host.New(&host.Options{
@@ -160,6 +157,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		h = l.h
+		if ownProcs > 0 {
+			runtime.GOMAXPROCS(ownProcs)
+			logger.Debug("funchost and the worker share the CPUs", "GOMAXPROCS", ownProcs)
+		}
 	case <-ctx.Done():
 		logger.Error("funchost: stopped while loading the app")
 		return 1
