@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -45,16 +46,10 @@ func (t *Telemetry) link(next mcp.MethodHandler) mcp.MethodHandler {
 		base := r.Context()
 		httpCtx := t.prop.Extract(base, propagation.HeaderCarrier(r.Header))
 		parent := httpCtx
-		var opts []trace.SpanStartOption
+		opts := make([]trace.SpanStartOption, 0, 3)
+		opts = append(opts, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
 		if tp := x.MetaString("traceparent"); tp != "" {
-			carrier := propagation.MapCarrier{"traceparent": tp}
-			if ts := x.MetaString("tracestate"); ts != "" {
-				carrier["tracestate"] = ts
-			}
-			if b := x.MetaString("baggage"); b != "" {
-				carrier["baggage"] = b
-			}
-			metaCtx := t.prop.Extract(base, carrier)
+			metaCtx := t.prop.Extract(base, &metaCarrier{traceparent: tp, tracestate: x.MetaString("tracestate"), baggage: x.MetaString("baggage")})
 			if msc := trace.SpanContextFromContext(metaCtx); msc.IsValid() {
 				parent = metaCtx
 				if hsc := trace.SpanContextFromContext(httpCtx); hsc.IsValid() && !hsc.Equal(msc) {
@@ -63,34 +58,17 @@ func (t *Telemetry) link(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 
+		// The attributes are set once, when the exchange is over, with
+		// those only known then (the revision, error.type): one copy into
+		// the span, where setting some at the start and the rest at the end
+		// copies them twice and grows the span's slice. No sampler of
+		// OTEL_TRACES_SAMPLER reads attributes, so the decision is the same.
 		method, name := x.Method(), x.Name()
-		attrs := make([]attribute.KeyValue, 0, 10)
-		attrs = append(attrs, semconv.McpMethodNameKey.String(method))
 		spanName := method
 		target := targetAttr(method, name)
-		if target.Valid() {
-			attrs = append(attrs, target)
-			if target.Key != semconv.McpResourceURIKey {
-				spanName += " " + name
-			}
-			if method == "tools/call" {
-				attrs = append(attrs, semconv.GenAIOperationNameExecuteTool)
-			}
+		if target.Valid() && target.Key != semconv.McpResourceURIKey {
+			spanName += " " + name
 		}
-		if id := x.ID(); id != "" {
-			attrs = append(attrs, semconv.JSONRPCRequestID(id))
-		}
-		if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
-			attrs = append(attrs, semconv.McpSessionIDKey.String(sid))
-		}
-		attrs = append(attrs, semconv.NetworkTransportTCP, semconv.NetworkProtocolName("http"))
-		if host, port, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-			attrs = append(attrs, semconv.ClientAddress(host))
-			if p, err := strconv.Atoi(port); err == nil {
-				attrs = append(attrs, semconv.ClientPort(p))
-			}
-		}
-		opts = append(opts, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...), trace.WithTimestamp(start))
 		ctx, span := t.tracer.Start(parent, spanName, opts...)
 		x.SetContext(ctx)
 
@@ -102,20 +80,85 @@ func (t *Telemetry) link(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		version, et := x.ProtocolVersion(), x.ErrorType()
+		attrs := attrPool.Get().(*[]attribute.KeyValue)
+		a := append((*attrs)[:0], semconv.McpMethodNameKey.String(method))
+		if target.Valid() {
+			a = append(a, target)
+			if method == "tools/call" {
+				a = append(a, semconv.GenAIOperationNameExecuteTool)
+			}
+		}
+		if id := x.ID(); id != "" {
+			a = append(a, semconv.JSONRPCRequestID(id))
+		}
+		if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+			a = append(a, semconv.McpSessionIDKey.String(sid))
+		}
+		a = append(a, semconv.NetworkTransportTCP, semconv.NetworkProtocolName("http"))
+		if host, port, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+			a = append(a, semconv.ClientAddress(host))
+			if p, err := strconv.Atoi(port); err == nil {
+				a = append(a, semconv.ClientPort(p))
+			}
+		}
 		if version != "" {
-			span.SetAttributes(semconv.McpProtocolVersionKey.String(version))
+			a = append(a, semconv.McpProtocolVersionKey.String(version))
 		}
 		if et != "" {
-			span.SetAttributes(semconv.ErrorTypeKey.String(et))
+			a = append(a, semconv.ErrorTypeKey.String(et))
 			if isRPCCode(et) {
-				span.SetAttributes(semconv.RPCResponseStatusCode(et))
+				a = append(a, semconv.RPCResponseStatusCode(et))
 			}
+		}
+		span.SetAttributes(a...)
+		clear(a)
+		*attrs = a[:0]
+		attrPool.Put(attrs)
+		if et != "" {
 			span.SetStatus(codes.Error, x.Outcome())
 		}
 		span.End()
 		t.duration.RecordSet(context.WithoutCancel(ctx), time.Since(start).Seconds(),
 			t.durationSets.of(durationKey{method: method, target: target, version: version, errorType: et}))
 	}
+}
+
+// serverAttrs is the most attributes a SERVER span has.
+const serverAttrs = 14
+
+// attrPool holds the slices the SERVER spans' attributes are gathered in
+// (the span copies them).
+var attrPool = sync.Pool{New: func() any {
+	a := make([]attribute.KeyValue, 0, serverAttrs)
+	return &a
+}}
+
+// metaCarrier is the trace context of a request's params._meta, read by
+// the propagator like a carrier of headers.
+type metaCarrier struct{ traceparent, tracestate, baggage string }
+
+func (c *metaCarrier) Get(key string) string {
+	switch key {
+	case "traceparent":
+		return c.traceparent
+	case "tracestate":
+		return c.tracestate
+	case "baggage":
+		return c.baggage
+	}
+	return ""
+}
+
+func (c *metaCarrier) Set(string, string) {}
+
+func (c *metaCarrier) Keys() []string {
+	keys := make([]string, 0, 3)
+	for _, kv := range [...]struct{ k, v string }{{"traceparent", c.traceparent}, {"tracestate", c.tracestate}, {"baggage", c.baggage}} {
+		if kv.v != "" {
+			keys = append(keys, kv.k)
+		}
+	}
+	return keys
 }
 
 // targetAttr is what the request names, as the conventions spell it for

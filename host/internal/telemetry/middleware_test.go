@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/internal/otelsetup"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -244,4 +245,41 @@ func TestTraceHeadersAreThePropagators(t *testing.T) {
 		})
 	}
 	assert.Nil(t, traceHeaders(context.Background(), trace.SpanContext{}), "no span context, no headers")
+}
+
+// TestServerSpanAllocations: what the link adds to a tools/call, 100%
+// sampled: the SERVER span with its attributes, its parent read from
+// _meta, the duration recorded. The attributes are copied into the span
+// once; the _meta trace context is read without building a map.
+func TestServerSpanAllocations(t *testing.T) {
+	on, err := newTelemetry(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(otelsetup.NewBatcher(discard{}, otelsetup.BatchOptions{}))), sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = on.Shutdown(context.Background()) })
+	off := testing.AllocsPerRun(200, greetCall(nil))
+	with := testing.AllocsPerRun(200, greetCall(on))
+	assert.LessOrEqual(t, with-off, 22.0, "allocations the link adds to a call (off %.0f, on %.0f)", off, with)
+}
+
+// TestServerSpanReadsMetaTracestateAndBaggage: the tracestate and baggage
+// of params._meta come with its traceparent: the span continues the
+// tracestate and the handler's context carries the baggage.
+func TestServerSpanReadsMetaTracestateAndBaggage(t *testing.T) {
+	rc := newRecorded(t)
+	var bag baggage.Baggage
+	h := mcp.NewHandler(mcp.Server{
+		ToolsList: func(string) json.RawMessage {
+			return json.RawMessage(`[{"name":"greet","inputSchema":{"type":"object"}}]`)
+		},
+		CallTool: func(ctx context.Context, _ *mcp.CallRequest) (*metadata.CallToolResult, error) {
+			bag = baggage.FromContext(ctx)
+			return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("hi")}}, nil
+		},
+	}, &mcp.Options{Middleware: rc.tel.Middleware()})
+	post(h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{},"_meta":{"traceparent":"00-`+metaTrace+`-00f067aa0ba902b7-01","tracestate":"vendor=abc","baggage":"user=alice"}}}`, nil)
+
+	spans := rc.spans.GetSpans().Snapshots()
+	require.Len(t, spans, 1)
+	assert.Equal(t, metaTrace, spans[0].SpanContext().TraceID().String())
+	assert.Equal(t, "vendor=abc", spans[0].SpanContext().TraceState().String())
+	assert.Equal(t, "alice", bag.Member("user").Value())
 }
