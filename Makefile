@@ -3,7 +3,8 @@
 #   make build   dist/app (host.json, local.settings.json, handler, function folders) + dist/funchost
 #   make run     build, then serve dist/app on 127.0.0.1:$(PORT) (prints the MCP endpoint)
 #   make test    go vet + all Go tests (race detector on), end-to-end tests with real MCP clients
-#                and the MCP conformance suite included, then every benchmark once (-benchtime 1x)
+#                and the MCP conformance suite included, then the allocation tests without the
+#                race detector, then every benchmark once (-benchtime 1x)
 #                so they keep working, then each fuzz target for $(FUZZ_TIME)
 #   make fuzz    only the fuzz targets (FUZZ_TIME=1m or FUZZ_TIME=1000000x make fuzz for a longer run)
 #   make conformance  only the MCP conformance suite: build tests/conformance, serve it with
@@ -28,6 +29,10 @@ TEST_FLAGS   ?=
 # loaded machine (golang/go#75804), with no failing input. 30000 runs take
 # about 1-3 s per target here.
 FUZZ_TIME    ?= 30000x
+
+# Packages with allocation tests (TestXxxAllocat…), run without the race
+# detector by `make allocs` (part of `make test`).
+ALLOC_PKGS   := ./host/internal/telemetry ./host/internal/oauth ./worker/otel
 
 # package:target pairs run briefly by `make fuzz` (part of `make test`). A
 # failing input is written under the package's testdata/fuzz/<target>/ and
@@ -84,7 +89,7 @@ funchost:
 run: build
 	$(DIST)/funchost$(EXE) start --script-root $(APP) --port $(PORT)
 
-test: vet node-deps gotest benchsmoke fuzz
+test: vet node-deps gotest allocs benchsmoke fuzz
 
 # funchost and the worker SDK must build where developers work, not only
 # on Linux (the tests themselves use Linux process tools).
@@ -104,6 +109,11 @@ conformance: node-deps
 # out the 10,000-tool listing of tests/bench.
 benchsmoke:
 	$(GO) test -short -count=1 -run '^$$' -bench . -benchtime 1x -timeout $(TEST_TIMEOUT) ./...
+
+# The allocation tests, without the race detector (which changes allocation
+# counts; under it they skip).
+allocs:
+	$(GO) test -count=1 -run 'Allocat' $(ALLOC_PKGS)
 
 # funcmcp against the official Go SDK, through the real processes, in one
 # run; the table of ratios is printed at the end. BENCH selects benchmarks

@@ -118,10 +118,12 @@ type startKey struct {
 	name, function string
 }
 
-// started is the name and start options of a startKey's spans.
+// started is the name, start options and fixed attributes of a startKey's
+// spans.
 type started struct {
-	name string
-	opts []trace.SpanStartOption
+	name  string
+	opts  []trace.SpanStartOption
+	attrs []attribute.KeyValue
 }
 
 // startOf returns the name and start options of inv's span, made once
@@ -147,7 +149,7 @@ func (s *spans) startOf(inv *worker.Invocation) started {
 	if inv.Kind == worker.KindClientRequest {
 		kind = trace.SpanKindClient
 	}
-	st := started{name: name, opts: []trace.SpanStartOption{trace.WithSpanKind(kind), trace.WithAttributes(attrs...)}}
+	st := started{name: name, opts: []trace.SpanStartOption{trace.WithSpanKind(kind)}, attrs: attrs}
 	if s.nStart.Load() < maxStarts {
 		if _, loaded := s.starts.LoadOrStore(k, st); !loaded {
 			s.nStart.Add(1)
@@ -155,6 +157,13 @@ func (s *spans) startOf(inv *worker.Invocation) started {
 	}
 	return st
 }
+
+// attrPool holds the slices a run's attributes are gathered in (the span
+// copies them).
+var attrPool = sync.Pool{New: func() any {
+	a := make([]attribute.KeyValue, 0, 6)
+	return &a
+}}
 
 func (s *spans) instrumentation() *worker.Instrumentation {
 	return &worker.Instrumentation{Hook: s.hook, Handler: s.extract, Logger: withTrace}
@@ -180,11 +189,20 @@ func (s *spans) hook(ctx context.Context, inv *worker.Invocation, next func(ctx 
 		}
 	}
 	st := s.startOf(inv)
-	opts := st.opts
-	if inv.InvocationID != "" {
-		opts = append(opts[:len(opts):len(opts)], trace.WithAttributes(semconv.FaaSInvocationID(inv.InvocationID)))
+	ctx, span := s.tracer.Start(ctx, st.name, st.opts...)
+	// The attributes are copied into the span once, after its start (no
+	// sampler of OTEL_TRACES_SAMPLER reads them): as start options they
+	// would be copied into the start config first.
+	if inv.InvocationID == "" {
+		span.SetAttributes(st.attrs...)
+	} else {
+		p := attrPool.Get().(*[]attribute.KeyValue)
+		a := append(append((*p)[:0], st.attrs...), semconv.FaaSInvocationID(inv.InvocationID))
+		span.SetAttributes(a...)
+		clear(a)
+		*p = a[:0]
+		attrPool.Put(p)
 	}
-	ctx, span := s.tracer.Start(ctx, st.name, opts...)
 	defer span.End()
 	err := next(ctx)
 	if err != nil && !errors.Is(err, worker.ErrInputRequired) {

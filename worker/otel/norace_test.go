@@ -1,0 +1,5 @@
+//go:build !race
+
+package otel
+
+const raceEnabled = false
