@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 
@@ -104,3 +105,34 @@ func Resource(ctx context.Context, service string) (*resource.Resource, error) {
 	}
 	return res, nil
 }
+
+// HeaderCarrier is propagation.HeaderCarrier that reads the W3C headers
+// (traceparent, tracestate, baggage) under their canonical names directly:
+// http.Header.Get canonicalises the propagator's lower-case names into a
+// new string on every call.
+type HeaderCarrier http.Header
+
+// Get returns the first value of key.
+func (c HeaderCarrier) Get(key string) string {
+	var v []string
+	switch key {
+	case "traceparent":
+		v = c["Traceparent"]
+	case "tracestate":
+		v = c["Tracestate"]
+	case "baggage":
+		v = c["Baggage"]
+	default:
+		return http.Header(c).Get(key)
+	}
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+// Set sets key to value.
+func (c HeaderCarrier) Set(key, value string) { http.Header(c).Set(key, value) }
+
+// Keys lists the header names.
+func (c HeaderCarrier) Keys() []string { return propagation.HeaderCarrier(c).Keys() }

@@ -173,7 +173,7 @@ func (s *spans) instrumentation() *worker.Instrumentation {
 // trace context of its headers (funchost's invocation span).
 func (s *spans) extract(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(s.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))))
+		next.ServeHTTP(w, r.WithContext(s.prop.Extract(r.Context(), otelsetup.HeaderCarrier(r.Header))))
 	})
 }
 

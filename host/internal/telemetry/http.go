@@ -4,9 +4,8 @@ import (
 	"net/http"
 	"time"
 
-	"go.opentelemetry.io/otel/propagation"
-
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/internal/otelsetup"
 )
 
 // HTTP wraps the host's endpoints: the request's context carries the
@@ -21,7 +20,7 @@ func (t *Telemetry) HTTP(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Traceparent") != "" {
-			r = r.WithContext(t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
+			r = r.WithContext(t.prop.Extract(r.Context(), otelsetup.HeaderCarrier(r.Header)))
 		}
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)

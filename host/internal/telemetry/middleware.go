@@ -17,6 +17,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/internal/otelsetup"
 )
 
 // ErrorTypeTool is the error.type of a tool's isError result.
@@ -44,7 +45,7 @@ func (t *Telemetry) link(next mcp.MethodHandler) mcp.MethodHandler {
 		start := time.Now()
 		r := x.Request()
 		base := r.Context()
-		httpCtx := t.prop.Extract(base, propagation.HeaderCarrier(r.Header))
+		httpCtx := t.prop.Extract(base, otelsetup.HeaderCarrier(r.Header))
 		parent := httpCtx
 		opts := make([]trace.SpanStartOption, 0, 3)
 		opts = append(opts, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))

@@ -1,0 +1,5 @@
+//go:build !race
+
+package otelsetup
+
+const raceEnabled = false
