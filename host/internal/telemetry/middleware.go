@@ -189,6 +189,7 @@ func (t *Telemetry) InvokeTrace() invoke.Trace {
 	return func(ctx context.Context, function string) (context.Context, http.Header, func(error)) {
 		o := t.startOptions.of(startKey{kind: trace.SpanKindClient, function: function})
 		ctx, span := t.tracer.Start(ctx, o.name, o.opts...)
+		span.SetAttributes(o.attrs...)
 		h := traceHeaders(ctx, span.SpanContext())
 		return ctx, h, func(err error) {
 			if err != nil {

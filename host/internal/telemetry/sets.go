@@ -79,10 +79,14 @@ type startKey struct {
 	tool, function string
 }
 
-// started are the name and start options of a startKey's spans.
+// started are the name, start options and attributes of a startKey's
+// spans. The attributes are set after the start (no sampler of
+// OTEL_TRACES_SAMPLER reads them): as a start option they would be copied
+// into the start config before the span.
 type started struct {
-	name string // the CLIENT span's ("invoke {function}"); INTERNAL spans are named by their caller
-	opts []trace.SpanStartOption
+	name  string // the CLIENT span's ("invoke {function}"); INTERNAL spans are named by their caller
+	opts  []trace.SpanStartOption
+	attrs []attribute.KeyValue
 }
 
 // startOptions keeps the start options of each startKey seen (at most
@@ -99,10 +103,10 @@ func (o *startOptions) of(k startKey) started {
 	}
 	var s started
 	if k.kind == trace.SpanKindClient {
-		s = started{name: "invoke " + k.function, opts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(semconv.FaaSInvokedName(k.function))}}
+		s = started{name: "invoke " + k.function, opts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)},
+			attrs: []attribute.KeyValue{semconv.FaaSInvokedName(k.function)}}
 	} else {
-		s = started{opts: []trace.SpanStartOption{trace.WithSpanKind(k.kind), trace.WithAttributes(semconv.GenAIToolName(k.tool))}}
+		s = started{opts: []trace.SpanStartOption{trace.WithSpanKind(k.kind)}, attrs: []attribute.KeyValue{semconv.GenAIToolName(k.tool)}}
 	}
 	if o.n.Load() < maxDurationSets {
 		if _, loaded := o.m.LoadOrStore(k, s); !loaded {

@@ -241,7 +241,9 @@ func (t *Telemetry) Span(ctx context.Context, name, tool string) (context.Contex
 	if t == nil {
 		return ctx, Ender{}
 	}
-	ctx, span := t.tracer.Start(ctx, name, t.startOptions.of(startKey{kind: trace.SpanKindInternal, tool: tool}).opts...)
+	st := t.startOptions.of(startKey{kind: trace.SpanKindInternal, tool: tool})
+	ctx, span := t.tracer.Start(ctx, name, st.opts...)
+	span.SetAttributes(st.attrs...)
 	return ctx, Ender{span}
 }
 
@@ -283,12 +285,14 @@ func (m Timed) Done(ctx context.Context, name, tool, errorType, mode string) con
 	if errorType == "" && end.Sub(m.start) < validationSpanMin {
 		return ctx
 	}
-	opts := m.t.startOptions.of(startKey{kind: trace.SpanKindInternal, tool: tool}).opts
-	opts = append(opts[:len(opts):len(opts)], trace.WithTimestamp(m.start))
+	st := m.t.startOptions.of(startKey{kind: trace.SpanKindInternal, tool: tool})
+	opts := append(st.opts[:len(st.opts):len(st.opts)], trace.WithTimestamp(m.start))
 	ctx, span := m.t.tracer.Start(ctx, name, opts...)
 	if errorType != "" {
-		span.SetAttributes(AttrValidationMode.String(mode), semconv.ErrorTypeKey.String(errorType))
+		span.SetAttributes(append(st.attrs[:len(st.attrs):len(st.attrs)], AttrValidationMode.String(mode), semconv.ErrorTypeKey.String(errorType))...)
 		span.SetStatus(codes.Error, errorType)
+	} else {
+		span.SetAttributes(st.attrs...)
 	}
 	span.End(trace.WithTimestamp(end))
 	return ctx
