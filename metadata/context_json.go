@@ -60,17 +60,9 @@ func (c *ToolInvocationContext) AppendJSON(dst []byte) ([]byte, error) {
 		}
 		if p := t.Properties; p != nil {
 			dst = append(dst, `,"properties":{`...)
-			if len(p.Headers) > 0 {
-				dst = append(dst, `"headers":{`...)
-				for i, k := range slices.Sorted(maps.Keys(p.Headers)) {
-					if i > 0 {
-						dst = append(dst, ',')
-					}
-					dst = AppendJSONString(dst, k)
-					dst = append(dst, ':')
-					dst = AppendJSONString(dst, p.Headers[k])
-				}
-				dst = append(dst, '}')
+			if !p.Headers.IsZero() {
+				dst = append(dst, `"headers":`...)
+				dst = p.Headers.appendJSON(dst)
 			}
 			dst = append(dst, '}')
 		}

@@ -75,9 +75,10 @@ type Transport struct {
 	Properties *TransportProperties `json:"properties,omitempty"`
 }
 
-// TransportProperties carries the request headers (multi-values joined with ",").
+// TransportProperties carries the request headers (multi-values joined with
+// ","), decoded when first read ([Headers]).
 type TransportProperties struct {
-	Headers map[string]string `json:"headers,omitempty"`
+	Headers Headers `json:"headers,omitzero"`
 }
 
 // Argument returns the argument called name, matched exactly first and then
@@ -91,7 +92,7 @@ func (t *Transport) Header(name string) (string, bool) {
 	if t == nil || t.Properties == nil {
 		return "", false
 	}
-	return LookupFoldMap(t.Properties.Headers, name)
+	return t.Properties.Headers.Get(name)
 }
 
 // maxStringEncodings bounds how many times a trigger value may be wrapped in

@@ -445,7 +445,7 @@ func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
 	}
 	size := 1024 // a call's body without headers: about 700 B for get_weather
 	if hs := ForwardedHeaders(in.Headers); hs != nil {
-		tc.Transport.Properties = &metadata.TransportProperties{Headers: hs}
+		tc.Transport.Properties = &metadata.TransportProperties{Headers: metadata.MakeHeaders(hs)}
 		for k, v := range hs { // with the identity headers of a token, 1.7 KiB
 			size += len(k) + len(v) + 6
 		}
