@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -422,6 +424,19 @@ type Call struct {
 	ClientInfo *metadata.ClientInfo // nil when unknown
 	Headers    http.Header          // the client's request headers; the function key is left out
 	Transport  string               // metadata.TransportStreamableHTTP ("" too) or metadata.TransportSSE
+	// Encoded has headers of Headers already encoded, nil for none.
+	Encoded HeaderEncoder
+}
+
+// HeaderEncoder gives client headers already encoded for the invocation: a
+// header whose value is worked out once (the caller's identity headers, per
+// access token) is encoded once too, and spliced into every invocation.
+type HeaderEncoder interface {
+	// EncodedHeader returns the member of the headers object for the
+	// header name with value, `"name":"value"` as
+	// metadata.AppendJSONString writes both, when it holds that header
+	// with exactly that value.
+	EncodedHeader(name, value string) (member string, ok bool)
 }
 
 // Body builds the custom-handler request:
@@ -430,7 +445,10 @@ type Call struct {
 //
 // The context is sent as a JSON object. The Functions host sends it
 // string-encoded (the trigger parameter of an out-of-process worker is a
-// string); the worker SDK accepts both.
+// string); the worker SDK accepts both. The headers are those
+// ForwardedHeaders gives, written in sorted order with the ones in.Encoded
+// holds spliced in as they were encoded (the caller's identity headers, once
+// per token); the buffer is sized from what is written.
 func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
 	transport := in.Transport
 	if transport == "" {
@@ -443,14 +461,12 @@ func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
 		ClientInfo: in.ClientInfo,
 		Transport:  &metadata.Transport{Name: transport, SessionID: in.SessionID},
 	}
-	size := 1024 // a call's body without headers: about 700 B for get_weather
-	if hs := ForwardedHeaders(in.Headers); hs != nil {
-		tc.Transport.Properties = &metadata.TransportProperties{Headers: metadata.MakeHeaders(hs)}
-		for k, v := range hs { // with the identity headers of a token, 1.7 KiB
-			size += len(k) + len(v) + 6
-		}
+	var headers []byte
+	if len(in.Headers) > 0 {
+		headers = headersJSON(in.Headers, in.Encoded)
+		tc.Transport.Properties = &metadata.TransportProperties{Headers: metadata.EncodedHeaders(headers)}
 	}
-	buf := make([]byte, 0, size)
+	buf := make([]byte, 0, bodySize(f, in, transport, headers))
 	buf = append(buf, `{"Data":{`...)
 	buf = metadata.AppendJSONString(buf, f.DataKey)
 	buf = append(buf, ':')
@@ -479,9 +495,60 @@ func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
 	buf = append(buf, `,"UtcNow":"`...)
 	buf = now.UTC().AppendFormat(buf, time.RFC3339Nano)
 	buf = append(buf, `","RandGuid":"`...)
-	buf = append(buf, ids.GUID()...)
+	buf = ids.AppendGUID(buf)
 	buf = append(buf, `"}}}`...)
 	return buf, nil
+}
+
+// bodySize is room for the body Body writes: every text it copies, the
+// arguments twice (the context, and mcptoolargs with some room for
+// escaping), and what it adds around them.
+func bodySize(f *Function, in *Call, transport string, headers []byte) int {
+	n := 384 + len(f.DataKey) + len(f.Tool) + len(f.Name) + 2*len(in.SessionID) + len(transport) + len(headers)
+	for k, v := range in.Arguments {
+		n += 2*len(k) + 2*len(v) + len(v)/4 + 12
+	}
+	if ci := in.ClientInfo; ci != nil {
+		n += len(ci.Name) + len(ci.Title) + len(ci.Version) + 48
+	}
+	return n
+}
+
+// headersJSON is the object of transport.properties.headers: the headers
+// ForwardedHeaders gives, as metadata.Marshal writes them (names sorted),
+// with a header of enc spliced in as it was encoded.
+func headersJSON(h http.Header, enc HeaderEncoder) []byte {
+	names := make([]string, 0, len(h))
+	size := 2
+	for k, v := range h {
+		if isSecretHeader(k) {
+			continue // the function key never leaves the host
+		}
+		names = append(names, k)
+		size += len(k) + 6
+		for _, s := range v {
+			size += len(s) + 1
+		}
+	}
+	slices.Sort(names)
+	obj := make([]byte, 0, size+size/16)
+	obj = append(obj, '{')
+	for i, k := range names {
+		if i > 0 {
+			obj = append(obj, ',')
+		}
+		v := h[k]
+		if len(v) == 1 && enc != nil {
+			if member, ok := enc.EncodedHeader(k, v[0]); ok {
+				obj = append(obj, member...)
+				continue
+			}
+		}
+		obj = metadata.AppendJSONString(obj, k)
+		obj = append(obj, ':')
+		obj = metadata.AppendJSONString(obj, strings.Join(v, ","))
+	}
+	return append(obj, '}')
 }
 
 // ForwardedHeaders are the client's request headers as the invocation
@@ -511,11 +578,8 @@ func isSecretHeader(name string) bool {
 // a JSON string's text, otherwise the raw JSON text.
 func argumentText(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
-		}
+	if s, ok := jsonx.StringValue(raw); ok { // as encoding/json decodes it
+		return s
 	}
 	return string(raw)
 }
@@ -534,6 +598,6 @@ func ContextBody(f *Function, context []byte, now time.Time) []byte {
 	buf = append(buf, `,"UtcNow":"`...)
 	buf = now.UTC().AppendFormat(buf, time.RFC3339Nano)
 	buf = append(buf, `","RandGuid":"`...)
-	buf = append(buf, ids.GUID()...)
+	buf = ids.AppendGUID(buf)
 	return append(buf, `"}}}`...)
 }
