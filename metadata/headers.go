@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
@@ -54,9 +56,79 @@ func EncodedHeaders(obj []byte) Headers {
 
 // Get returns the header called name: the value of a name spelled exactly
 // like it, else of the first name equal to it under case folding
-// ([LookupFoldMap]).
+// ([LookupFoldMap] over [Headers.Map]). Headers not yet decoded are looked
+// up in their JSON, decoding only the value found: reading one header (a
+// traceparent) does not decode the others.
 func (h Headers) Get(name string) (string, bool) {
-	return LookupFoldMap(h.Map(), name)
+	if h.s == nil {
+		return "", false
+	}
+	if h.s.raw != nil {
+		return lookupJSON(h.s.raw, name)
+	}
+	return LookupFoldMap(h.s.m, name)
+}
+
+// lookupJSON is LookupFoldMap over the map obj decodes to (an object of
+// strings and nulls): of names met more than once the last value counts, as
+// when decoding; names are compared as decoded.
+func lookupJSON(obj []byte, name string) (string, bool) {
+	var (
+		exact, folded []byte // the value tokens found
+		best          []byte // the smallest name folding to name
+		asciiName     = !hasNonASCII(name)
+	)
+	found := func(key, value []byte) {
+		switch {
+		case string(key) == name:
+			exact = value
+		case asciiName && len(key) != len(name) && !hasNonASCII(key):
+			// ASCII names of another length never fold to name.
+		case strings.EqualFold(string(key), name):
+			if folded == nil || string(key) < string(best) {
+				best = key
+			}
+			if string(key) == string(best) {
+				folded = value // the last of that name
+			}
+		}
+	}
+	sc := jsonx.NewScanner(obj)
+	sc.Space()
+	_, ok := sc.Object(func(key []byte, escaped bool) bool {
+		sc.Space()
+		start := sc.Pos()
+		if !sc.Skip() {
+			return false
+		}
+		if escaped || !utf8.Valid(key) { // decoded as encoding/json does
+			k, ok := jsonx.Unescape(key)
+			if !ok {
+				return false
+			}
+			key = []byte(k)
+		}
+		found(key, obj[start:sc.Pos()])
+		return true
+	})
+	v := exact
+	if v == nil {
+		v = folded
+	}
+	if !ok || v == nil {
+		return "", false
+	}
+	s, _ := jsonx.StringValue(v) // "" for null
+	return s, true
+}
+
+func hasNonASCII[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
 }
 
 // Map returns the headers by name, decoding them on the first call. The map

@@ -3,6 +3,7 @@ package metadata
 import (
 	"encoding/base64"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -59,6 +60,12 @@ func TestDecodeToolInvocationContextIdentityHeadersCostNoAllocations(t *testing.
 	v, ok := c.Transport.Header("x-ms-client-principal-idp")
 	assert.True(t, ok)
 	assert.Equal(t, "aad", v, "the headers are all there once read")
+	// Reading one header (telemetry reads traceparent on every call)
+	// decodes that value alone.
+	for _, name := range []string{"Mcp-Session-Id", "mcp-session-id", "traceparent"} {
+		allocs := testing.AllocsPerRun(100, func() { _, _ = c.Transport.Header(name) })
+		assert.LessOrEqual(t, allocs, float64(1), name)
+	}
 }
 
 func BenchmarkDecodeToolInvocationContext(b *testing.B) {
@@ -106,7 +113,7 @@ func TestHeadersDecodeAsAMapDid(t *testing.T) {
 			if len(want.Headers) > 0 {
 				assert.Equal(t, want.Headers, got.Headers.Map())
 			}
-			for _, name := range []string{"Accept", "ACCEPT", "x-\u00c9", "dup", "n", "X-Ms-Client-Principal-Name", "none"} {
+			for _, name := range []string{"Accept", "ACCEPT", "accept", "x-\u00c9", "X-\u00e9", "dup", "DUP", "n", "X-Ms-Client-Principal-Name", "none", ""} {
 				wv, wok := LookupFoldMap(want.Headers, name)
 				gv, gok := got.Headers.Get(name)
 				assert.Equal(t, wok, gok, name)
@@ -152,4 +159,41 @@ func TestHeadersReadConcurrently(t *testing.T) {
 	for range 4 {
 		assert.Equal(t, "b3c1f0d2-9a8e-4c7b-8d6f-5e4a3b2c1d0e", <-done)
 	}
+}
+
+// FuzzHeadersGet: a header looked up in the JSON not yet decoded is what
+// LookupFoldMap finds in the decoded map, and decoding fails exactly when
+// decoding a map fails.
+func FuzzHeadersGet(f *testing.F) {
+	for _, seed := range [][2]string{
+		{`{"Accept":"a","accept":"b","ACCEPT":"c","accept":"d"}`, "aCCEPT"},
+		{`{"X-\u00e9":"1","x-\u00c9":"2"}`, "X-\u00c9"},
+		{`{"\u212a":"kelvin","k":"k"}`, "K"},
+		{`{"A\ud800":"lone","A\ufffd":"repl"}`, "A\ufffd"},
+		{"{\"A\xff\":\"bad\"}", "A\ufffd"},
+		{`{"N":null,"n":"x"}`, "N"},
+		{`{"a":1}`, "a"}, {`{}`, "a"}, {`null`, "a"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, obj, name string) {
+		var want map[string]string
+		wantErr := json.Unmarshal([]byte(obj), &want)
+		var got Headers
+		err := json.Unmarshal([]byte(obj), &got)
+		if (wantErr != nil) != (err != nil) {
+			t.Fatalf("%s: decoding a map: %v, Headers: %v", obj, wantErr, err)
+		}
+		if err != nil {
+			return
+		}
+		wv, wok := LookupFoldMap(want, name)
+		gv, gok := got.Get(name)
+		if wv != gv || wok != gok {
+			t.Fatalf("%s: Get(%q) = %q, %v; the map gives %q, %v", obj, name, gv, gok, wv, wok)
+		}
+		if len(want) > 0 && !reflect.DeepEqual(want, got.Map()) {
+			t.Fatalf("%s: Map() = %v, want %v", obj, got.Map(), want)
+		}
+	})
 }
