@@ -16,8 +16,9 @@ import (
 // properties (transport.properties.headers): names as the host wrote them,
 // multi-values joined with ",", read case-insensitively ([Headers.Get]).
 //
-// A decoded Headers keeps the JSON object as it arrived and decodes it when
-// first read: a call whose code never reads a header does not pay for
+// A decoded Headers keeps the JSON object as it arrived: [Headers.Get]
+// decodes only the value it finds, [Headers.Map] the whole object on its
+// first call. A call whose code never reads a header does not pay for
 // decoding them (the caller's identity headers alone are about 700 bytes).
 // Decoding checks at once that the object holds only strings (and nulls,
 // read as ""), so a malformed one fails as it did with a map. A Headers is
@@ -26,14 +27,12 @@ import (
 type Headers struct{ s *headerSet }
 
 type headerSet struct {
-	// raw is the JSON object: as it arrived (decoded), or as Marshal writes
-	// it ([EncodedHeaders], canonical); nil for a map's headers. It does
-	// not change once set.
-	raw       []byte
-	canonical bool
-	empty     bool // raw has no member
-	once      sync.Once
-	m         map[string]string // from raw on first read (once), or given
+	// raw is the JSON object as it arrived, nil for a map's headers. It
+	// does not change once set.
+	raw   []byte
+	empty bool // raw has no member
+	once  sync.Once
+	m     map[string]string // from raw on first read (once), or given
 }
 
 // MakeHeaders returns the headers of m, which it holds as it is: m must not
@@ -43,15 +42,6 @@ func MakeHeaders(m map[string]string) Headers {
 		return Headers{}
 	}
 	return Headers{&headerSet{m: m}}
-}
-
-// EncodedHeaders returns the headers of obj, a JSON object of strings as
-// [Marshal] writes a map[string]string (compact, names sorted and distinct,
-// nothing escaped that Marshal does not): a host that encodes them itself
-// hands them over so that [ToolInvocationContext.AppendJSON] copies them
-// as they are. obj must not change afterwards.
-func EncodedHeaders(obj []byte) Headers {
-	return Headers{&headerSet{raw: obj, canonical: true, empty: bytes.Equal(obj, []byte("{}"))}}
 }
 
 // Get returns the header called name: the value of a name spelled exactly
@@ -142,8 +132,8 @@ func (h Headers) Map() map[string]string {
 	return h.s.m
 }
 
-// decode decodes raw, which was checked (an object of strings and nulls) or
-// encoded as such: no error can come of it.
+// decode decodes raw, which was checked (an object of strings and nulls):
+// no error can come of it.
 func (s *headerSet) decode() {
 	if s.raw != nil {
 		_ = json.Unmarshal(s.raw, &s.m)
@@ -203,9 +193,6 @@ func (h Headers) MarshalJSON() ([]byte, error) {
 // appendJSON appends the headers as a JSON object, names in sorted order
 // (null for the zero Headers).
 func (h Headers) appendJSON(dst []byte) []byte {
-	if h.s != nil && h.s.canonical {
-		return append(dst, h.s.raw...)
-	}
 	m := h.Map()
 	if m == nil {
 		return append(dst, "null"...)

@@ -131,21 +131,6 @@ func TestHeadersDecodeAsAMapDid(t *testing.T) {
 	}
 }
 
-func TestHeadersEncodedAreCopied(t *testing.T) {
-	m := map[string]string{"Accept": "*/*", "X-Ms-Client-Principal-Id": "oid-1"}
-	obj, err := Marshal(m)
-	require.NoError(t, err)
-	c := &ToolInvocationContext{Name: "t", Transport: &Transport{Properties: &TransportProperties{Headers: EncodedHeaders(obj)}}}
-	got, err := c.AppendJSON(nil)
-	require.NoError(t, err)
-	c.Transport.Properties.Headers = MakeHeaders(m)
-	want, err := Marshal(c)
-	require.NoError(t, err)
-	assert.Equal(t, string(want), string(got))
-	assert.Equal(t, m, EncodedHeaders(obj).Map())
-	assert.True(t, EncodedHeaders([]byte(`{}`)).IsZero())
-}
-
 func TestHeadersReadConcurrently(t *testing.T) {
 	c, err := DecodeToolInvocationContext(toolContextJSON(true))
 	require.NoError(t, err)

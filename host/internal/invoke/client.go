@@ -454,19 +454,15 @@ func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
 	if transport == "" {
 		transport = metadata.TransportStreamableHTTP
 	}
+	// The context as metadata encodes it, with its transport (the last
+	// member) written here: the headers go straight into the body.
 	tc := metadata.ToolInvocationContext{
 		Name:       f.Tool,
 		Arguments:  in.Arguments,
 		SessionID:  in.SessionID,
 		ClientInfo: in.ClientInfo,
-		Transport:  &metadata.Transport{Name: transport, SessionID: in.SessionID},
 	}
-	var headers []byte
-	if len(in.Headers) > 0 {
-		headers = headersJSON(in.Headers, in.Encoded)
-		tc.Transport.Properties = &metadata.TransportProperties{Headers: metadata.EncodedHeaders(headers)}
-	}
-	buf := make([]byte, 0, bodySize(f, in, transport, headers))
+	buf := make([]byte, 0, bodySize(f, in, transport))
 	buf = append(buf, `{"Data":{`...)
 	buf = metadata.AppendJSONString(buf, f.DataKey)
 	buf = append(buf, ':')
@@ -474,6 +470,18 @@ func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the tool invocation context: %w", err)
 	}
+	buf = append(buf[:len(buf)-1], `,"transport":{"name":`...) // reopened
+	buf = metadata.AppendJSONString(buf, transport)
+	if in.SessionID != "" {
+		buf = append(buf, `,"sessionId":`...)
+		buf = metadata.AppendJSONString(buf, in.SessionID)
+	}
+	if len(in.Headers) > 0 {
+		buf = append(buf, `,"properties":{`...)
+		buf = appendHeaders(buf, in.Headers, in.Encoded)
+		buf = append(buf, '}')
+	}
+	buf = append(buf, "}}"...)
 	buf = append(buf, `},"Metadata":{"mcptoolargs":{`...)
 	first := true
 	for k, v := range in.Arguments {
@@ -503,52 +511,55 @@ func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
 // bodySize is room for the body Body writes: every text it copies, the
 // arguments twice (the context, and mcptoolargs with some room for
 // escaping), and what it adds around them.
-func bodySize(f *Function, in *Call, transport string, headers []byte) int {
-	n := 384 + len(f.DataKey) + len(f.Tool) + len(f.Name) + 2*len(in.SessionID) + len(transport) + len(headers)
+func bodySize(f *Function, in *Call, transport string) int {
+	n := 384 + len(f.DataKey) + len(f.Tool) + len(f.Name) + 3*len(in.SessionID) + len(transport)
 	for k, v := range in.Arguments {
 		n += 2*len(k) + 2*len(v) + len(v)/4 + 12
 	}
 	if ci := in.ClientInfo; ci != nil {
 		n += len(ci.Name) + len(ci.Title) + len(ci.Version) + 48
 	}
-	return n
-}
-
-// headersJSON is the object of transport.properties.headers: the headers
-// ForwardedHeaders gives, as metadata.Marshal writes them (names sorted),
-// with a header of enc spliced in as it was encoded.
-func headersJSON(h http.Header, enc HeaderEncoder) []byte {
-	names := make([]string, 0, len(h))
-	size := 2
-	for k, v := range h {
-		if isSecretHeader(k) {
-			continue // the function key never leaves the host
-		}
-		names = append(names, k)
-		size += len(k) + 6
+	for k, v := range in.Headers {
+		n += len(k) + 6
 		for _, s := range v {
-			size += len(s) + 1
+			n += len(s) + 1
 		}
 	}
+	return n + n/32
+}
+
+// appendHeaders appends "headers":{…} of transport.properties: the headers
+// ForwardedHeaders gives, as metadata.Marshal writes them (names sorted),
+// with a header enc holds spliced in as it was encoded. It appends nothing
+// when every header is left out.
+func appendHeaders(dst []byte, h http.Header, enc HeaderEncoder) []byte {
+	names := make([]string, 0, len(h))
+	for k := range h {
+		if !isSecretHeader(k) { // the function key never leaves the host
+			names = append(names, k)
+		}
+	}
+	if len(names) == 0 {
+		return dst
+	}
 	slices.Sort(names)
-	obj := make([]byte, 0, size+size/16)
-	obj = append(obj, '{')
+	dst = append(dst, `"headers":{`...)
 	for i, k := range names {
 		if i > 0 {
-			obj = append(obj, ',')
+			dst = append(dst, ',')
 		}
 		v := h[k]
 		if len(v) == 1 && enc != nil {
 			if member, ok := enc.EncodedHeader(k, v[0]); ok {
-				obj = append(obj, member...)
+				dst = append(dst, member...)
 				continue
 			}
 		}
-		obj = metadata.AppendJSONString(obj, k)
-		obj = append(obj, ':')
-		obj = metadata.AppendJSONString(obj, strings.Join(v, ","))
+		dst = metadata.AppendJSONString(dst, k)
+		dst = append(dst, ':')
+		dst = metadata.AppendJSONString(dst, strings.Join(v, ","))
 	}
-	return append(obj, '}')
+	return append(dst, '}')
 }
 
 // ForwardedHeaders are the client's request headers as the invocation
