@@ -12,6 +12,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/catalog"
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
+	"github.com/funcmcp/funcmcp/host/internal/oauth"
 	"github.com/funcmcp/funcmcp/host/internal/telemetry"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -190,13 +191,17 @@ func (h *Host) checkInput(ctx context.Context, t *catalog.Tool, req *mcp.CallReq
 func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, iv *invocation, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
 	id := iv.id
 	fn := &invoke.Function{Name: t.Function, DataKey: t.DataKey, Tool: t.Name}
-	body, err := invoke.Body(fn, &invoke.Call{
+	call := &invoke.Call{
 		Arguments:  req.Arguments,
 		SessionID:  req.SessionID,
 		ClientInfo: req.ClientInfo,
 		Headers:    req.Headers,
 		Transport:  req.Transport,
-	}, time.Now())
+	}
+	if caller := oauth.IdentityFrom(ctx); caller != nil {
+		call.Encoded = caller // its identity headers, encoded once per token
+	}
+	body, err := invoke.Body(fn, call, time.Now())
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil
 	}

@@ -175,7 +175,7 @@ func transportOf(c *mcp.Caller) *metadata.Transport {
 		t.Name = metadata.TransportStreamableHTTP
 	}
 	if hs := invoke.ForwardedHeaders(c.Headers); len(hs) > 0 {
-		t.Properties = &metadata.TransportProperties{Headers: hs}
+		t.Properties = &metadata.TransportProperties{Headers: metadata.MakeHeaders(hs)}
 	}
 	return t
 }

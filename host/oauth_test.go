@@ -150,7 +150,7 @@ func TestOAuthResourceServer(t *testing.T) {
 	require.NoError(t, json.Unmarshal(got.Body, &req))
 	tc, err := metadata.ToolContextFromRequest(&req, metadata.TriggerBindingName)
 	require.NoError(t, err)
-	hs := tc.Transport.Properties.Headers
+	hs := tc.Transport.Properties.Headers.Map()
 	assert.Equal(t, "user-7", hs["X-Ms-Client-Principal-Id"])
 	assert.Equal(t, "oidc", hs["X-Ms-Client-Principal-Idp"])
 	assert.NotContains(t, hs, "X-Ms-Client-Principal-Roles")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 )
 
@@ -17,7 +16,12 @@ func (c *ToolInvocationContext) AppendJSON(dst []byte) ([]byte, error) {
 	dst = AppendJSONString(dst, c.Name)
 	if len(c.Arguments) > 0 {
 		dst = append(dst, `,"arguments":{`...)
-		for i, k := range slices.Sorted(maps.Keys(c.Arguments)) {
+		keys := make([]string, 0, len(c.Arguments))
+		for k := range c.Arguments {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -60,17 +64,9 @@ func (c *ToolInvocationContext) AppendJSON(dst []byte) ([]byte, error) {
 		}
 		if p := t.Properties; p != nil {
 			dst = append(dst, `,"properties":{`...)
-			if len(p.Headers) > 0 {
-				dst = append(dst, `"headers":{`...)
-				for i, k := range slices.Sorted(maps.Keys(p.Headers)) {
-					if i > 0 {
-						dst = append(dst, ',')
-					}
-					dst = AppendJSONString(dst, k)
-					dst = append(dst, ':')
-					dst = AppendJSONString(dst, p.Headers[k])
-				}
-				dst = append(dst, '}')
+			if !p.Headers.IsZero() {
+				dst = append(dst, `"headers":`...)
+				dst = p.Headers.appendJSON(dst)
 			}
 			dst = append(dst, '}')
 		}

@@ -28,7 +28,7 @@ func TestToolInvocationContextAppendJSONEncodesAsMarshal(t *testing.T) {
 			SessionID:  "s\"1",
 			ClientInfo: &ClientInfo{Name: "client", Title: "Client", Version: "1.0"},
 			Transport: &Transport{Name: TransportStreamableHTTP, SessionID: "s1", Properties: &TransportProperties{
-				Headers: map[string]string{"Accept": "application/json, text/event-stream", "X-B": "b", "A-\xff": "bad \xff"},
+				Headers: MakeHeaders(map[string]string{"Accept": "application/json, text/event-stream", "X-B": "b", "A-\xff": "bad \xff"}),
 			}},
 		},
 		"no title, empty properties": {

@@ -75,9 +75,10 @@ type Transport struct {
 	Properties *TransportProperties `json:"properties,omitempty"`
 }
 
-// TransportProperties carries the request headers (multi-values joined with ",").
+// TransportProperties carries the request headers (multi-values joined with
+// ","), decoded when first read ([Headers]).
 type TransportProperties struct {
-	Headers map[string]string `json:"headers,omitempty"`
+	Headers Headers `json:"headers,omitzero"`
 }
 
 // Argument returns the argument called name, matched exactly first and then
@@ -91,7 +92,7 @@ func (t *Transport) Header(name string) (string, bool) {
 	if t == nil || t.Properties == nil {
 		return "", false
 	}
-	return LookupFoldMap(t.Properties.Headers, name)
+	return t.Properties.Headers.Get(name)
 }
 
 // maxStringEncodings bounds how many times a trigger value may be wrapped in
@@ -121,7 +122,10 @@ func UnwrapJSONString(raw []byte) ([]byte, error) {
 }
 
 // DecodeToolInvocationContext decodes a trigger value: the context as a JSON
-// object, or that object JSON-encoded as a string once or more.
+// object, or that object JSON-encoded as a string once or more. The
+// context as funchost and the Functions host spell it is read in one pass
+// of the module's scanner; any other spelling is decoded by encoding/json,
+// to the same result.
 func DecodeToolInvocationContext(raw []byte) (*ToolInvocationContext, error) {
 	inner, err := UnwrapJSONString(raw)
 	if err != nil {
@@ -130,6 +134,18 @@ func DecodeToolInvocationContext(raw []byte) (*ToolInvocationContext, error) {
 	if len(inner) == 0 || inner[0] != '{' {
 		return nil, errors.New("decoding tool invocation context: not a JSON object")
 	}
+	owned := inner // a string's content was unquoted into a new buffer
+	if trimmed := bytes.TrimSpace(raw); trimmed[0] != '"' {
+		owned = bytes.Clone(inner)
+	}
+	if c, ok := scanToolContext(owned); ok {
+		return c, nil
+	}
+	return decodeToolContextJSON(inner)
+}
+
+// decodeToolContextJSON decodes the context object with encoding/json.
+func decodeToolContextJSON(inner []byte) (*ToolInvocationContext, error) {
 	type plain ToolInvocationContext // no methods: a plain decode
 	var wire struct {
 		plain

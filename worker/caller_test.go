@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"maps"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,7 +55,7 @@ func TestCallerWithoutIdentity(t *testing.T) {
 	for _, tc := range []*ToolContext{
 		{},
 		{Transport: &metadata.Transport{Name: metadata.TransportStreamableHTTP}},
-		{Transport: &metadata.Transport{Properties: &metadata.TransportProperties{Headers: map[string]string{"Accept": "*/*"}}}},
+		{Transport: &metadata.Transport{Properties: &metadata.TransportProperties{Headers: metadata.MakeHeaders(map[string]string{"Accept": "*/*"})}}},
 	} {
 		c, err := tc.Caller()
 		assert.Nil(t, c)
@@ -63,7 +64,7 @@ func TestCallerWithoutIdentity(t *testing.T) {
 	assert.Contains(t, ErrNoCaller.Error(), "FUNCMCP_AUTH_ISSUER")
 	_, err := (&ResourceContext{}).Caller()
 	assert.ErrorIs(t, err, ErrNoCaller)
-	hs := &metadata.Transport{Properties: &metadata.TransportProperties{Headers: map[string]string{"X-Ms-Client-Principal-Id": "u-1"}}}
+	hs := &metadata.Transport{Properties: &metadata.TransportProperties{Headers: metadata.MakeHeaders(map[string]string{"X-Ms-Client-Principal-Id": "u-1"})}}
 	c, err := (&PromptContext{Transport: hs}).Caller()
 	require.NoError(t, err)
 	assert.Equal(t, "u-1", c.Subject)
@@ -83,12 +84,13 @@ func TestCallerAsAppServiceGivesIt(t *testing.T) {
 		`{"typ":"preferred_username","val":"ada@example.com"}],` +
 		`"name_typ":"http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress",` +
 		`"role_typ":"http://schemas.microsoft.com/ws/2008/06/identity/claims/role"}`
-	tc := &ToolContext{Transport: &metadata.Transport{Properties: &metadata.TransportProperties{Headers: map[string]string{
+	hs := map[string]string{
 		"x-ms-client-principal":      base64.StdEncoding.EncodeToString([]byte(principal)),
 		"x-ms-client-principal-id":   "oid-1",
 		"x-ms-client-principal-name": "ada@example.com",
 		"x-ms-client-principal-idp":  "aad",
-	}}}}
+	}
+	tc := &ToolContext{Transport: &metadata.Transport{Properties: &metadata.TransportProperties{Headers: metadata.MakeHeaders(hs)}}}
 	c, err := tc.Caller()
 	require.NoError(t, err)
 	assert.Equal(t, "oid-1", c.Subject)
@@ -103,7 +105,9 @@ func TestCallerAsAppServiceGivesIt(t *testing.T) {
 	assert.Equal(t, "Ada Lovelace", c.Claim("name"))
 	assert.Empty(t, c.AccessToken)
 
-	tc.Transport.Properties.Headers["x-ms-client-principal"] = "%%%"
+	hs = maps.Clone(hs)
+	hs["x-ms-client-principal"] = "%%%"
+	tc.Transport.Properties.Headers = metadata.MakeHeaders(hs)
 	_, err = tc.Caller()
 	assert.ErrorContains(t, err, "not base64")
 }

@@ -83,7 +83,8 @@ func (tc *ToolContext) Argument(name string) (json.RawMessage, bool) {
 }
 
 // Header returns a header of the client's request, when the host forwarded
-// it (matched case-insensitively).
+// it (matched case-insensitively). The headers are decoded on the first
+// read ([metadata.Headers]): a tool that reads none does not pay for them.
 func (tc *ToolContext) Header(name string) (string, bool) { return tc.Transport.Header(name) }
 
 // BindArguments decodes the arguments object into v (a pointer), as

@@ -767,10 +767,15 @@ func BenchmarkMemory_c64(b *testing.B) {
 		detail: fmt.Sprintf("largest VmRSS of funchost + reaper + worker / of the leaner SDK server, sampled every 5 ms (pages shared by funchost and the reaper counted twice: the goal is on the Pss row); %.0f calls/s vs %.0f", ours.perSecond(), max(sl.perSecond(), sf.perSecond()))})
 }
 
-// runInterleaved calls the targets at concurrency c in interleaved chunks,
-// b.N calls each (at least c), and returns their samples and the load
-// average before and after ("1.2–1.5").
+// runInterleaved calls the targets at concurrency c in interleaved chunks
+// (of 25 calls per caller), b.N calls each (at least c), and returns their
+// samples and the load average before and after ("1.2–1.5").
 func runInterleaved(b *testing.B, targets []*target, c int) (map[string]*sample, string) {
+	return runInterleavedChunks(b, targets, c, 25*c)
+}
+
+// runInterleavedChunks is runInterleaved with chunks of at most chunk calls.
+func runInterleavedChunks(b *testing.B, targets []*target, c, chunk int) (map[string]*sample, string) {
 	defer func() {
 		for _, t := range targets {
 			t.client.CloseIdleConnections()
@@ -778,7 +783,7 @@ func runInterleaved(b *testing.B, targets []*target, c int) (map[string]*sample,
 	}()
 	load := loadAvg()
 	b.ResetTimer()
-	res, err := interleave(targets, c, max(b.N, c), 25*c)
+	res, err := interleave(targets, c, max(b.N, c), chunk)
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)

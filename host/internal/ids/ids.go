@@ -49,22 +49,23 @@ func Random(alphabet string, n int) string {
 // GUID returns a random (version 4) GUID in lower-case hex, 36 characters:
 // xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx.
 func GUID() string {
+	return string(AppendGUID(make([]byte, 0, 36)))
+}
+
+// AppendGUID appends a random GUID, as [GUID] returns it, to dst.
+func AppendGUID(dst []byte) []byte {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	const hex = "0123456789abcdef"
-	out := make([]byte, 36)
-	j := 0
 	for i, c := range b {
 		if i == 4 || i == 6 || i == 8 || i == 10 {
-			out[j] = '-'
-			j++
+			dst = append(dst, '-')
 		}
-		out[j], out[j+1] = hex[c>>4], hex[c&0x0f]
-		j += 2
+		dst = append(dst, hex[c>>4], hex[c&0x0f])
 	}
-	return string(out)
+	return dst
 }
 
 // Is reports whether s is n characters of alphabet: the form of an id

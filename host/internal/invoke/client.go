@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -422,6 +424,19 @@ type Call struct {
 	ClientInfo *metadata.ClientInfo // nil when unknown
 	Headers    http.Header          // the client's request headers; the function key is left out
 	Transport  string               // metadata.TransportStreamableHTTP ("" too) or metadata.TransportSSE
+	// Encoded has headers of Headers already encoded, nil for none.
+	Encoded HeaderEncoder
+}
+
+// HeaderEncoder gives client headers already encoded for the invocation: a
+// header whose value is worked out once (the caller's identity headers, per
+// access token) is encoded once too, and spliced into every invocation.
+type HeaderEncoder interface {
+	// EncodedHeader returns the member of the headers object for the
+	// header name with value, `"name":"value"` as
+	// metadata.AppendJSONString writes both, when it holds that header
+	// with exactly that value.
+	EncodedHeader(name, value string) (member string, ok bool)
 }
 
 // Body builds the custom-handler request:
@@ -430,27 +445,24 @@ type Call struct {
 //
 // The context is sent as a JSON object. The Functions host sends it
 // string-encoded (the trigger parameter of an out-of-process worker is a
-// string); the worker SDK accepts both.
+// string); the worker SDK accepts both. The headers are those
+// ForwardedHeaders gives, written in sorted order with the ones in.Encoded
+// holds spliced in as they were encoded (the caller's identity headers, once
+// per token); the buffer is sized from what is written.
 func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
 	transport := in.Transport
 	if transport == "" {
 		transport = metadata.TransportStreamableHTTP
 	}
+	// The context as metadata encodes it, with its transport (the last
+	// member) written here: the headers go straight into the body.
 	tc := metadata.ToolInvocationContext{
 		Name:       f.Tool,
 		Arguments:  in.Arguments,
 		SessionID:  in.SessionID,
 		ClientInfo: in.ClientInfo,
-		Transport:  &metadata.Transport{Name: transport, SessionID: in.SessionID},
 	}
-	size := 1024 // a call's body without headers: about 700 B for get_weather
-	if hs := ForwardedHeaders(in.Headers); hs != nil {
-		tc.Transport.Properties = &metadata.TransportProperties{Headers: hs}
-		for k, v := range hs { // with the identity headers of a token, 1.7 KiB
-			size += len(k) + len(v) + 6
-		}
-	}
-	buf := make([]byte, 0, size)
+	buf := make([]byte, 0, bodySize(f, in, transport))
 	buf = append(buf, `{"Data":{`...)
 	buf = metadata.AppendJSONString(buf, f.DataKey)
 	buf = append(buf, ':')
@@ -458,6 +470,18 @@ func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the tool invocation context: %w", err)
 	}
+	buf = append(buf[:len(buf)-1], `,"transport":{"name":`...) // reopened
+	buf = metadata.AppendJSONString(buf, transport)
+	if in.SessionID != "" {
+		buf = append(buf, `,"sessionId":`...)
+		buf = metadata.AppendJSONString(buf, in.SessionID)
+	}
+	if len(in.Headers) > 0 {
+		buf = append(buf, `,"properties":{`...)
+		buf = appendHeaders(buf, in.Headers, in.Encoded)
+		buf = append(buf, '}')
+	}
+	buf = append(buf, "}}"...)
 	buf = append(buf, `},"Metadata":{"mcptoolargs":{`...)
 	first := true
 	for k, v := range in.Arguments {
@@ -479,9 +503,63 @@ func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
 	buf = append(buf, `,"UtcNow":"`...)
 	buf = now.UTC().AppendFormat(buf, time.RFC3339Nano)
 	buf = append(buf, `","RandGuid":"`...)
-	buf = append(buf, ids.GUID()...)
+	buf = ids.AppendGUID(buf)
 	buf = append(buf, `"}}}`...)
 	return buf, nil
+}
+
+// bodySize is room for the body Body writes: every text it copies, the
+// arguments twice (the context, and mcptoolargs with some room for
+// escaping), and what it adds around them.
+func bodySize(f *Function, in *Call, transport string) int {
+	n := 384 + len(f.DataKey) + len(f.Tool) + len(f.Name) + 3*len(in.SessionID) + len(transport)
+	for k, v := range in.Arguments {
+		n += 2*len(k) + 2*len(v) + len(v)/4 + 12
+	}
+	if ci := in.ClientInfo; ci != nil {
+		n += len(ci.Name) + len(ci.Title) + len(ci.Version) + 48
+	}
+	for k, v := range in.Headers {
+		n += len(k) + 6
+		for _, s := range v {
+			n += len(s) + 1
+		}
+	}
+	return n + n/32
+}
+
+// appendHeaders appends "headers":{…} of transport.properties: the headers
+// ForwardedHeaders gives, as metadata.Marshal writes them (names sorted),
+// with a header enc holds spliced in as it was encoded. It appends nothing
+// when every header is left out.
+func appendHeaders(dst []byte, h http.Header, enc HeaderEncoder) []byte {
+	names := make([]string, 0, len(h))
+	for k := range h {
+		if !isSecretHeader(k) { // the function key never leaves the host
+			names = append(names, k)
+		}
+	}
+	if len(names) == 0 {
+		return dst
+	}
+	slices.Sort(names)
+	dst = append(dst, `"headers":{`...)
+	for i, k := range names {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		v := h[k]
+		if len(v) == 1 && enc != nil {
+			if member, ok := enc.EncodedHeader(k, v[0]); ok {
+				dst = append(dst, member...)
+				continue
+			}
+		}
+		dst = metadata.AppendJSONString(dst, k)
+		dst = append(dst, ':')
+		dst = metadata.AppendJSONString(dst, strings.Join(v, ","))
+	}
+	return append(dst, '}')
 }
 
 // ForwardedHeaders are the client's request headers as the invocation
@@ -511,11 +589,8 @@ func isSecretHeader(name string) bool {
 // a JSON string's text, otherwise the raw JSON text.
 func argumentText(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
-		}
+	if s, ok := jsonx.StringValue(raw); ok { // as encoding/json decodes it
+		return s
 	}
 	return string(raw)
 }
@@ -534,6 +609,6 @@ func ContextBody(f *Function, context []byte, now time.Time) []byte {
 	buf = append(buf, `,"UtcNow":"`...)
 	buf = now.UTC().AppendFormat(buf, time.RFC3339Nano)
 	buf = append(buf, `","RandGuid":"`...)
-	buf = append(buf, ids.GUID()...)
+	buf = ids.AppendGUID(buf)
 	return append(buf, `"}}}`...)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/testutil"
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // TestOperationsReadTheMembersTheEndpointReads: the scope check reads a
@@ -157,4 +158,40 @@ func TestVerifierCacheIsBounded(t *testing.T) {
 	v.cacheMu.Lock()
 	assert.Len(t, v.cache, 1)
 	v.cacheMu.Unlock()
+}
+
+// TestEncodedIdentityHeaders: a remembered token's identity headers come
+// encoded once, as members of the invocation's headers object, for the
+// values its requests get and only those; encoding them costs nothing per
+// request.
+func TestEncodedIdentityHeaders(t *testing.T) {
+	f := newFixture(t, nil)
+	token := f.op.Token(t, f.claims("Tools.Read"))
+	require.Equal(t, http.StatusOK, f.do(t, token, callList).StatusCode)
+	s := <-f.last
+	require.NotNil(t, s.id)
+	var set int
+	for name, values := range s.header {
+		if !IsReserved(name) {
+			_, ok := s.id.EncodedHeader(name, values[0])
+			assert.False(t, ok, "%s is no identity header", name)
+			continue
+		}
+		set++
+		require.Len(t, values, 1)
+		member, ok := s.id.EncodedHeader(name, values[0])
+		require.True(t, ok, name)
+		want := metadata.AppendJSONString(nil, name)
+		want = append(want, ':')
+		assert.Equal(t, string(metadata.AppendJSONString(want, values[0])), member)
+		_, ok = s.id.EncodedHeader(name, values[0]+"x")
+		assert.False(t, ok, "another value of %s is encoded again", name)
+		allocs := testing.AllocsPerRun(100, func() { _, _ = s.id.EncodedHeader(name, values[0]) })
+		assert.Zero(t, allocs)
+	}
+	assert.GreaterOrEqual(t, set, 2, "the principal and its id at least")
+	_, ok := identityOf(s.id.Claims).EncodedHeader(HeaderPrincipalID, s.header.Get(HeaderPrincipalID))
+	assert.False(t, ok, "an identity not prepared has none encoded")
+	_, ok = (*Identity)(nil).EncodedHeader(HeaderPrincipalID, "")
+	assert.False(t, ok)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/funcmcp/funcmcp/host/internal/owner"
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // Headers of the caller's identity, as App Service authentication gives
@@ -69,6 +70,9 @@ type prepared struct {
 	// headers are the identity headers' values, in the order of
 	// identityHeaders ("" for one not set).
 	headers [len(identityHeaders)]string
+	// members are the same headers encoded as members of the invocation's
+	// headers object, "name":"value" (EncodedHeader).
+	members [len(identityHeaders)]string
 }
 
 // identityHeaders are the identity headers the host sets, canonical.
@@ -210,8 +214,35 @@ func (id *Identity) encodeHeaders() error {
 	if err != nil {
 		return err
 	}
-	id.prepared = &prepared{owner: owner.NewPrincipalOwner(id.principal()), headers: hs}
+	p := &prepared{owner: owner.NewPrincipalOwner(id.principal()), headers: hs}
+	for i, name := range identityHeaders {
+		m := metadata.AppendJSONString(nil, name)
+		m = append(m, ':')
+		p.members[i] = string(metadata.AppendJSONString(m, hs[i]))
+	}
+	id.prepared = p
 	return nil
+}
+
+// EncodedHeader returns the identity header name with value as a member of
+// the invocation's headers object (`"name":"value"`, as
+// metadata.AppendJSONString writes both), encoded once when the token was
+// validated, when value is the one the token's requests get: funchost
+// splices it into every invocation (invoke.HeaderEncoder) rather than
+// encode the ~650-byte principal each time.
+func (id *Identity) EncodedHeader(name, value string) (string, bool) {
+	if id == nil || id.prepared == nil {
+		return "", false
+	}
+	for i, k := range identityHeaders {
+		if k == name {
+			if value != id.prepared.headers[i] {
+				return "", false
+			}
+			return id.prepared.members[i], true
+		}
+	}
+	return "", false
 }
 
 // headerValues builds the identity headers' values (identityHeaders).

@@ -1,0 +1,5 @@
+//go:build race
+
+package invoke
+
+const raceEnabled = true
