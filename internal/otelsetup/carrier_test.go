@@ -58,3 +58,25 @@ func TestHeaderCarrierAllocations(t *testing.T) {
 	ctx := context.Background()
 	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = prop.Extract(ctx, HeaderCarrier(h)) }))
 }
+
+// TestTraceContextReadsAsAMap: the propagator reads a TraceContext as it
+// reads a map of the same values.
+func TestTraceContextReadsAsAMap(t *testing.T) {
+	prop := Propagator()
+	for _, c := range []TraceContext{
+		{},
+		{Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+		{Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", Tracestate: "vendor=abc", Baggage: "user=alice"},
+		{Traceparent: "malformed", Baggage: "user=alice"},
+	} {
+		m := propagation.MapCarrier{}
+		for _, k := range c.Keys() {
+			m[k] = c.Get(k)
+		}
+		want := prop.Extract(context.Background(), m)
+		got := prop.Extract(context.Background(), &c)
+		assert.Equal(t, trace.SpanContextFromContext(want), trace.SpanContextFromContext(got), "%+v", c)
+		assert.Equal(t, baggage.FromContext(want).String(), baggage.FromContext(got).String(), "%+v", c)
+	}
+	assert.Equal(t, []string{"traceparent", "baggage"}, (&TraceContext{Traceparent: "t", Baggage: "b"}).Keys())
+}

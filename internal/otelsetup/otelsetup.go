@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
@@ -19,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ProtocolError is an OTEL_EXPORTER_OTLP_*PROTOCOL other than
@@ -136,3 +139,53 @@ func (c HeaderCarrier) Set(key, value string) { http.Header(c).Set(key, value) }
 
 // Keys lists the header names.
 func (c HeaderCarrier) Keys() []string { return propagation.HeaderCarrier(c).Keys() }
+
+// TraceContext is W3C trace context held as values (an MCP request's
+// params._meta, a traceparent kept with a task, the client's headers an
+// invocation carries), read by the propagator as it reads headers.
+type TraceContext struct{ Traceparent, Tracestate, Baggage string }
+
+// Get returns the value of key ("traceparent", "tracestate", "baggage").
+func (c *TraceContext) Get(key string) string {
+	switch key {
+	case "traceparent":
+		return c.Traceparent
+	case "tracestate":
+		return c.Tracestate
+	case "baggage":
+		return c.Baggage
+	}
+	return ""
+}
+
+// Set does nothing: a TraceContext is read, not written.
+func (*TraceContext) Set(string, string) {}
+
+// Keys lists the keys that have a value.
+func (c *TraceContext) Keys() []string {
+	var keys []string
+	for _, k := range [...]string{"traceparent", "tracestate", "baggage"} {
+		if c.Get(k) != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// attrPool holds the slices SetAttributes gathers attributes in.
+var attrPool = sync.Pool{New: func() any {
+	a := make([]attribute.KeyValue, 0, 16)
+	return &a
+}}
+
+// SetAttributes sets on span the attributes add appends to the slice it
+// is given: they are gathered in a reused slice and copied into the span
+// once.
+func SetAttributes(span trace.Span, add func([]attribute.KeyValue) []attribute.KeyValue) {
+	p := attrPool.Get().(*[]attribute.KeyValue)
+	a := add((*p)[:0])
+	span.SetAttributes(a...)
+	clear(a)
+	*p = a[:0]
+	attrPool.Put(p)
+}

@@ -158,13 +158,6 @@ func (s *spans) startOf(inv *worker.Invocation) started {
 	return st
 }
 
-// attrPool holds the slices a run's attributes are gathered in (the span
-// copies them).
-var attrPool = sync.Pool{New: func() any {
-	a := make([]attribute.KeyValue, 0, 6)
-	return &a
-}}
-
 func (s *spans) instrumentation() *worker.Instrumentation {
 	return &worker.Instrumentation{Hook: s.hook, Handler: s.extract, Logger: withTrace}
 }
@@ -181,11 +174,8 @@ func (s *spans) extract(next http.Handler) http.Handler {
 func (s *spans) hook(ctx context.Context, inv *worker.Invocation, next func(ctx context.Context) error) error {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		if tp, ok := inv.ClientHeader("traceparent"); ok {
-			carrier := propagation.MapCarrier{"traceparent": tp}
-			if ts, ok := inv.ClientHeader("tracestate"); ok {
-				carrier["tracestate"] = ts
-			}
-			ctx = s.prop.Extract(ctx, carrier)
+			ts, _ := inv.ClientHeader("tracestate")
+			ctx = s.prop.Extract(ctx, &otelsetup.TraceContext{Traceparent: tp, Tracestate: ts})
 		}
 	}
 	st := s.startOf(inv)
@@ -196,12 +186,9 @@ func (s *spans) hook(ctx context.Context, inv *worker.Invocation, next func(ctx 
 	if inv.InvocationID == "" {
 		span.SetAttributes(st.attrs...)
 	} else {
-		p := attrPool.Get().(*[]attribute.KeyValue)
-		a := append(append((*p)[:0], st.attrs...), semconv.FaaSInvocationID(inv.InvocationID))
-		span.SetAttributes(a...)
-		clear(a)
-		*p = a[:0]
-		attrPool.Put(p)
+		otelsetup.SetAttributes(span, func(a []attribute.KeyValue) []attribute.KeyValue {
+			return append(append(a, st.attrs...), semconv.FaaSInvocationID(inv.InvocationID))
+		})
 	}
 	defer span.End()
 	err := next(ctx)

@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -50,7 +49,7 @@ func (t *Telemetry) link(next mcp.MethodHandler) mcp.MethodHandler {
 		opts := make([]trace.SpanStartOption, 0, 3)
 		opts = append(opts, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
 		if tp := x.MetaString("traceparent"); tp != "" {
-			metaCtx := t.prop.Extract(base, &metaCarrier{traceparent: tp, tracestate: x.MetaString("tracestate"), baggage: x.MetaString("baggage")})
+			metaCtx := t.prop.Extract(base, &otelsetup.TraceContext{Traceparent: tp, Tracestate: x.MetaString("tracestate"), Baggage: x.MetaString("baggage")})
 			if msc := trace.SpanContextFromContext(metaCtx); msc.IsValid() {
 				parent = metaCtx
 				if hsc := trace.SpanContextFromContext(httpCtx); hsc.IsValid() && !hsc.Equal(msc) {
@@ -81,40 +80,38 @@ func (t *Telemetry) link(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		version, et := x.ProtocolVersion(), x.ErrorType()
-		attrs := attrPool.Get().(*[]attribute.KeyValue)
-		a := append((*attrs)[:0], semconv.McpMethodNameKey.String(method))
-		if target.Valid() {
-			a = append(a, target)
-			if method == "tools/call" {
-				a = append(a, semconv.GenAIOperationNameExecuteTool)
+		otelsetup.SetAttributes(span, func(a []attribute.KeyValue) []attribute.KeyValue {
+			a = append(a, semconv.McpMethodNameKey.String(method))
+			if target.Valid() {
+				a = append(a, target)
+				if method == "tools/call" {
+					a = append(a, semconv.GenAIOperationNameExecuteTool)
+				}
 			}
-		}
-		if id := x.ID(); id != "" {
-			a = append(a, semconv.JSONRPCRequestID(id))
-		}
-		if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
-			a = append(a, semconv.McpSessionIDKey.String(sid))
-		}
-		a = append(a, semconv.NetworkTransportTCP, semconv.NetworkProtocolName("http"))
-		if host, port, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-			a = append(a, semconv.ClientAddress(host))
-			if p, err := strconv.Atoi(port); err == nil {
-				a = append(a, semconv.ClientPort(p))
+			if id := x.ID(); id != "" {
+				a = append(a, semconv.JSONRPCRequestID(id))
 			}
-		}
-		if version != "" {
-			a = append(a, semconv.McpProtocolVersionKey.String(version))
-		}
-		if et != "" {
-			a = append(a, semconv.ErrorTypeKey.String(et))
-			if isRPCCode(et) {
-				a = append(a, semconv.RPCResponseStatusCode(et))
+			if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+				a = append(a, semconv.McpSessionIDKey.String(sid))
 			}
-		}
-		span.SetAttributes(a...)
-		clear(a)
-		*attrs = a[:0]
-		attrPool.Put(attrs)
+			a = append(a, semconv.NetworkTransportTCP, semconv.NetworkProtocolName("http"))
+			if host, port, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+				a = append(a, semconv.ClientAddress(host))
+				if p, err := strconv.Atoi(port); err == nil {
+					a = append(a, semconv.ClientPort(p))
+				}
+			}
+			if version != "" {
+				a = append(a, semconv.McpProtocolVersionKey.String(version))
+			}
+			if et != "" {
+				a = append(a, semconv.ErrorTypeKey.String(et))
+				if isRPCCode(et) {
+					a = append(a, semconv.RPCResponseStatusCode(et))
+				}
+			}
+			return a
+		})
 		if et != "" {
 			span.SetStatus(codes.Error, x.Outcome())
 		}
@@ -122,44 +119,6 @@ func (t *Telemetry) link(next mcp.MethodHandler) mcp.MethodHandler {
 		t.duration.RecordSet(context.WithoutCancel(ctx), time.Since(start).Seconds(),
 			t.durationSets.of(durationKey{method: method, target: target, version: version, errorType: et}))
 	}
-}
-
-// serverAttrs is the most attributes a SERVER span has.
-const serverAttrs = 14
-
-// attrPool holds the slices the SERVER spans' attributes are gathered in
-// (the span copies them).
-var attrPool = sync.Pool{New: func() any {
-	a := make([]attribute.KeyValue, 0, serverAttrs)
-	return &a
-}}
-
-// metaCarrier is the trace context of a request's params._meta, read by
-// the propagator like a carrier of headers.
-type metaCarrier struct{ traceparent, tracestate, baggage string }
-
-func (c *metaCarrier) Get(key string) string {
-	switch key {
-	case "traceparent":
-		return c.traceparent
-	case "tracestate":
-		return c.tracestate
-	case "baggage":
-		return c.baggage
-	}
-	return ""
-}
-
-func (c *metaCarrier) Set(string, string) {}
-
-func (c *metaCarrier) Keys() []string {
-	keys := make([]string, 0, 3)
-	for _, kv := range [...]struct{ k, v string }{{"traceparent", c.traceparent}, {"tracestate", c.tracestate}, {"baggage", c.baggage}} {
-		if kv.v != "" {
-			keys = append(keys, kv.k)
-		}
-	}
-	return keys
 }
 
 // targetAttr is what the request names, as the conventions spell it for
@@ -210,7 +169,7 @@ func traceHeaders(ctx context.Context, sc trace.SpanContext) http.Header {
 		return nil
 	}
 	h := make(http.Header, 3)
-	h["Traceparent"] = []string{"00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + w3cFlags(sc)}
+	h["Traceparent"] = []string{traceparent(sc)}
 	if ts := sc.TraceState(); ts.Len() > 0 {
 		h["Tracestate"] = []string{ts.String()}
 	}
@@ -220,10 +179,11 @@ func traceHeaders(ctx context.Context, sc trace.SpanContext) http.Header {
 	return h
 }
 
-// w3cFlags are the trace flags of sc as W3C trace context carries them:
-// the sampled and random bits only, as the propagator writes them.
-func w3cFlags(sc trace.SpanContext) string {
-	return (sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom)).String()
+// traceparent is the W3C traceparent of sc, as the propagator writes it:
+// of the trace flags, the sampled and random bits only.
+func traceparent(sc trace.SpanContext) string {
+	flags := sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom)
+	return "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + flags.String()
 }
 
 // Propagator is the W3C trace-context and baggage propagator the host

@@ -11,6 +11,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/funcmcp/funcmcp/internal/otelsetup"
 )
 
 // The operator's metrics. Names of the MCP conventions where they have one
@@ -330,7 +332,7 @@ func (t *Telemetry) Traceparent(ctx context.Context) string {
 	if !sc.IsValid() {
 		return ""
 	}
-	return "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + w3cFlags(sc)
+	return traceparent(sc)
 }
 
 // FromTraceparent returns ctx with the remote span context of traceparent
@@ -339,22 +341,10 @@ func (t *Telemetry) FromTraceparent(ctx context.Context, traceparent string) con
 	if t == nil || traceparent == "" {
 		return ctx
 	}
-	return t.prop.Extract(ctx, traceCarrier(traceparent))
+	return t.prop.Extract(ctx, &otelsetup.TraceContext{Traceparent: traceparent})
 }
-
-// traceCarrier carries one traceparent for the propagator.
-type traceCarrier string
-
-func (c traceCarrier) Get(key string) string {
-	if key == "traceparent" {
-		return string(c)
-	}
-	return ""
-}
-func (traceCarrier) Set(string, string) {}
-func (traceCarrier) Keys() []string     { return []string{"traceparent"} }
 
 // linkOf is the span context of a traceparent, invalid when malformed.
 func (t *Telemetry) linkOf(traceparent string) trace.SpanContext {
-	return trace.SpanContextFromContext(t.prop.Extract(context.Background(), traceCarrier(traceparent)))
+	return trace.SpanContextFromContext(t.prop.Extract(context.Background(), &otelsetup.TraceContext{Traceparent: traceparent}))
 }
