@@ -47,6 +47,7 @@ FUZZ_TARGETS := \
 	./binding:FuzzDecodeReturnValue \
 	./binding:FuzzFastCheck \
 	./binding:FuzzDirectReply \
+	./host/internal/oauth:FuzzScopedMayAsk \
 	./host/internal/mcp:FuzzDecodeMessage \
 	./host/internal/mcp:FuzzRouterAndHandlerAgree \
 	./host/internal/mcp:FuzzParseEventID \

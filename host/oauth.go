@@ -44,8 +44,10 @@ func (h *Host) newResourceServer() (*resourceServer, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	o := oauth.Options{Endpoint: MCPPath, Logger: h.log, Declared: declared, MaxBodyBytes: mcp.DefaultMaxBodyBytes}
 	if len(declared) > 0 {
-		// Bodies are read for the tool name only when a tool needs a scope.
+		// Bodies are read for the tool name only when a tool needs a scope,
+		// and scanned only when they may name one that does.
 		o.Required = h.requiredScopes
+		o.Scoped = oauth.NewScoped(h.cat.Scoped())
 	}
 	g := oauth.NewGuard(cfg, oauth.NewVerifier(ctx, cfg, nil), o)
 	h.log.Info("MCP endpoints ask for OAuth access tokens", "issuer", cfg.Issuer, "audiences", cfg.Audiences,

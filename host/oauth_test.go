@@ -116,10 +116,14 @@ func TestOAuthResourceServer(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
 	assert.Contains(t, resp.Header.Get("WWW-Authenticate"), `error="insufficient_scope"`)
 	assert.Contains(t, resp.Header.Get("WWW-Authenticate"), `scope="`+oauthDefault+` `+oauthAdmin+`"`)
-	// So do the resource (through its template) and the prompt.
+	// So do the resource (through its template) and the prompt, and the
+	// tool named with escapes or the prompt in another case (the guard
+	// passes unscanned only the bodies that cannot name them).
 	for _, body := range []string{
 		`{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://secret/42"}}`,
 		`{"jsonrpc":"2.0","id":6,"method":"prompts/get","params":{"name":"secret_prompt"}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"SECRET_PROMPT"}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get_w\u0065ather","arguments":{"city":"Oslo"}}}`,
 	} {
 		resp = bearerPost(t, srv.URL+MCPPath, token("user_impersonation"), body, nil)
 		require.Equal(t, http.StatusForbidden, resp.StatusCode, body)

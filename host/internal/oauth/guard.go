@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -41,6 +42,51 @@ type Options struct {
 	// endpoint's own bound): a larger body is passed on unread, and refused
 	// there.
 	MaxBodyBytes int64
+	// Scoped, when set, says what Required may ask scopes for: a body
+	// that cannot ask for any of it (Scoped.MayAsk) is not scanned.
+	Scoped *Scoped
+}
+
+// Scoped says which operations may need a scope beyond a valid token: a
+// call of one of the tools named, a prompts/get when Prompts, a
+// resources/read when Resources. Tools are found by their exact name, so a
+// body that can call one holds its name as a JSON string; prompts are
+// found whatever the case, so any prompts/get may ask for one.
+type Scoped struct {
+	quoted             [][]byte // the tool names as JSON strings
+	prompts, resources bool
+}
+
+// NewScoped returns what may need a scope: the tools named, any prompt
+// when prompts, any resource when resources.
+func NewScoped(tools []string, prompts, resources bool) *Scoped {
+	s := &Scoped{prompts: prompts, resources: resources}
+	for _, n := range tools {
+		s.quoted = append(s.quoted, []byte(`"`+n+`"`))
+	}
+	return s
+}
+
+// MayAsk reports whether a body may ask for an operation that needs a
+// scope. It is false only for a body without escapes, valid UTF-8 (so each
+// of its strings is its text as it is), that holds none of the tools' names
+// as a string and not "prompts/get" or "resources/read" when those may
+// need scopes: such a body names no scoped tool, prompt or resource, which
+// Operations would tell only by reading it member by member.
+func (s *Scoped) MayAsk(body []byte) bool {
+	if bytes.IndexByte(body, '\\') >= 0 || !utf8.Valid(body) {
+		return true
+	}
+	if s.prompts && bytes.Contains(body, []byte("prompts/get")) ||
+		s.resources && bytes.Contains(body, []byte("resources/read")) {
+		return true
+	}
+	for _, q := range s.quoted {
+		if bytes.Contains(body, q) {
+			return true
+		}
+	}
+	return false
 }
 
 // Guard asks for and validates access tokens on the MCP endpoints and
@@ -227,7 +273,7 @@ func (g *Guard) Protect(next http.Handler) http.Handler {
 			return
 		}
 		if g.o.Required != nil && r.Method == http.MethodPost {
-			ops, body, err := readOperations(r, g.o.MaxBodyBytes)
+			ops, body, err := readOperations(r, g.o.MaxBodyBytes, g.o.Scoped)
 			if err != nil {
 				g.log.Warn("reading the request body failed", "error", err)
 				w.WriteHeader(http.StatusBadRequest)
@@ -263,8 +309,9 @@ func (g *Guard) Protect(next http.Handler) http.Handler {
 
 // readOperations reads the operations a JSON-RPC body (one message or a
 // batch) asks for, and returns a body that replays it. A body over max or
-// not JSON yields no operation: the endpoint refuses it.
-func readOperations(r *http.Request, max int64) ([]Operation, io.ReadCloser, error) {
+// not JSON yields no operation: the endpoint refuses it; so does one that
+// scoped says asks for nothing scoped (nil scoped: every body is read).
+func readOperations(r *http.Request, max int64, scoped *Scoped) ([]Operation, io.ReadCloser, error) {
 	if max <= 0 {
 		max = 4 << 20
 	}
@@ -277,7 +324,7 @@ func readOperations(r *http.Request, max int64) ([]Operation, io.ReadCloser, err
 	if err != nil {
 		return nil, nil, err
 	}
-	if int64(len(data)) > max {
+	if int64(len(data)) > max || scoped != nil && !scoped.MayAsk(data) {
 		return nil, replay, nil
 	}
 	return Operations(data), replay, nil

@@ -60,6 +60,7 @@ func newFixture(t *testing.T, edit func(c *Config)) *fixture {
 			return nil
 		},
 		Declared: []string{adminScope, OfflineAccess},
+		Scoped:   NewScoped([]string{"admin"}, false, false),
 	})
 	f := &fixture{op: op, cfg: cfg, guard: g, last: make(chan seen, 64)}
 	f.srv = g.Protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -33,6 +33,11 @@ var reservedPrefixes = []string{"X-Ms-Client-Principal", "X-Ms-Token-"}
 // IsReserved reports whether a header name is one only the platform sets
 // (the caller's identity and tokens): a client's are never believed.
 func IsReserved(name string) bool {
+	// Every reserved name starts with X, in either case: most names are
+	// told apart without being canonicalised.
+	if name == "" || name[0] != 'X' && name[0] != 'x' {
+		return false
+	}
 	name = http.CanonicalHeaderKey(name)
 	for _, p := range reservedPrefixes {
 		if strings.HasPrefix(name, p) {
