@@ -51,6 +51,10 @@ var telemetryHosts struct {
 	once    sync.Once
 	err     error
 	off, on *hostProc
+	// unexported makes and ends the same spans as on but exports none
+	// (OTEL_TRACES_EXPORTER=none): what is left of on's cost without the
+	// SDK's OTLP exporter.
+	unexported *hostProc
 }
 
 // startTelemetryHosts starts the sample twice: telemetry off, and on
@@ -71,14 +75,18 @@ func startTelemetryHosts() error {
 		return err
 	}
 	shared.procs = append(shared.procs, telemetryHosts.off)
-	telemetryHosts.on, err = startFunchostEnv(app, append(os.Environ(),
+	env := append(os.Environ(),
 		"OTEL_EXPORTER_OTLP_ENDPOINT="+recv.URL,
 		"OTEL_TRACES_SAMPLER=always_on",
-		"OTEL_METRIC_EXPORT_INTERVAL=1000"))
-	if err != nil {
+		"OTEL_METRIC_EXPORT_INTERVAL=1000")
+	if telemetryHosts.on, err = startFunchostEnv(app, env); err != nil {
 		return err
 	}
 	shared.procs = append(shared.procs, telemetryHosts.on)
+	if telemetryHosts.unexported, err = startFunchostEnv(app, append(env[:len(env):len(env)], "OTEL_TRACES_EXPORTER=none")); err != nil {
+		return err
+	}
+	shared.procs = append(shared.procs, telemetryHosts.unexported)
 	return nil
 }
 
@@ -91,7 +99,10 @@ func (c closer) stop() { c.f() }
 // (funchost + the sample worker) with telemetry off, as every other
 // benchmark runs, and on: telemetryMode OpenTelemetry, every call sampled
 // (always_on), spans and metrics exported over OTLP/HTTP to a local
-// receiver that accepts and drops them (its CPU is not counted). The two
+// receiver that accepts and drops them (its CPU is not counted). A third
+// host is on with the traces exporter "none": the same spans, started,
+// ended and handed to no exporter, and the same metrics, exported; its row
+// splits on's cost into the SDK's OTLP trace export and the rest. The
 // hosts run side by side and are called interleaved.
 func BenchmarkToolsCallTelemetry(b *testing.B) {
 	binaries(b)
@@ -99,7 +110,7 @@ func BenchmarkToolsCallTelemetry(b *testing.B) {
 	if telemetryHosts.err != nil {
 		b.Fatal(telemetryHosts.err)
 	}
-	off, on := telemetryHosts.off, telemetryHosts.on
+	off, on, unexported := telemetryHosts.off, telemetryHosts.on, telemetryHosts.unexported
 
 	const c = 1
 	mk := func(name string, h *hostProc) (*target, error) {
@@ -116,7 +127,11 @@ func BenchmarkToolsCallTelemetry(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	res, load := runInterleaved(b, []*target{tOff, tOn}, c)
+	tUnexported, err := mk("telemetry-on-unexported", unexported)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, load := runInterleaved(b, []*target{tOff, tOn, tUnexported}, c)
 	cpuOff, cpuOn := res["telemetry-off"].cpuPerCall(), res["telemetry-on"].cpuPerCall()
 	b.ReportMetric(us(cpuOff), "off-cpu-µs/call")
 	b.ReportMetric(us(cpuOn), "on-cpu-µs/call")
@@ -127,4 +142,13 @@ func BenchmarkToolsCallTelemetry(b *testing.B) {
 		ours: us(cpuOn), ratio: ratio(res), load: load, spread: spread(res, ratio),
 		detail: fmt.Sprintf("(funchost + worker) with telemetry on, 100%% sampled, OTLP/HTTP to a local receiver: %.0f µs; off: %.0f µs; p50 %.0f µs / %.0f µs",
 			us(cpuOn), us(cpuOff), us(res["telemetry-on"].pct(50)), us(res["telemetry-off"].pct(50)))}, 1.10))
+	cpuUnexported := res["telemetry-on-unexported"].cpuPerCall()
+	b.ReportMetric(us(cpuUnexported), "unexported-cpu-µs/call")
+	unexportedRatio := func(m map[string]*sample) float64 {
+		return float64(m["telemetry-on-unexported"].cpuPerCall()) / float64(m["telemetry-off"].cpuPerCall())
+	}
+	record(row{what: fmt.Sprintf("tools/call server CPU per call, telemetry on without trace export / off, c=%d", c), unit: "µs",
+		ours: us(cpuUnexported), ratio: unexportedRatio(res), load: load, spread: spread(res, unexportedRatio),
+		detail: fmt.Sprintf("as on, with OTEL_TRACES_EXPORTER=none: spans made and ended, none exported (leaves out the SDK's OTLP trace exporter; on − this: %.0f µs a call); off: %.0f µs",
+			us(cpuOn)-us(cpuUnexported), us(cpuOff))})
 }
