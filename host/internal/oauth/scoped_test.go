@@ -109,7 +109,6 @@ func TestProtectDoesNotScanACallOfAnUnscopedTool(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, serve(screened, body), body)
 	}
 	assert.True(t, slices.ContainsFunc(asked, func(o Operation) bool { return o.Name == "admin" }))
-
 }
 
 // TestProtectScreenedCallAllocations: passing a call of an unscoped tool
