@@ -164,6 +164,38 @@ func TestFakeQueueDeadOwner(t *testing.T) {
 	eventually(t, 10*time.Second, "the lost queue is made again", func() bool { return st.hasQueue(b.QueueName()) })
 }
 
+// Storage restarted empty: this instance's heartbeat makes its queue again
+// (marking the loss first) just while a Send reads it to judge a peer whose
+// queue is missing. The peer may be alive and making its own queue: the
+// sender cannot tell, it does not call it gone. (On Azurite this
+// interleaving made TestQueueStorageRestartedEmpty fail now and then.)
+func TestFakeQueueRestartedEmptyWhileJudgingAPeer(t *testing.T) {
+	st := newMemStore()
+	a := newFakeQueue(t, "racea", st, nil)
+	b := newFakeQueue(t, "raceb", st, nil)
+	startFake(t, a, newStreams("client1"))
+	startFake(t, b, newStreams())
+	out, err := b.Send(t.Context(), "racea", msg(1))
+	require.NoError(t, err)
+	require.Equal(t, Taken, out)
+
+	// The restart: every queue and container gone.
+	require.NoError(t, memQueues{st}.Delete(t.Context(), a.QueueName()))
+	require.NoError(t, memQueues{st}.Delete(t.Context(), b.QueueName()))
+	b.peers.Clear()
+	var remade atomic.Bool
+	st.setHook(func(ctx context.Context, op, name string) error {
+		if op == "metadata" && name == b.QueueName() && remade.CompareAndSwap(false, true) {
+			b.recreate(ctx) // b's heartbeat, between missing's two reads
+		}
+		return nil
+	})
+	_, err = b.Send(t.Context(), "racea", msg(2))
+	require.True(t, remade.Load(), "the send read its own queue")
+	assert.ErrorIs(t, err, ErrUnsure)
+	assert.NotErrorIs(t, err, ErrUnknownInstance, "a live instance called gone")
+}
+
 // A large message crosses as a blob of the receiver's container, deleted
 // once taken; a lost container is made again; a blob that cannot be read
 // makes the stream Full (the sender may send again); without a blob

@@ -100,6 +100,10 @@ func (q *Queue) missing(ctx context.Context, id string) error {
 	}
 	_, err := q.queues.Metadata(ctx, q.QueueName())
 	switch {
+	case err == nil && q.lost.recent(q.opts.Heartbeat):
+		// This instance's queue was lost too, and made again while it was
+		// read: the heartbeat marks the loss before it makes the queue.
+		return &UnsureError{Instance: id}
 	case err == nil:
 		return &InstanceGoneError{Instance: id}
 	case errors.Is(err, errQueueNotFound):
