@@ -57,6 +57,13 @@ type Scoped struct {
 	prompts, resources bool
 }
 
+// The bounds of what Scoped.MayAsk screens: each tool name is one search
+// of the body, and the scan it stands in for is one pass.
+const (
+	maxScreenNames = 8
+	maxScreenBytes = 4 << 10
+)
+
 // NewScoped returns what may need a scope: the tools named, any prompt
 // when prompts, any resource when resources.
 func NewScoped(tools []string, prompts, resources bool) *Scoped {
@@ -73,8 +80,13 @@ func NewScoped(tools []string, prompts, resources bool) *Scoped {
 // as a string and not "prompts/get" or "resources/read" when those may
 // need scopes: such a body names no scoped tool, prompt or resource, which
 // Operations would tell only by reading it member by member.
+//
+// Each name is looked for in the whole body, which a crafted body can make
+// slower than the scan it saves: a body over maxScreenBytes, or any body
+// when more than maxScreenNames tools need scopes, may ask (it is scanned).
 func (s *Scoped) MayAsk(body []byte) bool {
-	if bytes.IndexByte(body, '\\') >= 0 || !utf8.Valid(body) {
+	if len(body) > maxScreenBytes || len(s.quoted) > maxScreenNames ||
+		bytes.IndexByte(body, '\\') >= 0 || !utf8.Valid(body) {
 		return true
 	}
 	if s.prompts && bytes.Contains(body, []byte("prompts/get")) ||

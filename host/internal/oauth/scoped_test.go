@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -38,6 +39,18 @@ func TestScopedMayAsk(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, tc.s.MayAsk([]byte(tc.body)), tc.body)
 	}
+
+	// With more scoped tools than it looks for, every body is scanned: a
+	// large body is not searched once per name.
+	many := make([]string, maxScreenNames+1)
+	for i := range many {
+		many[i] = "admin" + strconv.Itoa(i)
+	}
+	assert.True(t, NewScoped(many, false, false).MayAsk([]byte(`{"method":"tools/call","params":{"name":"get_weather"}}`)))
+	assert.False(t, NewScoped(many[:maxScreenNames], false, false).MayAsk([]byte(`{"method":"tools/call","params":{"name":"get_weather"}}`)))
+	// So is a body too large to search for each name.
+	large := []byte(`{"method":"tools/call","params":{"name":"get_weather","arguments":{"x":"` + strings.Repeat("a", maxScreenBytes) + `"}}}`)
+	assert.True(t, tools.MayAsk(large))
 }
 
 // FuzzScopedMayAsk: whatever the body, when MayAsk is false Operations
