@@ -10,14 +10,15 @@ import (
 	"github.com/funcmcp/funcmcp/internal/otelsetup"
 )
 
-// benchOn is telemetry on, 100% sampled, spans batched to an exporter
-// that drops them, as in BenchmarkToolsCall.
-func benchOn(b *testing.B) *Telemetry {
+// benchOn is telemetry on, 100% sampled, spans batched through the
+// processor funchost uses (otelsetup.Batcher) to an exporter that drops
+// them, the metrics aggregated by a manual reader; shut down when tb ends.
+func benchOn(tb testing.TB) *Telemetry {
 	on, err := newTelemetry(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(otelsetup.NewBatcher(discard{}, otelsetup.BatchOptions{}))), sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { _ = on.Shutdown(context.Background()) })
+	tb.Cleanup(func() { _ = on.Shutdown(context.Background()) })
 	return on
 }
 

@@ -8,11 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
-	"github.com/funcmcp/funcmcp/internal/otelsetup"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -29,11 +27,7 @@ func (discard) Shutdown(context.Context) error                             { ret
 // aggregated.
 // Spans go through the processor funchost uses (otelsetup.Batcher).
 func BenchmarkToolsCall(b *testing.B) {
-	on, err := newTelemetry(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(otelsetup.NewBatcher(discard{}, otelsetup.BatchOptions{}))), sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer on.Shutdown(context.Background())
+	on := benchOn(b)
 	for _, c := range []struct {
 		name string
 		tel  *Telemetry

@@ -21,7 +21,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
-	"github.com/funcmcp/funcmcp/internal/otelsetup"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -255,9 +254,7 @@ func TestServerSpanAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts differ under the race detector; make test runs this without it")
 	}
-	on, err := newTelemetry(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(otelsetup.NewBatcher(discard{}, otelsetup.BatchOptions{}))), sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = on.Shutdown(context.Background()) })
+	on := benchOn(t)
 	off := testing.AllocsPerRun(200, greetCall(nil))
 	with := testing.AllocsPerRun(200, greetCall(on))
 	assert.LessOrEqual(t, with-off, 20.0, "allocations the link adds to a call (off %.0f, on %.0f)", off, with)
@@ -294,9 +291,7 @@ func TestInvokeTraceAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts differ under the race detector; make test runs this without it")
 	}
-	on, err := newTelemetry(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(otelsetup.NewBatcher(discard{}, otelsetup.BatchOptions{}))), sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = on.Shutdown(context.Background()) })
+	on := benchOn(t)
 	tr := on.InvokeTrace()
 	ctx := context.Background()
 	allocs := testing.AllocsPerRun(200, func() {
