@@ -78,6 +78,11 @@ type methodInfo struct {
 	// task marks a method whose call may run as a task (the tasks
 	// extension).
 	task bool
+	// example is valid params of the method (without _meta), with a
+	// short string wherever the client chooses one: what [Methods] gives
+	// to those that exercise every method (the hostile suite in tests/
+	// fills each string and list of it with hostile values).
+	example string
 	// serve answers the request; it reports false when this endpoint does
 	// not serve the method after all (no resources or prompts given), and
 	// the request gets method-not-found.
@@ -91,24 +96,24 @@ func (m *methodInfo) has(version string) bool {
 
 // methods is the table. Its order is the order of the capabilities object.
 var methods = []methodInfo{
-	{name: methodInitialize, since: firstRevision, until: lastLegacy, beforeSession: true, serve: (*handler).serveInitialize},
-	{name: methodPing, since: firstRevision, until: lastLegacy, serve: (*handler).servePing},
-	{name: methodLoggingSetLevel, since: firstRevision, until: lastLegacy, capability: capLogging, serve: (*handler).serveSetLevel},
-	{name: methodDiscover, since: ModernVersion, cacheable: true, serve: (*handler).serveDiscover},
-	{name: methodToolsList, since: firstRevision, capability: capTools, cacheable: true, serve: (*handler).serveToolsList},
-	{name: methodToolsCall, since: firstRevision, capability: capTools, nameParam: "name", task: true, serve: (*handler).serveToolsCall},
-	{name: methodResourcesList, since: firstRevision, capability: capResources, cacheable: true, serve: (*handler).serveResourcesList},
-	{name: methodResourcesTemplatesList, since: firstRevision, capability: capResources, cacheable: true, serve: (*handler).serveTemplatesList},
-	{name: methodResourcesRead, since: firstRevision, capability: capResources, nameParam: "uri", cacheable: true, serve: (*handler).serveResourcesRead},
-	{name: methodSubscribe, since: firstRevision, until: lastLegacy, capability: capResources, serve: (*handler).serveSubscribe},
-	{name: methodUnsubscribe, since: firstRevision, until: lastLegacy, capability: capResources, serve: (*handler).serveSubscribe},
-	{name: methodPromptsList, since: firstRevision, capability: capPrompts, cacheable: true, serve: (*handler).servePromptsList},
-	{name: methodPromptsGet, since: firstRevision, capability: capPrompts, nameParam: "name", serve: (*handler).servePromptsGet},
-	{name: methodComplete, since: firstRevision, capability: capCompletions, serve: (*handler).serveComplete},
-	{name: methodTasksGet, since: ModernVersion, capability: capTasks, nameParam: "taskId", serve: (*handler).serveTasks},
-	{name: methodTasksUpdate, since: ModernVersion, capability: capTasks, nameParam: "taskId", serve: (*handler).serveTasks},
-	{name: methodTasksCancel, since: ModernVersion, capability: capTasks, nameParam: "taskId", serve: (*handler).serveTasks},
-	{name: methodListen, since: ModernVersion, serve: (*handler).serveListen},
+	{name: methodInitialize, example: `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"client","version":"1.0"}}`, since: firstRevision, until: lastLegacy, beforeSession: true, serve: (*handler).serveInitialize},
+	{name: methodPing, example: `{}`, since: firstRevision, until: lastLegacy, serve: (*handler).servePing},
+	{name: methodLoggingSetLevel, example: `{"level":"info"}`, since: firstRevision, until: lastLegacy, capability: capLogging, serve: (*handler).serveSetLevel},
+	{name: methodDiscover, example: `{}`, since: ModernVersion, cacheable: true, serve: (*handler).serveDiscover},
+	{name: methodToolsList, example: `{"cursor":"c"}`, since: firstRevision, capability: capTools, cacheable: true, serve: (*handler).serveToolsList},
+	{name: methodToolsCall, example: `{"name":"tool","arguments":{"argument":"value"}}`, since: firstRevision, capability: capTools, nameParam: "name", task: true, serve: (*handler).serveToolsCall},
+	{name: methodResourcesList, example: `{"cursor":"c"}`, since: firstRevision, capability: capResources, cacheable: true, serve: (*handler).serveResourcesList},
+	{name: methodResourcesTemplatesList, example: `{"cursor":"c"}`, since: firstRevision, capability: capResources, cacheable: true, serve: (*handler).serveTemplatesList},
+	{name: methodResourcesRead, example: `{"uri":"scheme://resource"}`, since: firstRevision, capability: capResources, nameParam: "uri", cacheable: true, serve: (*handler).serveResourcesRead},
+	{name: methodSubscribe, example: `{"uri":"scheme://resource"}`, since: firstRevision, until: lastLegacy, capability: capResources, serve: (*handler).serveSubscribe},
+	{name: methodUnsubscribe, example: `{"uri":"scheme://resource"}`, since: firstRevision, until: lastLegacy, capability: capResources, serve: (*handler).serveSubscribe},
+	{name: methodPromptsList, example: `{"cursor":"c"}`, since: firstRevision, capability: capPrompts, cacheable: true, serve: (*handler).servePromptsList},
+	{name: methodPromptsGet, example: `{"name":"prompt","arguments":{"argument":"value"}}`, since: firstRevision, capability: capPrompts, nameParam: "name", serve: (*handler).servePromptsGet},
+	{name: methodComplete, example: `{"ref":{"type":"ref/prompt","name":"prompt"},"argument":{"name":"argument","value":"v"}}`, since: firstRevision, capability: capCompletions, serve: (*handler).serveComplete},
+	{name: methodTasksGet, example: `{"taskId":"task"}`, since: ModernVersion, capability: capTasks, nameParam: "taskId", serve: (*handler).serveTasks},
+	{name: methodTasksUpdate, example: `{"taskId":"task","inputResponses":{"request":{"action":"accept"}}}`, since: ModernVersion, capability: capTasks, nameParam: "taskId", serve: (*handler).serveTasks},
+	{name: methodTasksCancel, example: `{"taskId":"task"}`, since: ModernVersion, capability: capTasks, nameParam: "taskId", serve: (*handler).serveTasks},
+	{name: methodListen, example: `{"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true,"resourceSubscriptions":["scheme://resource"],"taskIds":["task"]}}`, since: ModernVersion, serve: (*handler).serveListen},
 }
 
 // methodIndex finds an entry by name.
@@ -196,4 +201,36 @@ func capabilities(version string, on func(capability string) bool, notifying boo
 		b.WriteString(`"extensions":{` + ext.String() + `}`)
 	}
 	return "{" + b.String() + "}"
+}
+
+// MethodSpec describes a method of the table as a client sees it: what
+// [Methods] returns.
+type MethodSpec struct {
+	// Name is the method, e.g. "tools/call".
+	Name string
+	// Since and Until bound the revisions that have the method ("" for
+	// open).
+	Since, Until string
+	// NameParam is the member of params that names the method's target
+	// (tools/call: name), "" when it has none.
+	NameParam string
+	// Task says the call may run as a task.
+	Task bool
+	// Example is valid params of the method, without _meta.
+	Example string
+}
+
+// Has reports whether revision version has the method.
+func (m MethodSpec) Has(version string) bool {
+	return version >= m.Since && (m.Until == "" || version <= m.Until)
+}
+
+// Methods returns the method table, in its order.
+func Methods() []MethodSpec {
+	out := make([]MethodSpec, len(methods))
+	for i := range methods {
+		m := &methods[i]
+		out[i] = MethodSpec{Name: m.name, Since: m.since, Until: m.until, NameParam: m.nameParam, Task: m.task, Example: m.example}
+	}
+	return out
 }
