@@ -899,3 +899,73 @@ func readHostileTelemetry(t *testing.T, be *otelBackend) ([]map[string]string, [
 	}
 	return points, spans
 }
+
+// TestHostileTaskListeners: listeners naming one task share its result.
+// 32 subscriptions/listen streams follow a task of tests/taskapp whose
+// result is 20 MiB; once it completes, every stream gets what the task
+// extension says of it, and funchost's memory stays within the suite's
+// ceiling (each listener once got its own copy of the result: a peak of
+// 1.9 GiB).
+func TestHostileTaskListeners(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives real processes; -short leaves it out")
+	}
+	const listeners, resultBytes = 32, 20 << 20
+	h := startHostEnv(t, taskAppDir(t), []string{"FUNCMCP_AUTH_ISSUER="})
+	idle, _ := memory(t, h.cmd.Process.Pid)
+	c := taskClient{endpoint: h.endpoint}
+	id := c.create(t, "sized", map[string]any{"bytes": resultBytes, "ms": 1500})
+
+	body := string(mustMarshal(rpc{id: 1, method: "subscriptions/listen", params: map[string]any{
+		"notifications": map[string]any{"taskIds": []string{id}},
+	}}.value(modernEra, nil)))
+	hdr := map[string]string{"MCP-Protocol-Version": modernEra, "Mcp-Method": "subscriptions/listen"}
+	var wg sync.WaitGroup
+	got := make([]int, listeners)
+	errs := make([]error, listeners)
+	for i := range listeners {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(t.Context(), clientTimeout)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.endpoint, strings.NewReader(body))
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range hdr {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer resp.Body.Close()
+			// Read until a notification says the task completed.
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+			for sc.Scan() {
+				data, ok := strings.CutPrefix(sc.Text(), "data: ")
+				if !ok {
+					continue
+				}
+				got[i] += len(data)
+				if strings.Contains(data, `"notifications/tasks"`) && strings.Contains(data, `"completed"`) {
+					return
+				}
+			}
+			errs[i] = fmt.Errorf("the stream ended without the task's completion (%v)", sc.Err())
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		assert.NoError(t, err, "listener %d", i)
+	}
+	_, peak := memory(t, h.cmd.Process.Pid)
+	t.Logf("funchost: idle %s, peak %s; the first listener read %d bytes", mib(idle), mib(peak), got[0])
+	assert.LessOrEqual(t, peak-idle, int64(hostileCeiling), "funchost's peak RSS %s is more than %s over its idle %s", mib(peak), mib(hostileCeiling), mib(idle))
+	r := c.await(t, id, "completed")
+	assert.NotNil(t, r.Result, "the task's result is still read with tasks/get")
+}
