@@ -43,7 +43,7 @@
 //     host's authentication passes (tc.Caller), when there is one;
 //   - caller_claims: every claim of the caller's token, behind a scope of
 //     its own (WithRequiredScopes) that funchost asks for when it takes
-//     access tokens.
+//     access tokens, and refuses to every caller when it takes none.
 //   - pin_note: pins a note, the note://pinned resource, and announces at
 //     once that the resource changed (worker.NotifyResourceUpdated), so
 //     that the clients subscribed to it hear of it; under the Azure

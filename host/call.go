@@ -76,7 +76,7 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 	if t == nil {
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: unknownToolMessage(req.Name)}
 	}
-	if err := h.lacksScopes(ctx, t.Binding.Trigger.RequiredScopes); err != nil {
+	if err := h.lacksScopes(ctx, "tool '"+t.Name+"'", t.Binding.Trigger.RequiredScopes); err != nil {
 		return nil, err
 	}
 	if missing := t.Binding.MissingArguments(req.Arguments); len(missing) > 0 {

@@ -38,7 +38,7 @@ func (h *Host) readResource(ctx context.Context, req *mcp.ReadRequest) (mcp.Resu
 	if !ok {
 		return none, mcp.ResourceNotFound(req.ProtocolVersion, req.URI)
 	}
-	if err := h.lacksScopes(ctx, res.RequiredScopes); err != nil {
+	if err := h.lacksScopes(ctx, res.Kind()+" '"+res.URI+"'", res.RequiredScopes); err != nil {
 		return none, err
 	}
 	c := metadata.ResourceInvocationContext{URI: req.URI, SessionID: req.SessionID, ClientInfo: req.ClientInfo,
@@ -71,7 +71,7 @@ func (h *Host) getPrompt(ctx context.Context, req *mcp.PromptRequest) (mcp.Resul
 	if !ok {
 		return none, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Unknown prompt: '%s'", jsonx.SafeText(req.Name))}
 	}
-	if err := h.lacksScopes(ctx, p.RequiredScopes); err != nil {
+	if err := h.lacksScopes(ctx, "prompt '"+p.Name+"'", p.RequiredScopes); err != nil {
 		return none, err
 	}
 	if missing := p.MissingArguments(req.Arguments); len(missing) > 0 {

@@ -233,6 +233,7 @@ func New(opts *Options) (*Host, error) {
 		_ = h.tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("loading the authorization settings: %w", err)
 	}
+	h.warnUnguarded()
 	if h.handler, err = h.routes(); err != nil {
 		_ = h.tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("setting up the MCP endpoints: %w", err)

@@ -2,7 +2,9 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/host/internal/oauth"
@@ -84,20 +86,49 @@ func (h *Host) protect(next http.Handler) http.Handler {
 	return h.oauth.guard.Protect(next)
 }
 
+// ScopesRequiredData is the data of the JSON-RPC error that refuses a
+// request for what requires scopes: the scopes it requires.
+type ScopesRequiredData struct {
+	RequiredScopes []string `json:"requiredScopes"`
+}
+
 // lacksScopes is the check behind the HTTP one, on the tools/call,
 // resources/read and prompts/get paths: a request whose token does not
-// grant a scope the tool, resource or prompt needs is refused.
-func (h *Host) lacksScopes(ctx context.Context, required []string) error {
+// grant a scope the tool, resource or prompt (what, named for the
+// message) needs is refused. It fails closed: when the host takes no
+// tokens (FUNCMCP_AUTH_ISSUER not set), or the request carries no
+// validated identity, nothing can grant a scope and the request is
+// refused too, with an error that names the scopes and says why.
+func (h *Host) lacksScopes(ctx context.Context, what string, required []string) error {
 	if len(required) == 0 {
 		return nil
 	}
 	id := oauth.IdentityFrom(ctx)
-	if h.oauth == nil || id == nil {
+	var msg string
+	switch {
+	case h.oauth == nil:
+		msg = fmt.Sprintf("Forbidden: %s requires the scope %s, and this server authenticates no caller (set %s to enable OAuth access tokens).",
+			what, strings.Join(required, " "), SettingAuthIssuer)
+	case id == nil:
+		msg = fmt.Sprintf("Forbidden: %s requires the scope %s, and the request carries no validated access token.", what, strings.Join(required, " "))
+	case len(id.Missing(required)) > 0:
+		msg = "Forbidden: the access token lacks a scope this request needs."
+	default:
 		return nil
 	}
-	if missing := id.Missing(required); len(missing) > 0 {
-		h.tel.Refused(ctx, telemetry.RefusedForbidden) // answered 200 with a JSON-RPC error: counted here
-		return &mcp.ProtocolError{Code: mcp.CodeInvalidRequest, Message: "Forbidden: the access token lacks a scope this request needs."}
+	h.tel.Refused(ctx, telemetry.RefusedForbidden) // answered 200 with a JSON-RPC error: counted here
+	return &mcp.ProtocolError{Code: mcp.CodeInvalidRequest, Message: msg, Data: ScopesRequiredData{RequiredScopes: required}}
+}
+
+// warnUnguarded logs, at start, each tool, resource, resource template
+// and prompt that requires scopes when the host takes no access tokens:
+// every request for one is refused (see lacksScopes).
+func (h *Host) warnUnguarded() {
+	if h.oauth != nil {
+		return
 	}
-	return nil
+	for _, e := range h.cat.ScopedEntries() {
+		h.log.Warn(e.Kind+" requires scopes but "+SettingAuthIssuer+" is not set: this server authenticates no caller, so every request for it is refused",
+			"function", e.Function, e.Kind, e.Name, "scopes", strings.Join(e.Scopes, " "))
+	}
 }

@@ -105,6 +105,10 @@ func TriggerValue(req *InvocationRequest, bindingName string) (json.RawMessage, 
 const (
 	// CodeResourceNotFound: the resource does not exist (MCP).
 	CodeResourceNotFound = -32002
+	// CodeInvalidRequest: the request may not be made; a worker refuses
+	// with it a resource or prompt whose required scopes the caller's
+	// identity does not grant (Data is {"requiredScopes":[…]}).
+	CodeInvalidRequest = -32600
 	// CodeInvalidParams: the request's parameters are wrong (missing
 	// required prompt arguments, a URI the template does not match).
 	CodeInvalidParams = -32602

@@ -123,6 +123,13 @@ func TestGoSDKClient(t *testing.T) {
 			for _, st := range sampleTools {
 				t.Run(st.name, func(t *testing.T) {
 					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: st.name, Arguments: st.args})
+					if st.refused != "" {
+						var wire *jsonrpc.Error
+						require.True(t, errors.As(err, &wire), "a JSON-RPC error: %v", err)
+						assert.EqualValues(t, -32600, wire.Code, "%v", err)
+						assert.Contains(t, wire.Message, st.refused)
+						return
+					}
 					require.NoError(t, err)
 					checkSampleResult(t, st, declared[st.name], toJSON(t, res))
 					if st.name == "fibonacci" {

@@ -62,6 +62,12 @@ func TestInspectorCLI(t *testing.T) {
 				args = append(args, "--tool-arg", a)
 			}
 			code, stdout, stderr := runInspector(t, h.endpoint, args...)
+			if st.refused != "" {
+				assert.NotEqual(t, 0, code, "stdout:\n%s", stdout)
+				assert.Contains(t, stdout+stderr, "-32600")
+				assert.Contains(t, stdout+stderr, st.refused)
+				return
+			}
 			require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 			checkSampleResult(t, st, declared[st.name], json.RawMessage(jsonPart(stdout)))
 		})

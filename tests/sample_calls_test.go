@@ -30,6 +30,10 @@ type sampleTool struct {
 	checkStructured func(t *testing.T, sc map[string]any)
 	// checkContent checks the content blocks (decoded JSON objects).
 	checkContent func(t *testing.T, content []map[string]any)
+	// refused, when not "", says the call is refused with a JSON-RPC
+	// error (-32600) whose message contains it: the tool requires a scope
+	// and funchost, without FUNCMCP_AUTH_ISSUER, authenticates no caller.
+	refused string
 }
 
 // sampleTools is every tool of the sample app; each client calls each one.
@@ -154,14 +158,13 @@ var sampleTools = []sampleTool{
 		},
 	},
 	{
-		// Its required scope is asked for only when the host takes tokens.
+		// It requires a scope: without FUNCMCP_AUTH_ISSUER nothing can grant
+		// it, so funchost refuses every call (tests/oauth_test.go calls it
+		// with a token that has the scope).
 		name:            "caller_claims",
 		args:            map[string]any{},
 		hasOutputSchema: true,
-		checkStructured: func(t *testing.T, sc map[string]any) {
-			assert.Equal(t, false, sc["authenticated"])
-			assert.Equal(t, []any{}, sc["claims"])
-		},
+		refused:         "requires the scope Claims.Read, and this server authenticates no caller",
 	},
 	{
 		// Asks the client's model; without sampling it suggests on its own.

@@ -141,6 +141,13 @@ func testTSClient(t *testing.T, client string, versions []string) {
 		c := report.Calls[i]
 		t.Run(st.name, func(t *testing.T) {
 			require.Equal(t, st.name, c.Name)
+			if st.refused != "" {
+				require.False(t, c.OK, "want a JSON-RPC error, got result %s", c.Result)
+				require.NotNil(t, c.Error.Code, "%+v", c.Error)
+				assert.Equal(t, -32600, *c.Error.Code)
+				assert.Contains(t, c.Error.Message, st.refused)
+				return
+			}
 			require.True(t, c.OK, "the TypeScript client rejected the result: %+v", c.Error)
 			checkSampleResult(t, st, declared[st.name], c.Result)
 			if st.outputField != "" {

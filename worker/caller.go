@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -16,10 +17,14 @@ import (
 // "Tools.Admin" or an application role of that name grants it). funchost,
 // as an OAuth resource server (FUNCMCP_AUTH_ISSUER), answers a call whose
 // token lacks one 403 insufficient_scope naming the scopes to ask for, and
-// lists them in its protected resource metadata. They travel in a funcmcp
-// key: the Azure Functions host ignores it (App Service's built-in
-// authorization is for the whole app; check [ToolContext.Caller] in the
-// handler there). offline_access is refused. Calls add up.
+// lists them in its protected resource metadata; without
+// FUNCMCP_AUTH_ISSUER it refuses every call of the tool, since it
+// authenticates no caller. The worker checks them too, before the
+// handler, from the caller's identity headers (see [ToolContext.Caller]),
+// so the promise holds under the Azure Functions host, which ignores the
+// funcmcp key: a call whose caller lacks a scope, or that has no caller,
+// gets an isError result (a [*ScopeError]) and the handler does not run.
+// offline_access is refused. Calls add up.
 func (b *ToolBuilder) WithRequiredScopes(scopes ...string) *ToolBuilder {
 	b.scopes, b.errs = addScopes(b.scopes, b.errs, scopes)
 	return b
@@ -192,4 +197,60 @@ func callerOf(t *metadata.Transport) (*Caller, error) {
 		c.Scopes = []string{}
 	}
 	return c, nil
+}
+
+// ScopeError refuses a request for a tool, resource or prompt that requires
+// scopes the caller does not have: Missing are those of Required the
+// caller's identity does not grant (every one when there is no caller).
+type ScopeError struct {
+	// What names what was asked for ("tool 'x'", "prompt 'p'", ...).
+	What     string
+	Required []string
+	Missing  []string
+	// NoCaller: the host passed no identity (it authenticates no caller),
+	// or one that could not be read.
+	NoCaller bool
+}
+
+func (e *ScopeError) Error() string {
+	if e.NoCaller {
+		return fmt.Sprintf("forbidden: %s requires the scope %s, and the host authenticates no caller "+
+			"(set FUNCMCP_AUTH_ISSUER under funchost; enable App Service authentication under the Azure Functions host)",
+			e.What, strings.Join(e.Required, " "))
+	}
+	return fmt.Sprintf("forbidden: the caller's access token lacks a scope %s requires: %s", e.What, strings.Join(e.Missing, " "))
+}
+
+// checkScopes returns a *ScopeError when the caller of the request t
+// carries lacks a scope of required, or there is no caller; nil when
+// required is empty or every scope is granted (as [Caller.HasScope] says,
+// which is what funchost's check grants).
+func checkScopes(what string, required []string, t *metadata.Transport) *ScopeError {
+	if len(required) == 0 {
+		return nil
+	}
+	c, err := callerOf(t)
+	if err != nil { // none, or one that cannot be read: nothing is granted
+		return &ScopeError{What: what, Required: required, Missing: required, NoCaller: true}
+	}
+	var missing []string
+	for _, s := range required {
+		if !c.HasScope(s) {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) > 0 {
+		return &ScopeError{What: what, Required: required, Missing: missing}
+	}
+	return nil
+}
+
+// scopeFailure is the failure reply of a resource or prompt request
+// refused by checkScopes: -32600, as funchost refuses it, with the
+// required scopes in data.
+func scopeFailure(se *ScopeError) *metadata.FailureReply {
+	data, _ := metadata.Marshal(struct {
+		RequiredScopes []string `json:"requiredScopes"`
+	}{se.Required})
+	return &metadata.FailureReply{Error: se.Error(), Code: metadata.CodeInvalidRequest, Data: data}
 }

@@ -185,6 +185,10 @@ func (s *server) readResource(ctx context.Context, k *served, raw json.RawMessag
 	}
 	rc.URI, rc.SessionID, rc.ClientInfo, rc.Transport = ic.URI, ic.SessionID, ic.ClientInfo, ic.Transport
 	what := fmt.Sprintf("%s %s", k.resource.Kind(), k.resource.URI)
+	if se := checkScopes(fmt.Sprintf("%s '%s'", k.resource.Kind(), k.resource.URI), k.resource.RequiredScopes, ic.Transport); se != nil {
+		rc.Logf("%v", se)
+		return &rc.logBook, nil, scopeFailure(se)
+	}
 	if k.resource.Template != nil {
 		vars, ok := k.resource.Template.Match(ic.URI)
 		if !ok {
@@ -248,6 +252,10 @@ func (s *server) getPrompt(ctx context.Context, k *served, raw json.RawMessage, 
 	ic, err := metadata.DecodePromptInvocationContext(raw)
 	if err != nil {
 		return &pc.logBook, nil, failure(metadata.CodeInvalidParams, "%v", err)
+	}
+	if se := checkScopes("prompt '"+k.prompt.Name+"'", k.prompt.RequiredScopes, ic.Transport); se != nil {
+		pc.Logf("%v", se)
+		return &pc.logBook, nil, scopeFailure(se)
 	}
 	if missing := k.prompt.MissingArguments(ic.Arguments); len(missing) > 0 {
 		return &pc.logBook, nil, failure(metadata.CodeInvalidParams, "%s", binding.MissingPromptArgumentsMessage(missing))

@@ -209,7 +209,9 @@ func (b *PromptBuilder) WithIcons(icons ...Icon) *PromptBuilder {
 }
 
 // WithRequiredScopes names OAuth scopes a caller's token must grant to
-// get this prompt, as [ToolBuilder.WithRequiredScopes] does for a tool.
+// get this prompt, as [ToolBuilder.WithRequiredScopes] does for a tool: funchost
+// refuses the request without them (or without OAuth), and so does the
+// worker, with a -32600 failure reply naming the scopes (a [*ScopeError]).
 func (b *PromptBuilder) WithRequiredScopes(scopes ...string) *PromptBuilder {
 	b.scopes, b.errs = addScopes(b.scopes, b.errs, scopes)
 	return b

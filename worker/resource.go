@@ -198,7 +198,9 @@ func (b *ResourceBuilder) WithIcons(icons ...Icon) *ResourceBuilder {
 }
 
 // WithRequiredScopes names OAuth scopes a caller's token must grant to
-// read this resource, as [ToolBuilder.WithRequiredScopes] does for a tool.
+// read this resource, as [ToolBuilder.WithRequiredScopes] does for a tool: funchost
+// refuses the request without them (or without OAuth), and so does the
+// worker, with a -32600 failure reply naming the scopes (a [*ScopeError]).
 func (b *ResourceBuilder) WithRequiredScopes(scopes ...string) *ResourceBuilder {
 	b.scopes, b.errs = addScopes(b.scopes, b.errs, scopes)
 	return b

@@ -166,6 +166,12 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metad
 			}
 		}
 	}()
+	if se := checkScopes("tool '"+t.name+"'", t.rules.Trigger.RequiredScopes, tc.Transport); se != nil {
+		// Before the arguments are looked at: what the caller may not call
+		// tells it nothing of its input.
+		tc.Logf("%v", se)
+		return metadata.ErrorResult(se.Error()), "", nil
+	}
 	if issue := t.rules.CheckInput(tc.rawArgs, s.c.output); issue != nil {
 		msg := issue.LogMessage()
 		tc.Logf("%s", msg)

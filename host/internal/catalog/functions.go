@@ -107,6 +107,37 @@ func (c *Catalog) Scoped() (tools []string, prompts, resources bool) {
 	return tools, prompts, resources
 }
 
+// ScopedEntry is a tool, resource, resource template or prompt that
+// requires scopes (requiredScopes).
+type ScopedEntry struct {
+	Kind     string // "tool", binding.KindResource, KindTemplate or KindPrompt
+	Function string // the function (folder) name
+	Name     string // the tool or prompt name, or the resource's URI (template)
+	Scopes   []string
+}
+
+// ScopedEntries returns every tool, resource, resource template and prompt
+// that requires scopes, tools first, each kind in load order.
+func (c *Catalog) ScopedEntries() []ScopedEntry {
+	var out []ScopedEntry
+	for _, t := range c.Tools() {
+		if s := t.Binding.Trigger.RequiredScopes; len(s) > 0 {
+			out = append(out, ScopedEntry{Kind: "tool", Function: t.Function, Name: t.Name, Scopes: s})
+		}
+	}
+	for _, r := range append(slices.Clone(c.fns.reg.Resources()), c.fns.reg.Templates()...) {
+		if len(r.RequiredScopes) > 0 {
+			out = append(out, ScopedEntry{Kind: r.Kind(), Function: r.Function, Name: r.URI, Scopes: r.RequiredScopes})
+		}
+	}
+	for _, p := range c.fns.reg.Prompts() {
+		if len(p.RequiredScopes) > 0 {
+			out = append(out, ScopedEntry{Kind: binding.KindPrompt, Function: p.Function, Name: p.Name, Scopes: p.RequiredScopes})
+		}
+	}
+	return out
+}
+
 // DeclaredScopes returns every OAuth scope a tool, resource, template or
 // prompt requires (requiredScopes), each once, in load order.
 func (c *Catalog) DeclaredScopes() []string {
