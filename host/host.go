@@ -87,9 +87,12 @@ type Host struct {
 	secrets *auth.Secrets
 	// oauth asks for and validates access tokens; nil when
 	// FUNCMCP_AUTH_ISSUER is not set.
-	oauth  *resourceServer
-	health health
-	legacy *legacy
+	oauth *resourceServer
+	// proxies are the front ends trusted to name their client
+	// (SettingTrustedProxies); nil when none is.
+	proxies *owner.Proxies
+	health  health
+	legacy  *legacy
 	// endpoint is the MCP endpoint (tasks live in it); stopSweep ends the
 	// removal of expired task records and used request states;
 	// closeStates closes the record of used request states.
@@ -229,6 +232,10 @@ func New(opts *Options) (*Host, error) {
 		_ = h.tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("loading the listener limits: %w", err)
 	}
+	if h.proxies, err = h.loadProxies(); err != nil {
+		_ = h.tel.Shutdown(context.Background())
+		return nil, fmt.Errorf("loading the trusted proxies: %w", err)
+	}
 	if h.oauth, err = h.newResourceServer(); err != nil {
 		_ = h.tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("loading the authorization settings: %w", err)
@@ -243,6 +250,9 @@ func New(opts *Options) (*Host, error) {
 
 func (h *Host) routes() (http.Handler, error) {
 	r := chi.NewRouter()
+	// Before anything reads a header: the client's identity headers go,
+	// and the client address is named (edge.go).
+	r.Use(h.edge)
 	var err error
 	if h.legacy, err = h.newLegacy(); err != nil {
 		return nil, err

@@ -124,8 +124,8 @@ type Options struct {
 	// MaxRunningTasks bounds the task work (MCP tasks, which outlive their
 	// request) running at once among those calls, so that the other slots
 	// stay for synchronous calls; it must be below MaxCallsInFlight.
-	// MaxRunningTasksPerClient bounds one client's (owner's: its
-	// credentials, else its session, else its address). Over them the task
+	// MaxRunningTasksPerClient bounds one client's (owner's: its verified
+	// access token's user or function key, else its address). Over them the task
 	// gets a JSON-RPC "busy" error (-32000) naming the limit. Defaults:
 	// three quarters of MaxCallsInFlight (192), and 16.
 	MaxRunningTasks          int

@@ -45,8 +45,8 @@ const (
 
 // The limits of the memory task store (see docs/configuration.md), as
 // whole numbers: kept tasks in all and per client, bytes of kept results in
-// all and per client. A client is an owner (package owner): its
-// credentials, else its session, else its address.
+// all and per client. A client is an owner (package owner): its verified
+// access token's user or function key, else its address.
 const (
 	SettingTaskMaxKept              = tasks.SettingMaxTasks
 	SettingTaskMaxKeptPerClient     = tasks.SettingMaxTasksPerOwner

@@ -195,7 +195,7 @@ var hostInternalImports = map[string][]string{
 	"guard":     {"jsonrpc", "owner"},
 	"backplane": {"backoff", "dedup"},
 	"tasks":     {"jsonrpc", "ids", "owner"},
-	"auth":      {"config"},
+	"auth":      {"config", "owner"},
 	"oauth":     {"owner"},
 	"config":    nil,
 	"jsonrpc":   nil,

@@ -40,13 +40,18 @@ func bookArgs(extra string) string {
 // bookDaysOff calls book_days_off on 2026-07-28 with args and more params
 // members (with their leading comma), from any goroutine.
 func bookDaysOff(ctx context.Context, url string, id int, args, more string, headers map[string]string) (exchange, error) {
+	return bookDaysOffFrom(ctx, "", url, id, args, more, headers)
+}
+
+// bookDaysOffFrom is bookDaysOff of the client at loopback address from.
+func bookDaysOffFrom(ctx context.Context, from, url string, id int, args, more string, headers map[string]string) (exchange, error) {
 	body := `{"jsonrpc":"2.0","id":` + fmt.Sprint(id) + `,"method":"tools/call","params":{"name":"book_days_off","arguments":` +
 		args + more + `,"_meta":` + askingMeta + `}}`
 	hdr := modernHeaders("book_days_off")
 	for k, v := range headers {
 		hdr[k] = v
 	}
-	return send(ctx, url, body, hdr)
+	return sendWith(ctx, clientFrom(from), url, body, hdr)
 }
 
 // inputRequired is the part of an input_required result the tests read.
@@ -192,21 +197,23 @@ func TestLimitsPromptAndCompletionArguments(t *testing.T) {
 }
 
 // TestLimitsRequestStateOwnedAndSingleUse (finding 8): client A's
-// requestState replayed by client B (other credentials) ran the tool for B
-// with A's answers, and the same state sent twice booked twice. Now a state
-// opens only for the client it was given to, and once.
+// requestState replayed by client B ran the tool for B with A's answers,
+// and the same state sent twice booked twice. Now a state opens only for
+// the client it was given to, and once. The app asks for no tokens, so a
+// client is its address (another key sent to it is no other client).
 func TestLimitsRequestStateOwnedAndSingleUse(t *testing.T) {
 	h := startHost(t, sample(t))
 	ctx, cancel := context.WithTimeout(t.Context(), clientTimeout)
 	defer cancel()
 	alice, mallory := map[string]string{"X-Functions-Key": "alice"}, map[string]string{"X-Functions-Key": "mallory"}
+	const malloryFrom = "127.0.0.2"
 	ex, err := bookDaysOff(ctx, h.endpoint, 1, bookArgs(""), "", alice)
 	require.NoError(t, err)
 	state := readInputRequired(t, ex).Result.RequestState
 	require.NotEmpty(t, state, "%s", ex.body)
 	answer := `,"inputResponses":{"confirm_days_off":{"action":"accept","content":{"confirm":true}}},"requestState":"` + state + `"`
 
-	ex, err = bookDaysOff(ctx, h.endpoint, 2, bookArgs(""), answer, mallory)
+	ex, err = bookDaysOffFrom(ctx, malloryFrom, h.endpoint, 2, bookArgs(""), answer, mallory)
 	require.NoError(t, err)
 	r := readInputRequired(t, ex)
 	require.NotNil(t, r.Error, "%s", ex.body)

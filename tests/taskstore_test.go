@@ -48,7 +48,7 @@ func tryTask(ctx context.Context, c taskClient, method, name string, params map[
 	if c.auth != "" {
 		headers["Authorization"] = c.auth
 	}
-	ex, err := send(ctx, c.endpoint, string(body), headers)
+	ex, err := sendWith(ctx, clientFrom(c.from), c.endpoint, string(body), headers)
 	if err != nil {
 		return taskReply{}, err
 	}
@@ -82,7 +82,8 @@ func (r taskReply) status() string {
 // and still counted).
 func TestTaskStoreKeptPerClientAndOnlyOnceAdmitted(t *testing.T) {
 	h := startHostEnv(t, taskAppDir(t), []string{"FUNCMCP_TASK_MAX_KEPT_PER_CLIENT=3"})
-	mallory := taskClient{endpoint: h.endpoint, auth: "Bearer mallory"}
+	// The app asks for no tokens: each client is its own loopback address.
+	mallory := taskClient{endpoint: h.endpoint, from: "127.0.0.2"}
 	for range 3 {
 		mallory.create(t, "sized", map[string]any{"bytes": 10})
 	}
@@ -90,7 +91,7 @@ func TestTaskStoreKeptPerClientAndOnlyOnceAdmitted(t *testing.T) {
 	require.NotNil(t, r.Error, "a fourth kept task")
 	assert.Equal(t, -32000, r.Error.Code)
 	assert.Contains(t, r.Error.Message, "too many kept tasks for this client (the limit is 3); FUNCMCP_TASK_MAX_KEPT_PER_CLIENT changes it")
-	taskClient{endpoint: h.endpoint, auth: "Bearer alice"}.create(t, "sized", map[string]any{"bytes": 10})
+	taskClient{endpoint: h.endpoint, from: "127.0.0.3"}.create(t, "sized", map[string]any{"bytes": 10})
 
 	// Every slot task work may take (192 of the 256 call slots, the rest
 	// kept for synchronous calls) taken by tasks of other clients, for a
@@ -102,7 +103,7 @@ func TestTaskStoreKeptPerClientAndOnlyOnceAdmitted(t *testing.T) {
 	for w := range 16 {
 		wg.Go(func() {
 			for i := w; i < 192; i += 16 {
-				r, err := sized(ctx, taskClient{endpoint: h.endpoint, auth: fmt.Sprint("Bearer filler-", i)}, 10, 8000)
+				r, err := sized(ctx, taskClient{endpoint: h.endpoint, from: fmt.Sprint("127.0.1.", i+1)}, 10, 8000)
 				if err == nil && r.Error == nil {
 					filled.Add(1)
 				}
@@ -111,7 +112,7 @@ func TestTaskStoreKeptPerClientAndOnlyOnceAdmitted(t *testing.T) {
 	}
 	wg.Wait()
 	require.Equal(t, int64(192), filled.Load(), "the task slots are filled")
-	bob := taskClient{endpoint: h.endpoint, auth: "Bearer bob"}
+	bob := taskClient{endpoint: h.endpoint, from: "127.0.0.4"}
 	for range 5 {
 		r := bob.do(t, "tools/call", "sized", map[string]any{"name": "sized", "arguments": map[string]any{"bytes": 10}})
 		require.NotNil(t, r.Error, "a call with no slot free gets no task")
@@ -173,7 +174,8 @@ func TestTaskStoreResultMemoryBounded(t *testing.T) {
 	defer cancel()
 
 	// One 30 MB result, 24 readers that never read their answer.
-	reader := taskClient{endpoint: h.endpoint, auth: "Bearer reader"}
+	// The app asks for no tokens: each client is its own loopback address.
+	reader := taskClient{endpoint: h.endpoint, from: "127.0.0.2"}
 	id := reader.create(t, "sized", map[string]any{"bytes": 30 << 20})
 	reader.await(t, id, "completed")
 	before, _ := memory(t, pid)
@@ -205,13 +207,13 @@ func TestTaskStoreResultMemoryBounded(t *testing.T) {
 
 	// 100 tasks of 4 MB from one client, then from 100 clients, eight at
 	// a time.
-	run := func(auth func(i int) string) (kept, refused int) {
+	run := func(from func(i int) string) (kept, refused int) {
 		outcomes := make([]string, 100)
 		var wg sync.WaitGroup
 		for w := range 8 {
 			wg.Go(func() {
 				for i := w; i < len(outcomes); i += 8 {
-					outcomes[i] = sizedOutcome(ctx, taskClient{endpoint: h.endpoint, auth: auth(i)}, 4<<20)
+					outcomes[i] = sizedOutcome(ctx, taskClient{endpoint: h.endpoint, from: from(i)}, 4<<20)
 				}
 			})
 		}
@@ -228,11 +230,11 @@ func TestTaskStoreResultMemoryBounded(t *testing.T) {
 		}
 		return kept, refused
 	}
-	kept, refused := run(func(int) string { return "Bearer one" })
+	kept, refused := run(func(int) string { return "127.0.0.3" })
 	rss1, peak1 := memory(t, pid)
 	t.Logf("one client, 100 results of 4 MiB: %d kept, %d refused; RSS %s -> %s (peak %s)", kept, refused, mib(rss0), mib(rss1), mib(peak1))
 	assert.Equal(t, 15, kept, "64 MiB a client")
-	kept, refused = run(func(i int) string { return fmt.Sprint("Bearer many-", i) })
+	kept, refused = run(func(i int) string { return fmt.Sprint("127.0.1.", i+1) })
 	rss2, peak2 := memory(t, pid)
 	t.Logf("100 clients, a 4 MiB result each: %d kept, %d refused; RSS %s (peak %s)", kept, refused, mib(rss2), mib(peak2))
 	assert.LessOrEqual(t, kept, 64, "256 MiB in all")

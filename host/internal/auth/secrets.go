@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/funcmcp/funcmcp/host/internal/config"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -192,14 +193,23 @@ func (s *Secrets) Verify(r *http.Request) bool {
 }
 
 // RequireKey answers 401, with no detail, a request that does not carry
-// the system or the master key (see [Secrets.Verify]).
+// the system or the master key (see [Secrets.Verify]). A request let
+// through carries the owner of its key (owner.WithVerifiedKey): a checked
+// key names its holders' owner. An Anonymous app checks no key, and a key
+// sent to it names no owner.
 func (s *Secrets) RequireKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.Verify(r) {
+		keys := s.Keys
+		if keys == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		id, ok := keys.Owner(r)
+		if !ok {
 			w.Header().Set("Content-Length", "0")
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(owner.WithVerifiedKey(r.Context(), id)))
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/host/internal/config"
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
 // withKey returns a request carrying key in x-functions-key ("" for none).
@@ -148,5 +149,29 @@ func TestRequireKey(t *testing.T) {
 		if tt.want == http.StatusUnauthorized {
 			assert.Empty(t, rec.Body.String(), "401 says nothing more")
 		}
+	}
+}
+
+// TestRequireKeyNamesTheOwnerOfVerifiedKeysOnly (issue 39, finding 5): a
+// key the host checked names its holders' owner, the same whether it came
+// in the header or the code; a key sent to an app that checks none names no
+// owner (the request's is its address).
+func TestRequireKeyNamesTheOwnerOfVerifiedKeysOnly(t *testing.T) {
+	var got owner.ID
+	next := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = owner.Of(r) })
+
+	checked := (&Secrets{Keys: NewKeys("master", "system")}).RequireKey(next)
+	checked.ServeHTTP(httptest.NewRecorder(), withKey("system"))
+	assert.Equal(t, owner.KeyOwner("system"), got)
+	checked.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/runtime/webhooks/mcp?code=system", nil))
+	assert.Equal(t, owner.KeyOwner("system"), got)
+	checked.ServeHTTP(httptest.NewRecorder(), withKey("master"))
+	assert.Equal(t, owner.KeyOwner("master"), got)
+
+	anonymous := (&Secrets{}).RequireKey(next)
+	for _, key := range []string{"system", "random-1", "random-2"} {
+		r := withKey(key)
+		anonymous.ServeHTTP(httptest.NewRecorder(), r)
+		assert.Equal(t, owner.Address(r.RemoteAddr), got, "an unchecked key %q names no owner", key)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,16 @@ func keyed(key string) map[string]string {
 	h := modernHeaders(methodToolsCall, "echo")
 	h["X-Functions-Key"] = key
 	return h
+}
+
+// startKeyedServer is startServer behind checkedKeys: the x-functions-key
+// of a request (see keyed) names its owner, as a key the host checked does.
+func startKeyedServer(t *testing.T) *testServer {
+	t.Helper()
+	s := startServer(t, nil)
+	srv := httptest.NewServer(checkedKeys(s.Config.Handler))
+	t.Cleanup(srv.Close)
+	return &testServer{Server: srv, tools: s.tools, logs: s.logs}
 }
 
 func requestStateOf(t *testing.T, r reply) string {
@@ -82,7 +93,7 @@ func TestInputStateHoldsTheDocumentedAnswers(t *testing.T) {
 // session, else its address) and only once: another client's copy and a
 // replay are refused and run nothing.
 func TestInputStateIsTheCallersAndSingleUse(t *testing.T) {
-	s := startServer(t, nil)
+	s := startKeyedServer(t)
 	s.tools.call = twoStepTool
 	state := requestStateOf(t, s.post(t, modernCall(nil, askingCaps, nil), keyed("alice")))
 	answer := map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}

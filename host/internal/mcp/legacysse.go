@@ -121,6 +121,7 @@ type LegacySSE struct {
 type stream struct {
 	id      string
 	headers http.Header     // the GET's, for the tools' transport headers
+	remote  string          // the GET's RemoteAddr: its messages' client address
 	ctx     context.Context // ends with the stream
 	wake    chan struct{}   // a message is waiting (capacity 1)
 	out     *sseWriter      // the stream: replies, and the calls' notifications and requests
@@ -269,7 +270,7 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	out := &sseWriter{w: w, rc: http.NewResponseController(w), window: l.o.KeepAlive + time.Minute}
 	// The GET's headers live as long as the stream: they are kept, not
 	// copied, and only read.
-	s := &stream{id: id, headers: r.Header, ctx: ctx, wake: make(chan struct{}, 1), out: out}
+	s := &stream{id: id, headers: r.Header, remote: r.RemoteAddr, ctx: ctx, wake: make(chan struct{}, 1), out: out}
 	// The stream hears the list changes and the resources it subscribes
 	// to. Streams are bounded (MaxStreams, the connection limit): its
 	// listener does not count against the listener limits.
@@ -404,6 +405,9 @@ func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte, trace string
 		return nil
 	}
 	req.Header = s.headers.Clone()
+	// The stream's client sent it: its messages are counted to the
+	// stream's owner (its principal or key on ctx, else its address).
+	req.RemoteAddr = s.remote
 	req.Header[headerAccept] = jsonContentType
 	req.Header["Content-Type"] = jsonContentType
 	delete(req.Header, headerProtocolVersion)

@@ -32,9 +32,10 @@ import (
 // A tool declared Deferred first runs as a synchronous call (asking the
 // input-required way) and becomes a task when its handler asks for it.
 //
-// A task belongs to the credentials of the request that made it (see
-// taskScope): a request with other credentials is told it does not exist.
-// Task ids are 128 random bits.
+// A task belongs to the verified owner of the request that made it (see
+// taskScope): a request of another owner is told it does not exist. Task
+// ids are 128 random bits, what keeps unauthenticated clients' tasks
+// apart.
 
 // ExtensionTasks names the tasks extension in capabilities.extensions.
 const ExtensionTasks = "io.modelcontextprotocol/tasks"
@@ -101,18 +102,23 @@ func clientHasTasks(caps []byte) bool {
 // the tasks extension.
 var tasksRequiredData = json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + ExtensionTasks + `":{}}}}`)
 
-// taskScope names the owner of the tasks a request makes or reads: its
-// authenticated principal (an access token's user, whatever token of
-// theirs it carries), else a digest of its credentials (Authorization,
-// x-functions-key, the code query parameter). Requests with no credentials
-// share one scope; their task ids, 128 random bits, are what keeps one
-// client's tasks from another.
+// taskScope names who may read, answer and cancel the tasks a request
+// makes: its verified owner (owner.Of: an access token's user, whatever
+// token of theirs it carries, or the holders of a function key the host
+// checked). Unauthenticated requests share one scope whatever credentials
+// they send, since nothing checked them: their task ids, 128 random bits
+// given only to the client that made the task, are what keeps one
+// client's tasks from another's. The scope is not counted: the limits
+// count owners.
 func taskScope(r *http.Request) string {
-	if owner.Principal(r.Context()) != "" {
-		return string(owner.Of(r))
+	if id := owner.Of(r); id.Verified() {
+		return string(id)
 	}
-	return "cred:" + owner.CredentialsDigest(r)
+	return anonymousScope
 }
+
+// anonymousScope is the task scope of unauthenticated requests.
+const anonymousScope = "anonymous"
 
 // taskToolSupport returns the task declaration of tool name when tasks are
 // on, nil otherwise.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -61,7 +62,7 @@ func taskServerWith(t *testing.T, store tasks.Store, beat time.Duration, admits 
 	for _, f := range tweak {
 		f(h.h)
 	}
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(checkedKeys(h))
 	t.Cleanup(func() {
 		srv.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -246,13 +247,16 @@ func TestTaskGates(t *testing.T) {
 	assert.Equal(t, CodeHeaderMismatch, env.Error.Code)
 }
 
+// TestTaskBelongsToItsCredentials: a task made with a checked function
+// key belongs to its holders; another key's holders are told it does not
+// exist.
 func TestTaskBelongsToItsCredentials(t *testing.T) {
 	s := taskServer(t, tasks.NewMemory(nil), 0, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
-	alice := map[string]string{"Authorization": "Bearer alice"}
-	bob := map[string]string{"Authorization": "Bearer bob"}
+	alice := map[string]string{"X-Functions-Key": "alice"}
+	bob := map[string]string{"X-Functions-Key": "bob"}
 	id := createTask(t, s, "job", nil, alice)
 	env := getTask(t, s, id, bob)
 	require.NotNil(t, env.Error, "another client reads the task")
@@ -261,6 +265,8 @@ func TestTaskBelongsToItsCredentials(t *testing.T) {
 	require.NotNil(t, env.Error, "another client cancels the task")
 	assert.Equal(t, CodeInvalidParams, env.Error.Code)
 	assert.Equal(t, `"working"`, string(getTask(t, s, id, alice).Result["status"]))
+	env = getTask(t, s, id, map[string]string{"Authorization": "Bearer alice"})
+	require.NotNil(t, env.Error, "an unauthenticated client reads the task")
 }
 
 func TestTaskCancel(t *testing.T) {
@@ -612,7 +618,7 @@ func TestTaskKeptPerOwner(t *testing.T) {
 		}
 		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("ran")}}, nil
 	})
-	mallory := map[string]string{"Authorization": "Bearer mallory"}
+	mallory := map[string]string{"X-Functions-Key": "mallory"}
 	for range 3 {
 		createTask(t, s, "job", nil, mallory)
 	}
@@ -622,7 +628,36 @@ func TestTaskKeptPerOwner(t *testing.T) {
 	assert.Equal(t, "Server busy: too many kept tasks for this client (the limit is 3); "+tasks.SettingMaxTasksPerOwner+
 		" changes it; try again once some tasks have expired.", env.Error.Message)
 	assert.Equal(t, 3, store.Len())
-	createTask(t, s, "job", nil, map[string]string{"Authorization": "Bearer alice"})
+	createTask(t, s, "job", nil, map[string]string{"X-Functions-Key": "alice"})
+}
+
+// TestTaskKeptPerAddressWhateverTheClientSends (issue 39, finding 5): an
+// unauthenticated client sending a fresh Authorization header (or
+// unchecked key) with every call is one owner, its address: its kept
+// tasks stop at the per-owner limit, where fresh headers once made a fresh
+// owner per call, up to the global limit.
+func TestTaskKeptPerAddressWhateverTheClientSends(t *testing.T) {
+	store := tasks.NewMemoryWith(nil, tasks.MemoryLimits{TasksPerOwner: 3})
+	s := taskServerWith(t, store, 0, true, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+		if err := req.Notify.Admitted(ctx); err != nil {
+			return nil, err
+		}
+		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("ran")}}, nil
+	})
+	fresh := func(i int) map[string]string {
+		return map[string]string{"Authorization": "Bearer random-" + strconv.Itoa(i), "Mcp-Session-Id": "s" + strconv.Itoa(i)}
+	}
+	var ids []string
+	for i := range 3 {
+		ids = append(ids, createTask(t, s, "job", nil, fresh(i)))
+	}
+	_, env := s.rpcCall(t, taskCall("job", nil, tasksCaps, nil), methodToolsCall, "job", fresh(3))
+	require.NotNil(t, env.Error)
+	assert.Contains(t, env.Error.Message, "too many kept tasks for this client (the limit is 3)")
+	assert.Equal(t, 3, store.Len())
+	// Unauthenticated tasks share one scope: their random ids keep them
+	// apart, and any header of the client reads them.
+	assert.Nil(t, getTask(t, s, ids[0], fresh(9)).Error)
 }
 
 // TestTaskStatusMessage: the handler's progress becomes the task's status

@@ -46,8 +46,8 @@ type Change struct {
 	// TaskID is the task that changed (TaskStatus).
 	TaskID string `json:"taskId,omitempty"`
 	// Owner is who the task belongs to, as tasks/get checks it (the
-	// task's scope: its principal, else a digest of its credentials; see
-	// mcp's taskScope): only listeners of the same owner may hear about it
+	// task's scope: its verified owner, else the one scope of
+	// unauthenticated clients; see mcp's taskScope): only listeners of the same owner may hear about it
 	// (TaskStatus).
 	Owner string `json:"owner,omitempty"`
 	// Task is the task object as tasks/get answers it (TaskStatus).

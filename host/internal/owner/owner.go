@@ -10,18 +10,23 @@ import (
 )
 
 // ID names an owner. Its prefix says what it was derived from:
-// "principal:", "key:", "session:" or "addr:". The rest is a digest or an
-// address, never a secret.
+// "principal:" (a verified access token's user), "key:" (a verified
+// function key) or "addr:" (the client address). The rest is a digest or
+// an address, never a secret.
 type ID string
 
-// Kind returns what the ID was derived from: "principal", "key",
-// "session" or "addr" ("" for the zero ID).
+// Kind returns what the ID was derived from: "principal", "key" or "addr"
+// ("" for the zero ID).
 func (id ID) Kind() string {
 	k, _, _ := strings.Cut(string(id), ":")
 	return k
 }
 
-type principalKey struct{}
+type (
+	principalKey struct{}
+	verifiedKey  struct{}
+	addressKey   struct{}
+)
 
 // PrincipalOwner is an authenticated principal with its owner ID, worked
 // out once: a caller that meets the same principal on many requests (a
@@ -56,16 +61,53 @@ func Principal(ctx context.Context) string {
 	return ""
 }
 
-// Of returns the owner of what request r leaves behind.
+// KeyOwner returns the owner ID of the holders of a function key: a
+// digest, never the key.
+func KeyOwner(key string) ID { return ID("key:" + digest(key)) }
+
+// WithVerifiedKey returns ctx carrying the owner of a function key the
+// host verified (see [KeyOwner]). Only the link that checks keys sets it:
+// a key nobody checked (an Anonymous app) names no owner.
+func WithVerifiedKey(ctx context.Context, id ID) context.Context {
+	return context.WithValue(ctx, verifiedKey{}, id)
+}
+
+// WithAddress returns ctx carrying the client address of its request as
+// the edge worked it out (a trusted proxy's X-Forwarded-For, see
+// [Proxies]); [ClientAddress] prefers it to the request's RemoteAddr.
+func WithAddress(ctx context.Context, addr ID) context.Context {
+	return context.WithValue(ctx, addressKey{}, addr)
+}
+
+// Of returns the owner of what request r leaves behind: its verified
+// principal, else its verified function key, else its client address.
+// Nothing the client merely sends (an Authorization header nobody checks,
+// a key of an Anonymous app, an Mcp-Session-Id) makes another owner: every
+// unauthenticated request of one address has one owner, so the per-owner
+// limits hold per address whatever it sends.
 func Of(r *http.Request) ID {
-	if p, _ := r.Context().Value(principalKey{}).(*PrincipalOwner); p != nil && p.principal != "" {
+	ctx := r.Context()
+	if p, _ := ctx.Value(principalKey{}).(*PrincipalOwner); p != nil && p.principal != "" {
 		return p.id
 	}
-	if c := credentials(r); c != "" {
-		return ID("key:" + c)
+	if k, _ := ctx.Value(verifiedKey{}).(ID); k != "" {
+		return k
 	}
-	if s := r.Header.Get("Mcp-Session-Id"); s != "" {
-		return ID("session:" + digest(s))
+	return ClientAddress(r)
+}
+
+// Verified reports whether id names a verified identity (a principal or
+// a function key) rather than a client address.
+func (id ID) Verified() bool {
+	k := id.Kind()
+	return k == "principal" || k == "key"
+}
+
+// ClientAddress returns the owner named by r's client address: the one
+// the edge set ([WithAddress]), else RemoteAddr's host.
+func ClientAddress(r *http.Request) ID {
+	if a, _ := r.Context().Value(addressKey{}).(ID); a != "" {
+		return a
 	}
 	return Address(r.RemoteAddr)
 }
@@ -78,31 +120,6 @@ func Address(addr string) ID {
 		addr = host
 	}
 	return ID("addr:" + addr)
-}
-
-// credentials returns [CredentialsDigest] of r, or "" when r has no
-// credentials.
-func credentials(r *http.Request) string {
-	if len(r.Header.Values("Authorization")) == 0 && len(r.Header.Values("X-Functions-Key")) == 0 && r.URL.Query().Get("code") == "" {
-		return ""
-	}
-	return CredentialsDigest(r)
-}
-
-// CredentialsDigest returns a digest of r's credentials (Authorization,
-// x-functions-key, the code query parameter); requests without any share
-// one digest. It never shows a credential.
-func CredentialsDigest(r *http.Request) string {
-	d := sha256.New()
-	for _, k := range [...]string{"Authorization", "X-Functions-Key"} {
-		for _, v := range r.Header.Values(k) {
-			d.Write([]byte(v))
-			d.Write([]byte{0})
-		}
-		d.Write([]byte{1})
-	}
-	d.Write([]byte(r.URL.Query().Get("code")))
-	return base64.RawURLEncoding.EncodeToString(d.Sum(nil)[:18])
 }
 
 func digest(s string) string {

@@ -11,31 +11,52 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestOfPrefersTheMostSpecificIdentity(t *testing.T) {
+func TestOfPrefersTheMostSpecificVerifiedIdentity(t *testing.T) {
 	r := httptest.NewRequest("POST", "/runtime/webhooks/mcp", nil)
 	r.RemoteAddr = "127.0.0.9:5000"
 	assert.Equal(t, ID("addr:127.0.0.9"), Of(r))
+	assert.False(t, Of(r).Verified())
 
-	r.Header.Set("Mcp-Session-Id", "s1")
-	assert.Equal(t, "session", Of(r).Kind())
-
-	r.Header.Set("X-Functions-Key", "k")
+	r = r.WithContext(WithVerifiedKey(r.Context(), KeyOwner("k")))
 	keyed := Of(r)
 	assert.Equal(t, "key", keyed.Kind())
-	assert.NotContains(t, string(keyed), "k:", "the key itself never shows")
+	assert.True(t, keyed.Verified())
+	assert.NotContains(t, string(keyed), ":k", "the key itself never shows")
 
 	r = r.WithContext(WithPrincipal(r.Context(), "https://issuer|alice"))
 	assert.Equal(t, "principal", Of(r).Kind())
+	assert.True(t, Of(r).Verified())
 	assert.Equal(t, "https://issuer|alice", Principal(r.Context()))
 }
 
-func TestOfTellsCredentialsApart(t *testing.T) {
-	a := httptest.NewRequest("POST", "/x?code=one", nil)
-	b := httptest.NewRequest("POST", "/x?code=two", nil)
-	assert.NotEqual(t, Of(a), Of(b))
-	c := httptest.NewRequest("POST", "/x", nil)
-	c.Header.Set("Authorization", "Bearer one")
-	assert.NotEqual(t, Of(a), Of(c))
+// TestOfBelievesNothingTheClientSends (issue 39, finding 5): what a client
+// merely sends (an Authorization header, a function key, a code, a session
+// id), however it varies, names no owner: every unauthenticated request of
+// one address has the address's owner, so the per-owner limits hold per
+// address.
+func TestOfBelievesNothingTheClientSends(t *testing.T) {
+	seen := map[ID]bool{}
+	for i := range 64 {
+		r := httptest.NewRequest("POST", "/x?code=c"+strconv.Itoa(i), nil)
+		r.RemoteAddr = "192.0.2.7:" + strconv.Itoa(1000+i)
+		r.Header.Set("Authorization", "Bearer random-"+strconv.Itoa(i))
+		r.Header.Set("X-Functions-Key", "k"+strconv.Itoa(i))
+		r.Header.Set("Mcp-Session-Id", "s"+strconv.Itoa(i))
+		seen[Of(r)] = true
+	}
+	assert.Equal(t, map[ID]bool{"addr:192.0.2.7": true}, seen)
+}
+
+// TestOfTellsVerifiedIdentitiesApart: verified keys and principals are
+// owners of their own, whatever address they come from.
+func TestOfTellsVerifiedIdentitiesApart(t *testing.T) {
+	r := httptest.NewRequest("POST", "/x", nil)
+	one := Of(r.WithContext(WithVerifiedKey(r.Context(), KeyOwner("one"))))
+	two := Of(r.WithContext(WithVerifiedKey(r.Context(), KeyOwner("two"))))
+	assert.NotEqual(t, one, two)
+	assert.NotEqual(t, Of(r), one)
+	r.RemoteAddr = "192.0.2.8:1"
+	assert.Equal(t, one, Of(r.WithContext(WithVerifiedKey(r.Context(), KeyOwner("one")))))
 }
 
 func TestAddressDropsThePort(t *testing.T) {
