@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -24,9 +25,25 @@ import (
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
-// DefaultMaxChangesPerSecond is how many changes per second the worker may
-// announce when Options.MaxChangesPerSecond is 0 (burst: as many at once).
+// DefaultMaxChangesPerSecond is how many changes per second the worker's
+// announcements reach the clients when Options.MaxChangesPerSecond is 0
+// (burst: as many at once).
 const DefaultMaxChangesPerSecond = 100
+
+// MaxPendingChanges bounds the distinct resources whose changes wait for
+// their turn past the rate (see changeQueue): ten seconds of the rate, at
+// most this many. Past it, they are announced as one change of the
+// resources list.
+const MaxPendingChanges = 1000
+
+// pendingBound is how many distinct resources' changes may wait at the rate
+// r per second: ten seconds' worth, at least 1, at most MaxPendingChanges.
+func pendingBound(r rate.Limit) int {
+	if r >= rate.Limit(MaxPendingChanges)/10 {
+		return MaxPendingChanges
+	}
+	return max(1, int(10*r))
+}
 
 // changesPath is where the change channel takes POST requests.
 const changesPath = "/changes"
@@ -37,12 +54,19 @@ const changesPath = "/changes"
 // tool, a timer goroutine, another function of the handler) POSTs a change
 // it announces. It checks each change and hands it to publish. One key per
 // host process, given to the worker in its environment; the rate is that of
-// the worker, whichever of its restarts sends.
+// the worker, whichever of its restarts sends: past it, changes wait their
+// turn in a changeQueue, one per resource or list, and are never refused.
 type changeChannel struct {
 	log     *slog.Logger
 	key     []byte
-	limit   *rate.Limiter
+	limit   turns
 	publish func(notify.Change)
+
+	qmu      sync.Mutex
+	queue    changeQueue
+	draining bool               // a goroutine publishes what waits in queue
+	stop     context.Context    // ends the draining goroutine
+	cancel   context.CancelFunc // called by close
 
 	mu       sync.Mutex
 	started  bool
@@ -59,7 +83,19 @@ func (h *Host) newChangeChannel() *changeChannel {
 }
 
 func newChangeChannel(log *slog.Logger, limit *rate.Limiter, publish func(notify.Change)) *changeChannel {
-	return &changeChannel{log: log, limit: limit, publish: publish}
+	ctx, cancel := context.WithCancel(context.Background())
+	cc := &changeChannel{log: log, limit: limit, publish: publish, stop: ctx, cancel: cancel}
+	cc.queue.bound = pendingBound(limit.Limit())
+	return cc
+}
+
+// turns is the rate of the changes that reach the clients
+// (*rate.Limiter).
+type turns interface {
+	// Allow takes a turn now, if there is one.
+	Allow() bool
+	// Wait takes the next turn, waiting for it; it fails when ctx ends.
+	Wait(ctx context.Context) error
 }
 
 // publishAnnounced passes a change the app announced on to the clients that
@@ -149,10 +185,12 @@ func (cc *changeChannel) close() {
 	if srv != nil {
 		_ = srv.Close()
 	}
+	cc.cancel() // what still waits is dropped: nobody listens any more
 }
 
 // ServeHTTP takes one change: POST /changes with the key, a JSON body of at
-// most metadata.MaxChangeBytes, within the rate; 204 when taken.
+// most metadata.MaxChangeBytes; 204 when taken, whether it was published
+// at once or waits for its turn (see take).
 func (cc *changeChannel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != changesPath {
 		http.Error(w, "not found", http.StatusNotFound)
@@ -172,11 +210,6 @@ func (cc *changeChannel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "a change is application/json", http.StatusUnsupportedMediaType)
 		return
 	}
-	if !cc.limit.Allow() {
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, fmt.Sprintf("at most %v changes per second (MaxChangesPerSecond); this one was dropped", cc.limit.Limit()), http.StatusTooManyRequests)
-		return
-	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, metadata.MaxChangeBytes))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
@@ -191,13 +224,167 @@ func (cc *changeChannel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	cc.take(c)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// take publishes c now when it has a turn and nothing waits, else queues
+// it for the draining goroutine (merged with a change of the same resource
+// or list that waits). It is logged at Info when published or queued, at
+// Debug when merged: a flood of one change logs at the rate.
+func (cc *changeChannel) take(c notify.Change) {
 	attrs := []any{"kind", string(c.Kind)}
 	if c.URI != "" {
 		attrs = append(attrs, "uri", c.URI)
 	}
-	cc.log.Info("Change announced by the app", attrs...)
-	cc.publish(c)
-	w.WriteHeader(http.StatusNoContent)
+	cc.qmu.Lock()
+	if cc.queue.len() == 0 && cc.limit.Allow() {
+		cc.qmu.Unlock()
+		cc.log.Info("Change announced by the app", attrs...)
+		cc.publish(c)
+		return
+	}
+	how, collapsed := cc.queue.add(c)
+	if !cc.draining && cc.queue.len() > 0 {
+		cc.draining = true
+		go cc.drain()
+	}
+	cc.qmu.Unlock()
+	if collapsed > 0 {
+		cc.log.Warn("changes of more resources wait than the rate lets through in ten seconds; they are announced as a change of the resources list",
+			"resources", collapsed, "rate", "MaxChangesPerSecond")
+	}
+	switch how {
+	case queued:
+		cc.log.Info("Change announced by the app", append(attrs, "waits", "rate")...)
+	default:
+		cc.log.Debug("Change announced by the app", append(attrs, "mergedWith", "a waiting change")...)
+	}
+}
+
+// drain publishes the changes that wait, one per turn, and ends when none
+// waits (or the channel closed).
+func (cc *changeChannel) drain() {
+	for {
+		cc.qmu.Lock()
+		if cc.queue.len() == 0 || cc.stop.Err() != nil {
+			cc.draining = false
+			cc.qmu.Unlock()
+			return
+		}
+		cc.qmu.Unlock()
+		if err := cc.limit.Wait(cc.stop); err != nil {
+			cc.qmu.Lock()
+			cc.draining = false
+			cc.qmu.Unlock()
+			return
+		}
+		cc.qmu.Lock()
+		c, ok := cc.queue.pop() // only this goroutine pops: ok is true
+		cc.qmu.Unlock()
+		if ok {
+			cc.publish(c)
+		}
+	}
+}
+
+// How a change joined a changeQueue.
+const (
+	queued = iota // a change of its own
+	merged        // into a waiting change of the same resource or list, or into the resources list change that stands for them
+)
+
+// changeQueue is what waits for a turn: at most one change per resource
+// and per list, in the order they first came. A change that comes while
+// one of the same resource (or list) waits is merged into it: the client
+// hears of both when the one that waits is delivered (it reads the
+// resource after both), so a flood of one resource costs one place. Past
+// bound distinct resources, every resource change that waits is replaced
+// by one change of the resources list (the clients read every resource
+// they follow again), which then also stands for the resource changes that
+// come while it waits.
+type changeQueue struct {
+	bound     int
+	order     []notify.Change
+	waiting   map[changeKey]struct{}
+	resources int  // ResourceUpdated changes in order
+	collapsed bool // the resources list change in order stands for resource changes
+}
+
+type changeKey struct {
+	kind notify.Kind
+	uri  string
+}
+
+func (q *changeQueue) len() int { return len(q.order) }
+
+// add queues c, or merges it; collapsed is how many resource changes were
+// just replaced by a change of the resources list (0: none).
+func (q *changeQueue) add(c notify.Change) (how, collapsed int) {
+	k := changeKey{c.Kind, c.URI}
+	if _, ok := q.waiting[k]; ok {
+		return merged, 0
+	}
+	if c.Kind == notify.ResourceUpdated {
+		if q.collapsed {
+			return merged, 0
+		}
+		if q.resources >= q.bound {
+			collapsed = q.collapse()
+			return merged, collapsed
+		}
+		q.resources++
+	}
+	if q.waiting == nil {
+		q.waiting = map[changeKey]struct{}{}
+	}
+	q.waiting[k] = struct{}{}
+	q.order = append(q.order, c)
+	return queued, 0
+}
+
+// collapse replaces the resource changes that wait by one change of the
+// resources list (queued unless one waits) and returns how many it
+// replaced.
+func (q *changeQueue) collapse() int {
+	n := q.resources
+	kept := q.order[:0]
+	for _, c := range q.order {
+		if c.Kind == notify.ResourceUpdated {
+			delete(q.waiting, changeKey{c.Kind, c.URI})
+			continue
+		}
+		kept = append(kept, c)
+	}
+	clear(q.order[len(kept):]) // the URIs go now
+	q.order, q.resources, q.collapsed = kept, 0, true
+	list := changeKey{kind: notify.ResourcesListChanged}
+	if _, ok := q.waiting[list]; !ok {
+		q.waiting[list] = struct{}{}
+		q.order = append(q.order, notify.Change{Kind: notify.ResourcesListChanged})
+	}
+	return n
+}
+
+// pop takes the change whose turn it is.
+func (q *changeQueue) pop() (notify.Change, bool) {
+	if len(q.order) == 0 {
+		return notify.Change{}, false
+	}
+	c := q.order[0]
+	q.order[0] = notify.Change{}
+	q.order = q.order[1:]
+	delete(q.waiting, changeKey{c.Kind, c.URI})
+	if len(q.order) == 0 {
+		q.order, q.waiting = nil, nil // an idle queue keeps nothing
+	}
+	switch c.Kind {
+	case notify.ResourceUpdated:
+		q.resources--
+	case notify.ResourcesListChanged:
+		q.collapsed = false
+	}
+	return c, true
 }
 
 // checkAnnounced decodes a change the worker announced and checks it: a

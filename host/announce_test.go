@@ -1,9 +1,11 @@
 package host
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -181,29 +183,174 @@ func TestAnnouncedChangesRefused(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, status)
 }
 
-// TestAnnouncedChangesRate: past the burst, a change is refused with 429
-// and Retry-After until the bucket fills again (here: an hour).
-func TestAnnouncedChangesRate(t *testing.T) {
-	_, s, url, key := newTestChannel(t, rate.NewLimiter(rate.Every(time.Hour), 2))
-	for range 2 {
-		status, msg := postChange(t, url, key, "application/json", `{"kind":"toolsListChanged"}`)
+// TestAnnouncedFloodLosesNoChange: an app that announces one resource far
+// past the rate (pin_note called a thousand times) gets every announcement
+// taken, and the changes of other resources and of a list announced in the
+// same window all reach the clients, at the rate.
+func TestAnnouncedFloodLosesNoChange(t *testing.T) {
+	_, s, url, key := newTestChannel(t, rate.NewLimiter(5, 1))
+	others := map[int]string{
+		100: `{"kind":"resourceUpdated","uri":"note://a"}`,
+		200: `{"kind":"toolsListChanged"}`,
+		300: `{"kind":"resourceUpdated","uri":"note://b"}`,
+	}
+	refused := 0
+	for i := range 400 {
+		body := `{"kind":"resourceUpdated","uri":"note://pinned"}`
+		if o, ok := others[i]; ok {
+			body = o
+		}
+		if status, _ := postChange(t, url, key, "application/json", body); status != http.StatusNoContent {
+			refused++
+		}
+	}
+	assert.Zero(t, refused, "past the rate a change waits its turn; it is not refused")
+
+	want := []notify.Change{
+		{Kind: notify.ResourceUpdated, URI: "note://pinned"},
+		{Kind: notify.ResourceUpdated, URI: "note://a"},
+		{Kind: notify.ToolsListChanged},
+		{Kind: notify.ResourceUpdated, URI: "note://b"},
+	}
+	require.Eventually(t, func() bool {
+		got := s.changes()
+		for _, w := range want {
+			if !slices.ContainsFunc(got, func(c notify.Change) bool { return c.Kind == w.Kind && c.URI == w.URI }) {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 10*time.Millisecond, "every change announced reaches the clients; got %v", s.changes())
+}
+
+// gate is a rate a test opens one turn at a time.
+type gate struct{ turn chan struct{} }
+
+func newGate() *gate              { return &gate{turn: make(chan struct{})} }
+func (g *gate) Allow() bool       { return false }
+func (g *gate) open(t *testing.T) { t.Helper(); g.turn <- struct{}{} }
+func (g *gate) Wait(ctx context.Context) error {
+	select {
+	case <-g.turn:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestAnnouncedChangesCoalesce: past the rate, changes wait one per
+// resource and list, in the order they first came; a change of a resource
+// that already waits is merged into it, and each turn publishes one.
+func TestAnnouncedChangesCoalesce(t *testing.T) {
+	cc, s, url, key := newTestChannel(t, rate.NewLimiter(rate.Inf, 0))
+	g := newGate()
+	cc.limit = g // no turn but those the test opens
+	post := func(body string) {
+		t.Helper()
+		status, msg := postChange(t, url, key, "application/json", body)
 		require.Equal(t, http.StatusNoContent, status, msg)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(`{"kind":"toolsListChanged"}`))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	msg, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
-	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
-	assert.Contains(t, string(msg), "MaxChangesPerSecond")
-	assert.Len(t, s.changes(), 2)
+	for i := range 300 {
+		switch i {
+		case 10:
+			post(`{"kind":"resourceUpdated","uri":"note://a"}`)
+		case 20:
+			post(`{"kind":"toolsListChanged"}`)
+		case 30:
+			post(`{"kind":"resourceUpdated","uri":"note://b"}`)
+		case 40:
+			post(`{"kind":"toolsListChanged"}`)
+		}
+		post(`{"kind":"resourceUpdated","uri":"note://pinned"}`)
+	}
+	assert.Empty(t, s.changes(), "no turn yet")
 
-	status, _ := postChange(t, url, "bad", "application/json", `{"kind":"toolsListChanged"}`)
-	assert.Equal(t, http.StatusUnauthorized, status, "a request without the key is refused before the rate")
+	want := []notify.Change{
+		{Kind: notify.ResourceUpdated, URI: "note://pinned"},
+		{Kind: notify.ResourceUpdated, URI: "note://a"},
+		{Kind: notify.ToolsListChanged},
+		{Kind: notify.ResourceUpdated, URI: "note://b"},
+	}
+	for i := range want {
+		g.open(t)
+		require.Eventually(t, func() bool { return len(s.changes()) == i+1 }, 10*time.Second, time.Millisecond)
+	}
+	assert.Equal(t, want, s.changes(), "one per resource and list, in the order they came")
+	require.Eventually(t, func() bool {
+		cc.qmu.Lock()
+		defer cc.qmu.Unlock()
+		return !cc.draining
+	}, 10*time.Second, time.Millisecond, "nothing waits: the draining goroutine ends")
+
+	post(`{"kind":"resourceUpdated","uri":"note://pinned"}`)
+	g.open(t)
+	require.Eventually(t, func() bool { return len(s.changes()) == len(want)+1 }, 10*time.Second, time.Millisecond)
+	assert.Equal(t, notify.Change{Kind: notify.ResourceUpdated, URI: "note://pinned"}, s.changes()[len(want)],
+		"a change after the last delivery is delivered again")
+}
+
+// TestChangeQueueCollapses: past its bound of distinct resources, the
+// resource changes that wait become one change of the resources list,
+// which stands for every resource change until it is delivered.
+func TestChangeQueueCollapses(t *testing.T) {
+	q := changeQueue{bound: 3}
+	res := func(u string) notify.Change { return notify.Change{Kind: notify.ResourceUpdated, URI: u} }
+	add := func(c notify.Change) (int, int) { return q.add(c) }
+
+	for _, c := range []notify.Change{{Kind: notify.PromptsListChanged}, res("r://1"), res("r://2"), res("r://3")} {
+		how, n := add(c)
+		require.Equal(t, queued, how)
+		require.Zero(t, n)
+	}
+	how, n := add(res("r://1"))
+	assert.Equal(t, merged, how, "the same resource waits already")
+	assert.Zero(t, n)
+
+	how, n = add(res("r://4"))
+	assert.Equal(t, merged, how)
+	assert.Equal(t, 3, n, "a fourth distinct resource: the three that wait become a change of the list")
+	assert.Equal(t, []notify.Change{{Kind: notify.PromptsListChanged}, {Kind: notify.ResourcesListChanged}}, q.order)
+	for _, u := range []string{"r://5", "r://1", "r://4"} {
+		how, n = add(res(u))
+		assert.Equal(t, merged, how, "the list change stands for %s", u)
+		assert.Zero(t, n)
+	}
+	how, _ = add(notify.Change{Kind: notify.ResourcesListChanged})
+	assert.Equal(t, merged, how)
+	assert.Len(t, q.waiting, 2, "nothing more is kept")
+
+	var got []notify.Change
+	for c, ok := q.pop(); ok; c, ok = q.pop() {
+		got = append(got, c)
+	}
+	assert.Equal(t, []notify.Change{{Kind: notify.PromptsListChanged}, {Kind: notify.ResourcesListChanged}}, got)
+	assert.Nil(t, q.order)
+	assert.Nil(t, q.waiting)
+
+	how, _ = add(res("r://6"))
+	assert.Equal(t, queued, how, "once delivered, resources wait one by one again")
+	assert.Equal(t, []notify.Change{res("r://6")}, q.order)
+}
+
+// TestChangeQueueCollapseKeepsAWaitingListChange: a resources list change
+// the app announced and that still waits stands for the resources past the
+// bound; it keeps its place.
+func TestChangeQueueCollapseKeepsAWaitingListChange(t *testing.T) {
+	q := changeQueue{bound: 1}
+	q.add(notify.Change{Kind: notify.ResourceUpdated, URI: "r://1"})
+	q.add(notify.Change{Kind: notify.ResourcesListChanged})
+	q.add(notify.Change{Kind: notify.ToolsListChanged})
+	_, n := q.add(notify.Change{Kind: notify.ResourceUpdated, URI: "r://2"})
+	assert.Equal(t, 1, n)
+	assert.Equal(t, []notify.Change{{Kind: notify.ResourcesListChanged}, {Kind: notify.ToolsListChanged}}, q.order)
+}
+
+func TestPendingBound(t *testing.T) {
+	assert.Equal(t, 1000, pendingBound(DefaultMaxChangesPerSecond), "ten seconds of the default rate")
+	assert.Equal(t, MaxPendingChanges, pendingBound(rate.Inf))
+	assert.Equal(t, MaxPendingChanges, pendingBound(5000))
+	assert.Equal(t, 70, pendingBound(7))
+	assert.Equal(t, 1, pendingBound(rate.Every(time.Hour)))
 }
 
 // TestAnnouncedKindsMatch: the worker's names of the kinds are the host's.

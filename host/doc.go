@@ -137,9 +137,11 @@
 // loopback listener of the host's own, started with the worker and stopped
 // with the host, where any code of the worker process POSTs a change
 // (worker.NotifyResourceUpdated, NotifyListChanged). Each change is
-// checked (a resource's absolute URI, or a list), bounded by
-// [Options.MaxChangesPerSecond], logged ("Change announced by the app")
-// and passed on to the clients that listen. A worker the host did not
+// checked (a resource's absolute URI, or a list), logged ("Change
+// announced by the app") and passed on to the clients that listen, at most
+// [Options.MaxChangesPerSecond]: past it a change waits its turn, merged
+// with a change of the same resource or list that waits (bounded by
+// [MaxPendingChanges]), and is never refused. A worker the host did not
 // start ([Options.WorkerURL]) gets no channel.
 //
 // # HTTP

@@ -51,7 +51,7 @@ func (h *Host) newResourceServer() (*resourceServer, error) {
 		o.Required = h.requiredScopes
 		o.Scoped = oauth.NewScoped(h.cat.Scoped())
 	}
-	g := oauth.NewGuard(cfg, oauth.NewVerifier(ctx, cfg, nil), o)
+	g := oauth.NewGuard(cfg, oauth.NewVerifier(ctx, cfg, nil).WithLogger(h.log), o)
 	h.log.Info("MCP endpoints ask for OAuth access tokens", "issuer", cfg.Issuer, "audiences", cfg.Audiences,
 		"scopes", g.ScopesSupported(), "passToken", cfg.PassToken)
 	return &resourceServer{guard: g, stop: stop}, nil

@@ -190,9 +190,12 @@ type Options struct {
 	AllowedOrigins []string
 
 	// MaxChangesPerSecond bounds the changes the worker announces
-	// (worker.NotifyResourceUpdated, NotifyListChanged): as many at once,
-	// then that many per second; over it a change is refused (429) and
-	// dropped. Default DefaultMaxChangesPerSecond.
+	// (worker.NotifyResourceUpdated, NotifyListChanged) that reach the
+	// clients: as many at once, then that many per second. Past it a
+	// change is still taken and waits its turn, merged with a change of the
+	// same resource or list that waits; past ten seconds of the rate (at
+	// most MaxPendingChanges) distinct resources waiting, they become one
+	// change of the resources list. Default DefaultMaxChangesPerSecond.
 	MaxChangesPerSecond int
 
 	// listenLimits, listenKeepAlive and listenWriteTimeout replace the

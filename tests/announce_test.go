@@ -3,11 +3,14 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,4 +151,43 @@ func TestAppAnnouncesNothingOutsideInvocationsUnderTheFunctionsHost(t *testing.T
 	for _, what := range []string{"tools", "prompts", "resources", "test://timer/1"} {
 		assert.Contains(t, out.String(), "announced "+what+": not supported\n")
 	}
+}
+
+// TestPinNoteFloodLosesNoAnnouncement: a thousand pin_note calls as fast as
+// eight callers make them, far past funchost's rate of announced changes:
+// every call's announcement is taken (none refused), and a client that
+// listens to note://pinned hears of it.
+func TestPinNoteFloodLosesNoAnnouncement(t *testing.T) {
+	t.Parallel()
+	h := startHost(t, sample(t))
+	updated := subscribeGoSDK(t, h.endpoint, "", noteURI)
+	caller := connectGoSDK(t, h.endpoint, "2025-11-25")
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+
+	const callers, calls = 8, 125
+	var unannounced, failed atomic.Int64
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Go(func() {
+			for i := range calls {
+				res, err := caller.CallTool(ctx, &mcp.CallToolParams{Name: "pin_note", Arguments: map[string]any{"text": fmt.Sprintf("note %d/%d", c, i)}})
+				if err != nil || res.IsError {
+					failed.Add(1)
+					continue
+				}
+				var note struct {
+					Announced bool `json:"announced"`
+				}
+				data, _ := json.Marshal(res.StructuredContent)
+				if json.Unmarshal(data, &note) != nil || !note.Announced {
+					unannounced.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Zero(t, failed.Load(), "every call succeeds")
+	assert.Zero(t, unannounced.Load(), "every call's change is taken, past the rate too")
+	awaitUpdate(t, updated, noteURI, h)
 }

@@ -24,8 +24,9 @@ var (
 	// list that is not tools, prompts or resources), or the host refused
 	// it as such (400).
 	ErrBadChange = errors.New("not a change a function may announce")
-	// ErrTooManyChanges: the app announced more changes per second than
-	// the host takes (429); the change was dropped.
+	// ErrTooManyChanges: the host refused the change for its rate (429);
+	// the change was dropped. funchost never refuses one so: past its rate
+	// a change waits its turn, merged with one of the same resource.
 	ErrTooManyChanges = errors.New("more changes announced than the host takes per second")
 )
 

@@ -207,8 +207,10 @@
 // instance. The channel is the worker process's, offered by funchost in
 // the environment; [CanNotifyChanges] reports whether there is one. Under
 // the real Azure Functions host there is none, and both return an error
-// matching [ErrNotSupported] at once; a bad change matches [ErrBadChange],
-// one over the host's rate [ErrTooManyChanges].
+// matching [ErrNotSupported] at once; a bad change matches [ErrBadChange].
+// Past funchost's rate a change waits its turn (merged with a change of the
+// same resource or list that waits) and is not refused; a host that
+// refuses one for its rate gives [ErrTooManyChanges].
 //
 // # Tasks
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -44,7 +45,8 @@ type Limits struct {
 	Subscriptions int
 	// Queue and QueueBytes bound the changes waiting for one listener, in
 	// number and in bytes (a change queued for many listeners is held once
-	// but counted for each). A listener that would pass either is ended
+	// but counted for each; a resource or list change equal to one that
+	// waits is merged into it and takes no place). A listener that would pass either is ended
 	// with [ErrTooSlow] and its queue dropped.
 	Queue      int
 	QueueBytes int
@@ -457,11 +459,16 @@ func (l *Listener) addLocked(index map[string]map[*Listener]struct{}, mine *map[
 // size is what a change counts in a queue.
 func size(c *Change) int { return 64 + len(c.URI) + len(c.TaskID) + len(c.Owner) + len(c.Task) }
 
-// push queues c; h.mu is held.
+// push queues c; h.mu is held. A resource or list change equal to one
+// still queued is merged into it (skipped): the client reads the resource
+// or list after both, so a flood of one change takes one place.
 func (l *Listener) push(c Change) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err != nil {
+		return skipped
+	}
+	if c.Kind != TaskStatus && slices.ContainsFunc(l.queue, func(q Change) bool { return q.Kind == c.Kind && q.URI == c.URI }) {
 		return skipped
 	}
 	n := size(&c)

@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -116,14 +117,15 @@ func TestHubAcrossInstances(t *testing.T) {
 func TestSlowListenerIsEndedAndDropsItsQueue(t *testing.T) {
 	h := NewHub(Limits{Queue: 4}, nil)
 	defer h.Close()
-	slow, w := listen(t, h, "a", Filter{ToolsListChanged: true})
-	fast, _ := listen(t, h, "a", Filter{ToolsListChanged: true})
-	for range 4 {
-		h.Publish(Change{Kind: ToolsListChanged})
+	uris := []string{"note://1", "note://2", "note://3", "note://4", "note://5"} // distinct: equal changes merge
+	slow, w := listen(t, h, "a", Filter{Resources: uris})
+	fast, _ := listen(t, h, "a", Filter{Resources: uris})
+	for _, u := range uris[:4] {
+		h.Publish(Change{Kind: ResourceUpdated, URI: u})
 		drain(fast)
 	}
 	require.NoError(t, slow.Err())
-	h.Publish(Change{Kind: ToolsListChanged})
+	h.Publish(Change{Kind: ResourceUpdated, URI: uris[4]})
 	<-w.ch
 	<-slow.Done()
 	assert.ErrorIs(t, slow.Err(), ErrTooSlow)
@@ -137,10 +139,13 @@ func TestSlowListenerIsEndedAndDropsItsQueue(t *testing.T) {
 func TestQueueBytesBound(t *testing.T) {
 	h := NewHub(Limits{QueueBytes: 10 << 10}, nil)
 	defer h.Close()
-	uri := "note://" + strings.Repeat("x", 4000)
-	l, _ := listen(t, h, "a", Filter{Resources: []string{uri}})
-	for range 3 {
-		h.Publish(Change{Kind: ResourceUpdated, URI: uri})
+	var uris []string
+	for i := range 3 {
+		uris = append(uris, fmt.Sprintf("note://%d/%s", i, strings.Repeat("x", 4000)))
+	}
+	l, _ := listen(t, h, "a", Filter{Resources: uris})
+	for _, u := range uris {
+		h.Publish(Change{Kind: ResourceUpdated, URI: u})
 	}
 	assert.ErrorIs(t, l.Err(), ErrTooSlow)
 }
@@ -191,4 +196,35 @@ func BenchmarkIdleListener(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestHubMergesARepeatedChange: a listener that has not read yet keeps one
+// place per resource and list however often each changes, so a flood of
+// one resource neither ends it nor hides another resource's change.
+func TestHubMergesARepeatedChange(t *testing.T) {
+	h := NewHub(Limits{Queue: 4}, nil)
+	defer h.Close()
+	l, _ := listen(t, h, "a", Filter{ToolsListChanged: true, Resources: []string{"note://hot", "note://cold"}, Tasks: []string{"t1"}})
+
+	for i := range 1000 {
+		h.Publish(Change{Kind: ResourceUpdated, URI: "note://hot"})
+		if i == 500 {
+			h.Publish(Change{Kind: ResourceUpdated, URI: "note://cold"})
+			h.Publish(Change{Kind: ToolsListChanged})
+		}
+	}
+	require.NoError(t, l.Err(), "a flood of one resource takes one place")
+	assert.Equal(t, []Change{
+		{Kind: ResourceUpdated, URI: "note://hot"},
+		{Kind: ResourceUpdated, URI: "note://cold"},
+		{Kind: ToolsListChanged},
+	}, drain(l))
+
+	h.Publish(Change{Kind: ResourceUpdated, URI: "note://hot"})
+	assert.Equal(t, []Change{{Kind: ResourceUpdated, URI: "note://hot"}}, drain(l), "once read, a change is queued again")
+
+	for range 2 {
+		h.Publish(Change{Kind: TaskStatus, TaskID: "t1", Owner: "a", Task: []byte(`{}`)})
+	}
+	assert.Len(t, drain(l), 2, "every state of a task is told")
 }

@@ -7,7 +7,9 @@
 // asymmetric algorithms only, iss exact (or a Microsoft Entra ID
 // {tenantid} issuer with an accepted-tenant list), aud one of the accepted
 // audiences, exp required, exp and nbf with [Leeway], a size bound, keys
-// fetched again on an unknown key id at most once per [KeyRefreshEvery].
+// fetched again on an unknown key id (logged "unknown signing key id …;
+// refreshing the issuer's keys") at most once per [KeyRefreshEvery], one
+// fetch at a time.
 // A [Guard] serves the protected resource metadata (RFC 9728), answers
 // requests without a valid token 401 with a WWW-Authenticate challenge
 // naming the metadata, and requests for an operation whose scopes the token

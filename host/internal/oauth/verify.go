@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/MicahParks/jwkset"
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/time/rate"
@@ -28,9 +30,15 @@ const (
 	MaxDocumentBytes = 1 << 20
 	// Leeway is the clock skew allowed on exp and nbf.
 	Leeway = time.Minute
-	// KeyRefreshEvery is how often, at most, an unknown key id makes the
-	// JWKS be fetched again (once at once, then once per period).
-	KeyRefreshEvery = 5 * time.Minute
+	// KeyRefreshEvery is the floor between two fetches of the JWKS that
+	// an unknown key id causes: the first unknown key id fetches at once
+	// (the requests that come while it runs wait for that one fetch), the
+	// next one only once this much time has passed since; within it, a
+	// token with an unknown key id is refused without a fetch. Short, so
+	// that an issuer that rotates its key without overlap (a new key, the
+	// old one gone) is followed within seconds; a floor, so that a flood
+	// of made-up key ids costs the issuer one request per period.
+	KeyRefreshEvery = 5 * time.Second
 	// KeyRefreshInterval is how often the JWKS is fetched anyway.
 	KeyRefreshInterval = time.Hour
 	// DiscoveryRetry is how long a failed discovery is remembered before
@@ -64,6 +72,10 @@ var (
 	ErrTenant = errors.New("the token's tenant is not accepted")
 	// ErrUnavailable: the issuer's keys could not be fetched.
 	ErrUnavailable = errors.New("the issuer's keys are unavailable")
+	// ErrUnknownKey: the token names a signing key id the issuer's keys
+	// do not have, even fetched again (or fetched less than
+	// KeyRefreshEvery ago).
+	ErrUnknownKey = errors.New("unknown signing key id")
 )
 
 // InvalidTokenError says why a token was refused.
@@ -79,6 +91,7 @@ type Verifier struct {
 	client *http.Client
 	ctx    context.Context // ends the JWKS refresh
 	now    func() time.Time
+	log    *slog.Logger
 
 	mu       sync.Mutex
 	keys     keyfunc.Keyfunc
@@ -106,7 +119,18 @@ func NewVerifier(ctx context.Context, cfg *Config, client *http.Client) *Verifie
 	}
 	limited := *client
 	limited.Transport = limitBody{next: client.Transport}
-	return &Verifier{cfg: cfg, client: &limited, ctx: ctx, now: time.Now, cache: map[[sha256.Size]byte]cachedToken{}}
+	return &Verifier{cfg: cfg, client: &limited, ctx: ctx, now: time.Now, log: slog.New(slog.DiscardHandler), cache: map[[sha256.Size]byte]cachedToken{}}
+}
+
+// WithLogger sets where v logs a fetch of the keys an unknown key id
+// causes, and a fetch that failed (nil: nowhere); it returns v. Call it
+// before the first Verify.
+func (v *Verifier) WithLogger(log *slog.Logger) *Verifier {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	v.log = log
+	return v
 }
 
 // limitBody cuts every response body at MaxDocumentBytes: the JWKS reader
@@ -187,18 +211,28 @@ func (v *Verifier) discover(ctx context.Context) (keyfunc.Keyfunc, error) {
 	if err != nil || !(u.Scheme == "https" || u.Scheme == "http" && isLoopback(u.Hostname())) {
 		return nil, fmt.Errorf("the OpenID configuration %s has no https jwks_uri", where)
 	}
-	k, err := keyfunc.NewDefaultOverrideCtx(v.ctx, []string{doc.JWKSURI}, keyfunc.Override{
-		Client:            v.client,
-		HTTPTimeout:       fetchTimeout,
-		RefreshInterval:   KeyRefreshInterval,
-		RefreshUnknownKID: rate.NewLimiter(rate.Every(KeyRefreshEvery), 1),
-		// An unknown kid never waits for the limiter (its next turn is
-		// minutes away, past this bound, so the wait fails at once); the
-		// bound also covers the fetch itself.
-		RateLimitWaitMax:          fetchTimeout,
-		RefreshErrorHandlerFunc:   func(string) func(context.Context, error) { return func(context.Context, error) {} },
-		NoErrorReturnFirstHTTPReq: new(false),
+	store, err := jwkset.NewStorageFromHTTP(doc.JWKSURI, jwkset.HTTPClientStorageOptions{
+		Client:          v.client,
+		Ctx:             v.ctx,
+		HTTPTimeout:     fetchTimeout,
+		RefreshInterval: KeyRefreshInterval,
+		RefreshErrorHandler: func(_ context.Context, err error) {
+			v.log.Warn("fetching the issuer's keys failed", "url", doc.JWKSURI, "error", err)
+		},
 	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the issuer's keys %s: %w", doc.JWKSURI, err)
+	}
+	// The library's own refresh on an unknown key id, with no limit of
+	// its own: keySet decides when it may run.
+	refetch, err := jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
+		HTTPURLs:          map[string]jwkset.Storage{doc.JWKSURI: store},
+		RefreshUnknownKID: rate.NewLimiter(rate.Inf, 1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the issuer's keys %s: %w", doc.JWKSURI, err)
+	}
+	k, err := keyfunc.New(keyfunc.Options{Ctx: v.ctx, Storage: &keySet{Storage: store, refetch: refetch, v: v}})
 	if err != nil {
 		return nil, fmt.Errorf("reading the issuer's keys %s: %w", doc.JWKSURI, err)
 	}
@@ -275,4 +309,92 @@ func (v *Verifier) verify(ctx context.Context, raw string) (*Identity, time.Time
 		return nil, time.Time{}, err
 	}
 	return id, exp.Time, nil
+}
+
+// keySet is the issuer's keys as the token check reads them: the fetched
+// key set, fetched again on an unknown key id at most once per
+// KeyRefreshEvery (one fetch at a time; the lookups that come while it
+// runs wait for it).
+type keySet struct {
+	jwkset.Storage                // the fetched keys; refreshed every KeyRefreshInterval
+	refetch        jwkset.Storage // reading an unknown key id from it fetches the keys again
+	v              *Verifier
+
+	mu       sync.Mutex
+	last     time.Time     // when the last fetch for an unknown key id started
+	inflight chan struct{} // closed when the running fetch ends; nil when none runs
+}
+
+// KeyRead returns the key kid names, fetching the keys again when none
+// has that id and the floor allows it.
+func (s *keySet) KeyRead(ctx context.Context, kid string) (jwkset.JWK, error) {
+	k, err := s.Storage.KeyRead(ctx, kid)
+	if !errors.Is(err, jwkset.ErrKeyNotFound) {
+		return k, err
+	}
+	if err := s.refresh(ctx, kid); err != nil {
+		return jwkset.JWK{}, err
+	}
+	k, err = s.Storage.KeyRead(ctx, kid)
+	if errors.Is(err, jwkset.ErrKeyNotFound) {
+		return jwkset.JWK{}, fmt.Errorf("%w %s: not among the issuer's keys, fetched again", ErrUnknownKey, logKid(kid))
+	}
+	return k, err
+}
+
+// refresh fetches the keys again for the unknown key id kid, or waits for
+// the fetch that runs; within KeyRefreshEvery of the last one it refuses.
+func (s *keySet) refresh(ctx context.Context, kid string) error {
+	s.mu.Lock()
+	if wait := s.inflight; wait != nil {
+		s.mu.Unlock()
+		select {
+		case <-wait:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("%w %s: waiting for the issuer's keys: %w", ErrUnknownKey, logKid(kid), ctx.Err())
+		}
+	}
+	now := s.v.now()
+	if !s.last.IsZero() && now.Sub(s.last) < KeyRefreshEvery {
+		s.mu.Unlock()
+		return fmt.Errorf("%w %s: the issuer's keys were fetched less than %v ago", ErrUnknownKey, logKid(kid), KeyRefreshEvery)
+	}
+	s.last = now
+	done := make(chan struct{})
+	s.inflight = done
+	s.mu.Unlock()
+
+	s.v.log.Info("unknown signing key id " + logKid(kid) + "; refreshing the issuer's keys")
+	// The fetch is the verifier's, not the caller's: a client that goes
+	// away does not fail the others waiting for it.
+	fctx, cancel := context.WithTimeout(s.v.ctx, fetchTimeout)
+	_, _ = s.refetch.KeyRead(fctx, kid) // a failed fetch is logged by the store
+	cancel()
+
+	s.mu.Lock()
+	s.inflight = nil
+	s.mu.Unlock()
+	close(done)
+	return nil
+}
+
+// maxLoggedKid bounds the bytes of a key id a log line or an error shows.
+const maxLoggedKid = 64
+
+// logKid is a key id as a log line shows it: printable ASCII only (any
+// other byte is '?'), at most maxLoggedKid bytes, then "…".
+func logKid(kid string) string {
+	b := make([]byte, 0, min(len(kid), maxLoggedKid))
+	for i := 0; i < len(kid) && len(b) < maxLoggedKid; i++ {
+		c := kid[i]
+		if c <= ' ' || c > '~' {
+			c = '?'
+		}
+		b = append(b, c)
+	}
+	if len(kid) > maxLoggedKid {
+		return string(b) + "…"
+	}
+	return string(b)
 }
