@@ -202,10 +202,10 @@ func (h *handler) newSSEWriter(w http.ResponseWriter) *sseWriter {
 
 // listenRefusal answers a listener the hub refused.
 func (h *handler) listenRefusal(req *request, err error) {
-	var le *owner.LimitError
+	var be *owner.BudgetError
 	var se *notify.TooManySubscriptionsError
 	switch {
-	case errors.As(err, &le), errors.As(err, &se):
+	case errors.As(err, &be), errors.As(err, &se):
 		h.rpcError(req, codeServerError, "Too many listeners: "+err.Error()+".", nil)
 	case errors.Is(err, notify.ErrClosed):
 		h.rpcError(req, codeServerError, "The server is stopping: listen again later.", nil)
@@ -448,10 +448,11 @@ func (h *handler) serveSessionStream(w http.ResponseWriter, r *http.Request) {
 	l, err := h.sessions.attach(s, owner.Of(r), h.listFilter(), ls.signal)
 	if err != nil {
 		var le *owner.LimitError
+		var be *owner.BudgetError
 		switch {
 		case errors.Is(err, notify.ErrClosed):
 			h.refuse(w, http.StatusServiceUnavailable, nil, codeServerError, "Service Unavailable: the server is stopping.", nil)
-		case errors.As(err, &le) && !le.Global:
+		case errors.As(err, &le) && !le.Global, errors.As(err, &be) && be.Scope != owner.ScopeGlobal:
 			h.refuse(w, http.StatusTooManyRequests, nil, codeServerError, "Too many listeners: "+err.Error()+".", nil)
 		default:
 			h.refuse(w, http.StatusServiceUnavailable, nil, codeServerError, "Too many listeners: "+err.Error()+".", nil)
