@@ -48,6 +48,15 @@ const (
 	// DefaultListenWriteTimeout bounds one write to a listening client: a
 	// client that stops reading is dropped once it passes.
 	DefaultListenWriteTimeout = time.Minute
+	// MaxListenRequestBytes bounds the body of a subscriptions/listen
+	// request: its stream keeps it while it is open. What it follows is
+	// bounded tighter (notify.Limits.SubscriptionBytes); this leaves room
+	// for _meta and escapes.
+	MaxListenRequestBytes = 128 << 10
+	// listenStreamCost is what an open stream holds besides what it
+	// follows and its request (its goroutine, its connection's buffers),
+	// charged to the listener bytes (notify.Limits.Bytes).
+	listenStreamCost = 16 << 10
 )
 
 // listenStream is one stream a listener writes to.
@@ -327,45 +336,21 @@ func (h *handler) serveListen(req *request) bool {
 
 	// What is honoured: what was asked and this endpoint serves.
 	var f notify.Filter
-	var ack bytes.Buffer
-	ack.WriteByte('{')
-	honour := func(name string, asked *bool, serves bool, dst *bool) {
-		if asked == nil || !*asked || !serves {
-			return
-		}
-		*dst = true
-		if ack.Len() > 1 {
-			ack.WriteByte(',')
-		}
-		ack.WriteString(`"` + name + `":true`)
-	}
 	resources := h.advertises(capResources)
-	honour("toolsListChanged", p.tools, true, &f.ToolsListChanged)
-	honour("promptsListChanged", p.prompts, h.advertises(capPrompts), &f.PromptsListChanged)
-	honour("resourcesListChanged", p.resources, resources, &f.ResourcesListChanged)
-	list := func(name string, l []string) {
-		if ack.Len() > 1 {
-			ack.WriteByte(',')
-		}
-		ack.WriteString(`"` + name + `":`)
-		data, _ := json.Marshal(l) // strings: cannot fail
-		if l == nil {
-			data = []byte("[]")
-		}
-		ack.Write(data)
-	}
-	if p.hasURIs && resources {
+	uris, taskIDs := p.hasURIs && resources, p.hasTasks && h.tasks != nil
+	f.ToolsListChanged = p.tools != nil && *p.tools
+	f.PromptsListChanged = p.prompts != nil && *p.prompts && h.advertises(capPrompts)
+	f.ResourcesListChanged = p.resources != nil && *p.resources && resources
+	if uris {
 		f.Resources = p.uris
-		list("resourceSubscriptions", p.uris)
 	}
-	if p.hasTasks && h.tasks != nil {
+	if taskIDs {
 		f.Tasks = p.taskIDs
-		list("taskIds", p.taskIDs)
 	}
-	ack.WriteByte('}')
 
 	ls := &listenStream{h: h, wake: make(chan struct{}, 1), subID: bytes.Clone(validID(req.id)), scope: taskScope(req.r)}
-	l, err := h.hub.Listen(notify.ListenerOptions{Owner: owner.Of(req.r), TaskOwner: ls.scope, Wake: ls.signal}, f)
+	l, err := h.hub.Listen(notify.ListenerOptions{Owner: owner.Of(req.r), Address: owner.Address(req.r.RemoteAddr),
+		Held: listenStreamCost + requestHeld(req.r), TaskOwner: ls.scope, Wake: ls.signal}, f)
 	if err != nil {
 		h.listenRefusal(req, err)
 		return true
@@ -380,13 +365,7 @@ func (h *handler) serveListen(req *request) bool {
 	setFraming(hdr, true)
 	req.w.WriteHeader(http.StatusOK)
 	ls.out = h.newSSEWriter(req.w)
-	var first bytes.Buffer
-	first.WriteString(`{"jsonrpc":"2.0","method":"` + notifyAcknowledged + `","params":{"notifications":`)
-	first.Write(ack.Bytes())
-	first.WriteString(`,"_meta":{"` + MetaSubscriptionID + `":`)
-	first.Write(ls.subID)
-	first.WriteString("}}}")
-	if ls.out.event(eventMessage, first.Bytes()) != nil {
+	if ls.out.event(eventMessage, acknowledgement(f, uris, taskIDs, ls.subID)) != nil {
 		return true
 	}
 	stop := ls.out.keepAlive(h.listenKeepAlive, cancel)
@@ -424,6 +403,62 @@ func (h *handler) serveListen(req *request) bool {
 	return true
 }
 
+// acknowledgement is the first message of a listen stream: what is
+// honoured, the filter f the hub accepted (so its URIs and task ids are
+// within the listener's bounds: the message is as bounded), with the lists
+// of URIs and of task ids when uris and taskIDs; tagged with the
+// subscription id.
+func acknowledgement(f notify.Filter, uris, taskIDs bool, subID []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","method":"` + notifyAcknowledged + `","params":{"notifications":{`)
+	member := func(name string) {
+		if b.Bytes()[b.Len()-1] != '{' {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"` + name + `":`)
+	}
+	for _, flag := range []struct {
+		name string
+		on   bool
+	}{{"toolsListChanged", f.ToolsListChanged}, {"promptsListChanged", f.PromptsListChanged}, {"resourcesListChanged", f.ResourcesListChanged}} {
+		if flag.on {
+			member(flag.name)
+			b.WriteString("true")
+		}
+	}
+	list := func(name string, l []string) {
+		member(name)
+		b.WriteByte('[')
+		for i, s := range l {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			appendString(&b, s)
+		}
+		b.WriteByte(']')
+	}
+	if uris {
+		list("resourceSubscriptions", f.Resources)
+	}
+	if taskIDs {
+		list("taskIds", f.Tasks)
+	}
+	b.WriteString(`},"_meta":{"` + MetaSubscriptionID + `":`)
+	b.Write(subID)
+	b.WriteString("}}}")
+	return b.Bytes()
+}
+
+// requestHeld is what the stream of request r keeps of it while open: its
+// body (at most MaxListenRequestBytes; all of it when its length was not
+// announced).
+func requestHeld(r *http.Request) int64 {
+	if r.ContentLength >= 0 {
+		return min(r.ContentLength, MaxListenRequestBytes)
+	}
+	return MaxListenRequestBytes
+}
+
 // serveSessionStream serves GET on the endpoint with a session (2025-03-26
 // to 2025-11-25): the session's stream of list_changed notifications and
 // updates of the resources it subscribed to. One stream per session: a
@@ -445,7 +480,8 @@ func (h *handler) serveSessionStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ls := &listenStream{h: h, wake: make(chan struct{}, 1)}
-	l, err := h.sessions.attach(s, owner.Of(r), h.listFilter(), ls.signal)
+	l, err := h.sessions.attach(s, notify.ListenerOptions{Owner: owner.Of(r), Address: owner.Address(r.RemoteAddr), Held: listenStreamCost, Wake: ls.signal},
+		h.listFilter())
 	if err != nil {
 		var le *owner.LimitError
 		var be *owner.BudgetError
@@ -507,7 +543,7 @@ func (h *handler) serveSubscribe(req *request) bool {
 		}
 	case req.session != nil:
 		if subscribe {
-			err = h.sessions.subscribe(req.session, owner.Of(req.r), uri)
+			err = h.sessions.subscribe(req.session, owner.Of(req.r), owner.Address(req.r.RemoteAddr), uri)
 		} else {
 			h.sessions.unsubscribe(req.session.id, uri)
 		}
