@@ -74,6 +74,7 @@ type handler struct {
 
 	hub                *notify.Hub   // nil when notifications are off
 	sessions           *sessionTable // the legacy sessions' subscriptions
+	shared             sharedTasks   // the tasks being written to listeners
 	listenKeepAlive    time.Duration
 	listenWriteTimeout time.Duration
 }

@@ -727,6 +727,39 @@ func (s *sseWriter) event(name string, data []byte) error {
 	return s.write(buf.Bytes())
 }
 
+// eventParts writes one event whose data is parts one after the other,
+// each written as it is: a large part shared by many streams (a task's
+// result) is never copied into a frame.
+func (s *sseWriter) eventParts(name string, parts ...[]byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return http.ErrHandlerTimeout
+	}
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.window))
+	buf := getBuffer()
+	defer putBuffer(buf)
+	beginEvent(buf, name)
+	for _, p := range parts {
+		if buf.Len()+len(p) <= maxPooled {
+			buf.Write(p)
+			continue
+		}
+		if _, err := s.w.Write(buf.Bytes()); err != nil {
+			return err
+		}
+		buf.Reset()
+		if _, err := s.w.Write(p); err != nil {
+			return err
+		}
+	}
+	endEvent(buf)
+	if _, err := s.w.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
 // keepAlive writes a comment every interval, from a timer, until the
 // returned stop is called; a failed write (the client left) cancels the
 // stream. stop returns once no write can happen any more.

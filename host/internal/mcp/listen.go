@@ -101,6 +101,15 @@ func (ls *listenStream) flush(ctx context.Context) error {
 		if !ok {
 			return nil
 		}
+		if c.Kind == notify.TaskStatus {
+			task, release := ls.h.taskNotice(ctx, c, ls.scope)
+			err := ls.writeTask(task)
+			release()
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		msg := ls.h.renderChange(ctx, c, ls.subID, ls.scope)
 		if msg == nil {
 			continue
@@ -111,10 +120,32 @@ func (ls *listenStream) flush(ctx context.Context) error {
 	}
 }
 
-// renderChange writes the notification of a change; subID tags it (a
-// listen stream), scope reads a task's result or input requests for
-// it. nil when there is nothing to write.
-func (h *handler) renderChange(ctx context.Context, c notify.Change, subID []byte, scope string) []byte {
+// writeTask writes the notifications/tasks of task (its JSON object
+// whole), tagged with the stream's subscription id. task is written as it
+// is, never copied into the message: every listener of a task shares it
+// (see sharedTasks).
+func (ls *listenStream) writeTask(task []byte) error {
+	if len(task) < 2 || task[0] != '{' {
+		return nil
+	}
+	const head = `{"jsonrpc":"2.0","method":"` + notifyTasks + `","params":`
+	var tail bytes.Buffer
+	if len(task) > 2 {
+		tail.WriteByte(',')
+	}
+	if ls.subID != nil {
+		tail.WriteString(`"_meta":{"` + MetaSubscriptionID + `":`)
+		tail.Write(ls.subID)
+		tail.WriteByte('}')
+	}
+	tail.WriteString("}}")
+	return ls.out.eventParts(eventMessage, []byte(head), task[:len(task)-1], tail.Bytes())
+}
+
+// renderChange writes the notification of a change of a list or a
+// resource; subID tags it (a listen stream). nil when there is nothing to
+// write.
+func (h *handler) renderChange(_ context.Context, c notify.Change, subID []byte, _ string) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"jsonrpc":"2.0","method":`)
 	params := func() {
@@ -143,20 +174,7 @@ func (h *handler) renderChange(ctx context.Context, c notify.Change, subID []byt
 			params()
 		}
 		b.WriteByte('}')
-	case notify.TaskStatus:
-		task := h.taskNotice(ctx, c, scope)
-		if len(task) < 2 || task[0] != '{' {
-			return nil
-		}
-		appendString(&b, notifyTasks)
-		b.WriteString(`,"params":`)
-		b.Write(task[:len(task)-1])
-		if len(task) > 2 {
-			b.WriteByte(',')
-		}
-		params()
-		b.WriteByte('}')
-	default:
+	default: // a task's change goes on a listen stream only (listenStream.writeTask)
 		return nil
 	}
 	b.WriteByte('}')
@@ -165,36 +183,19 @@ func (h *handler) renderChange(ctx context.Context, c notify.Change, subID []byt
 
 // taskNotice is the task a notifications/tasks carries: the change's,
 // or, for a task that finished or waits for input, the record as
-// tasks/get reads it (its result, error or input requests inlined).
-func (h *handler) taskNotice(ctx context.Context, c notify.Change, scope string) []byte {
+// tasks/get reads it (its result, error or input requests inlined),
+// shared with every listener writing it at the same time; release gives
+// it back once written.
+func (h *handler) taskNotice(ctx context.Context, c notify.Change, scope string) (task []byte, release func()) {
 	status := tasks.Status(paramString(c.Task, "status"))
 	if h.tasks == nil || scope == "" || !(status.Terminal() || status == tasks.StatusInputRequired) {
-		return c.Task
+		return c.Task, func() {}
 	}
 	t, err := h.tasks.get(ctx, scope, c.TaskID)
 	if err != nil {
-		return c.Task
+		return c.Task, func() {}
 	}
-	return detailedTask(t)
-}
-
-// detailedTask is a task whole, as notifications/tasks carries it.
-func detailedTask(t *tasks.Task) []byte {
-	ch := taskChange(t)
-	body := ch.Task[:len(ch.Task)-1]
-	var b bytes.Buffer
-	b.Write(body)
-	switch {
-	case t.Status == tasks.StatusCompleted && len(t.Result) > 0:
-		b.WriteString(`,"result":`)
-		b.Write(compactJSON(t.Result))
-	case t.Status == tasks.StatusInputRequired && len(t.InputRequests) > 0:
-		r, _ := json.Marshal(t.InputRequests) // raw messages from the store: valid
-		b.WriteString(`,"inputRequests":`)
-		b.Write(r)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return h.shared.acquire(t)
 }
 
 // listFilter is what a legacy stream hears of the lists: those whose
@@ -377,8 +378,10 @@ func (h *handler) serveListen(req *request) bool {
 		if err != nil {
 			continue
 		}
-		msg := h.renderChange(ctx, notify.Change{Kind: notify.TaskStatus, TaskID: id, Owner: ls.scope, Task: detailedTask(t)}, ls.subID, "")
-		if ls.out.event(eventMessage, msg) != nil {
+		task, release := h.shared.acquire(t)
+		err = ls.writeTask(task)
+		release()
+		if err != nil {
 			return true
 		}
 	}
