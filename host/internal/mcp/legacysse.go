@@ -272,10 +272,12 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	s := &stream{id: id, headers: r.Header, ctx: ctx, wake: make(chan struct{}, 1), out: out}
 	// The stream hears the list changes and the resources it subscribes
 	// to. Streams are bounded (MaxStreams, the connection limit): its
-	// listener does not count against the listener limits.
+	// listener does not count against the listener limits, but the URIs
+	// it follows count against its owner's and its address's bytes.
 	var heard <-chan struct{}
 	if hub := l.endpoint.hub; hub != nil {
-		lst, err := hub.Listen(notify.ListenerOptions{Owner: owner.Of(r), Uncounted: true, Wake: s.signal}, l.endpoint.listFilter())
+		lst, err := hub.Listen(notify.ListenerOptions{Owner: owner.Of(r), Address: owner.Address(r.RemoteAddr), Uncounted: true, Wake: s.signal},
+			l.endpoint.listFilter())
 		if err != nil {
 			l.plainError(w, http.StatusServiceUnavailable, "Service Unavailable: the host is stopping")
 			return
@@ -334,7 +336,7 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 		}
 		if s.listener != nil {
 			for c, ok := s.listener.Next(); ok; c, ok = s.listener.Next() {
-				if msg := l.endpoint.renderChange(ctx, c, nil, ""); msg != nil {
+				if msg := renderChange(c, nil); msg != nil {
 					if err := out.event(eventMessage, msg); err != nil {
 						return
 					}

@@ -110,7 +110,7 @@ func (ls *listenStream) flush(ctx context.Context) error {
 			}
 			continue
 		}
-		msg := ls.h.renderChange(ctx, c, ls.subID, ls.scope)
+		msg := renderChange(c, ls.subID)
 		if msg == nil {
 			continue
 		}
@@ -145,7 +145,7 @@ func (ls *listenStream) writeTask(task []byte) error {
 // renderChange writes the notification of a change of a list or a
 // resource; subID tags it (a listen stream). nil when there is nothing to
 // write.
-func (h *handler) renderChange(_ context.Context, c notify.Change, subID []byte, _ string) []byte {
+func renderChange(c notify.Change, subID []byte) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"jsonrpc":"2.0","method":`)
 	params := func() {

@@ -232,3 +232,39 @@ func TestListenAcknowledgementIsBounded(t *testing.T) {
 	assert.Equal(t, http.StatusRequestEntityTooLarge, r.status, "what a listen stream would keep of its request is bounded, wherever it is")
 	assert.Equal(t, 1, hub.Listeners())
 }
+
+// TestLegacySSESubscriptionsOfOneAddressAreBounded: legacy SSE streams
+// from one address, each with other credentials, count the URIs they
+// follow against the address's bytes.
+func TestLegacySSESubscriptionsOfOneAddressAreBounded(t *testing.T) {
+	f := &fakeFunctions{fakeTools: newFakeTools(), lists: &FunctionLists{Resources: entries(1, `{"name":"r%d","uri":"test://a"}`)}}
+	hub := notify.NewHub(notify.Limits{}, nil)
+	defer hub.Close()
+	sse, err := NewLegacySSE(NewHandler(serverOf(f), &Options{Notify: hub, Sealer: testSealer}), &LegacySSEOptions{InstanceID: "inst1", Sealer: newSealer(t, sseTestKey)})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/runtime/webhooks/mcp/sse", sse.ServeStream)
+	mux.HandleFunc("/runtime/webhooks/mcp/message", sse.ServeMessage)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() { sse.Close(); srv.Close() })
+
+	var refusal string
+	streams := 0
+	for ; streams < 100 && refusal == ""; streams++ {
+		st := openStream(t, srv.URL, "", http.Header{"X-Functions-Key": {fmt.Sprint("key-", streams)}})
+		code, _ := post(t, st.Endpoint, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","clientInfo":{"name":"c","version":"1"}}}`)
+		require.Equal(t, http.StatusAccepted, code)
+		next(t, st)
+		for j := 0; j < 15 && refusal == ""; j++ {
+			msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": j + 1, "method": methodSubscribe, "params": map[string]any{"uri": longURI(j)}})
+			code, _ := post(t, st.Endpoint, string(msg))
+			require.Equal(t, http.StatusAccepted, code)
+			if ev := next(t, st); strings.Contains(ev.Data, `"error"`) {
+				refusal = ev.Data
+			}
+		}
+	}
+	require.NotEmpty(t, refusal, "%d legacy SSE streams of one address kept 60 KB of URIs each", streams)
+	assert.Contains(t, refusal, `"message":"Too many subscriptions: too many bytes kept for listeners from this client address (the limit is 4194304)."`)
+	assert.LessOrEqual(t, hub.Bytes(), notify.DefaultBytes.PerAddress)
+}
