@@ -130,10 +130,10 @@ func (ls *listenStream) writeTask(task []byte) error {
 	}
 	const head = `{"jsonrpc":"2.0","method":"` + notifyTasks + `","params":`
 	var tail bytes.Buffer
-	if len(task) > 2 {
-		tail.WriteByte(',')
-	}
 	if ls.subID != nil {
+		if len(task) > 2 {
+			tail.WriteByte(',')
+		}
 		tail.WriteString(`"_meta":{"` + MetaSubscriptionID + `":`)
 		tail.Write(ls.subID)
 		tail.WriteByte('}')
