@@ -74,6 +74,7 @@ type handler struct {
 
 	hub                *notify.Hub   // nil when notifications are off
 	sessions           *sessionTable // the legacy sessions' subscriptions
+	shared             sharedTasks   // the tasks being written to listeners
 	listenKeepAlive    time.Duration
 	listenWriteTimeout time.Duration
 }
@@ -161,7 +162,7 @@ func newHandler(srv Server, opts *Options) *handler {
 	h.listenKeepAlive, h.listenWriteTimeout = o.ListenKeepAlive, o.ListenWriteTimeout
 	if o.Notify != nil {
 		h.hub = o.Notify
-		h.sessions = newSessionTable(o.Notify, o.SubscribedSessions)
+		h.sessions = newSessionTable(o.Notify, o.SubscribedSessions, o.SubscriptionBytes, o.SubscriptionGrace)
 	}
 	if o.Tasks != nil && o.Tasks.Store != nil {
 		to := *o.Tasks
@@ -285,6 +286,12 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 			return
 		}
 		h.refuse(w, http.StatusBadRequest, msg.id, CodeInvalidParams, msg.paramsProblem, nil)
+		return
+	}
+	if msg.method == methodListen && len(body) > MaxListenRequestBytes {
+		// Its stream would keep the body while it is open.
+		h.refuse(w, http.StatusRequestEntityTooLarge, msg.id, codeServerError,
+			"Request Entity Too Large: a "+methodListen+" request is at most "+strconv.Itoa(MaxListenRequestBytes)+" bytes.", nil)
 		return
 	}
 	req.out.ResponseWriter = w

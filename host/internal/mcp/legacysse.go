@@ -273,10 +273,12 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	s := &stream{id: id, headers: r.Header, remote: r.RemoteAddr, ctx: ctx, wake: make(chan struct{}, 1), out: out}
 	// The stream hears the list changes and the resources it subscribes
 	// to. Streams are bounded (MaxStreams, the connection limit): its
-	// listener does not count against the listener limits.
+	// listener does not count against the listener limits, but the URIs
+	// it follows count against its owner's and its address's bytes.
 	var heard <-chan struct{}
 	if hub := l.endpoint.hub; hub != nil {
-		lst, err := hub.Listen(notify.ListenerOptions{Owner: owner.Of(r), Uncounted: true, Wake: s.signal}, l.endpoint.listFilter())
+		lst, err := hub.Listen(notify.ListenerOptions{Owner: owner.Of(r), Address: owner.Address(r.RemoteAddr), Uncounted: true, Wake: s.signal},
+			l.endpoint.listFilter())
 		if err != nil {
 			l.plainError(w, http.StatusServiceUnavailable, "Service Unavailable: the host is stopping")
 			return
@@ -335,7 +337,7 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 		}
 		if s.listener != nil {
 			for c, ok := s.listener.Next(); ok; c, ok = s.listener.Next() {
-				if msg := l.endpoint.renderChange(ctx, c, nil, ""); msg != nil {
+				if msg := renderChange(c, nil); msg != nil {
 					if err := out.event(eventMessage, msg); err != nil {
 						return
 					}
@@ -729,6 +731,39 @@ func (s *sseWriter) event(name string, data []byte) error {
 	defer putBuffer(buf)
 	appendEvent(buf, name, data)
 	return s.write(buf.Bytes())
+}
+
+// eventParts writes one event whose data is parts one after the other,
+// each written as it is: a large part shared by many streams (a task's
+// result) is never copied into a frame.
+func (s *sseWriter) eventParts(name string, parts ...[]byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return http.ErrHandlerTimeout
+	}
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.window))
+	buf := getBuffer()
+	defer putBuffer(buf)
+	beginEvent(buf, name)
+	for _, p := range parts {
+		if buf.Len()+len(p) <= maxPooled {
+			buf.Write(p)
+			continue
+		}
+		if _, err := s.w.Write(buf.Bytes()); err != nil {
+			return err
+		}
+		buf.Reset()
+		if _, err := s.w.Write(p); err != nil {
+			return err
+		}
+	}
+	endEvent(buf)
+	if _, err := s.w.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	return s.rc.Flush()
 }
 
 // keepAlive writes a comment every interval, from a timer, until the

@@ -48,6 +48,15 @@ const (
 	// DefaultListenWriteTimeout bounds one write to a listening client: a
 	// client that stops reading is dropped once it passes.
 	DefaultListenWriteTimeout = time.Minute
+	// MaxListenRequestBytes bounds the body of a subscriptions/listen
+	// request: its stream keeps it while it is open. What it follows is
+	// bounded tighter (notify.Limits.SubscriptionBytes); this leaves room
+	// for _meta and escapes.
+	MaxListenRequestBytes = 128 << 10
+	// listenStreamCost is what an open stream holds besides what it
+	// follows and its request (its goroutine, its connection's buffers),
+	// charged to the listener bytes (notify.Limits.Bytes).
+	listenStreamCost = 16 << 10
 )
 
 // listenStream is one stream a listener writes to.
@@ -92,7 +101,16 @@ func (ls *listenStream) flush(ctx context.Context) error {
 		if !ok {
 			return nil
 		}
-		msg := ls.h.renderChange(ctx, c, ls.subID, ls.scope)
+		if c.Kind == notify.TaskStatus {
+			task, release := ls.h.taskNotice(ctx, c, ls.scope)
+			err := ls.writeTask(task)
+			release()
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		msg := renderChange(c, ls.subID)
 		if msg == nil {
 			continue
 		}
@@ -102,10 +120,32 @@ func (ls *listenStream) flush(ctx context.Context) error {
 	}
 }
 
-// renderChange writes the notification of a change; subID tags it (a
-// listen stream), scope reads a task's result or input requests for
-// it. nil when there is nothing to write.
-func (h *handler) renderChange(ctx context.Context, c notify.Change, subID []byte, scope string) []byte {
+// writeTask writes the notifications/tasks of task (its JSON object
+// whole), tagged with the stream's subscription id. task is written as it
+// is, never copied into the message: every listener of a task shares it
+// (see sharedTasks).
+func (ls *listenStream) writeTask(task []byte) error {
+	if len(task) < 2 || task[0] != '{' {
+		return nil
+	}
+	const head = `{"jsonrpc":"2.0","method":"` + notifyTasks + `","params":`
+	var tail bytes.Buffer
+	if ls.subID != nil {
+		if len(task) > 2 {
+			tail.WriteByte(',')
+		}
+		tail.WriteString(`"_meta":{"` + MetaSubscriptionID + `":`)
+		tail.Write(ls.subID)
+		tail.WriteByte('}')
+	}
+	tail.WriteString("}}")
+	return ls.out.eventParts(eventMessage, []byte(head), task[:len(task)-1], tail.Bytes())
+}
+
+// renderChange writes the notification of a change of a list or a
+// resource; subID tags it (a listen stream). nil when there is nothing to
+// write.
+func renderChange(c notify.Change, subID []byte) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"jsonrpc":"2.0","method":`)
 	params := func() {
@@ -134,20 +174,7 @@ func (h *handler) renderChange(ctx context.Context, c notify.Change, subID []byt
 			params()
 		}
 		b.WriteByte('}')
-	case notify.TaskStatus:
-		task := h.taskNotice(ctx, c, scope)
-		if len(task) < 2 || task[0] != '{' {
-			return nil
-		}
-		appendString(&b, notifyTasks)
-		b.WriteString(`,"params":`)
-		b.Write(task[:len(task)-1])
-		if len(task) > 2 {
-			b.WriteByte(',')
-		}
-		params()
-		b.WriteByte('}')
-	default:
+	default: // a task's change goes on a listen stream only (listenStream.writeTask)
 		return nil
 	}
 	b.WriteByte('}')
@@ -156,36 +183,19 @@ func (h *handler) renderChange(ctx context.Context, c notify.Change, subID []byt
 
 // taskNotice is the task a notifications/tasks carries: the change's,
 // or, for a task that finished or waits for input, the record as
-// tasks/get reads it (its result, error or input requests inlined).
-func (h *handler) taskNotice(ctx context.Context, c notify.Change, scope string) []byte {
+// tasks/get reads it (its result, error or input requests inlined),
+// shared with every listener writing it at the same time; release gives
+// it back once written.
+func (h *handler) taskNotice(ctx context.Context, c notify.Change, scope string) (task []byte, release func()) {
 	status := tasks.Status(paramString(c.Task, "status"))
 	if h.tasks == nil || scope == "" || !(status.Terminal() || status == tasks.StatusInputRequired) {
-		return c.Task
+		return c.Task, func() {}
 	}
 	t, err := h.tasks.get(ctx, scope, c.TaskID)
 	if err != nil {
-		return c.Task
+		return c.Task, func() {}
 	}
-	return detailedTask(t)
-}
-
-// detailedTask is a task whole, as notifications/tasks carries it.
-func detailedTask(t *tasks.Task) []byte {
-	ch := taskChange(t)
-	body := ch.Task[:len(ch.Task)-1]
-	var b bytes.Buffer
-	b.Write(body)
-	switch {
-	case t.Status == tasks.StatusCompleted && len(t.Result) > 0:
-		b.WriteString(`,"result":`)
-		b.Write(compactJSON(t.Result))
-	case t.Status == tasks.StatusInputRequired && len(t.InputRequests) > 0:
-		r, _ := json.Marshal(t.InputRequests) // raw messages from the store: valid
-		b.WriteString(`,"inputRequests":`)
-		b.Write(r)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return h.shared.acquire(t)
 }
 
 // listFilter is what a legacy stream hears of the lists: those whose
@@ -202,10 +212,10 @@ func (h *handler) newSSEWriter(w http.ResponseWriter) *sseWriter {
 
 // listenRefusal answers a listener the hub refused.
 func (h *handler) listenRefusal(req *request, err error) {
-	var le *owner.LimitError
+	var be *owner.BudgetError
 	var se *notify.TooManySubscriptionsError
 	switch {
-	case errors.As(err, &le), errors.As(err, &se):
+	case errors.As(err, &be), errors.As(err, &se):
 		h.rpcError(req, codeServerError, "Too many listeners: "+err.Error()+".", nil)
 	case errors.Is(err, notify.ErrClosed):
 		h.rpcError(req, codeServerError, "The server is stopping: listen again later.", nil)
@@ -327,45 +337,21 @@ func (h *handler) serveListen(req *request) bool {
 
 	// What is honoured: what was asked and this endpoint serves.
 	var f notify.Filter
-	var ack bytes.Buffer
-	ack.WriteByte('{')
-	honour := func(name string, asked *bool, serves bool, dst *bool) {
-		if asked == nil || !*asked || !serves {
-			return
-		}
-		*dst = true
-		if ack.Len() > 1 {
-			ack.WriteByte(',')
-		}
-		ack.WriteString(`"` + name + `":true`)
-	}
 	resources := h.advertises(capResources)
-	honour("toolsListChanged", p.tools, true, &f.ToolsListChanged)
-	honour("promptsListChanged", p.prompts, h.advertises(capPrompts), &f.PromptsListChanged)
-	honour("resourcesListChanged", p.resources, resources, &f.ResourcesListChanged)
-	list := func(name string, l []string) {
-		if ack.Len() > 1 {
-			ack.WriteByte(',')
-		}
-		ack.WriteString(`"` + name + `":`)
-		data, _ := json.Marshal(l) // strings: cannot fail
-		if l == nil {
-			data = []byte("[]")
-		}
-		ack.Write(data)
-	}
-	if p.hasURIs && resources {
+	uris, taskIDs := p.hasURIs && resources, p.hasTasks && h.tasks != nil
+	f.ToolsListChanged = p.tools != nil && *p.tools
+	f.PromptsListChanged = p.prompts != nil && *p.prompts && h.advertises(capPrompts)
+	f.ResourcesListChanged = p.resources != nil && *p.resources && resources
+	if uris {
 		f.Resources = p.uris
-		list("resourceSubscriptions", p.uris)
 	}
-	if p.hasTasks && h.tasks != nil {
+	if taskIDs {
 		f.Tasks = p.taskIDs
-		list("taskIds", p.taskIDs)
 	}
-	ack.WriteByte('}')
 
 	ls := &listenStream{h: h, wake: make(chan struct{}, 1), subID: bytes.Clone(validID(req.id)), scope: taskScope(req.r)}
-	l, err := h.hub.Listen(notify.ListenerOptions{Owner: owner.Of(req.r), TaskOwner: ls.scope, Wake: ls.signal}, f)
+	l, err := h.hub.Listen(notify.ListenerOptions{Owner: owner.Of(req.r), Address: owner.Address(req.r.RemoteAddr),
+		Held: listenStreamCost + requestHeld(req.r), TaskOwner: ls.scope, Wake: ls.signal}, f)
 	if err != nil {
 		h.listenRefusal(req, err)
 		return true
@@ -380,13 +366,7 @@ func (h *handler) serveListen(req *request) bool {
 	setFraming(hdr, true)
 	req.w.WriteHeader(http.StatusOK)
 	ls.out = h.newSSEWriter(req.w)
-	var first bytes.Buffer
-	first.WriteString(`{"jsonrpc":"2.0","method":"` + notifyAcknowledged + `","params":{"notifications":`)
-	first.Write(ack.Bytes())
-	first.WriteString(`,"_meta":{"` + MetaSubscriptionID + `":`)
-	first.Write(ls.subID)
-	first.WriteString("}}}")
-	if ls.out.event(eventMessage, first.Bytes()) != nil {
+	if ls.out.event(eventMessage, acknowledgement(f, uris, taskIDs, ls.subID)) != nil {
 		return true
 	}
 	stop := ls.out.keepAlive(h.listenKeepAlive, cancel)
@@ -398,8 +378,10 @@ func (h *handler) serveListen(req *request) bool {
 		if err != nil {
 			continue
 		}
-		msg := h.renderChange(ctx, notify.Change{Kind: notify.TaskStatus, TaskID: id, Owner: ls.scope, Task: detailedTask(t)}, ls.subID, "")
-		if ls.out.event(eventMessage, msg) != nil {
+		task, release := h.shared.acquire(t)
+		err = ls.writeTask(task)
+		release()
+		if err != nil {
 			return true
 		}
 	}
@@ -424,6 +406,62 @@ func (h *handler) serveListen(req *request) bool {
 	return true
 }
 
+// acknowledgement is the first message of a listen stream: what is
+// honoured, the filter f the hub accepted (so its URIs and task ids are
+// within the listener's bounds: the message is as bounded), with the lists
+// of URIs and of task ids when uris and taskIDs; tagged with the
+// subscription id.
+func acknowledgement(f notify.Filter, uris, taskIDs bool, subID []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","method":"` + notifyAcknowledged + `","params":{"notifications":{`)
+	member := func(name string) {
+		if b.Bytes()[b.Len()-1] != '{' {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"` + name + `":`)
+	}
+	for _, flag := range []struct {
+		name string
+		on   bool
+	}{{"toolsListChanged", f.ToolsListChanged}, {"promptsListChanged", f.PromptsListChanged}, {"resourcesListChanged", f.ResourcesListChanged}} {
+		if flag.on {
+			member(flag.name)
+			b.WriteString("true")
+		}
+	}
+	list := func(name string, l []string) {
+		member(name)
+		b.WriteByte('[')
+		for i, s := range l {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			appendString(&b, s)
+		}
+		b.WriteByte(']')
+	}
+	if uris {
+		list("resourceSubscriptions", f.Resources)
+	}
+	if taskIDs {
+		list("taskIds", f.Tasks)
+	}
+	b.WriteString(`},"_meta":{"` + MetaSubscriptionID + `":`)
+	b.Write(subID)
+	b.WriteString("}}}")
+	return b.Bytes()
+}
+
+// requestHeld is what the stream of request r keeps of it while open: its
+// body (at most MaxListenRequestBytes; all of it when its length was not
+// announced).
+func requestHeld(r *http.Request) int64 {
+	if r.ContentLength >= 0 {
+		return min(r.ContentLength, MaxListenRequestBytes)
+	}
+	return MaxListenRequestBytes
+}
+
 // serveSessionStream serves GET on the endpoint with a session (2025-03-26
 // to 2025-11-25): the session's stream of list_changed notifications and
 // updates of the resources it subscribed to. One stream per session: a
@@ -445,13 +483,15 @@ func (h *handler) serveSessionStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ls := &listenStream{h: h, wake: make(chan struct{}, 1)}
-	l, err := h.sessions.attach(s, owner.Of(r), h.listFilter(), ls.signal)
+	l, err := h.sessions.attach(s, notify.ListenerOptions{Owner: owner.Of(r), Address: owner.Address(r.RemoteAddr), Held: listenStreamCost, Wake: ls.signal},
+		h.listFilter())
 	if err != nil {
 		var le *owner.LimitError
+		var be *owner.BudgetError
 		switch {
 		case errors.Is(err, notify.ErrClosed):
 			h.refuse(w, http.StatusServiceUnavailable, nil, codeServerError, "Service Unavailable: the server is stopping.", nil)
-		case errors.As(err, &le) && !le.Global:
+		case errors.As(err, &le) && !le.Global, errors.As(err, &be) && be.Scope != owner.ScopeGlobal:
 			h.refuse(w, http.StatusTooManyRequests, nil, codeServerError, "Too many listeners: "+err.Error()+".", nil)
 		default:
 			h.refuse(w, http.StatusServiceUnavailable, nil, codeServerError, "Too many listeners: "+err.Error()+".", nil)
@@ -506,7 +546,7 @@ func (h *handler) serveSubscribe(req *request) bool {
 		}
 	case req.session != nil:
 		if subscribe {
-			err = h.sessions.subscribe(req.session, owner.Of(req.r), uri)
+			err = h.sessions.subscribe(req.session, owner.Of(req.r), owner.Address(req.r.RemoteAddr), uri)
 		} else {
 			h.sessions.unsubscribe(req.session.id, uri)
 		}

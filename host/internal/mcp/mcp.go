@@ -125,6 +125,16 @@ type Options struct {
 	// subscriptions this handler keeps, per client and in all; a bound
 	// left 0 takes DefaultSubscribedSessions.
 	SubscribedSessions owner.Limit
+	// SubscriptionBytes bounds the bytes of the legacy sessions' resource
+	// subscriptions this handler keeps (each URI's length and a little,
+	// each session a little more), per client (owner), per client address
+	// and in all; a bound left 0 takes DefaultSubscriptionBytes.
+	SubscriptionBytes owner.BudgetLimit
+	// SubscriptionGrace is how long a legacy session's resource
+	// subscriptions are kept while no GET stream of the session is open
+	// here (before the first one, and after one ends); 0 means
+	// DefaultSubscriptionGrace.
+	SubscriptionGrace time.Duration
 	// Middleware are the links of the chain every request and
 	// notification passes (see [Exchange]), outermost first, inside the
 	// request log.

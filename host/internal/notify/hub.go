@@ -24,10 +24,16 @@ const (
 // Defaults of [Limits].
 const (
 	DefaultListenersPerOwner = 64
-	DefaultListeners         = 10000
-	DefaultSubscriptions     = 256
-	DefaultQueue             = 64
-	DefaultQueueBytes        = 1 << 20
+	// DefaultListenersPerAddress is half of what one client address may
+	// open as connections by default: listeners alone never take all of
+	// an address's connections, nor, from a few addresses, all of the
+	// server's.
+	DefaultListenersPerAddress = 64
+	DefaultListeners           = 10000
+	DefaultSubscriptions       = 256
+	DefaultSubscriptionBytes   = 64 << 10
+	DefaultQueue               = 64
+	DefaultQueueBytes          = 1 << 20
 	// relayQueue is how many changes may wait for the relay; more are
 	// dropped (and logged): Publish never waits for a backplane.
 	relayQueue = 1024
@@ -35,14 +41,36 @@ const (
 	relayTimeout = 10 * time.Second
 )
 
+// DefaultBytes bounds the bytes listeners keep (see [Limits.Bytes]).
+var DefaultBytes = owner.BudgetLimit{PerOwner: 2 << 20, PerAddress: 4 << 20, Global: 64 << 20}
+
+// What a listener is charged in bytes (see [Limits.Bytes]), besides what
+// its stream holds ([ListenerOptions.Held]).
+const (
+	// ListenerCost is the hub's own part of a counted listener.
+	ListenerCost = 1 << 10
+	// SubscriptionCost is what a URI or task id followed costs besides its
+	// own bytes: its entries in the listener and in the hub's index.
+	SubscriptionCost = 256
+)
+
 // Limits bound what a [Hub] keeps. Zero or less means the default.
 type Limits struct {
 	// Listeners bounds the counted listeners of one client (owner) and of
 	// all clients together.
 	Listeners owner.Limit
+	// ListenersPerAddress bounds the counted listeners of one client
+	// address, whatever owners they have.
+	ListenersPerAddress int64
 	// Subscriptions bounds the resource URIs and task ids one listener
-	// follows.
-	Subscriptions int
+	// follows; SubscriptionBytes bounds their bytes together.
+	Subscriptions     int
+	SubscriptionBytes int
+	// Bytes bounds what listeners keep, in bytes, per owner, per client
+	// address and in all: every counted listener's [ListenerCost], what its
+	// stream holds, and each URI or task id any listener follows (its
+	// length and [SubscriptionCost]).
+	Bytes owner.BudgetLimit
 	// Queue and QueueBytes bound the changes waiting for one listener, in
 	// number and in bytes (a change queued for many listeners is held once
 	// but counted for each; a resource or list change equal to one that
@@ -59,8 +87,23 @@ func (l Limits) withDefaults() Limits {
 	if l.Listeners.Global <= 0 {
 		l.Listeners.Global = DefaultListeners
 	}
+	if l.ListenersPerAddress <= 0 {
+		l.ListenersPerAddress = DefaultListenersPerAddress
+	}
 	if l.Subscriptions <= 0 {
 		l.Subscriptions = DefaultSubscriptions
+	}
+	if l.SubscriptionBytes <= 0 {
+		l.SubscriptionBytes = DefaultSubscriptionBytes
+	}
+	if l.Bytes.PerOwner <= 0 {
+		l.Bytes.PerOwner = DefaultBytes.PerOwner
+	}
+	if l.Bytes.PerAddress <= 0 {
+		l.Bytes.PerAddress = DefaultBytes.PerAddress
+	}
+	if l.Bytes.Global <= 0 {
+		l.Bytes.Global = DefaultBytes.Global
 	}
 	if l.Queue <= 0 {
 		l.Queue = DefaultQueue
@@ -87,12 +130,16 @@ var (
 )
 
 // TooManySubscriptionsError refuses a listener, or a subscription, past
-// [Limits.Subscriptions].
+// [Limits.Subscriptions] or, when Bytes, [Limits.SubscriptionBytes].
 type TooManySubscriptionsError struct {
 	Limit int
+	Bytes bool
 }
 
 func (e *TooManySubscriptionsError) Error() string {
+	if e.Bytes {
+		return fmt.Sprintf("the URIs and task ids of one listener are too long together (the limit is %d bytes)", e.Limit)
+	}
 	return fmt.Sprintf("too many subscriptions on one listener (the limit is %d); %s changes it", e.Limit, SettingSubscriptions)
 }
 
@@ -113,6 +160,14 @@ type ListenerOptions struct {
 	// legacy SSE stream).
 	Owner     owner.ID
 	Uncounted bool
+	// Address is the client address the owner nests within
+	// (owner.Address of the request's remote address): the listener counts
+	// against the address's limits too. "" counts it as the owner's own.
+	Address owner.ID
+	// Held is what the listener's stream holds in bytes while it is open
+	// (its request, its buffers), charged with the listener to
+	// [Limits.Bytes].
+	Held int64
 	// TaskOwner is who may hear the listener's task changes: a TaskStatus
 	// change reaches it only when its Owner equals this. "" hears none.
 	TaskOwner string
@@ -129,7 +184,8 @@ type ListenerOptions struct {
 type Hub struct {
 	lim     Limits
 	log     *slog.Logger
-	counted *owner.Counter
+	counted *owner.Budget // listeners
+	bytes   *owner.Budget // what they keep
 
 	mu       sync.Mutex
 	closed   bool                      // Close was called: no relay any more
@@ -152,7 +208,9 @@ func NewHub(l Limits, log *slog.Logger) *Hub {
 		log = slog.New(slog.DiscardHandler)
 	}
 	h := &Hub{lim: l, log: log, byURI: map[string]map[*Listener]struct{}{}, byTask: map[string]map[*Listener]struct{}{}, all: map[*Listener]struct{}{},
-		counted: owner.NewCounter("listeners", SettingListenersPerClient, l.Listeners)}
+		counted: owner.NewBudget("listeners", owner.BudgetLimit{PerOwner: l.Listeners.PerOwner, PerAddress: l.ListenersPerAddress, Global: l.Listeners.Global},
+			SettingListenersPerClient, "", SettingListeners),
+		bytes: owner.NewBudget("bytes kept for listeners", l.Bytes)}
 	for i := range h.lists {
 		h.lists[i] = map[*Listener]struct{}{}
 	}
@@ -172,6 +230,10 @@ func (h *Hub) Listeners() int {
 
 // Counted returns the listeners counted against the limits now.
 func (h *Hub) Counted() int64 { return h.counted.Total() }
+
+// Bytes returns the bytes charged to the listeners now (see
+// [Limits.Bytes]).
+func (h *Hub) Bytes() int64 { return h.bytes.Total() }
 
 // SetRelay sets the relay that carries this instance's changes to the
 // other instances (nil: none). It starts one goroutine that sends them, in
@@ -286,7 +348,6 @@ func (h *Hub) deliver(c Change) {
 	}
 	h.mu.Unlock()
 	for _, l := range ended {
-		l.release()
 		l.wake()
 	}
 	for _, l := range wake {
@@ -305,8 +366,9 @@ func listIndex(k Kind) int {
 }
 
 // Listen registers a listener for what f asks. It is refused with an
-// *owner.LimitError past the listener limits, a *TooManySubscriptionsError
-// past the subscription limit, and ErrClosed once the hub stopped.
+// *owner.BudgetError past the listener limits (in number or in bytes), a
+// *TooManySubscriptionsError past the subscription limits, and ErrClosed
+// once the hub stopped.
 func (h *Hub) Listen(o ListenerOptions, f Filter) (*Listener, error) {
 	if o.Wake == nil {
 		return nil, errors.New("listening: a wake func is required")
@@ -314,20 +376,40 @@ func (h *Hub) Listen(o ListenerOptions, f Filter) (*Listener, error) {
 	if n := len(f.Resources) + len(f.Tasks); n > h.lim.Subscriptions {
 		return nil, &TooManySubscriptionsError{Limit: h.lim.Subscriptions}
 	}
-	release := func() {}
-	if !o.Uncounted {
-		r, err := h.counted.Take(o.Owner, 1)
-		if err != nil {
+	keys := 0
+	for _, k := range f.Resources {
+		keys += len(k)
+	}
+	for _, k := range f.Tasks {
+		keys += len(k)
+	}
+	if keys > h.lim.SubscriptionBytes {
+		return nil, &TooManySubscriptionsError{Limit: h.lim.SubscriptionBytes, Bytes: true}
+	}
+	addr := o.Address
+	if addr == "" {
+		addr = o.Owner
+	}
+	l := &Listener{hub: h, owner: o.Owner, addr: addr, counted: !o.Uncounted, taskOwner: o.TaskOwner, onWake: o.Wake, done: make(chan struct{})}
+	l.lists = [3]bool{f.ToolsListChanged, f.PromptsListChanged, f.ResourcesListChanged}
+	// What it keeps: the subscriptions are charged as they are added.
+	l.charged = o.Held
+	if l.counted {
+		l.charged += ListenerCost
+		if err := h.counted.Take(l.owner, addr, 1); err != nil {
 			return nil, err
 		}
-		release = r
 	}
-	l := &Listener{hub: h, taskOwner: o.TaskOwner, onWake: o.Wake, rel: release, done: make(chan struct{})}
-	l.lists = [3]bool{f.ToolsListChanged, f.PromptsListChanged, f.ResourcesListChanged}
+	if err := h.bytes.Take(l.owner, addr, l.charged); err != nil {
+		if l.counted {
+			h.counted.Give(l.owner, addr, 1)
+		}
+		return nil, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.deaf {
-		release()
+		h.giveLocked(l)
 		return nil, ErrClosed
 	}
 	for i, on := range l.lists {
@@ -336,13 +418,29 @@ func (h *Hub) Listen(o ListenerOptions, f Filter) (*Listener, error) {
 		}
 	}
 	for _, u := range f.Resources {
-		l.addLocked(h.byURI, &l.uris, u)
+		if err := l.addLocked(h.byURI, &l.uris, u); err != nil {
+			h.removeLocked(l)
+			return nil, err
+		}
 	}
 	for _, t := range f.Tasks {
-		l.addLocked(h.byTask, &l.tasks, t)
+		if err := l.addLocked(h.byTask, &l.tasks, t); err != nil {
+			h.removeLocked(l)
+			return nil, err
+		}
 	}
 	h.all[l] = struct{}{}
 	return l, nil
+}
+
+// giveLocked gives back what l holds of the limits; h.mu is held.
+func (h *Hub) giveLocked(l *Listener) {
+	if l.counted {
+		h.counted.Give(l.owner, l.addr, 1)
+		l.counted = false
+	}
+	h.bytes.Give(l.owner, l.addr, l.charged)
+	l.charged = 0
 }
 
 // removeLocked takes l out of every index; h.mu is held.
@@ -361,6 +459,7 @@ func (h *Hub) removeLocked(l *Listener) {
 	for t := range l.tasks {
 		dropFrom(h.byTask, t, l)
 	}
+	h.giveLocked(l)
 }
 
 func dropFrom(index map[string]map[*Listener]struct{}, key string, l *Listener) {
@@ -388,7 +487,6 @@ func (h *Hub) EndListeners() {
 	}
 	h.mu.Unlock()
 	for _, l := range all {
-		l.release()
 		l.wake()
 	}
 }
@@ -421,17 +519,21 @@ const (
 // Listener is one client's stream of changes: it queues what the hub
 // hands it (bounded) until its stream takes it with Next.
 type Listener struct {
-	hub       *Hub
-	taskOwner string
-	onWake    func()
-	rel       func()
-	done      chan struct{}
+	hub         *Hub
+	owner, addr owner.ID
+	taskOwner   string
+	onWake      func()
+	done        chan struct{}
 
-	// Guarded by hub.mu: the listener's place in the indexes.
-	lists   [3]bool
-	uris    map[string]struct{}
-	tasks   map[string]struct{}
-	removed bool
+	// Guarded by hub.mu: the listener's place in the indexes, and what it
+	// holds of the limits.
+	lists    [3]bool
+	uris     map[string]struct{}
+	tasks    map[string]struct{}
+	keyBytes int   // the bytes of the URIs and task ids
+	charged  int64 // counted in hub.bytes
+	counted  bool  // counted in hub.counted
+	removed  bool
 
 	mu     sync.Mutex
 	queue  []Change
@@ -440,13 +542,21 @@ type Listener struct {
 	ending bool
 }
 
-func (l *Listener) addLocked(index map[string]map[*Listener]struct{}, mine *map[string]struct{}, key string) {
+// addLocked follows key, charging it to the listener's bytes; h.mu is
+// held.
+func (l *Listener) addLocked(index map[string]map[*Listener]struct{}, mine *map[string]struct{}, key string) error {
 	if *mine == nil {
 		*mine = map[string]struct{}{}
 	}
 	if _, ok := (*mine)[key]; ok {
-		return
+		return nil
 	}
+	cost := int64(len(key) + SubscriptionCost)
+	if err := l.hub.bytes.Take(l.owner, l.addr, cost); err != nil {
+		return err
+	}
+	l.charged += cost
+	l.keyBytes += len(key)
 	(*mine)[key] = struct{}{}
 	set := index[key]
 	if set == nil {
@@ -454,6 +564,7 @@ func (l *Listener) addLocked(index map[string]map[*Listener]struct{}, mine *map[
 		index[key] = set
 	}
 	set[l] = struct{}{}
+	return nil
 }
 
 // size is what a change counts in a queue.
@@ -498,9 +609,6 @@ func (l *Listener) endLocked(err error) {
 }
 
 func (l *Listener) wake() { l.onWake() }
-func (l *Listener) release() {
-	l.rel()
-}
 
 // Next takes the oldest queued change; ok is false when none waits.
 func (l *Listener) Next() (c Change, ok bool) {
@@ -538,11 +646,11 @@ func (l *Listener) End(err error) {
 	h.mu.Lock()
 	h.removeLocked(l)
 	h.mu.Unlock()
-	l.release()
 }
 
 // Subscribe adds a resource URI to what the listener hears; past the
-// subscription limit it refuses with a *TooManySubscriptionsError.
+// subscription limits it refuses with a *TooManySubscriptionsError, past
+// the byte limits with an *owner.BudgetError.
 func (l *Listener) Subscribe(uri string) error {
 	return l.follow(uri, false)
 }
@@ -557,6 +665,10 @@ func (l *Listener) Unsubscribe(uri string) {
 	}
 	delete(l.uris, uri)
 	dropFrom(h.byURI, uri, l)
+	cost := int64(len(uri) + SubscriptionCost)
+	h.bytes.Give(l.owner, l.addr, cost)
+	l.charged -= cost
+	l.keyBytes -= len(uri)
 }
 
 func (l *Listener) follow(key string, task bool) error {
@@ -572,10 +684,11 @@ func (l *Listener) follow(key string, task bool) error {
 	if len(l.uris)+len(l.tasks) >= h.lim.Subscriptions {
 		return &TooManySubscriptionsError{Limit: h.lim.Subscriptions}
 	}
-	if task {
-		l.addLocked(h.byTask, &l.tasks, key)
-	} else {
-		l.addLocked(h.byURI, &l.uris, key)
+	if l.keyBytes+len(key) > h.lim.SubscriptionBytes {
+		return &TooManySubscriptionsError{Limit: h.lim.SubscriptionBytes, Bytes: true}
 	}
-	return nil
+	if task {
+		return l.addLocked(h.byTask, &l.tasks, key)
+	}
+	return l.addLocked(h.byURI, &l.uris, key)
 }

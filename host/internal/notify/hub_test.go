@@ -156,9 +156,9 @@ func TestListenerLimits(t *testing.T) {
 	l1, _ := listen(t, h, "a", Filter{})
 	listen(t, h, "a", Filter{})
 	_, err := h.Listen(ListenerOptions{Owner: "a", Wake: func() {}}, Filter{})
-	var le *owner.LimitError
+	var le *owner.BudgetError
 	require.True(t, errors.As(err, &le))
-	assert.False(t, le.Global)
+	assert.Equal(t, owner.ScopeOwner, le.Scope)
 	assert.Contains(t, err.Error(), SettingListenersPerClient)
 	_, err = h.Listen(ListenerOptions{Owner: "a", Uncounted: true, Wake: func() {}}, Filter{})
 	assert.NoError(t, err, "an uncounted listener is bounded elsewhere")
@@ -175,6 +175,70 @@ func TestListenerLimits(t *testing.T) {
 	assert.NoError(t, l.Subscribe("a"), "a subscription it has already")
 }
 
+// TestListenersOfOneAddress: owners made up by one client address (a
+// fresh Authorization each) share the address's bounds, in number and in
+// bytes, and another address is served still.
+func TestListenersOfOneAddress(t *testing.T) {
+	h := NewHub(Limits{ListenersPerAddress: 3, Bytes: owner.BudgetLimit{PerAddress: 64 << 10}}, nil)
+	defer h.Close()
+	var be *owner.BudgetError
+	for i := range 3 {
+		_, err := h.Listen(ListenerOptions{Owner: owner.ID(fmt.Sprint("key:", i)), Address: "addr:10.0.0.1", Wake: func() {}}, Filter{ToolsListChanged: true})
+		require.NoError(t, err)
+	}
+	_, err := h.Listen(ListenerOptions{Owner: "key:new", Address: "addr:10.0.0.1", Wake: func() {}}, Filter{ToolsListChanged: true})
+	require.True(t, errors.As(err, &be), "the address's number of listeners")
+	assert.Equal(t, owner.ScopeAddress, be.Scope)
+	assert.Equal(t, "too many listeners from this client address (the limit is 3)", err.Error())
+
+	uris := func(n int) []string {
+		var l []string
+		for i := range n {
+			l = append(l, fmt.Sprintf("note://%d/%s", i, strings.Repeat("x", 4000)))
+		}
+		return l
+	}
+	opened := 0
+	for ; opened < 4; opened++ {
+		_, err := h.Listen(ListenerOptions{Owner: owner.ID(fmt.Sprint("key:", opened)), Address: "addr:10.0.0.2", Held: 16 << 10, Wake: func() {}},
+			Filter{Resources: uris(4)})
+		if err != nil {
+			require.True(t, errors.As(err, &be), "the address's bytes")
+			assert.Equal(t, owner.ScopeAddress, be.Scope)
+			assert.Equal(t, "too many bytes kept for listeners from this client address (the limit is 65536)", err.Error())
+			break
+		}
+	}
+	assert.Equal(t, 1, opened, "a listener of 4 URIs of 4 KB and 16 KiB held costs more than half the address's 64 KiB")
+	assert.Equal(t, int64(3*ListenerCost+16<<10+ListenerCost+4*(4009+SubscriptionCost)), h.Bytes(), "a refused listener keeps nothing")
+	_, err = h.Listen(ListenerOptions{Owner: "key:0", Address: "addr:10.0.0.3", Wake: func() {}}, Filter{Resources: uris(8)})
+	assert.NoError(t, err, "another address is served")
+}
+
+// TestListenerBytesAreGivenBack: whatever ends a listener, or a
+// subscription, gives its bytes back.
+func TestListenerBytesAreGivenBack(t *testing.T) {
+	h := NewHub(Limits{Queue: 1, Subscriptions: 4, SubscriptionBytes: 100}, nil)
+	defer h.Close()
+	a, _ := listen(t, h, "a", Filter{Resources: []string{"note://a"}, Tasks: []string{"t1"}})
+	require.NoError(t, a.Subscribe("note://b"))
+	var se *TooManySubscriptionsError
+	require.True(t, errors.As(a.Subscribe("note://"+strings.Repeat("c", 90)), &se), "the listener's URIs and task ids together")
+	assert.Equal(t, "the URIs and task ids of one listener are too long together (the limit is 100 bytes)", se.Error())
+	_, err := h.Listen(ListenerOptions{Owner: "a", Wake: func() {}}, Filter{Resources: []string{strings.Repeat("d", 101)}})
+	require.True(t, errors.As(err, &se))
+	a.Unsubscribe("note://b")
+	assert.Equal(t, int64(ListenerCost+len("note://a")+len("t1")+2*SubscriptionCost), h.Bytes())
+
+	slow, _ := listen(t, h, "a", Filter{ToolsListChanged: true, Resources: []string{"note://a"}})
+	h.Publish(Change{Kind: ToolsListChanged})
+	h.Publish(Change{Kind: ToolsListChanged})
+	<-slow.Done()
+	a.End(nil)
+	assert.Zero(t, h.Bytes())
+	assert.Zero(t, h.Counted())
+}
+
 func TestCloseEndsListeners(t *testing.T) {
 	h := NewHub(Limits{}, nil)
 	l, _ := listen(t, h, "a", Filter{})
@@ -188,7 +252,8 @@ func TestCloseEndsListeners(t *testing.T) {
 }
 
 func BenchmarkIdleListener(b *testing.B) {
-	h := NewHub(Limits{Listeners: owner.Limit{PerOwner: 1 << 40, Global: 1 << 40}}, nil)
+	h := NewHub(Limits{Listeners: owner.Limit{PerOwner: 1 << 40, Global: 1 << 40}, ListenersPerAddress: 1 << 40,
+		Bytes: owner.BudgetLimit{PerOwner: 1 << 50, PerAddress: 1 << 50, Global: 1 << 50}}, nil)
 	defer h.Close()
 	b.ReportAllocs()
 	for b.Loop() {
