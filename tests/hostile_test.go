@@ -37,8 +37,8 @@ import (
 //     traceparent, tracestate and baggage;
 //   - numerous: many sessions each sending hundreds of distinct 4 KiB
 //     strings (legacy, in batches), and many requests each filling every
-//     list of the params with 255 distinct 4 KiB strings (modern), their
-//     streams held open; thousands of distinct target names; for a method
+//     list of the params with 255 (or, every other one, 15) distinct 4 KiB
+//     strings (modern), their streams held open; thousands of distinct target names; for a method
 //     that may run as a task, hundreds of tasks of the app's task tool;
 //   - rotating identity: every request has a fresh Authorization,
 //     x-functions-key, client principal headers and X-Forwarded-For, and
@@ -81,6 +81,7 @@ const (
 	numerousStreams   = 128     // modern requests with full lists, held
 	numerousString    = 4096    // bytes of each distinct string
 	numerousList      = 255     // strings in each list
+	numerousShortList = 15      // strings in each short list
 	distinctNames     = 2200    // distinct 40-byte target names per method
 	numerousTasks     = 400     // task calls of a task method, rotating
 	attackConcurrency = 8
@@ -169,6 +170,11 @@ func runHostile(t *testing.T, app string, be *otelBackend) {
 	assert.Empty(t, good.failures(), "the well-behaved client was served throughout")
 	assert.Positive(t, good.calls.Load())
 	h.checkCeiling(t)
+	for name, pid := range h.pids {
+		v, _ := h.peak.Load(name)
+		_, hwm, _ := readMemory(pid)
+		t.Logf("%s: idle %s, peak %s sampled, VmHWM %s", name, mib(h.idle[name]), mib(v.(*atomic.Int64).Load()), mib(hwm))
+	}
 	h.checkSettles(t)
 	if be != nil {
 		checkHostileTelemetry(t, be, good)
@@ -629,8 +635,22 @@ func (a *attacker) method(t *testing.T, m funchostpkg.MethodSpec, era string) {
 			return nil
 		})
 	} else {
+		// Every other request's lists are short enough to pass a byte
+		// bound on what one request may follow, so that what is kept per
+		// client and in all is reached too.
+		shortList := func(string) []any {
+			l := make([]any, numerousShortList)
+			for i := range l {
+				l[i] = randomText(numerousString)
+			}
+			return l
+		}
 		err = a.parallel(ctx, numerousStreams, phaseBudget, func(ctx context.Context, i int, c *http.Client) error {
-			p := mapStrings(ex, "", distinct, fullList).(map[string]any)
+			lists := fullList
+			if i%2 == 1 {
+				lists = shortList
+			}
+			p := mapStrings(ex, "", distinct, lists).(map[string]any)
 			_, err := a.post(ctx, c, mustMarshal(rpc{id: randomText(16), method: m.Name, params: p}.value(era, nil)), headersOf(era, m.Name, m.NameParam, p), streams.keep)
 			return err
 		})
