@@ -17,10 +17,14 @@ import (
 // metric attribute never hold such a string at all: they name only what
 // the app declares.
 const (
-	// MaxIDBytes caps an id: a JSON-RPC request id (the host refuses a
-	// longer one before any work, mcp.MaxIDBytes), an Mcp-Session-Id, an
-	// invocation id.
+	// MaxIDBytes caps an id: a JSON-RPC request id (funchost refuses a
+	// longer one before any work, mcp.MaxIDBytes), an invocation id.
 	MaxIDBytes = 128
+	// MaxSessionIDBytes caps an Mcp-Session-Id. funchost's are sealed
+	// tokens that carry the client's name and capabilities, 150 to 450
+	// bytes as clients send them, and stay whole; a longer one (made up by
+	// a client) is cut.
+	MaxSessionIDBytes = 1024
 	// MaxValueBytes caps any other string of a client's: a resource URI,
 	// the client's address, a name.
 	MaxValueBytes = 256
