@@ -36,7 +36,30 @@ func (h *Host) mcpServer() mcp.Server {
 			GetPrompt:    h.getPrompt,
 			Complete:     h.complete,
 		},
+		Known: h.known,
 	}
+}
+
+// known is the app's own name for what a request names (mcp.Server.Known):
+// the tool's or prompt's declared name, the static resource's URI or the
+// template a URI matches. Telemetry labels spans and metrics with it and
+// never with a client's text.
+func (h *Host) known(kind mcp.TargetKind, name string) (string, bool) {
+	switch kind {
+	case mcp.TargetTool:
+		if t := h.cat.Lookup(name); t != nil {
+			return t.Name, true
+		}
+	case mcp.TargetPrompt:
+		if p, ok := h.cat.Prompt(name); ok {
+			return p.Name, true
+		}
+	case mcp.TargetResource:
+		if r, _, ok := h.cat.LookupResource(name); ok {
+			return r.URI, true
+		}
+	}
+	return "", false
 }
 
 // paramHeaders finds the x-mcp-header arguments of every tool, once, and

@@ -284,7 +284,7 @@ func TestTelemetryBackendTraces(t *testing.T) {
 		_, b := chainOf(spans, resourceTrace, "resources/read", "invoke "+holidaysResourceFunction(spans, resourceTrace), "resource holidays://countries")
 		_, c := chainOf(spans, promptTrace, "prompts/get plan_days_off", "invoke "+promptFunction(spans, promptTrace), "prompt plan_days_off")
 		_, d := chainOf(spans, failTrace, "tools/call to_roman", "invoke to_roman", "execute_tool to_roman")
-		_, e := findSpan(spans, func(s recvSpan) bool { return s.traceID == unknownTrace && s.name == "tools/call no_such_tool" })
+		_, e := findSpan(spans, func(s recvSpan) bool { return s.traceID == unknownTrace && s.name == "tools/call _OTHER" })
 		_, m := metrics["mcp.server.operation.duration"]
 		return a && b && c && d && e && m
 	})
@@ -306,7 +306,7 @@ func TestTelemetryBackendTraces(t *testing.T) {
 	// error.type of an isError result; the worker's span does.
 	chain, _ := chainOf(spans, failTrace, "tools/call to_roman", "invoke to_roman", "execute_tool to_roman")
 	require.Equal(t, "tool_error", chain[2].attrs["error.type"])
-	_, ok := findSpan(spans, func(s recvSpan) bool { return s.traceID == unknownTrace && s.name == "tools/call no_such_tool" })
+	_, ok := findSpan(spans, func(s recvSpan) bool { return s.traceID == unknownTrace && s.name == "tools/call _OTHER" })
 	require.True(t, ok)
 	require.Equal(t, "histogram s", metrics["mcp.server.operation.duration"])
 
@@ -321,12 +321,12 @@ func TestTelemetryBackendTraces(t *testing.T) {
 	require.Contains(t, out, `"error"`)
 	spans, _ = be.waitFor(t, "the failed calls' server spans", func(spans []recvSpan, _ map[string]string) bool {
 		_, a := findSpan(spans, func(s recvSpan) bool { return s.traceID == rawFail && s.name == "tools/call to_roman" })
-		_, b := findSpan(spans, func(s recvSpan) bool { return s.traceID == rawUnknown && s.name == "tools/call no_such_tool" })
+		_, b := findSpan(spans, func(s recvSpan) bool { return s.traceID == rawUnknown && s.name == "tools/call _OTHER" })
 		return a && b
 	})
 	failed, _ := findSpan(spans, func(s recvSpan) bool { return s.traceID == rawFail && s.name == "tools/call to_roman" })
 	require.Equal(t, "tool_error", failed.attrs["error.type"])
-	unknown, _ := findSpan(spans, func(s recvSpan) bool { return s.traceID == rawUnknown && s.name == "tools/call no_such_tool" })
+	unknown, _ := findSpan(spans, func(s recvSpan) bool { return s.traceID == rawUnknown && s.name == "tools/call _OTHER" })
 	require.Equal(t, "-32602", unknown.attrs["error.type"])
 }
 

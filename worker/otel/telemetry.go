@@ -47,7 +47,6 @@ import (
 
 	gotel "go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
@@ -108,7 +107,9 @@ type spans struct {
 }
 
 // maxStarts bounds the span names and options kept for reuse; past it
-// they are made for each run (resource URIs may be many).
+// they are made for each run. Their keys are the app's own names (its
+// tools, prompts, completion arguments and functions): a resource read,
+// named by the URI the client sent, is never kept.
 const maxStarts = 1024
 
 // startKey is what the name and the fixed attributes of a run's span are
@@ -127,30 +128,35 @@ type started struct {
 }
 
 // startOf returns the name and start options of inv's span, made once
-// for each tool, resource or prompt: the span's name, kind and attributes
-// other than the invocation id.
+// for each tool, prompt, completion argument or client request: the span's
+// name, kind and attributes other than the invocation id. A resource
+// read's are made for each read: its name is the URI the client sent
+// (cut to otelsetup.MaxValueBytes), which the app did not choose.
 func (s *spans) startOf(inv *worker.Invocation) started {
-	k := startKey{kind: inv.Kind, name: inv.Name, function: inv.Function}
-	if v, ok := s.starts.Load(k); ok {
-		return v.(started)
+	name := otelsetup.Bound(inv.Name, otelsetup.MaxValueBytes)
+	k := startKey{kind: inv.Kind, name: name, function: inv.Function}
+	if inv.Kind != worker.KindResource {
+		if v, ok := s.starts.Load(k); ok {
+			return v.(started)
+		}
 	}
-	name := string(inv.Kind) + " " + inv.Name
+	spanName := string(inv.Kind) + " " + name
 	attrs := []attribute.KeyValue{semconv.FaaSInvokedName(inv.Function)}
 	switch inv.Kind {
 	case worker.KindTool, worker.KindTask:
-		name = "execute_tool " + inv.Name
-		attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(inv.Name))
+		spanName = "execute_tool " + name
+		attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(name))
 	case worker.KindPrompt:
-		attrs = append(attrs, semconv.GenAIPromptName(inv.Name))
+		attrs = append(attrs, semconv.GenAIPromptName(name))
 	case worker.KindResource:
-		attrs = append(attrs, semconv.McpResourceURIKey.String(inv.Name))
+		attrs = append(attrs, semconv.McpResourceURIKey.String(name))
 	}
 	kind := trace.SpanKindServer
 	if inv.Kind == worker.KindClientRequest {
 		kind = trace.SpanKindClient
 	}
-	st := started{name: name, opts: []trace.SpanStartOption{trace.WithSpanKind(kind)}, attrs: attrs}
-	if s.nStart.Load() < maxStarts {
+	st := started{name: spanName, opts: []trace.SpanStartOption{trace.WithSpanKind(kind)}, attrs: attrs}
+	if inv.Kind != worker.KindResource && s.nStart.Load() < maxStarts {
 		if _, loaded := s.starts.LoadOrStore(k, st); !loaded {
 			s.nStart.Add(1)
 		}
@@ -187,19 +193,19 @@ func (s *spans) hook(ctx context.Context, inv *worker.Invocation, next func(ctx 
 		span.SetAttributes(st.attrs...)
 	} else {
 		otelsetup.SetAttributes(span, func(a []attribute.KeyValue) []attribute.KeyValue {
-			return append(append(a, st.attrs...), semconv.FaaSInvocationID(inv.InvocationID))
+			return append(append(a, st.attrs...), semconv.FaaSInvocationID(otelsetup.Bound(inv.InvocationID, otelsetup.MaxIDBytes)))
 		})
 	}
 	defer span.End()
 	err := next(ctx)
 	if err != nil && !errors.Is(err, worker.ErrInputRequired) {
-		span.RecordError(err)
+		// Its text may repeat what the client sent: cut.
+		otelsetup.RecordError(span, err)
 		errorType := "handler_error"
 		if inv.Kind == worker.KindTool || inv.Kind == worker.KindTask {
 			errorType = "tool_error"
 		}
 		span.SetAttributes(semconv.ErrorTypeKey.String(errorType))
-		span.SetStatus(codes.Error, err.Error())
 	}
 	return err
 }

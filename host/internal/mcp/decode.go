@@ -265,12 +265,27 @@ func methodString(raw []byte) string {
 	return s
 }
 
-// validID returns id when it is a JSON-RPC id that can be echoed: a string
-// that is valid UTF-8 and whose escapes are valid UTF-16 (no lone
-// surrogate, such as "\ud800"), or a number that is finite as a 64-bit
-// float (not 1e999); else nil.
+// MaxIDBytes bounds the JSON text of a request's id (a string with its
+// quotes and escapes, a number as written), and of a progress token: a
+// request with a longer id is refused with -32600 and id null before any
+// work, so that no id a client chooses is kept, echoed, logged or put in a
+// span beyond it. Ids of 128 bytes leave room for any UUID, ULID or
+// counter a client makes.
+const MaxIDBytes = 128
+
+// idTooLong is the -32600 message of a request whose id is over
+// [MaxIDBytes].
+var idTooLong = "Invalid Request: the id is longer than " + strconv.Itoa(MaxIDBytes) + " bytes"
+
+// validID returns id when it is a JSON-RPC id that can be echoed: at most
+// [MaxIDBytes] of JSON text, and a string that is valid UTF-8 and whose
+// escapes are valid UTF-16 (no lone surrogate, such as "\ud800"), or a
+// number that is finite as a 64-bit float (not 1e999); else nil.
 func validID(id json.RawMessage) json.RawMessage {
 	id = bytes.TrimSpace(id)
+	if len(id) > MaxIDBytes {
+		return nil
+	}
 	switch c := firstByte(id); {
 	case c == '"':
 		if len(id) < 2 || !utf8.Valid(id) || !validEscapes(id[1:len(id)-1]) {

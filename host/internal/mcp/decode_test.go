@@ -225,6 +225,9 @@ func TestValidID(t *testing.T) {
 	} {
 		assert.Equal(t, ok, validID(json.RawMessage(id)) != nil, id)
 	}
+	assert.NotNil(t, validID(json.RawMessage(stringID(MaxIDBytes))), "an id of MaxIDBytes")
+	assert.Nil(t, validID(json.RawMessage(stringID(MaxIDBytes+1))), "an id over MaxIDBytes")
+	assert.Nil(t, validID(json.RawMessage("1"+strings.Repeat("0", MaxIDBytes))), "a number over MaxIDBytes")
 }
 
 func TestDecodeCallParamsDoesNotAlias(t *testing.T) {

@@ -6,8 +6,79 @@ import (
 )
 
 // What a tracing or metrics link reads of an exchange beyond the method,
-// name and outcome: the request id, the trace context of params._meta, and
-// a way to hand the handler a context that carries the link's span.
+// name and outcome: what the request names as the app knows it, the
+// request id, the trace context of params._meta, and a way to hand the
+// handler a context that carries the link's span.
+
+// TargetKind is what a request's method names.
+type TargetKind uint8
+
+// The kinds of target.
+const (
+	TargetNone     TargetKind = iota // the method names nothing (tools/list, ping, …)
+	TargetTool                       // tools/call names a tool (params.name)
+	TargetPrompt                     // prompts/get names a prompt (params.name)
+	TargetResource                   // resources/read, resources/subscribe and resources/unsubscribe name a resource (params.uri)
+)
+
+// Target is what an exchange is about, told apart into what the endpoint
+// and the app know (which may label telemetry: a span's name, a metric's
+// attributes) and what the client sent (which may not, uncapped).
+type Target struct {
+	// Method is the method's name when the endpoint knows it: a method of
+	// its table, or a notification a client sends (notifications/…); ""
+	// otherwise (the client's text is then only in [Exchange.Method]).
+	Method string
+	// Kind is what the method names.
+	Kind TargetKind
+	// Name is what the request names, as sent: the client's text, of any
+	// length; "" when it names nothing.
+	Name string
+	// Known is the app's own name for Name ([Server.Known]): the tool's or
+	// the prompt's name, the static resource's URI or the URI template the
+	// URI matches; "" when the app serves nothing by Name (or Kind is
+	// TargetNone, or the Server has no Known).
+	Known string
+}
+
+// clientNotifications are the notifications a client sends a server.
+var clientNotifications = [...]string{
+	methodCancelled, "notifications/initialized", "notifications/progress", "notifications/roots/list_changed",
+}
+
+// Target reads what the exchange names. It costs one lookup of the name
+// in the app's catalog ([Server.Known]) and, for a tool or a prompt, the
+// decoding of the name; a link calls it once.
+func (x *Exchange) Target() Target {
+	var t Target
+	if x.method != nil {
+		t.Method = x.method.name
+	} else {
+		for _, n := range clientNotifications {
+			if x.msg.method == n {
+				t.Method = n
+				break
+			}
+		}
+	}
+	switch t.Method {
+	case methodToolsCall:
+		t.Kind = TargetTool
+		t.Name, _ = stringValue(x.msg.name)
+	case methodPromptsGet:
+		t.Kind = TargetPrompt
+		t.Name, _ = stringValue(x.msg.name)
+	case methodResourcesRead, methodSubscribe, methodUnsubscribe:
+		t.Kind = TargetResource
+		t.Name = paramString(x.msg.params, "uri")
+	}
+	if t.Name != "" && x.h.srv.Known != nil {
+		if known, ok := x.h.srv.Known(t.Kind, t.Name); ok {
+			t.Known = known
+		}
+	}
+	return t
+}
 
 // ID is the JSON-RPC id as text: a string id without its quotes, a number
 // as written; "" for a notification.

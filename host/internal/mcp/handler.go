@@ -276,7 +276,11 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 		return
 	}
 	if msg.id != nil && validID(msg.id) == nil {
-		h.refuse(w, http.StatusBadRequest, nil, CodeInvalidRequest, "Invalid Request: id must be a string or a number", nil)
+		text := "Invalid Request: id must be a string or a number"
+		if len(bytes.TrimSpace(msg.id)) > MaxIDBytes {
+			text = idTooLong
+		}
+		h.refuse(w, http.StatusBadRequest, nil, CodeInvalidRequest, text, nil)
 		return
 	}
 

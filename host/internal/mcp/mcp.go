@@ -177,6 +177,16 @@ type Server struct {
 	// Functions are the resources, templates, prompts and completions; nil
 	// when the app has none (their methods answer method-not-found).
 	Functions *Functions
+	// Known returns the app's own name for what a request names: for
+	// TargetTool and TargetPrompt the declared name of the tool or prompt
+	// called name, for TargetResource the URI of the static resource name
+	// is, else the URI template it matches; ok is false when the app serves
+	// nothing by that name. It is what [Exchange.Target] reads, so that
+	// telemetry labels spans and metrics with the app's names only, never a
+	// client's text: it runs on every exchange that names something while a
+	// link asks, so it must be cheap and must not keep name. nil: nothing is
+	// known (every target is unknown).
+	Known func(kind TargetKind, name string) (known string, ok bool)
 }
 
 // Handler is the Streamable HTTP endpoint of [NewHandler].

@@ -53,11 +53,28 @@ func greetCall(tel *Telemetry) func() {
 		CallTool: func(context.Context, *mcp.CallRequest) (*metadata.CallToolResult, error) {
 			return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("hi")}}, nil
 		},
+		Known: knownTools("greet"),
 	}, &mcp.Options{Middleware: tel.Middleware()})
 	const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{},"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}}`
 	return func() {
 		req := httptest.NewRequest(http.MethodPost, "/runtime/webhooks/mcp", strings.NewReader(body))
 		req.Header.Set("Accept", "application/json")
 		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+}
+
+// knownTools is the Server.Known of an app that declares the tools named
+// and nothing else.
+func knownTools(names ...string) func(mcp.TargetKind, string) (string, bool) {
+	return func(kind mcp.TargetKind, name string) (string, bool) {
+		if kind != mcp.TargetTool {
+			return "", false
+		}
+		for _, n := range names {
+			if n == name {
+				return n, true
+			}
+		}
+		return "", false
 	}
 }

@@ -6,7 +6,10 @@
 // It adds links to the host's chains and nothing to its handlers: a
 // middleware of the MCP front ([Telemetry.Middleware]) opens one SERVER
 // span per request and records mcp.server.operation.duration, per the MCP
-// semantic conventions, and an [invoke.Trace] ([Telemetry.InvokeTrace])
+// semantic conventions (span names and metric attributes name only the
+// methods, tools, prompts and resources the server and the app declare,
+// [Other] otherwise; what a span copies from a request is cut), and an
+// [invoke.Trace] ([Telemetry.InvokeTrace])
 // wraps each invocation of the worker in a CLIENT span whose W3C trace
 // context travels to the worker in the POST's headers. HTTP wrappers
 // ([Telemetry.HTTP], [Telemetry.Sessions], [Telemetry.Stream]) count

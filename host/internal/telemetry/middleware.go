@@ -22,16 +22,27 @@ import (
 // ErrorTypeTool is the error.type of a tool's isError result.
 const ErrorTypeTool = "tool_error"
 
+// Other is what telemetry calls a method, tool, prompt or resource the
+// server does not know, as the OpenTelemetry conventions do ("_OTHER"):
+// a span's name and a metric's attributes name only what the app declares,
+// so that no client can add a series or a name of its choosing.
+const Other = "_OTHER"
+
 // Middleware returns the link of the MCP chain that traces and measures
 // every exchange: nil when t is nil (telemetry off).
 //
 // The span is a SERVER span named "{mcp.method.name} {target}" (the tool
-// or the prompt name; the method alone otherwise). Its parent is the trace
-// context of params._meta (SEP-414) when the client sent one, else the HTTP
-// request's traceparent; when both are there and differ, the HTTP one is a
-// link. Its context is the handler's, so the invocation of the worker is
-// its child. An exchange that fails (a JSON-RPC error, a tool's isError
-// result, an HTTP refusal) has error.type and status Error.
+// or the prompt; the method alone otherwise), where the method and the
+// target are the server's own names ([mcp.Exchange.Target]) or [Other].
+// Its parent is the trace context of params._meta (SEP-414) when the
+// client sent one, else the HTTP request's traceparent; when both are
+// there and differ, the HTTP one is a link. Its context is the handler's,
+// so the invocation of the worker is its child. An exchange that fails (a
+// JSON-RPC error, a tool's isError result, an HTTP refusal) has error.type
+// and status Error. What the client chose and the span carries is cut: the
+// request id to otelsetup.MaxIDBytes (the endpoint refuses a longer one),
+// the session id to otelsetup.MaxSessionIDBytes, a resource URI and the
+// client's address to otelsetup.MaxValueBytes.
 func (t *Telemetry) Middleware() []mcp.Middleware {
 	if t == nil {
 		return nil
@@ -63,13 +74,13 @@ func (t *Telemetry) link(next mcp.MethodHandler) mcp.MethodHandler {
 		// the span, where setting some at the start and the rest at the end
 		// copies them twice and grows the span's slice. No sampler of
 		// OTEL_TRACES_SAMPLER reads attributes, so the decision is the same.
-		method, name := x.Method(), x.Name()
-		spanName := method
-		target := targetAttr(method, name)
-		if target.Valid() && target.Key != semconv.McpResourceURIKey {
-			spanName += " " + name
+		tg := x.Target()
+		method := tg.Method
+		if method == "" {
+			method = Other
 		}
-		ctx, span := t.tracer.Start(parent, spanName, opts...)
+		target := targetAttr(tg)
+		ctx, span := t.tracer.Start(parent, t.spanNames.of(method, target), opts...)
 		x.SetContext(ctx)
 
 		next(x)
@@ -82,21 +93,25 @@ func (t *Telemetry) link(next mcp.MethodHandler) mcp.MethodHandler {
 		version, et := x.ProtocolVersion(), x.ErrorType()
 		otelsetup.SetAttributes(span, func(a []attribute.KeyValue) []attribute.KeyValue {
 			a = append(a, semconv.McpMethodNameKey.String(method))
-			if target.Valid() {
+			switch {
+			case tg.Kind == mcp.TargetResource && target.Valid():
+				// The span is one request's: it may say which URI, cut.
+				a = append(a, semconv.McpResourceURIKey.String(otelsetup.Bound(tg.Name, otelsetup.MaxValueBytes)))
+			case target.Valid():
 				a = append(a, target)
-				if method == "tools/call" {
+				if tg.Kind == mcp.TargetTool {
 					a = append(a, semconv.GenAIOperationNameExecuteTool)
 				}
 			}
 			if id := x.ID(); id != "" {
-				a = append(a, semconv.JSONRPCRequestID(id))
+				a = append(a, semconv.JSONRPCRequestID(otelsetup.Bound(id, otelsetup.MaxIDBytes)))
 			}
 			if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
-				a = append(a, semconv.McpSessionIDKey.String(sid))
+				a = append(a, semconv.McpSessionIDKey.String(otelsetup.Bound(sid, otelsetup.MaxSessionIDBytes)))
 			}
 			a = append(a, semconv.NetworkTransportTCP, semconv.NetworkProtocolName("http"))
 			if host, port, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-				a = append(a, semconv.ClientAddress(host))
+				a = append(a, semconv.ClientAddress(otelsetup.Bound(host, otelsetup.MaxValueBytes)))
 				if p, err := strconv.Atoi(port); err == nil {
 					a = append(a, semconv.ClientPort(p))
 				}
@@ -122,18 +137,25 @@ func (t *Telemetry) link(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // targetAttr is what the request names, as the conventions spell it for
-// its method; an invalid attribute when it names nothing.
-func targetAttr(method, name string) attribute.KeyValue {
-	if name == "" {
+// its kind, with the app's own name for it or [Other]: the tool
+// (gen_ai.tool.name), the prompt (gen_ai.prompt.name), the resource
+// (mcp.resource.uri: the static resource's URI or the template the URI
+// matched); an invalid attribute when it names nothing.
+func targetAttr(tg mcp.Target) attribute.KeyValue {
+	if tg.Name == "" {
 		return attribute.KeyValue{}
 	}
-	switch method {
-	case "tools/call":
-		return semconv.GenAIToolName(name)
-	case "prompts/get":
-		return semconv.GenAIPromptName(name)
-	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		return semconv.McpResourceURIKey.String(name)
+	label := tg.Known
+	if label == "" {
+		label = Other
+	}
+	switch tg.Kind {
+	case mcp.TargetTool:
+		return semconv.GenAIToolName(label)
+	case mcp.TargetPrompt:
+		return semconv.GenAIPromptName(label)
+	case mcp.TargetResource:
+		return semconv.McpResourceURIKey.String(label)
 	}
 	return attribute.KeyValue{}
 }
@@ -152,9 +174,8 @@ func (t *Telemetry) InvokeTrace() invoke.Trace {
 		h := traceHeaders(ctx, span.SpanContext())
 		return ctx, h, func(err error) {
 			if err != nil {
-				span.RecordError(err)
+				otelsetup.RecordError(span, err)
 				span.SetAttributes(semconv.ErrorTypeKey.String("invoke"))
-				span.SetStatus(codes.Error, err.Error())
 			}
 			span.End()
 		}

@@ -10,16 +10,23 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// maxDurationSets bounds the attribute sets of mcp.server.operation.duration
-// kept for reuse; past it a set is built for each recording. Tool and
-// prompt names are few, resource URIs may not be.
-const maxDurationSets = 1024
+// The caches of this file keep what the link makes for each kind of
+// exchange, so that recording one builds nothing again. Their keys are the
+// server's own names only, never a client's text: the methods the endpoint
+// knows or [Other], the tools, prompts, resources and templates the app
+// declares or [Other], the revisions it speaks, the error types it answers
+// with, the functions it invokes. So they are bounded by construction,
+// whatever clients send; maxCached is a second bound, for an app that
+// declares more than it.
+const maxCached = 1024
 
 // durationKey is what the attributes of one mcp.server.operation.duration
 // recording are made of.
 type durationKey struct {
-	method    string
-	target    attribute.KeyValue // gen_ai.tool.name, gen_ai.prompt.name, mcp.resource.uri; invalid for none
+	method string
+	// target is gen_ai.tool.name, gen_ai.prompt.name or mcp.resource.uri
+	// with the app's own name or Other; invalid for none.
+	target    attribute.KeyValue
 	version   string
 	errorType string
 }
@@ -27,21 +34,34 @@ type durationKey struct {
 // durationSets keeps the attribute set of each durationKey seen, so that
 // recording a duration neither builds, sorts nor hashes a set again.
 type durationSets struct {
-	m sync.Map // durationKey → attribute.Set
-	n atomic.Int32
+	mu sync.RWMutex
+	m  map[durationKey]attribute.Set
 }
 
 func (d *durationSets) of(k durationKey) attribute.Set {
-	if s, ok := d.m.Load(k); ok {
-		return s.(attribute.Set)
+	d.mu.RLock()
+	s, ok := d.m[k]
+	d.mu.RUnlock()
+	if ok {
+		return s
 	}
-	s := k.set()
-	if d.n.Load() < maxDurationSets {
-		if _, loaded := d.m.LoadOrStore(k, s); !loaded {
-			d.n.Add(1)
-		}
+	s = k.set()
+	d.mu.Lock()
+	if d.m == nil {
+		d.m = make(map[durationKey]attribute.Set)
 	}
+	if len(d.m) < maxCached {
+		d.m[k] = s
+	}
+	d.mu.Unlock()
 	return s
+}
+
+// len is how many sets are kept.
+func (d *durationSets) len() int {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return len(d.m)
 }
 
 // set is the attribute set of k: mcp.method.name, the target, the
@@ -63,6 +83,50 @@ func (k durationKey) set() attribute.Set {
 		}
 	}
 	return attribute.NewSet(attrs...)
+}
+
+// spanNameKey is what a SERVER span's name is made of: the method and the
+// tool or prompt (the app's name or Other).
+type spanNameKey struct{ method, target string }
+
+// spanNames keeps the names of the SERVER spans: "{method} {target}" for a
+// tool or a prompt, made once each.
+type spanNames struct {
+	mu sync.RWMutex
+	m  map[spanNameKey]string
+}
+
+// of is the name of the SERVER span of method about target: the method
+// alone when the target is none or a resource (a URI, even a declared one,
+// is no span name).
+func (n *spanNames) of(method string, target attribute.KeyValue) string {
+	if !target.Valid() || target.Key == semconv.McpResourceURIKey {
+		return method
+	}
+	k := spanNameKey{method: method, target: target.Value.AsString()}
+	n.mu.RLock()
+	name, ok := n.m[k]
+	n.mu.RUnlock()
+	if ok {
+		return name
+	}
+	name = method + " " + k.target
+	n.mu.Lock()
+	if n.m == nil {
+		n.m = make(map[spanNameKey]string)
+	}
+	if len(n.m) < maxCached {
+		n.m[k] = name
+	}
+	n.mu.Unlock()
+	return name
+}
+
+// len is how many names are kept.
+func (n *spanNames) len() int {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return len(n.m)
 }
 
 // isRPCCode reports whether an error.type is a JSON-RPC error code.
@@ -90,8 +154,10 @@ type started struct {
 }
 
 // startOptions keeps the start options of each startKey seen (at most
-// maxDurationSets), so that starting a child span does not build its
-// name, attributes and options again: functions and tools are few.
+// maxCached), so that starting a child span does not build its name,
+// attributes and options again. Its keys are the host's: the tools a task
+// runs or a validation checks, the functions it invokes, never a name a
+// client sent.
 type startOptions struct {
 	m sync.Map // startKey → started
 	n atomic.Int32
@@ -108,7 +174,7 @@ func (o *startOptions) of(k startKey) started {
 	} else {
 		s = started{opts: []trace.SpanStartOption{trace.WithSpanKind(k.kind)}, attrs: []attribute.KeyValue{semconv.GenAIToolName(k.tool)}}
 	}
-	if o.n.Load() < maxDurationSets {
+	if o.n.Load() < maxCached {
 		if _, loaded := o.m.LoadOrStore(k, s); !loaded {
 			o.n.Add(1)
 		}

@@ -39,6 +39,8 @@ type Telemetry struct {
 	duration mcpconv.ServerOperationDuration
 	// durationSets are the attribute sets of duration, made once each.
 	durationSets durationSets
+	// spanNames are the names of the SERVER spans, made once each.
+	spanNames spanNames
 	// startOptions are the start options of the child spans, made once each.
 	startOptions startOptions
 	meter        metric.Meter

@@ -1,0 +1,59 @@
+package mcp
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestExchangeTarget: what a link reads of what a request names: the
+// method when the endpoint knows it, the kind, the client's text and the
+// app's own name for it (Server.Known), "" when the app has none.
+func TestExchangeTarget(t *testing.T) {
+	srv := serverOf(newFakeTools())
+	srv.Known = func(kind TargetKind, name string) (string, bool) {
+		switch {
+		case kind == TargetTool && name == "echo":
+			return "echo", true
+		case kind == TargetPrompt && strings.EqualFold(name, "greeting"):
+			return "greeting", true
+		case kind == TargetResource && strings.HasPrefix(name, "notes://"):
+			return "notes://{id}", true
+		}
+		return "", false
+	}
+	var got []Target
+	record := func(next MethodHandler) MethodHandler {
+		return func(x *Exchange) { got = append(got, x.Target()); next(x) }
+	}
+	h := NewHandler(srv, &Options{Sealer: testSealer, Middleware: []Middleware{record}})
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope"}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"Greeting"}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"notes://7"}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"resources/subscribe","params":{"uri":"file:///x"}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"name":"echo"}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"made/up","params":{"name":"echo"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		`{"jsonrpc":"2.0","method":"notifications/made_up"}`,
+	} {
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+		req.Header.Set("Accept", acceptBoth)
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	assert.Equal(t, []Target{
+		{Method: "tools/call", Kind: TargetTool, Name: "echo", Known: "echo"},
+		{Method: "tools/call", Kind: TargetTool, Name: "nope"},
+		{Method: "prompts/get", Kind: TargetPrompt, Name: "Greeting", Known: "greeting"},
+		{Method: "resources/read", Kind: TargetResource, Name: "notes://7", Known: "notes://{id}"},
+		{Method: "resources/subscribe", Kind: TargetResource, Name: "file:///x"},
+		{Method: "tools/list"},
+		{},
+		{Method: "notifications/cancelled"},
+		{},
+	}, got)
+}
