@@ -277,7 +277,7 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	// it follows count against its owner's and its address's bytes.
 	var heard <-chan struct{}
 	if hub := l.endpoint.hub; hub != nil {
-		lst, err := hub.Listen(notify.ListenerOptions{Owner: owner.Of(r), Address: owner.Address(r.RemoteAddr), Uncounted: true, Wake: s.signal},
+		lst, err := hub.Listen(notify.ListenerOptions{Owner: owner.Of(r), Address: owner.ClientAddress(r), Uncounted: true, Wake: s.signal},
 			l.endpoint.listFilter())
 		if err != nil {
 			l.plainError(w, http.StatusServiceUnavailable, "Service Unavailable: the host is stopping")

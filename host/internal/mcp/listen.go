@@ -350,7 +350,7 @@ func (h *handler) serveListen(req *request) bool {
 	}
 
 	ls := &listenStream{h: h, wake: make(chan struct{}, 1), subID: bytes.Clone(validID(req.id)), scope: taskScope(req.r)}
-	l, err := h.hub.Listen(notify.ListenerOptions{Owner: owner.Of(req.r), Address: owner.Address(req.r.RemoteAddr),
+	l, err := h.hub.Listen(notify.ListenerOptions{Owner: owner.Of(req.r), Address: owner.ClientAddress(req.r),
 		Held: listenStreamCost + requestHeld(req.r), TaskOwner: ls.scope, Wake: ls.signal}, f)
 	if err != nil {
 		h.listenRefusal(req, err)
@@ -483,7 +483,7 @@ func (h *handler) serveSessionStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ls := &listenStream{h: h, wake: make(chan struct{}, 1)}
-	l, err := h.sessions.attach(s, notify.ListenerOptions{Owner: owner.Of(r), Address: owner.Address(r.RemoteAddr), Held: listenStreamCost, Wake: ls.signal},
+	l, err := h.sessions.attach(s, notify.ListenerOptions{Owner: owner.Of(r), Address: owner.ClientAddress(r), Held: listenStreamCost, Wake: ls.signal},
 		h.listFilter())
 	if err != nil {
 		var le *owner.LimitError
@@ -546,7 +546,7 @@ func (h *handler) serveSubscribe(req *request) bool {
 		}
 	case req.session != nil:
 		if subscribe {
-			err = h.sessions.subscribe(req.session, owner.Of(req.r), owner.Address(req.r.RemoteAddr), uri)
+			err = h.sessions.subscribe(req.session, owner.Of(req.r), owner.ClientAddress(req.r), uri)
 		} else {
 			h.sessions.unsubscribe(req.session.id, uri)
 		}
