@@ -30,7 +30,7 @@ func subscriptionServer(t *testing.T, opts *Options) (*testServer, *handler, *no
 	}
 	o.Notify, o.Sealer = hub, testSealer
 	hd := NewHandler(serverOf(f), &o)
-	srv := httptest.NewServer(hd)
+	srv := httptest.NewServer(checkedKeys(hd))
 	t.Cleanup(srv.Close)
 	t.Cleanup(hub.Close)
 	return &testServer{Server: srv, tools: f.fakeTools}, hd.h, hub
@@ -147,8 +147,8 @@ func TestSessionsShareTheirURIs(t *testing.T) {
 func unsafeStringData(s string) *byte { return unsafe.StringData(s) }
 
 // TestListenersOfOneAddressAreBounded: listen streams from one address,
-// a fresh Authorization each (a new owner each while nothing verifies
-// it), are refused once the address's bytes, or its number of listeners,
+// each with a function key of its own (a client each, all of one address), are
+// refused once the address's bytes, or its number of listeners,
 // are reached; another client is served still.
 func TestListenersOfOneAddressAreBounded(t *testing.T) {
 	s, _, hub := subscriptionServer(t, nil)
@@ -159,7 +159,7 @@ func TestListenersOfOneAddressAreBounded(t *testing.T) {
 	}
 	listenWith := func(s *testServer, i int, filter map[string]any) reply {
 		h := modernHeaders(methodListen, "")
-		h["Authorization"] = fmt.Sprintf("Bearer made-up-%d", i)
+		h["X-Functions-Key"] = fmt.Sprintf("key-%d", i)
 		ctx, cancel := context.WithCancel(t.Context())
 		t.Cleanup(cancel)
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, strings.NewReader(listenBody(i, filter, nil)))
@@ -245,7 +245,7 @@ func TestLegacySSESubscriptionsOfOneAddressAreBounded(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/runtime/webhooks/mcp/sse", sse.ServeStream)
 	mux.HandleFunc("/runtime/webhooks/mcp/message", sse.ServeMessage)
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(checkedKeys(mux))
 	t.Cleanup(func() { sse.Close(); srv.Close() })
 
 	var refusal string
