@@ -110,13 +110,14 @@ func (h *Host) publishAnnounced(c notify.Change) {
 	}
 }
 
-// workerValues are the settings the worker process gets: the app's Values
-// and the change channel. When the channel cannot be offered the worker
-// gets the variables empty (set in funchost's own environment they would
-// name another host's channel) and announces nothing.
+// workerValues are the settings the worker process gets: the app's Values,
+// the telemetry switch (workerTelemetry) and the change channel. When the
+// channel cannot be offered the worker gets the variables empty (set in
+// funchost's own environment they would name another host's channel) and
+// announces nothing.
 func (h *Host) workerValues() []config.Setting {
 	u, key := h.announced.offer()
-	return append(slices.Clone(h.cfg.Values),
+	return append(append(slices.Clone(h.cfg.Values), h.workerTelemetry()...),
 		config.Setting{Key: metadata.EnvChangesURL, Value: u},
 		config.Setting{Key: metadata.EnvChangesKey, Value: key})
 }

@@ -54,6 +54,11 @@ const (
 // FunctionStatus is one function of the app as GET /admin/host/status reports it.
 type FunctionStatus = catalog.FunctionStatus
 
+// TelemetryStatus says whether telemetry is on and where funchost and its
+// worker export, as GET /admin/host/status reports it and funchost prints
+// it at start; it holds no header and no credentials of an endpoint.
+type TelemetryStatus = telemetry.Summary
+
 // Status is the body of GET /admin/host/status.
 type Status struct {
 	State       State  `json:"state"`
@@ -68,6 +73,8 @@ type Status struct {
 	PromptsServed   int              `json:"promptsServed"`
 	Functions       []FunctionStatus `json:"functions"`
 	Errors          []string         `json:"errors"`
+	// Telemetry is on or off, and where each process exports.
+	Telemetry *TelemetryStatus `json:"telemetry"`
 }
 
 // Host serves a function app's mcpToolTrigger functions as MCP tools.
@@ -104,6 +111,9 @@ type Host struct {
 	calls        *guard.Calls
 	// tel is the host's OpenTelemetry; nil when off.
 	tel *telemetry.Telemetry
+	// telSummary says whether telemetry is on and where the host and the
+	// worker export (the start line, the status).
+	telSummary *telemetry.Summary
 	// changes keeps this instance's listeners (subscriptions/listen, the
 	// GET and legacy SSE streams) and hands them the changes published
 	// (see changes.go).
@@ -212,6 +222,7 @@ func New(opts *Options) (*Host, error) {
 		console: &console{w: o.Output},
 		ready:   make(chan struct{}),
 	}
+	h.telSummary = h.summarizeTelemetry()
 	h.announced = h.newChangeChannel()
 	if err := h.tel.Observe(func() (int64, int64) { return int64(h.calls.InFlight()), h.calls.TasksRunning() }); err != nil {
 		_ = h.tel.Shutdown(context.Background())

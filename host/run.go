@@ -123,6 +123,7 @@ func (h *Host) Run(ctx context.Context) error {
 	h.console.printf("MCP server endpoint: %s\n", h.Endpoint())
 	h.console.printf("MCP server legacy SSE endpoint: %s/sse\n", h.Endpoint())
 	h.console.printf("%s\n", h.keysLine())
+	h.console.printf("Telemetry: %s\n", h.telSummary.Text)
 	if h.oauth != nil {
 		h.console.printf("Access tokens: required (%s); protected resource metadata: %s\n",
 			SettingAuthIssuer, "http://"+addr+MetadataPath+MCPPath)

@@ -42,6 +42,7 @@ func errString(err error) string {
 
 // Status reports the host's state and what it serves.
 func (h *Host) Status() *Status {
+	tel := *h.telSummary
 	st := &Status{
 		State:           h.state.Load().(State),
 		Reason:          h.unhealthyReason(),
@@ -51,6 +52,7 @@ func (h *Host) Status() *Status {
 		PromptsServed:   len(h.cat.PromptEntries()),
 		Functions:       h.cat.Functions(),
 		Errors:          []string{},
+		Telemetry:       &tel,
 	}
 	for _, e := range h.cat.Failures() {
 		st.Errors = append(st.Errors, jsonx.OneLine(e.Error()))

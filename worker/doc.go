@@ -249,7 +249,8 @@
 // names an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; funchost passes its environment and
 // local.settings.json Values on, the Functions host its app settings) and
-// OTEL_SDK_DISABLED is not "true". A hook, outermost of the app's, opens a
+// OTEL_SDK_DISABLED is not "true" (funchost sets it when host.json leaves
+// telemetry off). A hook, outermost of the app's, opens a
 // span around every handler run ("execute_tool {tool}" for a tool)
 // continuing the W3C traceparent funchost sends on the invocation, else the
 // MCP client's traceparent among the invocation's transport headers

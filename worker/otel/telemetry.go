@@ -9,7 +9,9 @@
 // When the process's environment names an OTLP endpoint
 // (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
 // funchost passes its environment and local.settings.json Values on, the
-// Functions host its app settings) and OTEL_SDK_DISABLED is not "true",
+// Functions host its app settings) and OTEL_SDK_DISABLED is not "true"
+// (funchost sets it to "true" when host.json has no telemetryMode
+// OpenTelemetry, so that host.json turns both processes on or off),
 // the served app:
 //
 //   - continues the trace the invocation carries: the W3C traceparent

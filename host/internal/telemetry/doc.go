@@ -20,7 +20,9 @@
 // [Telemetry.BackplaneReceive] the two ends of a backplane hop; the
 // operator's metrics are recorded by the methods named after them
 // ([Telemetry.Refused], [Telemetry.WorkerRestarted], …); [Telemetry.Logger]
-// puts trace_id and span_id on log lines. Off, there is no Telemetry: the
+// puts trace_id and span_id on log lines; [Summarize] says whether it is on
+// and where funchost and its worker export (the start line, the status).
+// Off, there is no Telemetry: the
 // host passes no link, no Trace and no wrapper, every method of a nil
 // *Telemetry returns at once without allocating, and a call costs what it
 // cost without this package.

@@ -1,0 +1,68 @@
+package host
+
+import (
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/config"
+	"github.com/funcmcp/funcmcp/host/internal/telemetry"
+)
+
+// envSDKDisabled is the OpenTelemetry variable that turns an SDK off in
+// every language; funchost sets it to "true" for the worker when host.json
+// leaves telemetry off.
+const envSDKDisabled = "OTEL_SDK_DISABLED"
+
+// workerTelemetry is what the worker's settings get for telemetry. Under
+// funchost, host.json telemetryMode is the one switch of both processes:
+// when funchost's telemetry is off, the worker is started with
+// OTEL_SDK_DISABLED=true, after the environment and the Values (the last
+// value of a name wins), so that it exports nothing whatever OTEL_* they
+// carry. When it is on, the worker's OTEL_* are left as they are.
+func (h *Host) workerTelemetry() []config.Setting {
+	if h.tel != nil {
+		return nil
+	}
+	return []config.Setting{{Key: envSDKDisabled, Value: "true"}}
+}
+
+// summarizeTelemetry says whether telemetry is on and where funchost and
+// the worker it starts export, from funchost's environment and the one
+// the worker gets (workerGetenv).
+func (h *Host) summarizeTelemetry() *telemetry.Summary {
+	var worker telemetry.Exports
+	switch {
+	case h.opts.WorkerURL != "":
+		worker.Reason = "not started by funchost: its own environment decides"
+	case h.tel == nil:
+		worker.Reason = "funchost starts it with " + envSDKDisabled + "=true"
+	default:
+		worker = telemetry.WorkerExports(h.workerGetenv())
+	}
+	return telemetry.Summarize(h.cfg.TelemetryMode, h.tel != nil, telemetry.HostExports(os.Getenv), worker)
+}
+
+// workerGetenv reads the environment funchost starts the worker with
+// (supervise.Spec): funchost's own (or Options.Environ) and the Values,
+// then what funchost adds for telemetry, the last value of a name winning,
+// without the variables the worker never gets.
+func (h *Host) workerGetenv() func(string) string {
+	base := h.opts.Environ
+	if base == nil {
+		base = os.Environ()
+	}
+	env := make(map[string]string, len(base))
+	for _, kv := range base {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	for _, s := range append(slices.Clone(h.cfg.Values), h.workerTelemetry()...) {
+		env[s.Key] = s.Value
+	}
+	for _, k := range auth.WorkerHidden {
+		delete(env, k)
+	}
+	return func(k string) string { return env[k] }
+}
