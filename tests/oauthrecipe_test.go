@@ -173,11 +173,11 @@ func (p *npmProvider) authorize(t *testing.T, clientID, redirect, scope, resourc
 // needs Claims.Read, gets a 403 step-up: a client without refresh tokens
 // authorizes again with the scope and is served; a client with refresh
 // tokens hits the recipe's caveat (SDK 1.x refreshes, keeping the old
-// scopes, then fails); a server that asks for every scope at first
+// scopes, then fails; the 2.x client authorizes again); a server that asks for every scope at first
 // authorization spares that client the step-up.
 func TestOAuthRecipeNpmProvider(t *testing.T) {
 	t.Parallel()
-	node, dir := nodeBin(t, "@modelcontextprotocol/sdk", "oauth2-mock-server")
+	node, dir := nodeBin(t, "@modelcontextprotocol/sdk", "@modelcontextprotocol/client", "oauth2-mock-server")
 	port, port2 := testutil.FreePort(t), testutil.FreePort(t)
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d%s", port, endpointPath)
 	endpoint2 := fmt.Sprintf("http://127.0.0.1:%d%s", port2, endpointPath)
@@ -241,10 +241,10 @@ func TestOAuthRecipeNpmProvider(t *testing.T) {
 		`resource_metadata="`+h.base+`/.well-known/oauth-protected-resource/runtime/webhooks/mcp", scope="user_impersonation Claims.Read"`,
 		resp.Header.Get("WWW-Authenticate"))
 
-	ts := func(t *testing.T, h *host, clientID string) tsOAuthReport {
+	ts := func(t *testing.T, h *host, clientID, sdk string) tsOAuthReport {
 		t.Helper()
 		calls := `[{"name":"whoami","arguments":{}},{"name":"caller_claims","arguments":{}}]`
-		code, stdout, stderr := runNode(t, node, dir, "ts-oauth.mjs", h.endpoint, clientID, redirect, calls, "v1")
+		code, stdout, stderr := runNode(t, node, dir, "ts-oauth.mjs", h.endpoint, clientID, redirect, calls, sdk)
 		var rep tsOAuthReport
 		require.NoError(t, json.Unmarshal([]byte(stdout), &rep), "exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		require.Equal(t, 0, code, "ts-oauth.mjs failed: %+v\nstderr:\n%s\nfunchost:\n%s", rep.Error, stderr, h.console.String())
@@ -284,7 +284,7 @@ func TestOAuthRecipeNpmProvider(t *testing.T) {
 
 	t.Run("step-up", func(t *testing.T) {
 		before := op.count()
-		rep := ts(t, h, "my-client")
+		rep := ts(t, h, "my-client", "v1")
 		claims := rep.Calls[1]
 		assert.True(t, claims.OK, "caller_claims after step-up: %+v", claims.Error)
 		assert.True(t, claims.SteppedUp, "caller_claims needs Claims.Read, which the first token lacks")
@@ -297,7 +297,7 @@ func TestOAuthRecipeNpmProvider(t *testing.T) {
 
 	t.Run("refresh tokens", func(t *testing.T) {
 		before := op.count()
-		rep := ts(t, h, "my-refreshing-client")
+		rep := ts(t, h, "my-refreshing-client", "v1")
 		claims := rep.Calls[1]
 		assert.False(t, claims.OK, "SDK 1.x refreshes instead of authorizing again")
 		assert.False(t, claims.SteppedUp)
@@ -308,6 +308,19 @@ func TestOAuthRecipeNpmProvider(t *testing.T) {
 		assert.Equal(t, []string{"user_impersonation"}, grants(t, events, endpoint, "refresh_token"), "the refresh keeps the old scopes")
 	})
 
+	t.Run("refresh tokens v2", func(t *testing.T) {
+		// The TypeScript client 2.x authorizes again on a 403 step-up,
+		// refresh token or not.
+		before := op.count()
+		rep := ts(t, h, "my-refreshing-client", "v2")
+		claims := rep.Calls[1]
+		assert.True(t, claims.OK, "caller_claims after step-up: %+v", claims.Error)
+		assert.True(t, claims.SteppedUp)
+		events := op.events(t, before, 4)
+		assert.Equal(t, []string{"user_impersonation", "user_impersonation Claims.Read"}, grants(t, events, endpoint, "authorize"))
+		assert.Empty(t, grants(t, events, endpoint, "refresh_token"))
+	})
+
 	t.Run("every scope first", func(t *testing.T) {
 		// A funchost that asks for every scope in its 401: the first token
 		// has them all, and no refresh happens.
@@ -315,7 +328,7 @@ func TestOAuthRecipeNpmProvider(t *testing.T) {
 		all.awaitEndpoint(t, found)
 		require.Equal(t, endpoint2, all.endpoint)
 		before := op.count()
-		rep := ts(t, all, "my-refreshing-client")
+		rep := ts(t, all, "my-refreshing-client", "v1")
 		claims := rep.Calls[1]
 		assert.True(t, claims.OK, "caller_claims: %+v", claims.Error)
 		assert.False(t, claims.SteppedUp)
