@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -103,6 +104,30 @@ func TestBrokenApp(t *testing.T) {
 		assert.Nil(t, res.StructuredContent, "the invalid value is not passed on as structuredContent")
 		text := string(toJSON(t, res.Content))
 		assert.Regexp(t, regexp.MustCompile(`/count\b`), text, "the message quotes the JSON pointer of the bad value")
+
+		// The app's bug, answered with an isError result while the server
+		// goes on: one warning from funchost, one from the worker.
+		const issue = "Output of tool 'bad_output' does not match its output schema"
+		var hostLines, workerLines []string
+		assert.Eventually(t, func() bool { // funchost writes its log in batches
+			hostLines, workerLines = nil, nil
+			for line := range strings.Lines(h.console.String()) {
+				switch {
+				case !strings.Contains(line, issue):
+				case strings.HasPrefix(line, "[handler] "):
+					workerLines = append(workerLines, line)
+				default:
+					hostLines = append(hostLines, line)
+				}
+			}
+			return len(hostLines) > 0 && len(workerLines) > 0
+		}, clientTimeout, 20*time.Millisecond, "a line of the output issue from funchost and from the worker")
+		for _, lines := range [][]string{hostLines, workerLines} {
+			if assert.Len(t, lines, 1, "console:\n%s", h.console.String()) {
+				assert.Contains(t, lines[0], "level=WARN")
+				assert.Contains(t, lines[0], "function=bad_output tool=bad_output invocationId=")
+			}
+		}
 	})
 
 	t.Run("a panicking handler is an error result and everything keeps serving", func(t *testing.T) {
