@@ -1,9 +1,11 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -157,4 +159,29 @@ func lineWith(console string, words ...string) string {
 		}
 	}
 	return ""
+}
+
+// TestMissingHandler: a host.json naming a handler that is not there stops
+// `funchost start` with a message naming the key to fix and the folder the
+// handler was looked for in, not exec's "executable file not found in
+// $PATH".
+func TestMissingHandler(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "host.json"),
+		[]byte(`{"version":"2.0","customHandler":{"description":{"defaultExecutablePath":"handlr"}}}`), 0o644))
+	ctx, cancel := context.WithTimeout(t.Context(), startTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, funchost(t), "start", "--script-root", dir, "--port", "0")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	require.NoError(t, ctx.Err(), "funchost did not return: %s", out.String())
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "funchost did not fail:\n%s", out.String())
+	assert.Equal(t, 1, exit.ExitCode())
+	console := strings.ReplaceAll(out.String(), `\"`, `"`)
+	assert.Contains(t, console, `level=ERROR msg="funchost: starting the worker: the handler "handlr" named by host.json's `+
+		`customHandler.description.defaultExecutablePath was not found in the app folder `+dir+` (nor on PATH)"`)
+	assert.NotContains(t, console, "$PATH")
 }
