@@ -164,12 +164,13 @@ func lineWith(console string, words ...string) string {
 // TestMissingHandler: a host.json naming a handler that is not there stops
 // `funchost start` with a message naming the key to fix and the folder the
 // handler was looked for in, not exec's "executable file not found in
-// $PATH".
+// $PATH". A misspelled extensions.mcp key is named before that.
 func TestMissingHandler(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "host.json"),
-		[]byte(`{"version":"2.0","customHandler":{"description":{"defaultExecutablePath":"handlr"}}}`), 0o644))
+		[]byte(`{"version":"2.0","customHandler":{"description":{"defaultExecutablePath":"handlr"}},`+
+			`"extensions":{"mcp":{"servername_typo":"x"}}}`), 0o644))
 	ctx, cancel := context.WithTimeout(t.Context(), startTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, funchost(t), "start", "--script-root", dir, "--port", "0")
@@ -184,4 +185,5 @@ func TestMissingHandler(t *testing.T) {
 	assert.Contains(t, console, `level=ERROR msg="funchost: starting the worker: the handler "handlr" named by host.json's `+
 		`customHandler.description.defaultExecutablePath was not found in the app folder `+dir+` (nor on PATH)"`)
 	assert.NotContains(t, console, "$PATH")
+	assert.Contains(t, console, `level=WARN msg="host.json: extensions.mcp.servername_typo is not a known setting; did you mean serverName?"`)
 }
