@@ -30,7 +30,7 @@ func DecodeDirectReply(data []byte) (*Decoded, []string, error) {
 	if err := checkCallToolResult(r.Result, " of the direct reply"); err != nil {
 		return nil, r.Logs, err
 	}
-	return &Decoded{Result: r.Result, Checked: r.Checked}, r.Logs, nil
+	return &Decoded{Result: r.Result, Checked: r.Checked, Issue: r.OutputIssue}, r.Logs, nil
 }
 
 // DecodeEncodedReply reads a direct reply to a resource read, a prompt or
@@ -141,6 +141,14 @@ func scanDirectReply(data []byte) (r metadata.DirectReply, ok bool) {
 			}
 			var ok bool
 			r.Checked, ok = stringValue(&s)
+			return ok
+		case "OutputIssue":
+			r.OutputIssue = ""
+			if s.Literal("null") {
+				return true
+			}
+			var ok bool
+			r.OutputIssue, ok = stringValue(&s)
 			return ok
 		}
 		return false

@@ -14,10 +14,11 @@ import (
 
 func TestDecodeDirectReply(t *testing.T) {
 	d, logs, err := DecodeDirectReply([]byte(`{"Logs":["one","two"],"Result":{"content":[{"type":"text","text":"{\"a\":1}"}],` +
-		`"structuredContent":{"a": 1},"_meta":null},"Checked":"abc"}`))
+		`"structuredContent":{"a": 1},"_meta":null},"Checked":"abc","OutputIssue":"Output of tool 'x' is wrong"}`))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"one", "two"}, logs)
 	assert.Equal(t, "abc", d.Checked)
+	assert.Equal(t, "Output of tool 'x' is wrong", d.Issue)
 	assert.Equal(t, `{"a": 1}`, string(d.Result.StructuredContent), "the bytes are kept as the worker wrote them")
 	assert.Nil(t, d.Result.Meta, "null is absent")
 	require.Len(t, d.Result.Content, 1)
@@ -47,7 +48,7 @@ func TestScanDirectReplyAgreesWithEncodingJSON(t *testing.T) {
 	replies := []string{
 		`{"Logs":["one","two \"quoted\" \u00e9 \ud83d\ude00"],"Result":{"content":[{"type":"text","text":"{\"a\":1}"},{"type":"image","data":"AAE=","mimeType":"image/png"}],` +
 			`"structuredContent":{"a":1,"b":[true,null,"x"]},"isError":false,"_meta":{"k":"v"}},"Checked":"abc"}`,
-		`{"Logs":[],"Result":{"content":[],"isError":true}}`,
+		`{"Logs":[],"Result":{"content":[],"isError":true},"OutputIssue":"Output of tool 'x' is wrong"}`,
 		` { "Logs" : null , "Result" : { "content" : null , "structuredContent" : null } , "Checked" : null } `,
 		`{"Result":{"content":[{"type":"text","text":"x"}]},"Logs":["bad \xff utf-8"]}`,
 	}

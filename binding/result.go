@@ -35,6 +35,10 @@ type Decoded struct {
 	// ([Schema.Digest]), "" when none. [Tool.ShapeResult] sets it once the
 	// result is validated.
 	Checked string
+	// Issue is the output issue the worker reported
+	// ([metadata.ToolResult.OutputIssue]): the message it logged for a
+	// result that broke the output rules, "" when none.
+	Issue string
 }
 
 // DecodeReturnValue turns a custom handler's ReturnValue into a tool result.
@@ -87,7 +91,7 @@ func DecodeReturnValue(raw json.RawMessage, useResultSchema bool) (*Decoded, err
 			if err != nil {
 				return nil, err
 			}
-			return &Decoded{Result: res, Checked: env.checked}, nil
+			return &Decoded{Result: res, Checked: env.checked, Issue: env.issue}, nil
 		}
 	}
 
@@ -122,6 +126,7 @@ type envelope struct {
 	content           json.RawMessage // nil when absent
 	structuredContent json.RawMessage // nil when absent
 	checked           string
+	issue             string
 }
 
 // asEnvelope reports whether obj (a JSON object) is a result
@@ -149,6 +154,9 @@ func asEnvelope(obj json.RawMessage) (*envelope, bool, error) {
 	env := &envelope{typ: typ, content: content, structuredContent: structured}
 	if raw, ok := metadata.LookupFoldMap(m, "checked"); ok {
 		_ = json.Unmarshal(raw, &env.checked) // not a string: no claim
+	}
+	if raw, ok := metadata.LookupFoldMap(m, "outputIssue"); ok {
+		_ = json.Unmarshal(raw, &env.issue) // not a string: none
 	}
 	return env, true, nil
 }

@@ -432,3 +432,20 @@ func BenchmarkShapeResult_NoCall(b *testing.B) {
 		}
 	})
 }
+
+// TestDecodeReturnValueReadsTheOutputIssue: the output issue a funcmcp
+// worker names in its envelope reaches funchost with the result.
+func TestDecodeReturnValueReadsTheOutputIssue(t *testing.T) {
+	const issue = "Output of tool 'x' does not match its output schema: at '/n' (/properties/n/type): got string, want integer"
+	inner, err := json.Marshal(metadata.ToolResult{Type: metadata.ResultTypeCallToolResult,
+		Content: string(metadata.ErrorResult(issue).AppendJSON(nil)), OutputIssue: issue})
+	require.NoError(t, err)
+	d, err := DecodeReturnValue(json.RawMessage(quote(string(inner))), true)
+	require.NoError(t, err)
+	assert.Equal(t, issue, d.Issue)
+	assert.True(t, d.Result.IsError)
+
+	d, err = DecodeReturnValue(json.RawMessage(quote(`{"type":"text","content":"{\"type\":\"text\",\"text\":\"x\"}","structuredContent":null}`)), true)
+	require.NoError(t, err)
+	assert.Empty(t, d.Issue)
+}

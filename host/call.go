@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -254,23 +255,28 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, iv *invocation, 
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil
 	}
-	iv.workerLogs(ctx, resp.Logs)
 	d, err := resp.Result(t.Binding.Trigger.UseResultSchema)
 	if err != nil {
+		iv.workerLogs(ctx, resp.Logs)
 		return h.failed(ctx, t, id, err), nil
 	}
+	// The worker's line about its output issue is logged once, below, at
+	// the level of the host's own.
+	iv.workerLogs(ctx, without(resp.Logs, d.Issue))
 	timed := h.tel.Timed()
+	workerIssue := d.Issue
 	issue := t.Binding.ShapeResult(d, h.cfg.Output)
+	if workerIssue != "" && (issue == nil || issue.LogMessage() != workerIssue) {
+		// Under strict the worker answered with an isError result, which
+		// the host does not check again.
+		h.outputIssue(ctx, t, id, workerIssue)
+	}
 	if issue == nil {
 		timed.Done(ctx, telemetry.SpanValidateOutput, t.Name, "", "")
 	} else {
 		vctx := timed.Done(ctx, telemetry.SpanValidateOutput, t.Name, telemetry.ErrorTypeOutputSchema, string(issue.Mode))
 		h.tel.OutputInvalid(ctx, t.Name, string(issue.Mode))
-		level := slog.LevelError
-		if issue.Mode == ValidationWarn {
-			level = slog.LevelWarn
-		}
-		h.log.LogAttrs(vctx, level, issue.LogMessage(), slog.String("function", t.Function), slog.String("invocationId", id))
+		h.outputIssue(vctx, t, id, issue.LogMessage())
 		if issue.Mode == ValidationStrict {
 			return d.Result, nil // the isError result naming the problems
 		}
@@ -281,6 +287,24 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, iv *invocation, 
 		return h.failed(ctx, t, id, err), nil
 	} // under warn, a value that is not wrapped is delivered as is
 	return d.Result, nil
+}
+
+// outputIssue logs a result that broke its tool's output rules, found by
+// the host or by the worker. It is a warning whatever the mode: the app's
+// bug, answered with an isError result (strict) or delivered as is (warn),
+// while the server goes on; the worker logs it at the same level, with the
+// same attributes.
+func (h *Host) outputIssue(ctx context.Context, t *catalog.Tool, id, msg string) {
+	h.log.LogAttrs(ctx, slog.LevelWarn, msg,
+		slog.String("function", t.Function), slog.String("tool", t.Name), slog.String("invocationId", id))
+}
+
+// without returns lines without those equal to line ("" leaves them all).
+func without(lines []string, line string) []string {
+	if line == "" || !slices.Contains(lines, line) {
+		return lines
+	}
+	return slices.DeleteFunc(slices.Clone(lines), func(l string) bool { return l == line })
 }
 
 // failed logs why an invocation failed and returns the generic isError

@@ -3,6 +3,7 @@ package host
 import (
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,4 +44,16 @@ func TestNewErrors(t *testing.T) {
 		_, err := New(&Options{ScriptRoot: filepath.Join(root, HostFile), WorkerURL: "http://127.0.0.1:1"})
 		require.Error(t, err)
 	})
+}
+
+// TestUnknownSettingWarning: a misspelled key of extensions.mcp is served
+// all the same (the real host ignores it too), with one warning at start
+// naming the key meant; a known key in another casing is none.
+func TestUnknownSettingWarning(t *testing.T) {
+	root := weatherApp(t, `{"version":"2.0","extensions":{"mcp":{"servername_typo":"Typo","ServerVersion":"2.0.0"}}}`)
+	h, logs := newTestHost(t, root, "http://127.0.0.1:1", nil)
+	assert.Equal(t, "2.0.0", h.cfg.ServerVersion)
+	assert.Contains(t, logs.String(),
+		`level=WARN msg="host.json: extensions.mcp.servername_typo is not a known setting; did you mean serverName?"`)
+	assert.Equal(t, 1, strings.Count(logs.String(), "is not a known setting"), "%s", logs.String())
 }

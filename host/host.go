@@ -160,6 +160,9 @@ func New(opts *Options) (*Host, error) {
 	if w := cfg.WorkerRuntimeWarning(); w != "" {
 		o.Logger.Warn("host: " + w)
 	}
+	for _, w := range cfg.Warnings {
+		o.Logger.Warn(w)
+	}
 	if cfg.Worker == nil && o.WorkerURL == "" {
 		return nil, fmt.Errorf("loading the host configuration: %w", &ConfigError{
 			File: filepath.Join(root, HostFile), Key: "customHandler",

@@ -127,3 +127,67 @@ func TestOutputRulesOfFunctionJSON(t *testing.T) {
 	}
 	assert.Contains(t, logs.String(), "does not match the declared content kinds")
 }
+
+// TestOutputIssueIsAWarning: a result that breaks its output rules is the
+// app's bug, answered with an isError result (strict) or delivered as is
+// (warn), while the server goes on. funchost logs it as a warning, with
+// the function, the tool and the invocation, whether it found the issue
+// itself or a funcmcp worker did and said so in its reply (in either reply
+// form); the worker's own line of it is not relayed once more at INFO.
+func TestOutputIssueIsAWarning(t *testing.T) {
+	const countSchema = `{"type":"object","properties":{"count":{"type":"integer"}},"required":["count"]}`
+	problem := func(tool string) string {
+		return "Output of tool '" + tool + "' does not match its output schema: at '/count' (/properties/count/type): got string, want integer"
+	}
+	root := t.TempDir()
+	writeFile(t, root, HostFile, `{"version":"2.0"}`)
+	for _, name := range []string{"by_host", "by_worker_direct", "by_worker_envelope"} {
+		writeTool(t, root, name, &metadata.ToolOptions{ToolName: name, Description: "t", Properties: []metadata.ToolProperty{}, OutputSchema: countSchema})
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fn := strings.TrimPrefix(r.URL.Path, "/")
+		logs := []string{"handled " + fn}
+		switch fn {
+		case "by_host": // a worker that checks nothing
+			reply, _ := json.Marshal(metadata.InvocationResponse{Logs: logs, ReturnValue: envelopeReturn(`{"count":"three"}`)})
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(reply)
+		case "by_worker_direct": // a funcmcp worker answering funchost
+			logs = append(logs, problem(fn))
+			reply, _ := json.Marshal(metadata.DirectReply{Logs: logs, Result: metadata.ErrorResult(problem(fn)), OutputIssue: problem(fn)})
+			w.Header().Set("Content-Type", metadata.MediaTypeDirectResult)
+			_, _ = w.Write(reply)
+		case "by_worker_envelope": // a funcmcp worker answering as to the Functions host
+			logs = append(logs, problem(fn))
+			env := callToolResultEnvelope(t, *metadata.ErrorResult(problem(fn)), "")
+			env.OutputIssue = problem(fn)
+			inner, _ := json.Marshal(env)
+			rv, _ := json.Marshal(string(inner))
+			reply, _ := json.Marshal(metadata.InvocationResponse{Logs: logs, ReturnValue: rv})
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(reply)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	h, logs := newTestHost(t, root, srv.URL, nil)
+
+	for _, tool := range []string{"by_host", "by_worker_direct", "by_worker_envelope"} {
+		t.Run(tool, func(t *testing.T) {
+			res, err := h.callTool(context.Background(), &mcp.CallRequest{Name: tool, ProtocolVersion: "2025-06-18", Arguments: map[string]json.RawMessage{}})
+			require.NoError(t, err)
+			assert.True(t, res.IsError)
+			var lines []string
+			for l := range strings.Lines(logs.String()) {
+				if strings.Contains(l, problem(tool)) {
+					lines = append(lines, l)
+				}
+			}
+			require.Len(t, lines, 1, "the issue is logged once: %s", logs.String())
+			assert.Contains(t, lines[0], `level=WARN msg="`+problem(tool)+`" function=`+tool+` tool=`+tool+` invocationId=`)
+			assert.Contains(t, logs.String(), `level=INFO msg="handled `+tool+`"`, "the worker's other lines are relayed")
+		})
+	}
+	assert.NotContains(t, logs.String(), "level=ERROR")
+}

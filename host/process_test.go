@@ -148,12 +148,18 @@ func TestWorkerStartFailures(t *testing.T) {
 			"starting the worker: the worker process exited before it was ready: exit status 3", "[handler] bye\n"},
 		{"never ready", `{"defaultExecutablePath":"sh","arguments":["-c","exec sleep 30"]}`,
 			"starting the worker: the worker was not ready within 300ms: GET http://127.0.0.1:", ""},
-		{"no such executable", `{"defaultExecutablePath":"no-such-handler-for-funchost"}`,
-			`starting the worker: finding the worker executable "no-such-handler-for-funchost": exec: "no-such-handler-for-funchost": executable file not found in $PATH`, ""},
+		// A handler that is not there is named with host.json's key and the
+		// app folder (ROOT), not as exec's "executable file not found in
+		// $PATH" or, for a path, an exit status of the reaper.
+		{"no such executable", `{"defaultExecutablePath":"handlr"}`,
+			`starting the worker: the handler "handlr" named by host.json's customHandler.description.defaultExecutablePath was not found in the app folder ROOT (nor on PATH)`, ""},
+		{"no such path", `{"defaultExecutablePath":"bin/handlr"}`,
+			`starting the worker: the handler "bin/handlr" named by host.json's customHandler.description.defaultExecutablePath was not found in the app folder ROOT`, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			root := weatherApp(t, `{"customHandler":{"description":`+tc.desc+`}}`)
+			tc.wantErr = strings.ReplaceAll(tc.wantErr, "ROOT", root)
 			out := &syncBuffer{}
 			h, err := New(&Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: out, Logger: newLogger(&syncBuffer{}),
 				StartupTimeout: 300 * time.Millisecond, StopTimeout: 2 * time.Second})

@@ -23,11 +23,12 @@ const MediaTypeDirectResult = "application/vnd.funcmcp.result+json"
 
 // DirectReply is the body of a direct reply: the worker's log lines, the
 // whole tool result as JSON (not a string holding JSON), and the output
-// check of [ToolResult.Checked].
+// check and issue of [ToolResult.Checked] and [ToolResult.OutputIssue].
 type DirectReply struct {
-	Logs    []string        `json:"Logs"`
-	Result  *CallToolResult `json:"Result"`
-	Checked string          `json:"Checked,omitempty"`
+	Logs        []string        `json:"Logs"`
+	Result      *CallToolResult `json:"Result"`
+	Checked     string          `json:"Checked,omitempty"`
+	OutputIssue string          `json:"OutputIssue,omitempty"`
 }
 
 // AcceptsDirectResult reports whether an Accept header value lists

@@ -30,6 +30,12 @@ type ToolResult struct {
 	// host skips its own validation of exactly those bytes against exactly
 	// that schema.
 	Checked string `json:"checked,omitempty"`
+	// OutputIssue, set by a funcmcp worker, is the message it logged for a
+	// result that broke the tool's output rules (under strict the result is
+	// the isError result naming the problems). The Functions host ignores
+	// it; funcmcp's host logs it at the level of its own output issues
+	// instead of as one more line of the worker's Logs.
+	OutputIssue string `json:"outputIssue,omitempty"`
 }
 
 // CallToolResult is the MCP tools/call result. Content blocks are kept as raw

@@ -1,13 +1,16 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -103,6 +106,30 @@ func TestBrokenApp(t *testing.T) {
 		assert.Nil(t, res.StructuredContent, "the invalid value is not passed on as structuredContent")
 		text := string(toJSON(t, res.Content))
 		assert.Regexp(t, regexp.MustCompile(`/count\b`), text, "the message quotes the JSON pointer of the bad value")
+
+		// The app's bug, answered with an isError result while the server
+		// goes on: one warning from funchost, one from the worker.
+		const issue = "Output of tool 'bad_output' does not match its output schema"
+		var hostLines, workerLines []string
+		assert.Eventually(t, func() bool { // funchost writes its log in batches
+			hostLines, workerLines = nil, nil
+			for line := range strings.Lines(h.console.String()) {
+				switch {
+				case !strings.Contains(line, issue):
+				case strings.HasPrefix(line, "[handler] "):
+					workerLines = append(workerLines, line)
+				default:
+					hostLines = append(hostLines, line)
+				}
+			}
+			return len(hostLines) > 0 && len(workerLines) > 0
+		}, clientTimeout, 20*time.Millisecond, "a line of the output issue from funchost and from the worker")
+		for _, lines := range [][]string{hostLines, workerLines} {
+			if assert.Len(t, lines, 1, "console:\n%s", h.console.String()) {
+				assert.Contains(t, lines[0], "level=WARN")
+				assert.Contains(t, lines[0], "function=bad_output tool=bad_output invocationId=")
+			}
+		}
 	})
 
 	t.Run("a panicking handler is an error result and everything keeps serving", func(t *testing.T) {
@@ -132,4 +159,31 @@ func lineWith(console string, words ...string) string {
 		}
 	}
 	return ""
+}
+
+// TestMissingHandler: a host.json naming a handler that is not there stops
+// `funchost start` with a message naming the key to fix and the folder the
+// handler was looked for in, not exec's "executable file not found in
+// $PATH". A misspelled extensions.mcp key is named before that.
+func TestMissingHandler(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "host.json"),
+		[]byte(`{"version":"2.0","customHandler":{"description":{"defaultExecutablePath":"handlr"}},`+
+			`"extensions":{"mcp":{"servername_typo":"x"}}}`), 0o644))
+	ctx, cancel := context.WithTimeout(t.Context(), startTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, funchost(t), "start", "--script-root", dir, "--port", "0")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	require.NoError(t, ctx.Err(), "funchost did not return: %s", out.String())
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "funchost did not fail:\n%s", out.String())
+	assert.Equal(t, 1, exit.ExitCode())
+	console := strings.ReplaceAll(out.String(), `\"`, `"`)
+	assert.Contains(t, console, `level=ERROR msg="funchost: starting the worker: the handler "handlr" named by host.json's `+
+		`customHandler.description.defaultExecutablePath was not found in the app folder `+dir+` (nor on PATH)"`)
+	assert.NotContains(t, console, "$PATH")
+	assert.Contains(t, console, `level=WARN msg="host.json: extensions.mcp.servername_typo is not a known setting; did you mean serverName?"`)
 }

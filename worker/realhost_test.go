@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -305,4 +306,32 @@ func TestOutputSettingErrors(t *testing.T) {
 	for _, want := range []string{`tool "a"`, `"sometimes"`, `tool "b"`, `"twice"`, `tool "c"`, `"png"`, `tool "d"`} {
 		assert.Contains(t, buf.String(), want)
 	}
+}
+
+// TestOutputIssueIsAWarning: a result that breaks its output rules is the
+// app's bug, answered with an isError result (strict) or delivered as is
+// (warn); the worker goes on serving. Its line is a warning in both modes,
+// naming the function, the tool and the invocation, and the reply carries
+// the same message for funchost, which logs it at the same level.
+func TestOutputIssueIsAWarning(t *testing.T) {
+	var logs testutil.SyncBuffer
+	base := serve(t, outputApp(&worker.Options{Stderr: io.Discard, ScriptRoot: t.TempDir(),
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
+	for _, function := range []string{"count_strict", "count_warn", "kinds_undeclared_warn"} {
+		t.Run(function, func(t *testing.T) {
+			r := invokeLikeRealHost(t, base, function)
+			require.NotEmpty(t, r.envelope.OutputIssue, "the reply names the output issue")
+			var line string
+			for l := range strings.Lines(logs.String()) {
+				if strings.Contains(l, "function="+function+" ") {
+					line = l
+				}
+			}
+			assert.Contains(t, line, "level=WARN msg=")
+			assert.Contains(t, line, fmt.Sprintf("function=%s tool=%s invocationId=", function, function))
+			assert.Contains(t, line, strings.TrimSuffix(strings.TrimPrefix(fmt.Sprintf("%q", r.envelope.OutputIssue), `"`), `"`))
+			assert.Contains(t, r.logs, r.envelope.OutputIssue, "the Functions host logs the same line")
+		})
+	}
+	assert.NotContains(t, logs.String(), "level=ERROR")
 }

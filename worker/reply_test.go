@@ -48,19 +48,20 @@ func TestRepliesEncodeAsMarshal(t *testing.T) {
 	logs := []string{"first <line>", "second \"quoted\"\nline"}
 	for name, res := range replyResults(t) {
 		t.Run(name, func(t *testing.T) {
-			for _, checked := range []string{"", "abc123"} {
-				env := envelope(res, checked)
+			for _, chk := range []outputCheck{{}, {digest: "abc123"}, {issue: "Output of tool 'x' does not match its output schema: at '' (/type): got string, want object"}} {
+				env := envelope(res, chk)
 				want := marshalReply(t, logs, env)
 				assert.Equal(t, string(want), string(appendInvocationResponse(nil, logs, env)))
 				want = marshalReply(t, nil, env)
 				assert.Equal(t, string(want), string(appendInvocationResponse(nil, nil, env)))
 
-				direct, err := metadata.Marshal(metadata.DirectReply{Logs: logs, Result: res, Checked: checked})
+				direct, err := metadata.Marshal(metadata.DirectReply{Logs: logs, Result: res, Checked: chk.digest, OutputIssue: chk.issue})
 				require.NoError(t, err)
-				assert.Equal(t, string(direct), string(appendDirectReply(nil, logs, res, checked)))
+				assert.Equal(t, string(direct), string(appendDirectReply(nil, logs, res, chk)))
 				var back metadata.DirectReply
-				require.NoError(t, json.Unmarshal(appendDirectReply(nil, logs, res, checked), &back))
-				assert.Equal(t, checked, back.Checked)
+				require.NoError(t, json.Unmarshal(appendDirectReply(nil, logs, res, chk), &back))
+				assert.Equal(t, chk.digest, back.Checked)
+				assert.Equal(t, chk.issue, back.OutputIssue)
 			}
 		})
 	}

@@ -104,19 +104,20 @@ func callToolResult(r *Result) (*metadata.CallToolResult, error) {
 // envelope turns a result into the ToolResult envelope, the value the
 // worker returns for a tool with useResultSchema:
 //   - one block of a known type, no structured content, no _meta, not an
-//     error → that block with its own type (a plain text result is type
-//     "text");
+//     error, no output issue → that block with its own type (a plain text
+//     result is type "text");
 //   - anything else → type call_tool_result holding the whole
 //     CallToolResult, with the envelope's structuredContent set to the same
-//     JSON, and checked (the output check, see binding.Schema.Digest) when
-//     the result was validated.
-func envelope(res *metadata.CallToolResult, checked string) *metadata.ToolResult {
-	if len(res.StructuredContent) == 0 && !res.IsError && res.Meta == nil && len(res.Content) == 1 {
+//     JSON, checked (the output check, see binding.Schema.Digest) when
+//     the result was validated, and outputIssue when it broke the output
+//     rules.
+func envelope(res *metadata.CallToolResult, chk outputCheck) *metadata.ToolResult {
+	if len(res.StructuredContent) == 0 && !res.IsError && res.Meta == nil && len(res.Content) == 1 && chk.issue == "" {
 		if typ := metadata.ContentType(res.Content[0]); singleBlockTypes[typ] {
 			return &metadata.ToolResult{Type: typ, Content: string(res.Content[0])}
 		}
 	}
-	env := &metadata.ToolResult{Type: metadata.ResultTypeCallToolResult, Content: string(res.AppendJSON(nil)), Checked: checked}
+	env := &metadata.ToolResult{Type: metadata.ResultTypeCallToolResult, Content: string(res.AppendJSON(nil)), Checked: chk.digest, OutputIssue: chk.issue}
 	if len(res.StructuredContent) > 0 {
 		s := string(res.StructuredContent)
 		env.StructuredContent = &s
@@ -172,6 +173,10 @@ func appendInvocationResponse(dst []byte, logs []string, env *metadata.ToolResul
 		inner = append(inner, `,"checked":`...)
 		inner = metadata.AppendJSONString(inner, env.Checked)
 	}
+	if env.OutputIssue != "" {
+		inner = append(inner, `,"outputIssue":`...)
+		inner = metadata.AppendJSONString(inner, env.OutputIssue)
+	}
 	inner = append(inner, '}')
 
 	dst = append(dst, `{"Outputs":{},"Logs":`...)
@@ -183,14 +188,18 @@ func appendInvocationResponse(dst []byte, logs []string, env *metadata.ToolResul
 
 // appendDirectReply appends the direct reply funchost asks for
 // ([metadata.DirectReply]): the result as JSON, encoded once.
-func appendDirectReply(dst []byte, logs []string, res *metadata.CallToolResult, checked string) []byte {
+func appendDirectReply(dst []byte, logs []string, res *metadata.CallToolResult, chk outputCheck) []byte {
 	dst = append(dst, `{"Logs":`...)
 	dst = appendLogs(dst, logs)
 	dst = append(dst, `,"Result":`...)
 	dst = res.AppendJSON(dst)
-	if checked != "" {
+	if chk.digest != "" {
 		dst = append(dst, `,"Checked":`...)
-		dst = metadata.AppendJSONString(dst, checked)
+		dst = metadata.AppendJSONString(dst, chk.digest)
+	}
+	if chk.issue != "" {
+		dst = append(dst, `,"OutputIssue":`...)
+		dst = metadata.AppendJSONString(dst, chk.issue)
 	}
 	return append(dst, '}')
 }

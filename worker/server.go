@@ -125,7 +125,7 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 	s.app.logger.LogAttrs(r.Context(), slog.LevelDebug, "invocation",
 		slog.String("function", t.function), slog.String("tool", t.name), slog.String("invocationId", tc.InvocationID))
 
-	res, checked, fail := s.call(r.Context(), t, tc)
+	res, chk, fail := s.call(r.Context(), t, tc)
 	if fail != nil {
 		writeFailure(w, fail, tc.Logs())
 		return
@@ -137,9 +137,9 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 	var resp []byte
 	if metadata.AcceptsDirectResult(r.Header.Get("Accept")) {
 		contentType = metadata.MediaTypeDirectResult
-		resp = appendDirectReply(make([]byte, 0, replySize(res)), tc.Logs(), res, checked)
+		resp = appendDirectReply(make([]byte, 0, replySize(res)), tc.Logs(), res, chk)
 	} else {
-		resp = appendInvocationResponse(make([]byte, 0, 2*replySize(res)), tc.Logs(), envelope(res, checked))
+		resp = appendInvocationResponse(make([]byte, 0, 2*replySize(res)), tc.Logs(), envelope(res, chk))
 	}
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(http.StatusOK)
@@ -153,12 +153,12 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 // that is no result is a handler's [CapabilityError]: the call fails, with
 // the failure reply of a missing client capability; and a panic in a call
 // that runs as a task fails it with -32603 (the task ends failed).
-func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metadata.CallToolResult, checked string, fail *metadata.FailureReply) {
+func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metadata.CallToolResult, chk outputCheck, fail *metadata.FailureReply) {
 	defer func() {
 		if p := recover(); p != nil {
 			msg := fmt.Sprintf("tool %s panicked: %v", t.name, p)
 			fmt.Fprintf(s.app.stderr, "%s\n%s", msg, debug.Stack())
-			res, checked, fail = metadata.ErrorResult(msg), "", nil
+			res, chk, fail = metadata.ErrorResult(msg), outputCheck{}, nil
 			if tc.InTask() {
 				// A task tells a tool's error (completed, isError) from a
 				// failure of the server (failed): a panic is the latter.
@@ -170,7 +170,7 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metad
 		// Before the arguments are looked at: what the caller may not call
 		// tells it nothing of its input.
 		tc.Logf("%v", se)
-		return metadata.ErrorResult(se.Error()), "", nil
+		return metadata.ErrorResult(se.Error()), outputCheck{}, nil
 	}
 	if issue := t.rules.CheckInput(tc.rawArgs, s.c.output); issue != nil {
 		msg := issue.LogMessage()
@@ -181,7 +181,7 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metad
 		}
 		s.app.logger.LogAttrs(ctx, level, msg, slog.String("function", t.function), slog.String("invocationId", tc.InvocationID))
 		if issue.Mode == ValidationStrict {
-			return metadata.ErrorResult(issue.Error()), "", nil
+			return metadata.ErrorResult(issue.Error()), outputCheck{}, nil
 		}
 	}
 	inv := &Invocation{Kind: KindTool, Function: t.function, Name: t.name, InvocationID: tc.InvocationID, transport: tc.Transport}
@@ -195,32 +195,40 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metad
 	})
 	if tc.inputRequired() {
 		// The host answers the call with the requests it was sent.
-		return metadata.ErrorResult(fmt.Sprintf("tool %s needs the MCP client's input: %v", t.name, ErrInputRequired)), "", nil
+		return metadata.ErrorResult(fmt.Sprintf("tool %s needs the MCP client's input: %v", t.name, ErrInputRequired)), outputCheck{}, nil
 	}
 	if err != nil {
 		tc.Logf("tool %s failed: %v", t.name, err)
 		if fail := capabilityFailure(err); fail != nil {
-			return nil, "", fail
+			return nil, outputCheck{}, fail
 		}
-		return metadata.ErrorResult(err.Error()), "", nil
+		return metadata.ErrorResult(err.Error()), outputCheck{}, nil
 	}
 	ctr, err := callToolResult(out)
 	if err != nil {
 		msg := fmt.Sprintf("tool %s returned an invalid result: %v", t.name, err)
 		tc.Logf("%s", msg)
-		return metadata.ErrorResult(msg), "", nil
+		return metadata.ErrorResult(msg), outputCheck{}, nil
 	}
 	d := &binding.Decoded{Result: ctr}
 	if issue := t.rules.ShapeResult(d, s.c.output); issue != nil {
-		msg := issue.LogMessage()
-		tc.Logf("%s", msg)
-		level := slog.LevelError
-		if issue.Mode == ValidationWarn {
-			level = slog.LevelWarn
-		}
-		s.app.logger.LogAttrs(ctx, level, msg, slog.String("function", t.function), slog.String("invocationId", tc.InvocationID))
+		// The app's bug, answered with an isError result (strict) or
+		// delivered as is (warn): the server is fine, a warning.
+		chk.issue = issue.LogMessage()
+		tc.Logf("%s", chk.issue)
+		s.app.logger.LogAttrs(ctx, slog.LevelWarn, chk.issue,
+			slog.String("function", t.function), slog.String("tool", t.name), slog.String("invocationId", tc.InvocationID))
 	}
-	return d.Result, d.Checked, nil
+	chk.digest = d.Checked
+	return d.Result, chk, nil
+}
+
+// outputCheck is what the output check of a tool's result found: the
+// digest of a validated result ([metadata.ToolResult.Checked]) and the
+// message of a result that broke the output rules
+// ([metadata.ToolResult.OutputIssue]).
+type outputCheck struct {
+	digest, issue string
 }
 
 // ListenAndServe builds the app and serves [App.Handler] on addr until ctx is

@@ -105,6 +105,9 @@ type Config struct {
 	// TelemetryMode is host.json telemetryMode ("" when not set):
 	// "OpenTelemetry" turns on OpenTelemetry export (see docs/telemetry.md).
 	TelemetryMode string
+	// Warnings are problems that do not stop the host, each a line for
+	// its log at start: keys of extensions.mcp that no host reads.
+	Warnings []string
 }
 
 // Setting is one app setting of local.settings.json Values.
@@ -217,6 +220,7 @@ func Load(root string) (*Config, error) {
 	if err != nil {
 		bad("extensions.mcp", err)
 	}
+	cfg.Warnings = append(cfg.Warnings, unknownMCPKeys(mcp)...)
 	for _, f := range []struct {
 		key string
 		dst *string

@@ -1,10 +1,46 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 )
+
+// KeyExecutablePath is the host.json key naming the custom handler's
+// executable, as messages spell it.
+const KeyExecutablePath = "customHandler.description.defaultExecutablePath"
+
+// ExecutableNotFoundError is a handler executable host.json names that is
+// not there: an absolute path that does not exist, or a relative one found
+// neither in the app folder (joined with workerDirectory) nor, for a bare
+// name, on PATH.
+type ExecutableNotFoundError struct {
+	// Path is defaultExecutablePath with its variables expanded.
+	Path string
+	// Dir is the folder it was looked for in; Root is the app folder.
+	Dir, Root string
+	// Err is why: exec.ErrNotFound for a bare name not on PATH, else the
+	// error of the file's lookup.
+	Err error
+}
+
+func (e *ExecutableNotFoundError) Error() string {
+	named := fmt.Sprintf("the handler %q named by host.json's %s", e.Path, KeyExecutablePath)
+	if filepath.IsAbs(e.Path) {
+		return named + " does not exist"
+	}
+	where := "the app folder " + e.Root
+	if filepath.Clean(e.Dir) != filepath.Clean(e.Root) {
+		where = "the worker directory " + e.Dir + " (customHandler.description.workerDirectory)"
+	}
+	if !strings.ContainsRune(e.Path, '/') && !strings.ContainsRune(e.Path, filepath.Separator) {
+		return named + " was not found in " + where + " (nor on PATH)"
+	}
+	return named + " was not found in " + where
+}
+
+func (e *ExecutableNotFoundError) Unwrap() error { return e.Err }
 
 // Worker is host.json customHandler.description.
 type Worker struct {

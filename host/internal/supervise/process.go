@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -163,16 +165,34 @@ func (s *Spec) command(port int) (*exec.Cmd, error) {
 		return os.LookupEnv(name)
 	}
 	base := config.ResolveDir(s.Root, config.ExpandVars(s.Worker.WorkerDirectory, lookup))
-	exe := config.ResolveExecutable(base, config.ExpandVars(s.Worker.ExecutablePath, lookup))
+	path := config.ExpandVars(s.Worker.ExecutablePath, lookup)
+	exe := config.ResolveExecutable(base, path)
 	args := make([]string, len(s.Worker.Arguments))
 	for i, a := range s.Worker.Arguments {
 		args[i] = config.ExpandVars(a, lookup)
 	}
 	cmd := exec.Command(exe, args...)
+	notFound := func(err error) error {
+		return &config.ExecutableNotFoundError{Path: path, Dir: base, Root: s.Root, Err: err}
+	}
 	if cmd.Err != nil {
+		if errors.Is(cmd.Err, exec.ErrNotFound) {
+			return nil, notFound(cmd.Err)
+		}
 		return nil, fmt.Errorf("finding the worker executable %q: %w", s.Worker.ExecutablePath, cmd.Err)
 	}
 	cmd.Dir = config.ResolveDir(s.Root, config.ExpandVars(s.Worker.WorkingDirectory, lookup))
+	// A path with a folder in it is not looked up: said here, its absence
+	// names host.json's key and the app folder, not a fork/exec failure
+	// (which, started through the reaper, would be an exit status).
+	if full := cmd.Path; full != "" {
+		if !filepath.IsAbs(full) {
+			full = filepath.Join(cmd.Dir, full)
+		}
+		if _, err := os.Stat(full); errors.Is(err, fs.ErrNotExist) {
+			return nil, notFound(err)
+		}
+	}
 	env := s.Environ
 	if env == nil {
 		env = os.Environ()

@@ -3,6 +3,7 @@ package supervise
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -51,8 +52,40 @@ func TestWorkerCommand(t *testing.T) {
 	assert.Len(t, env["FUNCTIONS_CUSTOMHANDLER_WORKER_ID"], 36)
 	assert.Equal(t, env["FUNCTIONS_CUSTOMHANDLER_WORKER_ID"], env["FUNCTIONS_HTTPWORKER_ID"])
 
-	_, err = (&Spec{Root: root, Worker: &config.Worker{ExecutablePath: "no-such-handler-for-funchost"}}).command(1)
-	assert.ErrorContains(t, err, `finding the worker executable "no-such-handler-for-funchost"`)
+}
+
+// TestWorkerCommandMissingExecutable: a handler that is not there is named
+// with host.json's key and the folder it was looked for in, before any
+// process starts.
+func TestWorkerCommandMissingExecutable(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(root, "bin"), 0o755))
+	const named = `the handler %q named by host.json's customHandler.description.defaultExecutablePath`
+	for _, tc := range []struct {
+		name   string
+		worker config.Worker
+		want   string
+	}{
+		{"a bare name", config.Worker{ExecutablePath: "no-such-handler-for-funchost"},
+			fmt.Sprintf(named, "no-such-handler-for-funchost") + " was not found in the app folder " + root + " (nor on PATH)"},
+		{"a variable", config.Worker{ExecutablePath: "%HANDLER_NAME%"},
+			fmt.Sprintf(named, "handlr") + " was not found in the app folder " + root + " (nor on PATH)"},
+		{"a path", config.Worker{ExecutablePath: "bin/handlr"},
+			fmt.Sprintf(named, "bin/handlr") + " was not found in the app folder " + root},
+		{"in the worker directory", config.Worker{ExecutablePath: "handlr", WorkerDirectory: "bin"},
+			fmt.Sprintf(named, "handlr") + " was not found in the worker directory " + filepath.Join(root, "bin") +
+				" (customHandler.description.workerDirectory) (nor on PATH)"},
+		{"an absolute path", config.Worker{ExecutablePath: filepath.Join(root, "handlr")},
+			fmt.Sprintf(named, filepath.Join(root, "handlr")) + " does not exist"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := &Spec{Root: root, Worker: &tc.worker, Values: []config.Setting{{Key: "HANDLER_NAME", Value: "handlr"}}}
+			_, err := spec.command(1)
+			var nf *config.ExecutableNotFoundError
+			require.ErrorAs(t, err, &nf)
+			assert.Equal(t, tc.want, err.Error())
+		})
+	}
 }
 
 // TestWorkerCommandProcs: the worker gets the GOMAXPROCS funchost chose for
