@@ -33,8 +33,9 @@ type PinnedNote struct {
 	URI      string `json:"uri"`
 	Text     string `json:"text"`
 	Revision int    `json:"revision" jsonschema:"0 before the first note is pinned, then one more with each note."`
-	// Announced is set in pin_note's result only.
-	Announced bool `json:"announced" jsonschema:"Whether the host took the announcement, so that the clients subscribed to note://pinned hear of it at once. False under the Azure Functions host, which has no channel for it."`
+	// Announced and Delivery are set in pin_note's result only.
+	Announced bool   `json:"announced" jsonschema:"Whether the host took the announcement: the clients subscribed to note://pinned on its instance hear of it (at once, or at the host's rate); delivery says whether it went on to the other instances. False under the Azure Functions host, which has no channel for it."`
+	Delivery  string `json:"delivery,omitempty" jsonschema:"What the host had done with the announcement when it answered: sent (its backplane took it for every other instance), pending (taken, not yet sent to the other instances: it waits its turn, or storage did not confirm it in time; it may still reach them, or not) or missed (the other instances, or some of them, never hear of it). Absent when nothing was announced."`
 }
 
 // pinned is the note this process holds (each instance of the app holds
@@ -87,10 +88,11 @@ func registerNote(app *worker.App) {
 		if err != nil {
 			return nil, PinnedNote{}, err
 		}
-		// Tell the clients subscribed to note://pinned, at once.
-		switch err := worker.NotifyResourceUpdated(ctx, noteURI); {
+		// Tell the clients subscribed to note://pinned, at once, and say
+		// how far the announcement got.
+		switch a, err := worker.AnnounceResourceUpdated(ctx, noteURI); {
 		case err == nil:
-			note.Announced = true
+			note.Announced, note.Delivery = true, string(a.Delivery)
 		case errors.Is(err, worker.ErrNotSupported): // the Azure Functions host
 		default:
 			tc.Logf("the note is pinned, but not announced: %v", err)

@@ -18,15 +18,17 @@ import (
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
-// changeRecorder is funchost's change channel as the worker sees it.
+// changeRecorder is funchost's change channel as the worker sees it; it
+// answers receipt.
 type changeRecorder struct {
-	mu  sync.Mutex
-	got []metadata.Change
+	mu      sync.Mutex
+	got     []metadata.Change
+	receipt metadata.ChangeReceipt
 }
 
 func offerChangeChannel(t *testing.T) *changeRecorder {
 	t.Helper()
-	rec := &changeRecorder{}
+	rec := &changeRecorder{receipt: metadata.ChangeReceipt{Delivery: metadata.DeliverySent}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var c metadata.Change
 		data, _ := io.ReadAll(r.Body)
@@ -36,8 +38,10 @@ func offerChangeChannel(t *testing.T) *changeRecorder {
 		}
 		rec.mu.Lock()
 		rec.got = append(rec.got, c)
+		receipt := rec.receipt
 		rec.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(receipt)
 	}))
 	t.Cleanup(srv.Close)
 	t.Setenv(metadata.EnvChangesURL, srv.URL+"/changes")
@@ -86,12 +90,21 @@ func TestPinNoteAnnounces(t *testing.T) {
 
 	var note PinnedNote
 	structured(t, callSample(t, srv.URL, "pin_note", `{"text":"Buy milk"}`, nil, "", nil), &note)
-	assert.Equal(t, PinnedNote{URI: "note://pinned", Text: "Buy milk", Revision: before + 1, Announced: true}, note)
+	assert.Equal(t, PinnedNote{URI: "note://pinned", Text: "Buy milk", Revision: before + 1, Announced: true, Delivery: "sent"}, note)
 	assert.Equal(t, []metadata.Change{{Kind: metadata.ChangeResourceUpdated, URI: "note://pinned"}}, rec.changes())
 
 	text, revision := readPinned(t, srv.URL)
 	assert.Equal(t, "Buy milk", text)
 	assert.Equal(t, before+1, revision)
+
+	// Storage paused: funchost took the change, the other instances have
+	// not got it; the result says so rather than calling it delivered.
+	rec.mu.Lock()
+	rec.receipt = metadata.ChangeReceipt{Delivery: metadata.DeliveryPending, Waits: metadata.WaitsBackplane}
+	rec.mu.Unlock()
+	structured(t, callSample(t, srv.URL, "pin_note", `{"text":"Buy bread"}`, nil, "", nil), &note)
+	assert.True(t, note.Announced)
+	assert.Equal(t, "pending", note.Delivery)
 }
 
 // TestPinNoteWithoutAChannel: under the Azure Functions host the note is
@@ -104,6 +117,7 @@ func TestPinNoteWithoutAChannel(t *testing.T) {
 	var note PinnedNote
 	structured(t, callSample(t, srv.URL, "pin_note", `{"text":"Call home"}`, nil, "", nil), &note)
 	assert.False(t, note.Announced)
+	assert.Empty(t, note.Delivery)
 	text, revision := readPinned(t, srv.URL)
 	assert.Equal(t, "Call home", text)
 	assert.Equal(t, note.Revision, revision)

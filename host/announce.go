@@ -20,6 +20,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/host/internal/backplane"
 	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -60,7 +61,10 @@ type changeChannel struct {
 	log     *slog.Logger
 	key     []byte
 	limit   turns
-	publish func(notify.Change)
+	publish func(notify.Change) <-chan error
+	// confirmWait bounds how long the answer to the worker waits for the
+	// backplane to take a change published at once (confirmWait).
+	confirmWait time.Duration
 
 	qmu      sync.Mutex
 	queue    changeQueue
@@ -82,9 +86,17 @@ func (h *Host) newChangeChannel() *changeChannel {
 	return newChangeChannel(h.log, rate.NewLimiter(rate.Limit(h.opts.MaxChangesPerSecond), h.opts.MaxChangesPerSecond), h.publishAnnounced)
 }
 
-func newChangeChannel(log *slog.Logger, limit *rate.Limiter, publish func(notify.Change)) *changeChannel {
+// confirmWait is how long funchost's answer to an announced change waits
+// for the backplane to take it for the other instances: well within the
+// worker's 5 s, and far above what a backplane that works takes (a few
+// milliseconds; a listing and the enqueues with Azure Storage). Past it the
+// answer says the change is pending; the backplane keeps trying until its
+// own 10 s.
+const confirmWait = 2 * time.Second
+
+func newChangeChannel(log *slog.Logger, limit *rate.Limiter, publish func(notify.Change) <-chan error) *changeChannel {
 	ctx, cancel := context.WithCancel(context.Background())
-	cc := &changeChannel{log: log, limit: limit, publish: publish, stop: ctx, cancel: cancel}
+	cc := &changeChannel{log: log, limit: limit, publish: publish, confirmWait: confirmWait, stop: ctx, cancel: cancel}
 	cc.queue.bound = pendingBound(limit.Limit())
 	return cc
 }
@@ -99,15 +111,17 @@ type turns interface {
 }
 
 // publishAnnounced passes a change the app announced on to the clients that
-// listen: to the listeners' hub (publish), or to changeSink when a test
-// set one.
-func (h *Host) publishAnnounced(c notify.Change) {
+// listen: to the listeners' hub, or to changeSink when a test set one. It
+// returns what the hub will say of the change's relay to the other
+// instances (notify.Hub.PublishTracked); nil when there is no hub.
+func (h *Host) publishAnnounced(c notify.Change) <-chan error {
 	switch {
 	case h.changeSink != nil:
 		h.changeSink(c)
 	case h.changes != nil:
-		h.publish(c)
+		return h.changes.PublishTracked(c)
 	}
+	return nil
 }
 
 // workerValues are the settings the worker process gets: the app's Values,
@@ -190,8 +204,9 @@ func (cc *changeChannel) close() {
 }
 
 // ServeHTTP takes one change: POST /changes with the key, a JSON body of at
-// most metadata.MaxChangeBytes; 204 when taken, whether it was published
-// at once or waits for its turn (see take).
+// most metadata.MaxChangeBytes; 200 when taken, whether it was published
+// at once or waits for its turn (see take), with a metadata.ChangeReceipt
+// that says which (see receipt).
 func (cc *changeChannel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != changesPath {
 		http.Error(w, "not found", http.StatusNotFound)
@@ -225,15 +240,53 @@ func (cc *changeChannel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	cc.take(c)
-	w.WriteHeader(http.StatusNoContent)
+	sent, published := cc.take(c)
+	rc := metadata.ChangeReceipt{Delivery: metadata.DeliveryPending, Waits: metadata.WaitsRate}
+	if published {
+		rc = cc.receipt(r.Context(), sent)
+	}
+	body, err = metadata.Marshal(&rc)
+	if err != nil { // a struct of strings and numbers
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
 }
 
-// take publishes c now when it has a turn and nothing waits, else queues
-// it for the draining goroutine (merged with a change of the same resource
-// or list that waits). It is logged at Info when published or queued, at
-// Debug when merged: a flood of one change logs at the rate.
-func (cc *changeChannel) take(c notify.Change) {
+// receipt says what became of a change published at once: sent once the
+// hub reports that the backplane took it for every other instance (or
+// there is no other), missed when it reports that the backplane failed,
+// pending when it says nothing within confirmWait (or the worker stopped
+// waiting).
+func (cc *changeChannel) receipt(ctx context.Context, sent <-chan error) metadata.ChangeReceipt {
+	if sent == nil {
+		return metadata.ChangeReceipt{Delivery: metadata.DeliverySent}
+	}
+	t := time.NewTimer(cc.confirmWait)
+	defer t.Stop()
+	select {
+	case err := <-sent:
+		if err == nil {
+			return metadata.ChangeReceipt{Delivery: metadata.DeliverySent}
+		}
+		rc := metadata.ChangeReceipt{Delivery: metadata.DeliveryMissed}
+		if be, ok := errors.AsType[*backplane.BroadcastError](err); ok {
+			rc.Missed, rc.Of = be.Missed, be.Of
+		}
+		return rc
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return metadata.ChangeReceipt{Delivery: metadata.DeliveryPending, Waits: metadata.WaitsBackplane}
+}
+
+// take publishes c now when it has a turn and nothing waits (published:
+// sent is what the hub will say of its relay), else queues it for the
+// draining goroutine (merged with a change of the same resource or list
+// that waits). It is logged at Info when published or queued, at Debug
+// when merged: a flood of one change logs at the rate.
+func (cc *changeChannel) take(c notify.Change) (sent <-chan error, published bool) {
 	attrs := []any{"kind", string(c.Kind)}
 	if c.URI != "" {
 		attrs = append(attrs, "uri", c.URI)
@@ -242,8 +295,7 @@ func (cc *changeChannel) take(c notify.Change) {
 	if cc.queue.len() == 0 && cc.limit.Allow() {
 		cc.qmu.Unlock()
 		cc.log.Info("Change announced by the app", attrs...)
-		cc.publish(c)
-		return
+		return cc.publish(c), true
 	}
 	how, collapsed := cc.queue.add(c)
 	if !cc.draining && cc.queue.len() > 0 {
@@ -261,6 +313,7 @@ func (cc *changeChannel) take(c notify.Change) {
 	default:
 		cc.log.Debug("Change announced by the app", append(attrs, "mergedWith", "a waiting change")...)
 	}
+	return nil, false
 }
 
 // drain publishes the changes that wait, one per turn, and ends when none

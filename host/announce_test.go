@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/time/rate"
 
+	"github.com/funcmcp/funcmcp/host/internal/backplane"
 	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -30,6 +33,12 @@ func (s *sink) publish(c notify.Change) {
 	s.mu.Lock()
 	s.got = append(s.got, c)
 	s.mu.Unlock()
+}
+
+// tracked is publish as the change channel calls it: no relay to report on.
+func (s *sink) tracked(c notify.Change) <-chan error {
+	s.publish(c)
+	return nil
 }
 
 func (s *sink) changes() []notify.Change {
@@ -95,7 +104,7 @@ func TestAnnouncedChangesReachTheSeam(t *testing.T) {
 		`{"kind":"resourcesListChanged"}`,
 	} {
 		status, msg := postChange(t, url, key, "application/json", body)
-		require.Equal(t, http.StatusNoContent, status, msg)
+		require.Equal(t, http.StatusOK, status, msg)
 	}
 	assert.Equal(t, []notify.Change{
 		{Kind: notify.ResourceUpdated, URI: "note://pinned"},
@@ -118,7 +127,7 @@ func TestAnnouncedChangesWithoutASink(t *testing.T) {
 	h, _ := newTestHost(t, weatherApp(t, `{"version":"2.0"}`), "http://127.0.0.1:1", nil)
 	url, key := offered(t, h.workerValues())
 	status, msg := postChange(t, url, key, "application/json", `{"kind":"toolsListChanged"}`)
-	assert.Equal(t, http.StatusNoContent, status, msg)
+	assert.Equal(t, http.StatusOK, status, msg)
 	assert.NotPanics(t, func() { h.publishAnnounced(notify.Change{Kind: notify.ToolsListChanged}) })
 
 	var none *changeChannel // a Host not made by New
@@ -142,7 +151,7 @@ func TestAnnouncedChangesClosedHost(t *testing.T) {
 func newTestChannel(t *testing.T, limit *rate.Limiter) (*changeChannel, *sink, string, string) {
 	t.Helper()
 	s := &sink{}
-	cc := newChangeChannel(slog.New(slog.NewTextHandler(io.Discard, nil)), limit, s.publish)
+	cc := newChangeChannel(slog.New(slog.NewTextHandler(io.Discard, nil)), limit, s.tracked)
 	t.Cleanup(cc.close)
 	url, key := cc.offer()
 	require.NotEmpty(t, url)
@@ -200,7 +209,7 @@ func TestAnnouncedFloodLosesNoChange(t *testing.T) {
 		if o, ok := others[i]; ok {
 			body = o
 		}
-		if status, _ := postChange(t, url, key, "application/json", body); status != http.StatusNoContent {
+		if status, _ := postChange(t, url, key, "application/json", body); status != http.StatusOK {
 			refused++
 		}
 	}
@@ -248,7 +257,7 @@ func TestAnnouncedChangesCoalesce(t *testing.T) {
 	post := func(body string) {
 		t.Helper()
 		status, msg := postChange(t, url, key, "application/json", body)
-		require.Equal(t, http.StatusNoContent, status, msg)
+		require.Equal(t, http.StatusOK, status, msg)
 	}
 	for i := range 300 {
 		switch i {
@@ -371,7 +380,7 @@ func TestMaxChangesPerSecondDefault(t *testing.T) {
 // loopback round trip on a kept-alive connection.
 func BenchmarkAnnounceChange(b *testing.B) {
 	s := &sink{}
-	cc := newChangeChannel(slog.New(slog.DiscardHandler), rate.NewLimiter(rate.Inf, 0), s.publish)
+	cc := newChangeChannel(slog.New(slog.DiscardHandler), rate.NewLimiter(rate.Inf, 0), s.tracked)
 	defer cc.close()
 	url, key := cc.offer()
 	body := `{"kind":"resourceUpdated","uri":"note://pinned"}`
@@ -387,8 +396,96 @@ func BenchmarkAnnounceChange(b *testing.B) {
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusNoContent {
+		if resp.StatusCode != http.StatusOK {
 			b.Fatal(resp.Status)
 		}
 	}
+}
+
+// fakeBroadcaster is a backplane whose broadcasts do what a test says.
+type fakeBroadcaster struct {
+	broadcast func(ctx context.Context) error
+}
+
+func (f *fakeBroadcaster) Broadcast(ctx context.Context, _ []byte) error { return f.broadcast(ctx) }
+
+// receiptOf decodes the change channel's answer.
+func receiptOf(t *testing.T, status int, body string) metadata.ChangeReceipt {
+	t.Helper()
+	require.Equal(t, http.StatusOK, status, body)
+	var rc metadata.ChangeReceipt
+	require.NoError(t, json.Unmarshal([]byte(body), &rc), body)
+	return rc
+}
+
+// TestAnnouncedChangeSaysWhatWasDone: the answer to the worker says what
+// became of the change by then: sent when the backplane took it for every
+// other instance, missed when it failed for some, pending when the
+// backplane does not confirm in time (storage paused) or the change waits
+// for its turn past the rate. The change reaches the listeners of this
+// instance in every case but the last, whose turn has not come.
+func TestAnnouncedChangeSaysWhatWasDone(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	var mode sync.Mutex
+	var broadcast func(ctx context.Context) error
+	fake := &fakeBroadcaster{broadcast: func(ctx context.Context) error {
+		mode.Lock()
+		b := broadcast
+		mode.Unlock()
+		return b(ctx)
+	}}
+	set := func(b func(ctx context.Context) error) { mode.Lock(); broadcast = b; mode.Unlock() }
+
+	hub := notify.NewHub(notify.Limits{}, nil)
+	defer hub.Close()
+	hub.SetRelay(&relay{bp: fake})
+	l, err := hub.Listen(notify.ListenerOptions{Owner: "a", Wake: func() {}}, notify.Filter{Resources: []string{"note://pinned"}})
+	require.NoError(t, err)
+	defer l.End(nil)
+	cc := newChangeChannel(slog.New(slog.DiscardHandler), rate.NewLimiter(rate.Inf, 0), hub.PublishTracked)
+	t.Cleanup(cc.close)
+	cc.confirmWait = 300 * time.Millisecond
+	url, key := cc.offer()
+	pin := func() metadata.ChangeReceipt {
+		t.Helper()
+		status, body := postChange(t, url, key, "application/json", `{"kind":"resourceUpdated","uri":"note://pinned"}`)
+		return receiptOf(t, status, body)
+	}
+	heard := func() {
+		t.Helper()
+		c, ok := l.Next()
+		require.True(t, ok, "the listener here hears of the change")
+		assert.Equal(t, "note://pinned", c.URI)
+	}
+
+	set(func(context.Context) error { return nil })
+	assert.Equal(t, metadata.ChangeReceipt{Delivery: metadata.DeliverySent}, pin(), "the backplane took it for every instance")
+	heard()
+
+	set(func(context.Context) error {
+		return &backplane.BroadcastError{Missed: 1, Of: 2, Err: errors.New("instance x: 500")}
+	})
+	assert.Equal(t, metadata.ChangeReceipt{Delivery: metadata.DeliveryMissed, Missed: 1, Of: 2}, pin())
+	heard()
+
+	set(func(context.Context) error { return errors.New("listing the instances: connection refused") })
+	assert.Equal(t, metadata.ChangeReceipt{Delivery: metadata.DeliveryMissed}, pin(), "no instance counted")
+	heard()
+
+	set(func(ctx context.Context) error { // storage paused: nothing answers
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return ctx.Err()
+	})
+	assert.Equal(t, metadata.ChangeReceipt{Delivery: metadata.DeliveryPending, Waits: metadata.WaitsBackplane}, pin(),
+		"taken, delivery pending: not called sent while the backplane does not confirm")
+	heard()
+
+	g := newGate()
+	cc.limit = g
+	assert.Equal(t, metadata.ChangeReceipt{Delivery: metadata.DeliveryPending, Waits: metadata.WaitsRate}, pin(),
+		"past the rate: taken, waits its turn")
 }

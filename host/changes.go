@@ -62,7 +62,8 @@ func (h *Host) newHub() (*notify.Hub, error) {
 // publish announces a change made on this instance: it reaches the
 // listeners here and, through the relay when one is set, every other
 // instance. It never waits for a listener or a backplane. The worker's
-// announcements (host/announce.go) come through here.
+// announcements (host/announce.go) take the same way, tracked
+// (publishAnnounced), so that the worker hears how far they got.
 func (h *Host) publish(c notify.Change) { h.changes.Publish(c) }
 
 // setRelay sets what carries this instance's changes to the others (nil:

@@ -48,9 +48,11 @@ func TestSampleAnnouncesTheNoteToFunchost(t *testing.T) {
 		Text      string `json:"text"`
 		Revision  int    `json:"revision"`
 		Announced bool   `json:"announced"`
+		Delivery  string `json:"delivery"`
 	}
 	require.NoError(t, json.Unmarshal(data, &note))
 	assert.True(t, note.Announced, "funchost took the change: %s", data)
+	assert.Equal(t, "sent", note.Delivery, "one funchost: nothing to wait for")
 	assert.Equal(t, 1, note.Revision)
 
 	// The log line is written before the worker hears 204; it reaches the
@@ -190,4 +192,48 @@ func TestPinNoteFloodLosesNoAnnouncement(t *testing.T) {
 	require.Zero(t, failed.Load(), "every call succeeds")
 	assert.Zero(t, unannounced.Load(), "every call's change is taken, past the rate too")
 	awaitUpdate(t, updated, noteURI, h)
+}
+
+// TestPinNoteSaysPendingWhileStorageIsHeld: two funchost processes on
+// Azurite; the storage of the one that serves pin_note is held by a proxy
+// (paused). pin_note still pins and funchost takes the change, but the
+// result says the delivery to the other instance is pending, not that it
+// was announced everywhere; once storage answers again it says sent.
+func TestPinNoteSaysPendingWhileStorageIsHeld(t *testing.T) {
+	az := testutil.StartAzurite(t, repoRoot(t))
+	qp := testutil.StartHoldProxy(t, "127.0.0.1:"+strconv.Itoa(az.Port))
+	bp := testutil.StartHoldProxy(t, "127.0.0.1:"+strconv.Itoa(az.BlobPort))
+	env := []string{
+		"FUNCMCP_BACKPLANE=azurequeues",
+		"WEBSITE_AUTH_ENCRYPTION_KEY=" + sharedSessionKey,
+		"FUNCMCP_BACKPLANE_HEARTBEAT=" + testHeartbeat.String(),
+	}
+	viaProxy := fmt.Sprintf("AzureWebJobsStorage=DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=%s;QueueEndpoint=http://%s/devstoreaccount1;BlobEndpoint=http://%s/devstoreaccount1",
+		testutil.AzuriteAccountKey, qp.Addr(), bp.Addr())
+	app := sample(t)
+	a := startHostEnv(t, app, append(env, "AzureWebJobsStorage="+az.ConnectionString()))
+	b := startHostEnv(t, app, append(env, viaProxy))
+	listen := subscribeGoSDK(t, a.endpoint, "", noteURI)
+	cs := connectGoSDK(t, b.endpoint, "2025-11-25")
+
+	assert.Equal(t, "sent", pinNote(t, cs, "Before"))
+	awaitUpdate(t, listen, noteURI, a, b)
+
+	qp.Hold()
+	bp.Hold()
+	held := true
+	defer func() {
+		if held {
+			qp.Release()
+			bp.Release()
+		}
+	}()
+	assert.Equal(t, "pending", pinNote(t, cs, "While held"), "taken, not confirmed for the other instance")
+
+	qp.Release()
+	bp.Release()
+	held = false
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		assert.Equal(ct, "sent", pinNote(t, cs, "After"))
+	}, time.Minute, 200*time.Millisecond, "storage answers again")
 }

@@ -188,6 +188,7 @@ var sampleTools = []sampleTool{
 			assert.Equal(t, "note://pinned", sc["uri"])
 			assert.Equal(t, "Buy milk", sc["text"])
 			assert.Equal(t, true, sc["announced"], "funchost took the change")
+			assert.Equal(t, "sent", sc["delivery"], "a single funchost has no other instance to wait for")
 			assert.Greater(t, sc["revision"], float64(0))
 		},
 	},

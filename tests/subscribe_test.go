@@ -87,8 +87,9 @@ func subscribeGoSDK(t *testing.T, endpoint, protocolVersion, uri string) <-chan 
 	return updated
 }
 
-// pinNote calls the sample's pin_note and checks it was announced.
-func pinNote(t *testing.T, cs *mcp.ClientSession, text string) {
+// pinNote calls the sample's pin_note, checks it was announced and
+// returns what it says of the delivery.
+func pinNote(t *testing.T, cs *mcp.ClientSession, text string) (delivery string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), clientTimeout)
 	defer cancel()
@@ -98,10 +99,12 @@ func pinNote(t *testing.T, cs *mcp.ClientSession, text string) {
 	data, err := json.Marshal(res.StructuredContent)
 	require.NoError(t, err)
 	var note struct {
-		Announced bool `json:"announced"`
+		Announced bool   `json:"announced"`
+		Delivery  string `json:"delivery"`
 	}
 	require.NoError(t, json.Unmarshal(data, &note))
 	require.True(t, note.Announced, "funchost took the change: %s", data)
+	return note.Delivery
 }
 
 // awaitUpdate waits for the notification of uri on updated.
@@ -242,7 +245,8 @@ func TestMultiInstanceNoteReachesListenersOnAnotherInstance(t *testing.T) {
 			a, b := startHostEnv(t, app, f.env), startHostEnv(t, app, f.env)
 			listen := subscribeGoSDK(t, a.endpoint, "", noteURI)
 			session := subscribeGoSDK(t, a.endpoint, "2025-11-25", noteURI)
-			pinNote(t, connectGoSDK(t, b.endpoint, "2025-11-25"), "Pinned on B")
+			assert.Equal(t, "sent", pinNote(t, connectGoSDK(t, b.endpoint, "2025-11-25"), "Pinned on B"),
+				"the backplane took the change for the other instance")
 			awaitUpdate(t, listen, noteURI, a, b)
 			awaitUpdate(t, session, noteURI, a, b)
 		})

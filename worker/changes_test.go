@@ -19,7 +19,8 @@ import (
 )
 
 // changeHost is a fake host end of the change channel: it records what it
-// took and answers status (204 when 0).
+// took and answers status (when 0: 200 with receipt, 204 when there is
+// none).
 type changeHost struct {
 	mu      sync.Mutex
 	got     []metadata.Change
@@ -27,6 +28,7 @@ type changeHost struct {
 	status  int
 	message string
 	retry   string
+	receipt string
 }
 
 func (h *changeHost) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -47,7 +49,12 @@ func (h *changeHost) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.got = append(h.got, c)
-	w.WriteHeader(http.StatusNoContent)
+	if h.receipt == "" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, h.receipt)
 }
 
 func (h *changeHost) changes() []metadata.Change {
@@ -83,6 +90,42 @@ func TestNotifyChangesReachTheHost(t *testing.T) {
 	for _, a := range h.auth {
 		assert.Equal(t, "Bearer the-key", a)
 	}
+}
+
+// TestAnnounceReadsWhatTheHostDid: the Announce functions return what
+// funchost's answer says became of the change (sent, pending, missed);
+// a host that answers 204, or a body that is no receipt, says nothing
+// more than that it took the change.
+func TestAnnounceReadsWhatTheHostDid(t *testing.T) {
+	h := offerChanges(t)
+	for body, want := range map[string]Announcement{
+		`{"delivery":"sent"}`:                        {Delivery: DeliverySent},
+		`{"delivery":"pending","waits":"backplane"}`: {Delivery: DeliveryPending, Waits: "backplane"},
+		`{"delivery":"pending","waits":"rate"}`:      {Delivery: DeliveryPending, Waits: "rate"},
+		`{"delivery":"missed","missed":1,"of":2}`:    {Delivery: DeliveryMissed, Missed: 1, Of: 2},
+		`{"delivery":"missed"}`:                      {Delivery: DeliveryMissed},
+		`{"delivery":"everywhere"}`:                  {},
+		`not json`:                                   {},
+		``:                                           {}, // 204
+	} {
+		h.mu.Lock()
+		h.receipt = body
+		h.mu.Unlock()
+		got, err := AnnounceResourceUpdated(t.Context(), "note://pinned")
+		require.NoError(t, err, body)
+		assert.Equal(t, want, got, body)
+		got, err = AnnounceListChanged(t.Context(), ToolsList)
+		require.NoError(t, err, body)
+		assert.Equal(t, want, got, body)
+		require.NoError(t, NotifyResourceUpdated(t.Context(), "note://pinned"), "the error-only form reads the same answer")
+	}
+
+	t.Setenv(metadata.EnvChangesURL, "") // the real Azure Functions host
+	got, err := AnnounceResourceUpdated(t.Context(), "note://pinned")
+	assert.ErrorIs(t, err, ErrNotSupported)
+	assert.Equal(t, Announcement{}, got)
+	_, err = AnnounceListChanged(t.Context(), "everything")
+	assert.ErrorIs(t, err, ErrBadChange)
 }
 
 // TestNotifyChangesWithoutAChannel: the real Azure Functions host sets no

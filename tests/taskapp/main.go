@@ -3,7 +3,8 @@
 // allows it.
 //
 //	sized  waits "ms" milliseconds (or until cancelled), then returns a
-//	       text result of "bytes" bytes
+//	       text result of "bytes" bytes: "fill" repeated ("x" when not
+//	       given), cut to the size
 package main
 
 import (
@@ -21,6 +22,7 @@ func main() {
 		WithDescription("Waits, then returns a text of the size asked for.").
 		WithProperty("bytes", worker.Integer, "How many bytes of text to return.", worker.Required).
 		WithProperty("ms", worker.Integer, "How long to wait first, in milliseconds.", worker.Optional).
+		WithProperty("fill", worker.String, "The text repeated to make the result; x when not given.", worker.Optional).
 		WithTaskSupport(worker.TaskOptional, nil).
 		Handle(sized)
 	app.Main()
@@ -28,8 +30,9 @@ func main() {
 
 func sized(ctx context.Context, tc *worker.ToolContext) (*worker.Result, error) {
 	var in struct {
-		Bytes int `json:"bytes"`
-		MS    int `json:"ms"`
+		Bytes int    `json:"bytes"`
+		MS    int    `json:"ms"`
+		Fill  string `json:"fill"`
 	}
 	if err := tc.BindArguments(&in); err != nil {
 		return nil, err
@@ -42,5 +45,13 @@ func sized(ctx context.Context, tc *worker.ToolContext) (*worker.Result, error) 
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return worker.TextResult(strings.Repeat("x", in.Bytes)), nil
+	return worker.TextResult(sizedText(in.Fill, in.Bytes)), nil
+}
+
+// sizedText is fill ("x" when empty) repeated and cut to n bytes.
+func sizedText(fill string, n int) string {
+	if fill == "" {
+		fill = "x"
+	}
+	return strings.Repeat(fill, n/len(fill)+1)[:n]
 }

@@ -195,7 +195,7 @@ type Hub struct {
 	byTask   map[string]map[*Listener]struct{}
 	all      map[*Listener]struct{}
 	relay    Relay
-	outbox   chan []byte
+	outbox   chan relayed
 	stopSend context.CancelFunc
 	sendDone chan struct{}
 }
@@ -250,7 +250,7 @@ func (h *Hub) SetRelay(r Relay) {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	out, done := make(chan []byte, relayQueue), make(chan struct{})
+	out, done := make(chan relayed, relayQueue), make(chan struct{})
 	h.outbox, h.stopSend, h.sendDone = out, cancel, done
 	go h.send(ctx, r, out, done)
 }
@@ -262,29 +262,66 @@ func (h *Hub) stopSenderLocked() {
 	}
 }
 
-func (h *Hub) send(ctx context.Context, r Relay, out <-chan []byte, done chan<- struct{}) {
+// relayed is one change waiting for the relay: its wire form and, when
+// its publisher follows it (PublishTracked), where the outcome goes.
+type relayed struct {
+	wire []byte
+	done chan<- error // buffered (1), or nil
+}
+
+func (h *Hub) send(ctx context.Context, r Relay, out <-chan relayed, done chan<- struct{}) {
 	defer close(done)
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case wire := <-out:
+		case item := <-out:
 			bctx, cancel := context.WithTimeout(ctx, relayTimeout)
-			if err := r.Broadcast(bctx, wire); err != nil && ctx.Err() == nil {
+			err := r.Broadcast(bctx, item.wire)
+			if err != nil && ctx.Err() == nil {
 				h.log.Warn("notify: relaying a change to the other instances failed", "error", err)
 			}
 			cancel()
+			if item.done != nil {
+				item.done <- err
+			}
 		}
 	}
 }
+
+// ErrRelayBehind: the relay had more changes waiting than it keeps
+// (1,024); the change reached the listeners of this instance only.
+var ErrRelayBehind = errors.New("the relay to the other instances is behind; the change reached this instance only")
 
 // Publish delivers a change announced on this instance to the listeners
 // here and, when a relay is set, hands its wire form to the relay. It never
 // waits for a listener or for the relay. A change that breaks the rules of
 // its kind is dropped (and logged).
-func (h *Hub) Publish(c Change) {
+func (h *Hub) Publish(c Change) { h.publish(c, nil) }
+
+// PublishTracked is Publish for a publisher that wants to know what became
+// of the change on its way to the other instances. The channel it returns
+// (buffered: the hub never waits for its reader) gets one value: nil once
+// the relay took the change for every other live instance (at once when
+// no relay is set), else why not: the relay's error (a
+// *backplane.BroadcastError names how many instances it missed),
+// ErrRelayBehind, or the change's own error (it reached nobody). Nothing
+// comes when the hub closes first.
+func (h *Hub) PublishTracked(c Change) <-chan error {
+	done := make(chan error, 1)
+	h.publish(c, done)
+	return done
+}
+
+func (h *Hub) publish(c Change, done chan<- error) {
+	report := func(err error) {
+		if done != nil {
+			done <- err
+		}
+	}
 	if err := c.Check(); err != nil {
 		h.log.Warn("notify: dropping a change", "error", err)
+		report(err)
 		return
 	}
 	h.deliver(c)
@@ -292,17 +329,20 @@ func (h *Hub) Publish(c Change) {
 	out := h.outbox
 	h.mu.Unlock()
 	if out == nil {
+		report(nil)
 		return
 	}
 	wire, err := Encode(c)
 	if err != nil {
 		h.log.Warn("notify: a change too large for the other instances", "kind", c.Kind, "error", err)
+		report(err)
 		return
 	}
 	select {
-	case out <- wire:
+	case out <- relayed{wire: wire, done: done}:
 	default:
 		h.log.Warn("notify: the relay is behind; a change reaches this instance only", "kind", c.Kind)
+		report(ErrRelayBehind)
 	}
 }
 

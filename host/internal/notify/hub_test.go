@@ -300,3 +300,48 @@ func TestHubMergesARepeatedChange(t *testing.T) {
 	}
 	assert.Len(t, drain(l), 2, "every state of a task is told")
 }
+
+// funcRelay is a relay whose Broadcast a test writes.
+type funcRelay func(ctx context.Context) error
+
+func (f funcRelay) Broadcast(ctx context.Context, _ []byte) error { return f(ctx) }
+
+// TestPublishTrackedReportsTheRelay: PublishTracked says what became of a
+// change on its way to the other instances: nil with no relay, the relay's
+// outcome, ErrRelayBehind when the relay's queue is full, the change's own
+// error for a change that breaks the rules; and nothing while the relay
+// has not finished.
+func TestPublishTrackedReportsTheRelay(t *testing.T) {
+	h := NewHub(Limits{}, nil)
+	defer h.Close()
+	c := Change{Kind: ResourceUpdated, URI: "note://a"}
+	assert.NoError(t, <-h.PublishTracked(c), "no relay: nothing more to do")
+	assert.ErrorIs(t, <-h.PublishTracked(Change{Kind: ResourceUpdated}), ErrBadChange)
+
+	refused := errors.New("storage refused")
+	h.SetRelay(funcRelay(func(context.Context) error { return refused }))
+	assert.ErrorIs(t, <-h.PublishTracked(c), refused)
+
+	release := make(chan struct{})
+	h.SetRelay(funcRelay(func(ctx context.Context) error {
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}))
+	first := h.PublishTracked(c)
+	select {
+	case err := <-first:
+		t.Fatalf("reported %v before the relay finished", err)
+	default:
+	}
+	var last <-chan error
+	for range relayQueue + 1 { // the sender holds the first; these fill the queue, and one more
+		last = h.PublishTracked(c)
+	}
+	assert.ErrorIs(t, <-last, ErrRelayBehind)
+	close(release)
+	assert.NoError(t, <-first)
+}
