@@ -51,6 +51,10 @@ type fleet struct {
 	env  []string
 	// gone reports whether the queue (or list) of an instance is gone.
 	gone func(t *testing.T, instanceID string) bool
+	// empty makes the storage lose everything: Azurite restarted empty,
+	// or the Redis server's data flushed (as a restart without
+	// persistence).
+	empty func(t *testing.T)
 }
 
 // startFleet starts Azurite or redis-server for a backplane kind. The
@@ -75,6 +79,7 @@ func startFleet(t testing.TB, kind string) *fleet {
 			_, err := svc.NewQueueClient("mcp-backplane-"+id).GetProperties(t.Context(), nil)
 			return queueerror.HasCode(err, queueerror.QueueNotFound)
 		}
+		f.empty = func(*testing.T) { az.Stop(); az.Start() }
 	case "redis":
 		cert := testutil.NewTestCert(t)
 		const principal, token = "3f2e1d0c-0000-4000-8000-000000000001", "entra-token-for-redis"
@@ -92,6 +97,7 @@ func startFleet(t testing.TB, kind string) *fleet {
 			n, err := raw.Exists(t.Context(), "mcp-backplane:{"+id+"}", "mcp-backplane:{"+id+"}:alive").Result()
 			return err == nil && n == 0
 		}
+		f.empty = func(t *testing.T) { require.NoError(t, raw.FlushAll(t.Context()).Err()) }
 	default:
 		t.Fatalf("no fleet of kind %q", kind)
 	}

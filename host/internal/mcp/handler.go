@@ -71,6 +71,7 @@ type handler struct {
 	checkArgs       func(json.RawMessage) error // Options.CheckArguments
 	usedStates      *stateLedger                // the request states that opened here
 	spentStates     StateLedger                 // and on every instance sharing it; nil: none
+	epoch           epochCache                  // spentStates' epoch, as read last
 
 	hub                *notify.Hub   // nil when notifications are off
 	sessions           *sessionTable // the legacy sessions' subscriptions

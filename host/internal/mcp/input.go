@@ -13,6 +13,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
+	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
@@ -36,6 +37,13 @@ import (
 // remembers the states that opened until they expire (stateLedger), and,
 // with Options.SpentStates, once on every instance that shares it. A
 // retry without a state is served with the answers it carries.
+//
+// A shared record can lose what it holds (a Redis server or Azurite
+// restarted empty): each record therefore carries an epoch, a random id
+// made once when the record is found without one, and a state holds the
+// epoch current when it was given. A state opens only while its epoch is
+// the record's: one given before the loss is refused, as its use may
+// have been forgotten.
 
 // inputStatePurpose is what request states are sealed for.
 const inputStatePurpose = "mcp-input-state"
@@ -73,8 +81,11 @@ type requestState struct {
 	Digest string `json:"d"`
 	// Owner is the client the state was given to (owner.Of of its request);
 	// Nonce names the state, which opens once.
-	Owner   string                     `json:"o"`
-	Nonce   string                     `json:"j"`
+	Owner string `json:"o"`
+	Nonce string `json:"j"`
+	// Epoch is the shared record's epoch when the state was given ("" when
+	// the instances share none).
+	Epoch   string                     `json:"e,omitempty"`
 	Answers map[string]json.RawMessage `json:"a,omitempty"`
 }
 
@@ -107,10 +118,70 @@ func (c callIdentity) digest() string { return argumentsDigest(c.args) }
 // StateLedger records the request states that opened where several
 // instances see them (a table, a Redis server they share).
 type StateLedger interface {
+	// Epoch returns the id of the record's epoch, making one (exactly one
+	// of the instances asking at once does) when the record has none:
+	// when it is new, or lost what it held.
+	Epoch(ctx context.Context) (string, error)
 	// Spend records the state named key (letters and digits), which
-	// expires at expires, and reports whether this was its first record:
-	// false when it opened before, on any instance.
-	Spend(ctx context.Context, key string, expires time.Time) (first bool, err error)
+	// expires at expires and was given in epoch, and reports whether this
+	// was its first record: false when it opened before, on any instance.
+	// It fails with ErrEpochChanged when the record's epoch is not epoch
+	// (or it has none) once the state is recorded.
+	Spend(ctx context.Context, key, epoch string, expires time.Time) (first bool, err error)
+}
+
+// ErrEpochChanged is the error of StateLedger.Spend for a state given in
+// an epoch that is no longer the record's: the record lost what it held
+// since, and may have forgotten that the state was used. It is the
+// error of the Azure table's (tasks.AzureStates) too.
+var ErrEpochChanged = tasks.ErrStateEpochChanged
+
+// epochRefresh is how long an instance gives states the epoch it read
+// last, before it reads the record's again: one storage request per 10 s
+// at most, only while states are given. A Spend here that finds another
+// epoch makes this instance read it again at once; states given by others
+// with the old one within the 10 s are refused when used.
+var epochRefresh = 10 * time.Second
+
+// epochCache is the shared record's epoch as this instance read it last.
+type epochCache struct {
+	mu     sync.Mutex
+	epoch  string
+	readAt time.Time
+}
+
+// stateEpoch returns the epoch to seal into a state given now: the one
+// read within epochRefresh, else the record's (read within spendTimeout).
+// When the record does not answer, the epoch read last serves (a Spend
+// checks it anyway); without one, the error.
+func (h *handler) stateEpoch(ctx context.Context) (string, error) {
+	c := &h.epoch
+	c.mu.Lock()
+	epoch, readAt := c.epoch, c.readAt
+	c.mu.Unlock()
+	if epoch != "" && time.Since(readAt) < epochRefresh {
+		return epoch, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, spendTimeout)
+	defer cancel()
+	read, err := h.spentStates.Epoch(ctx)
+	if err != nil {
+		if epoch != "" {
+			h.log.Warn("mcp: reading the epoch of the record of used request states failed; giving the one read last", "error", err)
+			return epoch, nil
+		}
+		return "", fmt.Errorf("reading the epoch of the record of used request states: %w", err)
+	}
+	h.noteEpoch(read)
+	return read, nil
+}
+
+// noteEpoch remembers epoch as the record's now ("" forgets it: the next
+// state given reads it again).
+func (h *handler) noteEpoch(epoch string) {
+	h.epoch.mu.Lock()
+	defer h.epoch.mu.Unlock()
+	h.epoch.epoch, h.epoch.readAt = epoch, time.Now()
 }
 
 // spendTimeout bounds recording a state in Options.SpentStates.
@@ -169,10 +240,13 @@ func (h *handler) readInputState(ctx context.Context, params []byte, id callIden
 		}
 	}
 	if st != nil {
-		if err := h.spendState(ctx, st.Nonce, id.owner, expires); err != nil {
+		if err := h.spendState(ctx, st, id.owner, expires); err != nil {
 			switch {
 			case errors.Is(err, errStateUsed):
 				return nil, "Invalid params: requestState was used already (each opens once); call again with the latest one, or without it and every answer in inputResponses."
+			case errors.Is(err, ErrEpochChanged):
+				h.log.Warn("mcp: refused a request state given before the record of used request states was reset")
+				return nil, "Invalid params: the server's record of used states was reset since this requestState was given, so it cannot be checked as unused; start the call again, without requestState."
 			case errors.Is(err, errStateUnchecked):
 				h.log.Error("mcp: recording a used request state failed", "error", err)
 				return nil, problemStateUnchecked
@@ -215,10 +289,13 @@ var errStateUsed = errors.New("the request state was used already")
 // errStateUnchecked: the shared record of used states failed.
 var errStateUnchecked = errors.New("the request state could not be checked")
 
-// spendState spends the state nonce of id on this instance, then in the
+// spendState spends the state st of id on this instance, then in the
 // shared record when there is one. A shared record that fails gives the
-// state back here, so that the client may send it again.
-func (h *handler) spendState(ctx context.Context, nonce string, id owner.ID, expires time.Time) error {
+// state back here, so that the client may send it again; one whose epoch
+// changed refuses it (ErrEpochChanged), and the next state given reads
+// the new epoch.
+func (h *handler) spendState(ctx context.Context, st *requestState, id owner.ID, expires time.Time) error {
+	nonce := st.Nonce
 	if err := h.usedStates.use(nonce, id, expires); err != nil {
 		return err
 	}
@@ -227,8 +304,11 @@ func (h *handler) spendState(ctx context.Context, nonce string, id owner.ID, exp
 	}
 	ctx, cancel := context.WithTimeout(ctx, spendTimeout)
 	defer cancel()
-	first, err := h.spentStates.Spend(ctx, nonce, expires)
+	first, err := h.spentStates.Spend(ctx, nonce, st.Epoch, expires)
 	switch {
+	case errors.Is(err, ErrEpochChanged):
+		h.noteEpoch("")
+		return err
 	case err != nil:
 		h.usedStates.forget(nonce)
 		return fmt.Errorf("%w: %w", errStateUnchecked, err)
@@ -330,7 +410,14 @@ func (h *handler) inputRequired(req *request, n *Notifier, id callIdentity) bool
 	if n.answers != nil {
 		st.Answers = n.answers.answers
 	}
-	data, err := json.Marshal(&st)
+	var err error
+	if h.spentStates != nil {
+		st.Epoch, err = h.stateEpoch(req.r.Context())
+	}
+	var data []byte
+	if err == nil {
+		data, err = json.Marshal(&st)
+	}
 	if err == nil && len(data) > MaxInputResponseBytes+maxStateExtra {
 		err = fmt.Errorf("the state has %d bytes, more than a state may have", len(data))
 	}
@@ -339,7 +426,7 @@ func (h *handler) inputRequired(req *request, n *Notifier, id callIdentity) bool
 		token, err = h.sealer.Seal(inputStatePurpose, data, InputStateLifetime)
 	}
 	if err != nil {
-		h.log.Error("mcp: sealing a request state failed", "error", err)
+		h.log.Error("mcp: giving a request state failed", "error", err)
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
 		return true
 	}

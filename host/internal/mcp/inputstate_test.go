@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -115,14 +116,29 @@ func TestInputStateIsTheCallersAndSingleUse(t *testing.T) {
 }
 
 // sharedLedger is a StateLedger instances share in a test; fail makes it
-// fail.
+// fail, reset loses what it holds, its epoch included.
 type sharedLedger struct {
-	mu   sync.Mutex
-	used map[string]bool
-	fail error
+	mu     sync.Mutex
+	used   map[string]bool
+	epoch  string
+	epochs int // epochs made
+	fail   error
 }
 
-func (l *sharedLedger) Spend(_ context.Context, key string, _ time.Time) (bool, error) {
+func (l *sharedLedger) Epoch(context.Context) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fail != nil {
+		return "", l.fail
+	}
+	if l.epoch == "" {
+		l.epochs++
+		l.epoch = fmt.Sprintf("epoch%d", l.epochs)
+	}
+	return l.epoch, nil
+}
+
+func (l *sharedLedger) Spend(_ context.Context, key, epoch string, _ time.Time) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.fail != nil {
@@ -132,7 +148,16 @@ func (l *sharedLedger) Spend(_ context.Context, key string, _ time.Time) (bool, 
 		return false, nil
 	}
 	l.used[key] = true
+	if l.epoch != epoch {
+		return false, ErrEpochChanged
+	}
 	return true, nil
+}
+
+func (l *sharedLedger) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.used, l.epoch = map[string]bool{}, ""
 }
 
 func (l *sharedLedger) setFail(err error) {
@@ -168,6 +193,53 @@ func TestInputStateSingleUseAcrossInstances(t *testing.T) {
 	assert.Equal(t, "-32602", gjson(t, r.data, "error", "code"), r.data)
 	assert.Contains(t, gjson(t, r.data, "error", "message"), "was used already")
 	assert.Equal(t, calls, len(a.tools.calls), "the other instance runs nothing")
+}
+
+// TestInputStateSingleUseAfterLedgerReset (issue 41, item 3): a state
+// used on one instance is refused on another after the shared record lost
+// what it held (its epoch with it), instead of opening a second time; the
+// instance that gave the state reads the new epoch once a Spend found it
+// changed, so that its next states open.
+func TestInputStateSingleUseAfterLedgerReset(t *testing.T) {
+	ledger := &sharedLedger{used: map[string]bool{}}
+	a, b := startServer(t, &Options{SpentStates: ledger}), startServer(t, &Options{SpentStates: ledger})
+	a.tools.call, b.tools.call = twoStepTool, twoStepTool
+	answer := map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}
+	state := requestStateOf(t, a.post(t, modernCall(nil, askingCaps, nil), keyed("alice")))
+	retry := modernCall(nil, askingCaps, map[string]any{"inputResponses": answer, "requestState": state})
+	requestStateOf(t, b.post(t, retry, keyed("alice")))
+	require.Len(t, b.tools.calls, 1)
+
+	ledger.reset()
+	c := startServer(t, &Options{SpentStates: ledger})
+	c.tools.call = twoStepTool
+	r := c.post(t, retry, keyed("alice"))
+	assert.Equal(t, "-32602", gjson(t, r.data, "error", "code"), r.data)
+	assert.Contains(t, gjson(t, r.data, "error", "message"), "record of used states was reset")
+	assert.Empty(t, c.tools.calls, "the state used before the reset runs nothing")
+
+	// a read the old epoch within epochRefresh: its next state carries it
+	// and is refused too. Once a reads the record again, its states open.
+	state = requestStateOf(t, a.post(t, modernCall(nil, askingCaps, nil), keyed("alice")))
+	r = b.post(t, modernCall(nil, askingCaps, map[string]any{"inputResponses": answer, "requestState": state}), keyed("alice"))
+	assert.Contains(t, gjson(t, r.data, "error", "message"), "record of used states was reset", r.data)
+	refresh := epochRefresh
+	epochRefresh = 0
+	t.Cleanup(func() { epochRefresh = refresh })
+	state = requestStateOf(t, a.post(t, modernCall(nil, askingCaps, nil), keyed("alice")))
+	calls := len(c.tools.calls)
+	requestStateOf(t, c.post(t, modernCall(nil, askingCaps, map[string]any{"inputResponses": answer, "requestState": state}), keyed("alice")))
+	assert.Equal(t, calls+1, len(c.tools.calls), "a state of the new epoch opens")
+
+	// A record that does not answer as a state is given: the epoch read
+	// last serves; an instance that read none answers -32603.
+	ledger.setFail(errors.New("storage unreachable"))
+	requestStateOf(t, a.post(t, modernCall(nil, askingCaps, nil), keyed("alice")))
+	d := startServer(t, &Options{SpentStates: ledger})
+	d.tools.call = twoStepTool
+	r = d.post(t, modernCall(nil, askingCaps, nil), keyed("alice"))
+	assert.Equal(t, "-32603", gjson(t, r.data, "error", "code"), r.data)
+	assert.Contains(t, d.logs.String(), "storage unreachable")
 }
 
 // FuzzOpenRequestState: opening any text as a request state, or any

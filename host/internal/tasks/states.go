@@ -76,13 +76,17 @@ type stateRow struct {
 // ErrStateKey is a request state key that is not of letters and digits.
 var ErrStateKey = errors.New("a request state key is 2 to 128 letters and digits")
 
-// Spend records the state named key, which expires at expires, and
-// reports whether this was its first record (false: it opened before, on
-// this or another instance sharing the table). A key is 2 to 128 letters
-// and digits.
-func (s *AzureStates) Spend(ctx context.Context, key string, expires time.Time) (bool, error) {
+// Spend records the state named key, which expires at expires and was
+// given in epoch, and reports whether this was its first record (false: it
+// opened before, on this or another instance sharing the table). A key is
+// 2 to 128 letters and digits. A state of an epoch that is no longer the
+// table's fails with ErrStateEpochChanged (see [AzureStates.Epoch]).
+func (s *AzureStates) Spend(ctx context.Context, key, epoch string, expires time.Time) (bool, error) {
 	if !validStateKey(key) {
 		return false, ErrStateKey
+	}
+	if epoch == "" {
+		return false, ErrStateEpochChanged // given where no record was shared
 	}
 	data, err := json.Marshal(stateRow{PartitionKey: key[:2], RowKey: key, Expires: expires.UTC().Format(expiresLayout)})
 	if err != nil {
@@ -96,6 +100,9 @@ func (s *AzureStates) Spend(ctx context.Context, key string, expires time.Time) 
 	}
 	switch {
 	case err == nil:
+		if err = s.checkEpoch(ctx, epoch); err != nil {
+			return false, err
+		}
 		return true, nil
 	case hasStatus(err, http.StatusConflict):
 		return false, nil // the row is there: spent before
