@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
@@ -30,7 +31,25 @@ const (
 	// SettingListenQueue bounds the notifications waiting for one
 	// listener; default 64. A listener that falls further behind is ended.
 	SettingListenQueue = notify.SettingQueue
+	// SettingSubscribedSessionsPerClient bounds the legacy sessions of one
+	// client whose resource subscriptions an instance keeps; default 256.
+	SettingSubscribedSessionsPerClient = mcp.SettingSubscribedSessions
 )
+
+// subscribedSessions is the bound on the legacy sessions with resource
+// subscriptions that SettingSubscribedSessionsPerClient asks for (the
+// zero Limit, the defaults, when it is not set).
+func (h *Host) subscribedSessions() (owner.Limit, error) {
+	v, from := h.cfg.Lookup(SettingSubscribedSessionsPerClient)
+	if v == "" {
+		return owner.Limit{}, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+	if err != nil || n <= 0 {
+		return owner.Limit{}, fmt.Errorf("reading %s from %s: %q is not a positive whole number", SettingSubscribedSessionsPerClient, from, v)
+	}
+	return owner.Limit{PerOwner: n}, nil
+}
 
 // newHub makes the hub of this instance with the limits the settings
 // ask for.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -271,4 +272,26 @@ func TestSlowAndVanishedListenersAreEnded(t *testing.T) {
 		"RSS %d KB before, %d KB with the listeners open, %d KB at the end of publishing, %d KB after",
 		slow, vanished, fast, published, heap0>>10, heap1>>10, rss0>>10, rssOpen>>10, rssPeak>>10, rss()>>10)
 	assert.Less(t, heap1, heap0+8<<20, "no queued change is left behind")
+}
+
+// TestSubscribedSessionsSetting: FUNCMCP_SUBSCRIBED_SESSIONS_PER_CLIENT,
+// which the refusal names, sets the bound on one client's legacy sessions
+// with resource subscriptions; a value that is not a positive whole
+// number stops the host at start, naming the setting.
+func TestSubscribedSessionsSetting(t *testing.T) {
+	t.Setenv(SettingSubscribedSessionsPerClient, "1")
+	_, srv := changesApp(t, nil)
+	const initialize = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	subscribe := `{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"` + noteURI + `"}}`
+	first, second := initSession(t, srv.URL, initialize), initSession(t, srv.URL, initialize)
+	_, body := rpcSession(t, srv.URL, first, subscribe)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"result":{}}`, string(body))
+	_, body = rpcSession(t, srv.URL, second, subscribe)
+	assert.Contains(t, string(body), "(the limit is 1); "+SettingSubscribedSessionsPerClient+" changes it")
+
+	t.Setenv(SettingSubscribedSessionsPerClient, "many")
+	root := weatherApp(t, `{"version":"2.0","customHandler":{"description":{"defaultExecutablePath":"handler"}}}`)
+	_, err := New(&Options{ScriptRoot: root, Output: io.Discard})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), SettingSubscribedSessionsPerClient)
 }

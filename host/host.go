@@ -307,6 +307,9 @@ func (h *Host) routes() (http.Handler, error) {
 	if h.tel != nil && opts.Tasks != nil {
 		opts.Tasks.Traceparent = h.tel.Traceparent
 	}
+	if opts.SubscribedSessions, err = h.subscribedSessions(); err != nil {
+		return nil, err
+	}
 	var sweepStates sweeper
 	if opts.SpentStates, sweepStates, h.closeStates, err = h.spentStates(h.legacy.kind); err != nil {
 		return nil, err
