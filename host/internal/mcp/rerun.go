@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
@@ -40,8 +41,12 @@ type rerunCall struct {
 
 // credentialHeaders are the request headers a record does not keep: the
 // client's credentials (checked when the task was made) stay out of
-// storage. The identity headers funchost set from a verified token stay.
+// storage, and so do the access tokens funchost passes on (every header
+// starting tokenHeaders). The identity headers funchost set from a
+// verified token stay.
 var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Functions-Key"}
+
+const tokenHeaders = "X-Ms-Token-"
 
 // keepForRerun keeps in run what its record needs to run the call again,
 // when the tool allows reruns and the call is small enough.
@@ -59,6 +64,11 @@ func (h *handler) keepForRerun(run *taskRun, call *CallRequest, meta *RequestMet
 	}
 	for _, k := range credentialHeaders {
 		rc.Headers.Del(k)
+	}
+	for k := range rc.Headers {
+		if len(k) >= len(tokenHeaders) && strings.EqualFold(k[:len(tokenHeaders)], tokenHeaders) {
+			delete(rc.Headers, k)
+		}
 	}
 	data, err := json.Marshal(rc)
 	if err != nil || len(data) > MaxRerunBytes {

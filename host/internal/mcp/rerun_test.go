@@ -49,7 +49,8 @@ func TestTaskRunAgainOnAnotherInstance(t *testing.T) {
 		<-release
 		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("seed " + string(req.Arguments["seed"]))}}, nil
 	}, useClock)
-	id := createTask(t, a, "again", map[string]any{"seed": 7}, map[string]string{"Authorization": "Bearer secret", "X-Trace-Me": "yes"})
+	id := createTask(t, a, "again", map[string]any{"seed": 7}, map[string]string{"Authorization": "Bearer secret",
+		"X-Ms-Token-Aad-Access-Token": "secret", "X-Trace-Me": "yes"})
 
 	cut.stall(true) // A stops answering
 	clock.Add(10 * beat)
@@ -70,6 +71,7 @@ func TestTaskRunAgainOnAnotherInstance(t *testing.T) {
 	assert.Equal(t, 2, call.Attempt)
 	assert.Equal(t, "yes", call.Headers.Get("X-Trace-Me"))
 	assert.Empty(t, call.Headers.Get("Authorization"), "credentials are not kept")
+	assert.Empty(t, call.Headers.Get("X-Ms-Token-Aad-Access-Token"), "access tokens are not kept")
 	assert.True(t, call.Notify.InTask())
 	require.Eventually(t, func() bool {
 		return strings.Contains(string(getTask(t, b, id, nil).Result["statusMessage"]), "Attempt 2 of 3 (run again on another instance): 1 of 4 done")
