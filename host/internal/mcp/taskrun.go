@@ -449,8 +449,8 @@ func (r *taskRun) request(ctx context.Context, key, method string, params json.R
 		r.mu.Unlock()
 	}()
 	_, err := r.s.store.Update(ctx, r.id, func(t *tasks.Task) error {
-		if t.Status.Terminal() {
-			return errTaskOver
+		if t.Status.Terminal() || !r.owns(t) {
+			return errTaskOver // ended, or run again elsewhere: this run asks nothing
 		}
 		if t.InputRequests == nil {
 			t.InputRequests = map[string]json.RawMessage{}
