@@ -66,12 +66,14 @@ const epidemicDescription = "Simulate an epidemic day by day with a stochastic S
 func registerEpidemic(app *worker.App) {
 	// A tool that takes minutes: a client that negotiated the MCP tasks
 	// extension gets a task to poll (its status message is the progress),
-	// others wait for the result as for any tool.
+	// others wait for the result as for any tool. The same arguments and
+	// seed give the same report: funchost may run the task again, twice,
+	// on another instance when the one running it stops.
 	//docs:begin task
 	worker.AddTool(app, "simulate_epidemic", simulateEpidemic).
 		WithTitle("Simulate an epidemic").
 		WithDescription(epidemicDescription).
-		WithTaskSupport(worker.TaskOptional, &worker.TaskOptions{PollInterval: time.Second, TTL: time.Hour})
+		WithTaskSupport(worker.TaskOptional, &worker.TaskOptions{PollInterval: time.Second, TTL: time.Hour, Reruns: 2})
 	//docs:end task
 }
 

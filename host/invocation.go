@@ -107,7 +107,7 @@ func withOwner(next http.Handler) http.Handler {
 func ownerOf(ctx context.Context) owner.ID {
 	r, _ := ctx.Value(ownerKey{}).(*http.Request)
 	if r == nil {
-		return ""
+		return mcp.TaskOwner(ctx) // a task run again has no request; "" for none
 	}
 	return owner.Of(r)
 }

@@ -25,7 +25,8 @@ const (
 	// SettingTaskHeartbeat is how often an instance running a task
 	// refreshes its record, as a Go duration ("5s"); a task whose record
 	// went three heartbeats without one ran on an instance that stopped
-	// and ends failed. Unset means mcp.DefaultTaskHeartbeat.
+	// and ends failed, or runs again elsewhere when its tool declares
+	// reruns. Unset means mcp.DefaultTaskHeartbeat.
 	SettingTaskHeartbeat = "FUNCMCP_TASK_HEARTBEAT"
 	// SettingTaskTTL is the time to live of the tasks of tools that
 	// suggest none, as a Go duration ("1h"): how long after its creation a

@@ -36,6 +36,13 @@ type TaskSupport struct {
 	// asks the host to (see [HeaderTask]). Without it the host creates the
 	// task before the handler runs.
 	Deferred bool `json:"deferred,omitempty"`
+	// Reruns is how many times the task may be run again, from the start
+	// with the same arguments, on another instance when the instance
+	// running it stops answering (0: never; the task then ends failed).
+	// A tool declares it when running twice with the same arguments is
+	// safe (idempotent) and gives the same result. Not with Deferred: a
+	// re-run starts as a task, without the synchronous part.
+	Reruns int `json:"reruns,omitempty"`
 }
 
 // Check reports what is wrong with a task declaration.
@@ -53,8 +60,18 @@ func (t *TaskSupport) Check() error {
 	if t.PollIntervalMs > MaxTaskPollIntervalMs {
 		errs = append(errs, fmt.Errorf("%s: pollIntervalMs %d is more than the maximum, %d (1 hour)", KeyTask, t.PollIntervalMs, int64(MaxTaskPollIntervalMs)))
 	}
+	if t.Reruns < 0 || t.Reruns > MaxTaskReruns {
+		errs = append(errs, fmt.Errorf("%s: reruns %d is not between 0 and %d", KeyTask, t.Reruns, MaxTaskReruns))
+	}
+	if t.Reruns > 0 && t.Deferred {
+		errs = append(errs, errors.New(KeyTask+": reruns does not go with deferred (a re-run starts as a task)"))
+	}
 	return errors.Join(errs...)
 }
+
+// MaxTaskReruns bounds [TaskSupport.Reruns]: a task runs at most
+// MaxTaskReruns+1 times in all.
+const MaxTaskReruns = 10
 
 // The largest durations a task declaration may ask for: a declaration past
 // them is refused at load (they would overflow a duration otherwise).

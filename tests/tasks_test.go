@@ -135,6 +135,59 @@ func TestTasksAcrossInstances(t *testing.T) {
 	assert.NotContains(t, failed.Result, "result")
 }
 
+// TestTaskRunAgainOnAnotherInstance: two instances on Azurite; the
+// sample's simulate_epidemic (deterministic for its seed, declared safe to
+// run again) runs as a task on A, which is killed with SIGKILL mid-task. A
+// client polling tasks/get on B sees the task working, run again on
+// another instance (attempt 2 of 3), then completed with the same result
+// as an uninterrupted run with the same seed.
+func TestTaskRunAgainOnAnotherInstance(t *testing.T) {
+	az := testutil.StartAzurite(t, repoRoot(t))
+	env := []string{"AzureWebJobsStorage=" + az.ConnectionString(), "FUNCMCP_TASK_STORE=azure", "FUNCMCP_TASK_HEARTBEAT=300ms"}
+	app := sample(t)
+	a, b := startHostEnv(t, app, env), startHostEnv(t, app, env)
+	onA := taskClient{endpoint: a.endpoint}
+	onB := taskClient{endpoint: b.endpoint}
+	args := map[string]any{"population": 50000, "days": 120, "duration_seconds": 4, "seed": 20261206}
+
+	// The result of a run nobody interrupts.
+	whole := onB.await(t, onB.create(t, "simulate_epidemic", args), "completed")
+	var want struct {
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	require.NoError(t, json.Unmarshal(whole.Result["result"], &want))
+	require.NotEmpty(t, want.StructuredContent)
+
+	id := onA.create(t, "simulate_epidemic", args)
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		r := onB.get(t, id)
+		assert.Equal(ct, `"working"`, string(r.Result["status"]))
+		assert.Contains(ct, string(r.Result["statusMessage"]), "day ", "A reports progress")
+	}, 20*time.Second, 50*time.Millisecond)
+	a.kill(t)
+	killed := time.Now()
+
+	// B judges A stopped and claims the task: the poll that does so, or a
+	// later one, reads it working again, saying so.
+	var again taskReply
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		again = onB.get(t, id)
+		assert.Contains(ct, string(again.Result["statusMessage"]), "run again on another instance")
+	}, 30*time.Second, 50*time.Millisecond)
+	claimed := time.Since(killed)
+	assert.Equal(t, `"working"`, string(again.Result["status"]))
+	assert.Contains(t, string(again.Result["statusMessage"]), "attempt 2 of 3")
+	t.Logf("from the kill to the claim: %s (heartbeat 300ms)", claimed.Round(time.Millisecond))
+
+	done := onB.await(t, id, "completed")
+	var got struct {
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	require.NoError(t, json.Unmarshal(done.Result["result"], &got))
+	assert.JSONEq(t, string(want.StructuredContent), string(got.StructuredContent), "the same report as a run nobody interrupted")
+	assert.Contains(t, b.console.String(), "runs again on this instance")
+}
+
 // TestTaskTimeToLive: past its time to live a task is gone, and its work,
 // when still running, is stopped.
 func TestTaskTimeToLive(t *testing.T) {

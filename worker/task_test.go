@@ -18,6 +18,24 @@ import (
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
+// TestTaskRerunsTravel: a tool that may be run again on another instance
+// says so in its function.json task declaration (a key the Azure Functions
+// host ignores), and funchost's loader reads it back.
+func TestTaskRerunsTravel(t *testing.T) {
+	a := New(nil)
+	noop := func(context.Context, *ToolContext) (*Result, error) { return TextResult("ok"), nil }
+	a.ConfigureMcpTool("again").WithTaskSupport(TaskOptional, &TaskOptions{Reruns: 2}).Handle(noop)
+	fns, err := a.Functions()
+	require.NoError(t, err)
+	require.Len(t, fns, 1)
+	text, ok := fns[0].Bindings[0].LookupString(metadata.KeyTask)
+	require.True(t, ok)
+	assert.JSONEq(t, `{"support":"optional","reruns":2}`, text)
+	tool, err := binding.LoadTool(fns[0], fns[0].Bindings[0], "")
+	require.NoError(t, err)
+	assert.Equal(t, 2, tool.Trigger.Task.Reruns)
+}
+
 func TestWithTaskSupport(t *testing.T) {
 	a := New(nil)
 	noop := func(context.Context, *ToolContext) (*Result, error) { return TextResult("ok"), nil }
@@ -46,6 +64,12 @@ func TestWithTaskSupport(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `task: support "sometimes" is not "optional" or "required"`)
 	assert.True(t, errors.Is(err, ErrOutputSetting))
+
+	for _, opts := range []*TaskOptions{{Reruns: -1}, {Reruns: metadata.MaxTaskReruns + 1}, {Reruns: 1, Deferred: true}} {
+		bad := New(nil)
+		bad.ConfigureMcpTool("x").WithTaskSupport(TaskOptional, opts).Handle(noop)
+		assert.ErrorIs(t, bad.Build(), ErrOutputSetting, "reruns %d, deferred %v", opts.Reruns, opts.Deferred)
+	}
 
 	fn := byName["long"]
 	fn.Bindings[0].SetString(metadata.KeyTask, `{"support":"optional","extra":1}`)

@@ -52,6 +52,14 @@ type TaskOptions struct {
 	// needs (on MCP 2026-07-28 the input-required way) and then go on as a
 	// task. Without it the call is a task before the handler runs.
 	Deferred bool
+	// Reruns is how many times funchost may run the task again, from the
+	// start with the same arguments and for the same client, on another
+	// instance when the instance running it stops answering (killed,
+	// scaled in): up to Reruns+1 runs in all, at most
+	// metadata.MaxTaskReruns+1. Declare it only when running the handler
+	// twice with the same arguments is safe and gives the same result; 0
+	// (the default) ends such a task failed. Not with Deferred.
+	Reruns int
 }
 
 // WithTaskSupport lets the tool run as an MCP task (the tasks extension,
@@ -66,7 +74,7 @@ func (b *ToolBuilder) WithTaskSupport(support string, opts *TaskOptions) *ToolBu
 	ts := &metadata.TaskSupport{Support: support}
 	if opts != nil {
 		ts.TTLMs, ts.PollIntervalMs = opts.TTL.Milliseconds(), opts.PollInterval.Milliseconds()
-		ts.Deferred = opts.Deferred
+		ts.Deferred, ts.Reruns = opts.Deferred, opts.Reruns
 	}
 	if err := ts.Check(); err != nil {
 		b.errs = append(b.errs, ruleErr(ErrOutputSetting, "%v", err))

@@ -171,6 +171,7 @@ func newHandler(srv Server, opts *Options) *handler {
 			to.Store = publishingStore{Store: to.Store, pub: h.hub}
 		}
 		h.tasks = newTaskService(&to, o.InstanceID, o.Logger)
+		h.tasks.prepareRerun = h.prepareRerun
 	}
 	for _, v := range h.versions {
 		h.initial[v] = initializeResult(v, &o, capabilities(v, h.advertises, h.hub != nil))

@@ -218,6 +218,12 @@ type CallRequest struct {
 	// Notify sends progress and log notifications to the client during the
 	// call; nil when the client can receive none (see [Notifier]).
 	Notify *Notifier
+	// Attempt is, for a task run again on another instance after its
+	// instance stopped, its run (2 or more); 0 for every other call. The
+	// caller's access token is not kept for a re-run: its identity and
+	// scopes were checked when the task was made, and its identity
+	// headers are in Headers.
+	Attempt int
 }
 
 // ProtocolError is a JSON-RPC error. A CallTool error that is (or wraps) a

@@ -36,6 +36,11 @@ type taskService struct {
 	// longer than a heartbeat: a heartbeat read since may be stale for
 	// want of storage, not because its instance stopped.
 	trouble time.Time
+	// prepareRerun, set by the handler, prepares this instance to run
+	// again a task of a stopped instance (see rerun.go): it returns what
+	// starts the work once the task is claimed, nil when this instance
+	// cannot run it (the tool is unknown here, or no longer allows it).
+	prepareRerun func(t *tasks.Task) (start func(claimed *tasks.Task))
 }
 
 // suspect is a task whose heartbeat this instance found stale.
@@ -68,6 +73,10 @@ var errTaskOver = errors.New("the task has ended")
 // failed, having judged this one stopped.
 var errInstanceLost = errors.New("another instance judged this one stopped and ended the task failed")
 
+// errRunTaken ends the work of a task that another instance claimed and
+// runs again, having judged this one stopped.
+var errRunTaken = errors.New("another instance judged this one stopped and runs the task again")
+
 // errHostStopping ends the work of tasks when the host stops.
 var errHostStopping = errors.New("the host stopped while the task was running")
 
@@ -84,15 +93,24 @@ func (s *taskService) get(ctx context.Context, scope, id string) (*tasks.Task, e
 	if t.Status.Terminal() || s.runsHere(id) || !s.judgeStopped(id, t.Heartbeat) {
 		return t, nil
 	}
+	if t.CanRunAgain() {
+		if claimed, err, ok := s.runAgain(ctx, t); ok {
+			return claimed, err
+		}
+	}
 	lost := false
 	t, err = s.observe(func() (*tasks.Task, error) {
 		return s.store.Update(ctx, id, func(t *tasks.Task) error {
 			lost = false
 			if !t.Status.Terminal() && s.now().Sub(t.Heartbeat) >= staleBeats*s.beat {
 				lost = true
+				runs := ""
+				if t.Attempts > 1 {
+					runs = fmt.Sprintf(", on run %d of the %d its tool allows", t.RunNumber(), t.Attempts)
+				}
 				settle(t, tasks.StatusFailed, s.now(), fmt.Sprintf("The host instance running the task (%s) stopped answering: "+
 					"no heartbeat since %s. Any result it produces later is discarded.", t.Instance, t.Heartbeat.UTC().Format(taskTime)),
-					&jsonrpc.Error{Code: CodeInternalError, Message: fmt.Sprintf("The host instance running the task (%s) stopped before the task finished.", t.Instance)}, nil)
+					&jsonrpc.Error{Code: CodeInternalError, Message: fmt.Sprintf("The host instance running the task (%s) stopped before the task finished%s.", t.Instance, runs)}, nil)
 				t.InstanceLost = true
 			}
 			return nil
@@ -284,6 +302,13 @@ type taskRun struct {
 	// onAdmission: the record is made when the call is admitted (see
 	// [Notifier.Admitted]), not before the call runs.
 	onAdmission bool
+	// attempt is the run of the task this is (1 the first), attempts the
+	// runs its tool allows, rerun the call as the record keeps it for a
+	// run on another instance (nil when it may not be run again); note
+	// goes before each status message of a run after the first.
+	attempt, attempts int
+	rerun             json.RawMessage
+	note              string
 
 	mu       sync.Mutex
 	created  *tasks.Task // the record as created
@@ -297,7 +322,7 @@ type taskRun struct {
 
 // newRun prepares a task for a call of tool; nothing is stored yet.
 func (s *taskService) newRun(ctx context.Context, cancel context.CancelCauseFunc, scope string, who owner.ID, tool string, ts *metadata.TaskSupport) *taskRun {
-	r := &taskRun{s: s, id: tasks.NewID(), scope: scope, owner: who, tool: tool, ttl: s.ttl, poll: s.poll,
+	r := &taskRun{s: s, id: tasks.NewID(), scope: scope, owner: who, tool: tool, ttl: s.ttl, poll: s.poll, attempt: 1,
 		ctx: ctx, cancel: cancel, started: make(chan struct{}), wakeCh: make(chan struct{}, 1), waiters: map[string]chan json.RawMessage{}}
 	if ts.TTLMs > 0 {
 		r.ttl = time.Duration(ts.TTLMs) * time.Millisecond
@@ -333,6 +358,9 @@ func (r *taskRun) start(ctx context.Context) (*tasks.Task, error) {
 	now := r.s.now()
 	t := &tasks.Task{ID: r.id, Scope: r.scope, Owner: r.owner, Tool: r.tool, Instance: r.s.instance, Status: tasks.StatusWorking,
 		Created: now, Updated: now, Heartbeat: now, TTL: r.ttl, PollInterval: r.poll}
+	if r.rerun != nil {
+		t.Attempt, t.Attempts, t.Rerun = 1, r.attempts, r.rerun
+	}
 	if r.s.traceparent != nil {
 		if t.Trace = r.s.traceparent(ctx); t.Trace == "" {
 			t.Trace = r.s.traceparent(r.ctx) // a deferred task, started from the worker: the call's
@@ -376,6 +404,7 @@ func (r *taskRun) progress(progress, total float64, message string) error {
 	if message == "" {
 		message = formatProgress(progress, total)
 	}
+	message = r.note + message
 	r.mu.Lock()
 	r.message, r.dirty = message, true
 	due := time.Since(r.flushed) >= statusEvery
@@ -420,8 +449,8 @@ func (r *taskRun) request(ctx context.Context, key, method string, params json.R
 		r.mu.Unlock()
 	}()
 	_, err := r.s.store.Update(ctx, r.id, func(t *tasks.Task) error {
-		if t.Status.Terminal() {
-			return errTaskOver
+		if t.Status.Terminal() || !r.owns(t) {
+			return errTaskOver // ended, or run again elsewhere: this run asks nothing
 		}
 		if t.InputRequests == nil {
 			t.InputRequests = map[string]json.RawMessage{}
@@ -496,6 +525,10 @@ func (r *taskRun) pass(ctx context.Context) {
 			}
 			return over
 		}
+		if !r.owns(t) {
+			over = errRunTaken
+			return over
+		}
 		t.Heartbeat = r.s.now()
 		if dirty && t.StatusMessage != message {
 			t.StatusMessage, t.Updated = message, t.Heartbeat
@@ -514,6 +547,11 @@ func (r *taskRun) pass(ctx context.Context) {
 		return nil
 	})
 	switch {
+	case errors.Is(over, errRunTaken):
+		r.s.log.Warn("mcp: another instance judged this one stopped (its heartbeats did not reach the task store) and runs the task again: "+
+			"the task's work here is stopped and its result discarded", "task", r.id, "tool", r.tool)
+		r.cancel(over)
+		return
 	case errors.Is(over, errInstanceLost):
 		r.s.log.Warn("mcp: another instance judged this one stopped (its heartbeats did not reach the task store): "+
 			"the task's work is stopped and its result discarded", "task", r.id, "tool", r.tool)
@@ -574,6 +612,10 @@ func (r *taskRun) finish(ctx context.Context, result json.RawMessage, failure *j
 			discarded = t.InstanceLost && failure == nil
 			return nil
 		}
+		if !r.owns(t) {
+			discarded = failure == nil // another instance runs the task again
+			return nil
+		}
 		if dirty {
 			t.StatusMessage = message // the last progress, even between heartbeats
 		}
@@ -585,7 +627,7 @@ func (r *taskRun) finish(ctx context.Context, result json.RawMessage, failure *j
 		return nil
 	})
 	if discarded && err == nil {
-		r.s.log.Warn("mcp: a task's result was discarded: another instance had judged this one stopped and ended the task failed",
+		r.s.log.Warn("mcp: a task's result was discarded: another instance had judged this one stopped and ended the task failed or runs it again",
 			"task", r.id, "tool", r.tool, "bytes", len(result))
 	}
 	if le, ok := errors.AsType[*owner.LimitError](err); ok {
@@ -593,7 +635,7 @@ func (r *taskRun) finish(ctx context.Context, result json.RawMessage, failure *j
 		// the task fails, saying why, rather than holding memory it may not.
 		r.s.log.Warn("mcp: a task's result was not kept", "task", r.id, "tool", r.tool, "bytes", len(result), "error", err)
 		_, err = r.s.store.Update(wctx, r.id, func(t *tasks.Task) error {
-			if t.Status.Terminal() {
+			if t.Status.Terminal() || !r.owns(t) {
 				return nil
 			}
 			settle(t, tasks.StatusFailed, r.s.now(), "", &jsonrpc.Error{Code: codeServerError,
@@ -618,6 +660,7 @@ func (h *handler) callAsTask(req *request, call *CallRequest, meta *RequestMeta,
 	n := &Notifier{h: h, minLevel: -1, mode: metadata.InputModeInputRequired, caps: meta.ClientCapabilities, answers: in, task: run}
 	call.Notify = n
 	call.Headers = req.r.Header.Clone()
+	h.keepForRerun(run, call, meta, ts)
 	if !ts.Deferred {
 		if h.srv.AdmitsTasks {
 			run.onAdmission = true // made by Notifier.Admitted, once the call has its slot
@@ -642,27 +685,7 @@ func (h *handler) callAsTask(req *request, call *CallRequest, meta *RequestMeta,
 	)
 	go func() {
 		defer close(done)
-		defer func() {
-			if p := recover(); p != nil {
-				err = fmt.Errorf("calling tool %q: panic: %v", call.Name, p)
-				if run.on() {
-					run.finish(ctx, nil, &jsonrpc.Error{Code: CodeInternalError, Message: "Internal error"})
-				}
-			}
-			cancel(nil)
-		}()
-		go run.watchWhenStarted(ctx)
-		res, err = h.callTool(ctx, call)
-		if run.on() {
-			result, failure := h.taskOutcome(call, res, err)
-			if ctx.Err() != nil {
-				// Cancelled (the record says so already), expired, or the
-				// host is stopping: not the tool's outcome.
-				result, failure = nil, &jsonrpc.Error{Code: CodeInternalError,
-					Message: "The task's work stopped: " + context.Cause(ctx).Error() + "."}
-			}
-			run.finish(ctx, result, failure)
-		}
+		res, err = h.runTask(ctx, cancel, run, call)
 	}()
 	select {
 	case <-run.started:
@@ -676,6 +699,34 @@ func (h *handler) callAsTask(req *request, call *CallRequest, meta *RequestMeta,
 		return
 	}
 	h.writeCall(req, call, meta, ident, res, err)
+}
+
+// runTask runs the work of a task (or of a call that may become one) and
+// stores its outcome once the task exists; it returns the call's own
+// outcome, for a call that ended before it became a task.
+func (h *handler) runTask(ctx context.Context, cancel context.CancelCauseFunc, run *taskRun, call *CallRequest) (res *metadata.CallToolResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("calling tool %q: panic: %v", call.Name, p)
+			if run.on() {
+				run.finish(ctx, nil, &jsonrpc.Error{Code: CodeInternalError, Message: "Internal error"})
+			}
+		}
+		cancel(nil)
+	}()
+	go run.watchWhenStarted(ctx)
+	res, err = h.callTool(ctx, call)
+	if run.on() {
+		result, failure := h.taskOutcome(call, res, err)
+		if ctx.Err() != nil {
+			// Cancelled (the record says so already), expired, or the
+			// host is stopping: not the tool's outcome.
+			result, failure = nil, &jsonrpc.Error{Code: CodeInternalError,
+				Message: "The task's work stopped: " + context.Cause(ctx).Error() + "."}
+		}
+		run.finish(ctx, result, failure)
+	}
+	return res, err
 }
 
 // watchWhenStarted watches the task's record once it exists.

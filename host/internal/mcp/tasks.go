@@ -83,7 +83,9 @@ type TaskOptions struct {
 	// instance. A task whose record went three heartbeats without a
 	// refresh is suspect; an instance that then reads the same heartbeat
 	// for three more, with no trouble reaching the store meanwhile, judges
-	// its instance stopped and ends it failed. 0 means DefaultTaskHeartbeat.
+	// its instance stopped and ends it failed, or claims it and runs it
+	// again when its tool declares reruns (see rerun.go). 0 means
+	// DefaultTaskHeartbeat.
 	Heartbeat time.Duration
 }
 

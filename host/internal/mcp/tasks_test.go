@@ -54,6 +54,7 @@ func taskServerWith(t *testing.T, store tasks.Store, beat time.Duration, admits 
 		"job":      {Support: metadata.TaskOptional, PollIntervalMs: 50},
 		"must":     {Support: metadata.TaskRequired},
 		"deferred": {Support: metadata.TaskRequired, Deferred: true},
+		"again":    {Support: metadata.TaskOptional, Reruns: 2},
 	}, admits: admits}
 	logs := &syncBuffer{}
 	h := NewHandler(serverOf(tt), &Options{Sealer: testSealer, Logger: slog.New(slog.NewTextHandler(logs, nil)),

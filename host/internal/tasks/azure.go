@@ -207,20 +207,25 @@ type record struct {
 	Error           *jsonrpc.Error             `json:"error,omitempty"`
 	CancelRequested bool                       `json:"cancelRequested,omitempty"`
 	InstanceLost    bool                       `json:"instanceLost,omitempty"`
+	Attempt         int                        `json:"attempt,omitempty"`
+	Attempts        int                        `json:"attempts,omitempty"`
+	Rerun           json.RawMessage            `json:"rerun,omitempty"`
 }
 
 func toRecord(t *Task) *record {
 	return &record{ID: t.ID, Scope: t.Scope, Owner: string(t.Owner), Tool: t.Tool, Function: t.Function, Instance: t.Instance, Trace: t.Trace, Status: t.Status,
 		StatusMessage: t.StatusMessage, Created: t.Created, Updated: t.Updated, Heartbeat: t.Heartbeat, TTLMs: t.TTL.Milliseconds(),
 		PollMs: t.PollInterval.Milliseconds(), InputRequests: t.InputRequests, InputResponses: t.InputResponses,
-		Result: t.Result, Error: t.Error, CancelRequested: t.CancelRequested, InstanceLost: t.InstanceLost}
+		Result: t.Result, Error: t.Error, CancelRequested: t.CancelRequested, InstanceLost: t.InstanceLost,
+		Attempt: t.Attempt, Attempts: t.Attempts, Rerun: t.Rerun}
 }
 
 func (r *record) task() *Task {
 	return &Task{ID: r.ID, Scope: r.Scope, Owner: owner.ID(r.Owner), Tool: r.Tool, Function: r.Function, Instance: r.Instance, Trace: r.Trace, Status: r.Status,
 		StatusMessage: r.StatusMessage, Created: r.Created, Updated: r.Updated, Heartbeat: r.Heartbeat, TTL: time.Duration(r.TTLMs) * time.Millisecond,
 		PollInterval: time.Duration(r.PollMs) * time.Millisecond, InputRequests: r.InputRequests,
-		InputResponses: r.InputResponses, Result: r.Result, Error: r.Error, CancelRequested: r.CancelRequested, InstanceLost: r.InstanceLost}
+		InputResponses: r.InputResponses, Result: r.Result, Error: r.Error, CancelRequested: r.CancelRequested, InstanceLost: r.InstanceLost,
+		Attempt: r.Attempt, Attempts: r.Attempts, Rerun: r.Rerun}
 }
 
 // recordJSON is t's record without its result, which travels apart when

@@ -15,6 +15,9 @@
 // no task of another id without reading storage, and a read that finds a
 // task expired removes it.
 //
+// [Claim] takes the task of a stopped instance for another, to run it
+// again, with one conditional write: exactly one claimer wins.
+//
 // [AzureStates] is the one other record the instances share here: the
 // input-required request states that opened, one table row each, inserted
 // only when missing, so that a state opens once across the instances.

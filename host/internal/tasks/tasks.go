@@ -79,6 +79,24 @@ type Task struct {
 	// it was judged stopped (its heartbeat went stale); a result that
 	// instance produces later is discarded.
 	InstanceLost bool
+
+	// Attempt is the run of the task under way or last made (1 the
+	// first; 0 in a record made before attempts were counted means 1);
+	// Attempts how many runs the tool allows in all (0 or 1: the task is
+	// never run again). Rerun is what the host needs to run the task
+	// again on another instance (the call, encoded by the host, opaque
+	// here); nil when it may not be.
+	Attempt, Attempts int
+	Rerun             json.RawMessage
+}
+
+// RunNumber is the run under way or last made, counting from 1.
+func (t *Task) RunNumber() int { return max(t.Attempt, 1) }
+
+// CanRunAgain reports whether the task, not terminal, may be run once more
+// on another instance.
+func (t *Task) CanRunAgain() bool {
+	return !t.Status.Terminal() && len(t.Rerun) > 0 && t.RunNumber() < t.Attempts
 }
 
 // Expires is when the task stops being readable.
@@ -90,6 +108,10 @@ func (t *Task) clone() *Task {
 	c := *t
 	c.InputRequests = cloneMap(t.InputRequests)
 	c.InputResponses = cloneMap(t.InputResponses)
+	c.Rerun = append(json.RawMessage(nil), t.Rerun...)
+	if t.Rerun == nil {
+		c.Rerun = nil
+	}
 	if t.Error != nil {
 		e := *t.Error
 		c.Error = &e

@@ -1,0 +1,192 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/funcmcp/funcmcp/host/internal/owner"
+	"github.com/funcmcp/funcmcp/host/internal/tasks"
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// Tasks run again on another instance. A tool that declares reruns
+// (metadata.TaskSupport.Reruns: it is idempotent for its arguments) has
+// its call kept in the task's record. When an instance judges the
+// instance running such a task stopped (judgeStopped, on a tasks/get), it
+// claims the task with one conditional write (tasks.Claim): exactly one of
+// the instances that judge the same run claims it, and runs the call again
+// from the start, for the same owner, counting the run; the client reads
+// "working" and a status message saying so. Out of runs, the task ends
+// failed as one of a tool without reruns does.
+
+// MaxRerunBytes bounds what a task's record keeps of its call for a re-run
+// (the arguments and the request headers, encoded): a larger call is run
+// once, as a task of a tool without reruns is, and its record stays small.
+const MaxRerunBytes = 64 << 10
+
+// rerunCall is what a task's record keeps of its call to run it again.
+type rerunCall struct {
+	Arguments       json.RawMessage      `json:"arguments,omitempty"`
+	ProtocolVersion string               `json:"protocolVersion,omitempty"`
+	SessionID       string               `json:"sessionId,omitempty"`
+	ClientInfo      *metadata.ClientInfo `json:"clientInfo,omitempty"`
+	Capabilities    json.RawMessage      `json:"capabilities,omitempty"`
+	Transport       string               `json:"transport,omitempty"`
+	Headers         http.Header          `json:"headers,omitempty"`
+}
+
+// credentialHeaders are the request headers a record does not keep: the
+// client's credentials (checked when the task was made) stay out of
+// storage, and so do the access tokens funchost passes on (every header
+// starting tokenHeaders). The identity headers funchost set from a
+// verified token stay.
+var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Functions-Key"}
+
+const tokenHeaders = "X-Ms-Token-"
+
+// keepForRerun keeps in run what its record needs to run the call again,
+// when the tool allows reruns and the call is small enough.
+func (h *handler) keepForRerun(run *taskRun, call *CallRequest, meta *RequestMeta, ts *metadata.TaskSupport) {
+	if ts.Reruns <= 0 {
+		return
+	}
+	rc := rerunCall{Arguments: call.RawArguments, ProtocolVersion: call.ProtocolVersion, SessionID: call.SessionID,
+		ClientInfo: call.ClientInfo, Transport: call.Transport, Headers: call.Headers.Clone()}
+	if meta != nil {
+		rc.Capabilities = meta.ClientCapabilities
+	}
+	if rc.Arguments == nil && call.Arguments != nil {
+		rc.Arguments, _ = json.Marshal(call.Arguments)
+	}
+	for _, k := range credentialHeaders {
+		rc.Headers.Del(k)
+	}
+	for k := range rc.Headers {
+		if len(k) >= len(tokenHeaders) && strings.EqualFold(k[:len(tokenHeaders)], tokenHeaders) {
+			delete(rc.Headers, k)
+		}
+	}
+	data, err := json.Marshal(rc)
+	if err != nil || len(data) > MaxRerunBytes {
+		h.log.Warn("mcp: a task's call is too large to keep for a run on another instance: it runs once",
+			"tool", call.Name, "bytes", len(data), "limit", MaxRerunBytes)
+		return
+	}
+	run.rerun, run.attempts = data, ts.Reruns+1
+}
+
+// owns reports whether record t is of this run: the instance that last
+// claimed the task is this one, for this run.
+func (r *taskRun) owns(t *tasks.Task) bool {
+	return t.Instance == r.s.instance && t.RunNumber() == r.attempt
+}
+
+// runAgain claims task seen, whose instance was judged stopped, and runs it
+// again here. ok is false when this instance does not (it does not serve
+// the tool with reruns): the task then ends failed as any other. When
+// another instance claimed it first, the task is read again.
+func (s *taskService) runAgain(ctx context.Context, seen *tasks.Task) (t *tasks.Task, err error, ok bool) {
+	if s.prepareRerun == nil {
+		return nil, nil, false
+	}
+	s.mu.Lock()
+	stopping := s.stopping
+	s.mu.Unlock()
+	if stopping {
+		return seen, nil, true // an instance that runs nothing new leaves the verdict to others
+	}
+	start := s.prepareRerun(seen)
+	if start == nil {
+		return nil, nil, false
+	}
+	next := seen.RunNumber() + 1
+	msg := fmt.Sprintf("The host instance running the task (%s) stopped answering: run again on another instance (%s), attempt %d of %d.",
+		seen.Instance, s.instance, next, seen.Attempts)
+	claimed, err := s.observe(func() (*tasks.Task, error) {
+		return tasks.Claim(ctx, s.store, seen.ID, seen, s.instance, s.now(), msg)
+	})
+	if errors.Is(err, tasks.ErrNotClaimed) {
+		t, err = s.store.Get(ctx, seen.ID) // another instance was first, or the task ended
+		return t, err, true
+	}
+	if err != nil {
+		return nil, err, true
+	}
+	s.log.Warn("mcp: a task's instance was judged stopped (no heartbeat): the task runs again on this instance",
+		"task", seen.ID, "tool", seen.Tool, "instance", seen.Instance, "heartbeat", seen.Heartbeat, "attempt", next, "attempts", seen.Attempts)
+	start(claimed)
+	return claimed, nil, true
+}
+
+// adopt makes the run on this instance of task t, which this instance
+// claimed: its record exists, so it is started at once. nil when the host
+// is stopping.
+func (s *taskService) adopt(ctx context.Context, cancel context.CancelCauseFunc, t *tasks.Task) *taskRun {
+	r := &taskRun{s: s, id: t.ID, scope: t.Scope, owner: t.Owner, tool: t.Tool, ttl: t.TTL, poll: t.PollInterval,
+		attempt: t.RunNumber(), attempts: t.Attempts, rerun: t.Rerun, created: t, isOn: true,
+		note: fmt.Sprintf("Attempt %d of %d (run again on another instance): ", t.RunNumber(), t.Attempts),
+		ctx:  ctx, cancel: cancel, started: make(chan struct{}), wakeCh: make(chan struct{}, 1), waiters: map[string]chan json.RawMessage{}}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return nil
+	}
+	s.local[r.id] = r
+	s.wg.Add(1)
+	close(r.started)
+	return r
+}
+
+// prepareRerun prepares the run again of task t (see
+// taskService.prepareRerun): nil when this instance does not serve its
+// tool with reruns, or the kept call does not read.
+func (h *handler) prepareRerun(t *tasks.Task) func(claimed *tasks.Task) {
+	ts := h.taskToolSupport(t.Tool)
+	if ts == nil || ts.Reruns <= 0 {
+		return nil
+	}
+	var (
+		rc   rerunCall
+		args map[string]json.RawMessage
+	)
+	err := json.Unmarshal(t.Rerun, &rc)
+	if err == nil && len(rc.Arguments) > 0 {
+		err = json.Unmarshal(rc.Arguments, &args)
+	}
+	if err != nil {
+		h.log.Error("mcp: a task's kept call does not read: it is not run again", "task", t.ID, "tool", t.Tool, "error", err)
+		return nil
+	}
+	return func(claimed *tasks.Task) {
+		ctx, cancel := context.WithCancelCause(WithTaskOwner(context.Background(), claimed.Owner))
+		run := h.tasks.adopt(ctx, cancel, claimed)
+		if run == nil {
+			cancel(errHostStopping) // claimed, not run: another instance judges it again
+			return
+		}
+		call := &CallRequest{Name: claimed.Tool, Arguments: args, RawArguments: rc.Arguments, ProtocolVersion: rc.ProtocolVersion,
+			SessionID: rc.SessionID, ClientInfo: rc.ClientInfo, Headers: rc.Headers, Transport: rc.Transport, Attempt: run.attempt,
+			Meta: &RequestMeta{ProtocolVersion: rc.ProtocolVersion, ClientInfo: rc.ClientInfo, ClientCapabilities: rc.Capabilities}}
+		call.Notify = &Notifier{h: h, minLevel: -1, mode: metadata.InputModeStream, caps: rc.Capabilities, task: run}
+		go func() { _, _ = h.runTask(ctx, cancel, run, call) }()
+	}
+}
+
+type taskOwnerKey struct{}
+
+// WithTaskOwner returns ctx carrying the owner of the task whose run it
+// is: a task run again on another instance has no request, and counts
+// against its owner's limits as its first run did.
+func WithTaskOwner(ctx context.Context, id owner.ID) context.Context {
+	return context.WithValue(ctx, taskOwnerKey{}, id)
+}
+
+// TaskOwner is the owner WithTaskOwner put in ctx, "" for none.
+func TaskOwner(ctx context.Context) owner.ID {
+	id, _ := ctx.Value(taskOwnerKey{}).(owner.ID)
+	return id
+}
