@@ -305,6 +305,26 @@ func (q *Queue) async(job func(context.Context)) {
 	}
 }
 
+// offload hands job to a worker, for a caller that must not wait for it
+// (a Send, whose POST waits within the outcome deadline): when no worker
+// can take it (their buffer is full, or the instance is not running), the
+// job is dropped and offload reports false. Its storage call is one that
+// something else does later too (the heartbeat makes a lost queue again,
+// the cleanup removes a blob left behind).
+func (q *Queue) offload(job func(context.Context)) bool {
+	q.jobsMu.RLock()
+	defer q.jobsMu.RUnlock()
+	if q.closed {
+		return false
+	}
+	select {
+	case q.jobs <- job:
+		return true
+	default:
+		return false
+	}
+}
+
 // run runs one job within the outcome timeout.
 func (q *Queue) run(job func(context.Context)) {
 	ctx, cancel := context.WithTimeout(q.jobCtx, q.opts.OutcomeTimeout)

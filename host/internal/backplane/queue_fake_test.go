@@ -589,3 +589,85 @@ func (r *received) wait(t testing.TB, n int) [][]byte {
 		}
 	}
 }
+
+// sendDeadline watches the storage calls of one Send: the first call
+// carries the Send's deadline, and a later call whose context has no
+// deadline, or a later one, would hold the POST waiting for the Send past
+// its deadline. Such a call is recorded and fails at once; the ops in
+// pause hold until their context ends, as a storage that stopped
+// answering.
+type sendDeadline struct {
+	pause map[string]bool
+
+	mu      sync.Mutex
+	end     time.Time // the first call's deadline
+	escaped []string
+}
+
+func (s *sendDeadline) hook(ctx context.Context, op, name string) error {
+	d, ok := ctx.Deadline()
+	s.mu.Lock()
+	if s.end.IsZero() && ok {
+		s.end = d
+	}
+	escaped := !ok || d.After(s.end)
+	if escaped {
+		s.escaped = append(s.escaped, op+" "+name)
+	}
+	s.mu.Unlock()
+	if escaped {
+		return errInjected
+	}
+	if s.pause[op] {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return nil
+}
+
+func (s *sendDeadline) escapes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.escaped...)
+}
+
+// A Send and every storage call it makes end by its deadline, whatever
+// storage does meanwhile: a store that stops answering right after a large
+// message's body was stored (the body stays: the message may have reached
+// the queue, and its owner deletes it once read, its cleanup otherwise),
+// and a storage that lost every queue (this instance's queue is made again
+// off the Send). The sender is not started: every storage call made while
+// the Send runs is the Send's, and no worker is free to take a job from it.
+func TestFakeQueueSendEndsByItsDeadline(t *testing.T) {
+	cases := []struct {
+		name   string
+		owner  bool // the owner's queue and container exist
+		pause  string
+		m      Message
+		want   error
+		remain []string // the blobs left in the owner's container
+	}{
+		{name: "store paused after a large body was stored", owner: true, pause: "enqueue", m: largeMessage(1),
+			want: ErrNoOutcome, remain: []string{largeMessage(1).ID}},
+		{name: "storage lost every queue", m: msg(2), want: ErrUnsure},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newMemStore()
+			if tc.owner {
+				require.NoError(t, memQueues{st}.Create(t.Context(), QueuePrefix+"deadowner", beatMetadata(time.Now())))
+				require.NoError(t, memBlobs{st}.CreateContainer(t.Context(), QueuePrefix+"deadowner"))
+			}
+			b := newFakeQueue(t, "deadsender", st, &QueueOptions{OutcomeTimeout: 300 * time.Millisecond})
+			watch := &sendDeadline{pause: map[string]bool{tc.pause: true}}
+			st.setHook(watch.hook)
+			_, err := b.Send(t.Context(), "deadowner", tc.m)
+			st.setHook(nil)
+			require.ErrorIs(t, err, tc.want)
+			assert.Empty(t, watch.escapes(), "storage calls of the Send that outlive its deadline")
+			if tc.owner {
+				assert.Equal(t, tc.remain, st.blobNames(QueuePrefix+"deadowner"))
+			}
+		})
+	}
+}
