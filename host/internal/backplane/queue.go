@@ -135,8 +135,9 @@ type Queue struct {
 	kickMu sync.Mutex
 	kickCh chan struct{} // closed to wake idle receivers
 
-	live   livePeers // the instances broadcasts go to
-	bcasts *fanIn    // hands broadcasts received to OnBroadcast
+	live     livePeers    // the instances broadcasts go to
+	lastCast atomic.Int64 // UnixNano of the last broadcast sent
+	bcasts   *fanIn       // hands broadcasts received to OnBroadcast
 
 	jobsMu sync.RWMutex
 	jobs   chan func(context.Context)
