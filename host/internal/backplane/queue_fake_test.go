@@ -752,8 +752,15 @@ func TestFakeQueueIdleInstancesStayIdle(t *testing.T) {
 		qs[i] = newFakeQueue(t, fmt.Sprintf("idle%d", i), st, &o)
 		startFake(t, qs[i], newStreams())
 	}
-	// The first polls ramp up from HotPause to the idle pause (in 0.4 s).
-	time.Sleep(time.Second)
+	// The first polls ramp up from HotPause to the idle pause.
+	eventually(t, 30*time.Second, "the polls ramped up to the idle pause", func() bool {
+		for _, q := range qs {
+			if nextPause(q.sched) < opts.MaxIdleWait {
+				return false
+			}
+		}
+		return true
+	})
 
 	count := &opCounter{}
 	st.setHook(count.hook)
@@ -781,4 +788,11 @@ func TestFakeQueueIdleInstancesStayIdle(t *testing.T) {
 	t.Logf("%d instances, %s (a minute at %dx): %d requests %v, budget %d; %.2f per idle second per instance at the defaults",
 		n, elapsed.Round(time.Millisecond), scale, total, byOp, budget, float64(total)/n/(elapsed.Seconds()*scale))
 	assert.LessOrEqual(t, total, budget, "requests of idle instances: %v", byOp)
+}
+
+// nextPause is the pause s gives after the next empty poll.
+func nextPause(s *pollSchedule) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pause
 }
