@@ -45,7 +45,10 @@
 // (queue_liveness.go), broadcasts (queue_broadcast.go).
 //
 // Every Send and Broadcast, its storage calls included, ends within its
-// outcome timeout; so does every storage call of the receive loop. Message and instance ids are checked before any storage call.
-// A queue is polled on a schedule that follows the traffic (see
-// pollSchedule).
+// outcome timeout; so does every storage call of the receive loop. What a
+// Send leaves to do (a lost queue made again, a refused body deleted)
+// goes to a worker, never runs on the Send. Message and instance ids are
+// checked before any storage call. A queue is polled on a schedule that
+// follows the traffic (see pollSchedule): client messages, and broadcasts
+// within a burst (a lone one, a timer's change, leaves it idle).
 package backplane

@@ -35,6 +35,11 @@ type envelope struct {
 	// broadcast; nobody waits for an outcome.
 	Cast bool   `json:"Cast,omitempty"`
 	Wire []byte `json:"Wire,omitempty"`
+	// Burst, on a broadcast, says that its sender broadcast another one
+	// within HotWindow before it: more are likely to follow, and the
+	// receiver polls as for client messages. A lone broadcast (a timer's
+	// change, once a minute) leaves the receiver's polling as it was.
+	Burst bool `json:"Burst,omitempty"`
 }
 
 // stamp copies the trace context and send time of m into e.

@@ -135,8 +135,9 @@ type Queue struct {
 	kickMu sync.Mutex
 	kickCh chan struct{} // closed to wake idle receivers
 
-	live   livePeers // the instances broadcasts go to
-	bcasts *fanIn    // hands broadcasts received to OnBroadcast
+	live     livePeers    // the instances broadcasts go to
+	lastCast atomic.Int64 // UnixNano of the last broadcast sent
+	bcasts   *fanIn       // hands broadcasts received to OnBroadcast
 
 	jobsMu sync.RWMutex
 	jobs   chan func(context.Context)
@@ -302,6 +303,26 @@ func (q *Queue) async(job func(context.Context)) {
 	case q.jobs <- job:
 	default:
 		q.run(job)
+	}
+}
+
+// offload hands job to a worker, for a caller that must not wait for it
+// (a Send, whose POST waits within the outcome deadline): when no worker
+// can take it (their buffer is full, or the instance is not running), the
+// job is dropped and offload reports false. Its storage call is one that
+// something else does later too (the heartbeat makes a lost queue again,
+// the cleanup removes a blob left behind).
+func (q *Queue) offload(job func(context.Context)) bool {
+	q.jobsMu.RLock()
+	defer q.jobsMu.RUnlock()
+	if q.closed {
+		return false
+	}
+	select {
+	case q.jobs <- job:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -47,7 +47,7 @@ func (q *Queue) Broadcast(ctx context.Context, wire []byte) error {
 	if len(peers) == 0 {
 		return nil
 	}
-	env := envelope{ID: newBroadcastID(), From: q.id, Cast: true, Wire: wire}
+	env := envelope{ID: newBroadcastID(), From: q.id, Cast: true, Wire: wire, Burst: q.burst()}
 	text, err := encodeQueueText(&env)
 	if err != nil {
 		return err
@@ -64,7 +64,7 @@ func (q *Queue) Broadcast(ctx context.Context, wire []byte) error {
 			return err
 		}
 	}
-	q.touch()
+	// Not traffic for this instance's polling: nothing comes back.
 	ttl := min(q.opts.MessageTTL, broadcastTTL)
 	errs := make([]error, len(peers))
 	slots := make(chan struct{}, broadcastSenders)
@@ -97,6 +97,14 @@ func (q *Queue) Broadcast(ctx context.Context, wire []byte) error {
 		return &BroadcastError{Missed: missed, Of: len(peers), Err: first}
 	}
 	return nil
+}
+
+// burst reports whether this broadcast follows another one of this
+// instance within HotWindow, and notes it.
+func (q *Queue) burst() bool {
+	now := time.Now().UnixNano()
+	prev := q.lastCast.Swap(now)
+	return prev != 0 && time.Duration(now-prev) < q.opts.HotWindow
 }
 
 // livePeers lists the other instances whose heartbeat is fresh, reusing

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -588,4 +589,210 @@ func (r *received) wait(t testing.TB, n int) [][]byte {
 			t.Fatalf("%d broadcasts arrived, want %d", len(r.all()), n)
 		}
 	}
+}
+
+// sendDeadline watches the storage calls of one Send: the first call
+// carries the Send's deadline, and a later call whose context has no
+// deadline, or a later one, would hold the POST waiting for the Send past
+// its deadline. Such a call is recorded and fails at once; the ops in
+// pause hold until their context ends, as a storage that stopped
+// answering.
+type sendDeadline struct {
+	pause map[string]bool
+
+	mu      sync.Mutex
+	end     time.Time // the first call's deadline
+	escaped []string
+}
+
+func (s *sendDeadline) hook(ctx context.Context, op, name string) error {
+	d, ok := ctx.Deadline()
+	s.mu.Lock()
+	if s.end.IsZero() && ok {
+		s.end = d
+	}
+	escaped := !ok || d.After(s.end)
+	if escaped {
+		s.escaped = append(s.escaped, op+" "+name)
+	}
+	s.mu.Unlock()
+	if escaped {
+		return errInjected
+	}
+	if s.pause[op] {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return nil
+}
+
+func (s *sendDeadline) escapes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.escaped...)
+}
+
+// A Send and every storage call it makes end by its deadline, whatever
+// storage does meanwhile: a store that stops answering right after a large
+// message's body was stored (the body stays: the message may have reached
+// the queue, and its owner deletes it once read, its cleanup otherwise),
+// and a storage that lost every queue (this instance's queue is made again
+// off the Send). The sender is not started: every storage call made while
+// the Send runs is the Send's, and no worker is free to take a job from it.
+func TestFakeQueueSendEndsByItsDeadline(t *testing.T) {
+	cases := []struct {
+		name   string
+		owner  bool // the owner's queue and container exist
+		pause  string
+		m      Message
+		want   error
+		remain []string // the blobs left in the owner's container
+	}{
+		{name: "store paused after a large body was stored", owner: true, pause: "enqueue", m: largeMessage(1),
+			want: ErrNoOutcome, remain: []string{largeMessage(1).ID}},
+		{name: "storage lost every queue", m: msg(2), want: ErrUnsure},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newMemStore()
+			if tc.owner {
+				require.NoError(t, memQueues{st}.Create(t.Context(), QueuePrefix+"deadowner", beatMetadata(time.Now())))
+				require.NoError(t, memBlobs{st}.CreateContainer(t.Context(), QueuePrefix+"deadowner"))
+			}
+			b := newFakeQueue(t, "deadsender", st, &QueueOptions{OutcomeTimeout: 300 * time.Millisecond})
+			watch := &sendDeadline{pause: map[string]bool{tc.pause: true}}
+			st.setHook(watch.hook)
+			_, err := b.Send(t.Context(), "deadowner", tc.m)
+			st.setHook(nil)
+			require.ErrorIs(t, err, tc.want)
+			assert.Empty(t, watch.escapes(), "storage calls of the Send that outlive its deadline")
+			if tc.owner {
+				assert.Equal(t, tc.remain, st.blobNames(QueuePrefix+"deadowner"))
+			}
+		})
+	}
+}
+
+// A broadcast that follows another of its sender within HotWindow says so,
+// and its receiver takes it as traffic (it polls fast for the rest of the
+// burst, a task's states); a lone one (a timer's change) is not traffic.
+func TestFakeQueueBroadcastMarksBursts(t *testing.T) {
+	st := newMemStore()
+	a := newFakeQueue(t, "bursta", st, &QueueOptions{HotWindow: time.Hour})
+	b := newFakeQueue(t, "burstb", st, nil)
+	require.NoError(t, memQueues{st}.Create(t.Context(), b.QueueName(), beatMetadata(time.Now())))
+	require.NoError(t, a.Broadcast(t.Context(), []byte("lone")))
+	require.NoError(t, a.Broadcast(t.Context(), []byte("burst")))
+	msgs, err := memQueues{st}.Dequeue(t.Context(), b.QueueName(), batchSize, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, msgs, 2)
+	var traffic []bool
+	for _, m := range msgs {
+		traffic = append(traffic, b.handle(t.Context(), m))
+	}
+	assert.Equal(t, []bool{false, true}, traffic, "traffic for the receiver's polling")
+}
+
+// opCounter counts storage calls by op.
+type opCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *opCounter) hook(_ context.Context, op, _ string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[op]++
+	return nil
+}
+
+func (c *opCounter) counts() (map[string]int, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	total := 0
+	for _, v := range c.n {
+		total += v
+	}
+	return maps.Clone(c.n), total
+}
+
+// Idle instances cost storage what their timers cost, and a change
+// broadcast what its messages cost: three instances that each broadcast a
+// change at the same moment once a minute (the sample's clock, on every
+// instance) make no more requests than their idle polls, heartbeats and
+// cleanup passes, plus for each broadcast one listing, an enqueue for
+// every other instance and its delete there. A lone broadcast does not
+// switch its receivers into fast polling. Time runs ten times faster than
+// with the defaults (a 200 ms idle poll, a 1.5 s heartbeat, a 6 s minute);
+// timers that fire late make fewer requests, never more.
+func TestFakeQueueIdleInstancesStayIdle(t *testing.T) {
+	const (
+		n      = 3
+		scale  = 10
+		minute = time.Minute / scale
+	)
+	opts := QueueOptions{
+		MaxIdleWait:    DefaultMaxIdleWait / scale,
+		HotPause:       DefaultHotPause / scale,
+		HotMaxWait:     DefaultHotMaxWait / scale,
+		HotWindow:      DefaultHotWindow / scale,
+		Heartbeat:      DefaultHeartbeat / scale,
+		OutcomeTimeout: 5 * time.Second,
+	}
+	st := newMemStore()
+	qs := make([]*Queue, n)
+	recv := make([]*received, n)
+	for i := range qs {
+		o := opts
+		recv[i] = newReceived()
+		o.OnBroadcast = recv[i].add
+		qs[i] = newFakeQueue(t, fmt.Sprintf("idle%d", i), st, &o)
+		startFake(t, qs[i], newStreams())
+	}
+	// The first polls ramp up from HotPause to the idle pause.
+	eventually(t, 30*time.Second, "the polls ramped up to the idle pause", func() bool {
+		for _, q := range qs {
+			if nextPause(q.sched) < opts.MaxIdleWait {
+				return false
+			}
+		}
+		return true
+	})
+
+	count := &opCounter{}
+	st.setHook(count.hook)
+	start := time.Now()
+	time.Sleep(minute / 12)
+	var wg sync.WaitGroup
+	for _, q := range qs {
+		wg.Go(func() { assert.NoError(t, q.Broadcast(t.Context(), []byte("the minute"))) })
+	}
+	wg.Wait()
+	for i := range qs {
+		recv[i].wait(t, n-1)
+	}
+	time.Sleep(time.Until(start.Add(minute)))
+	byOp, total := count.counts()
+	elapsed := time.Since(start)
+	st.setHook(nil)
+
+	per := func(every time.Duration) int { return int(elapsed/every) + 1 }
+	polls := per(opts.MaxIdleWait)
+	beats := per(opts.Heartbeat)
+	sweeps := 3 * per(CleanupBeats*opts.Heartbeat/2) // queues, containers, blobs
+	casts := 1 + 2*(n-1)                             // a listing; an enqueue and a delete per other instance
+	budget := n * (polls + beats + sweeps + casts)
+	t.Logf("%d instances, %s (a minute at %dx): %d requests %v, budget %d; %.2f per idle second per instance at the defaults",
+		n, elapsed.Round(time.Millisecond), scale, total, byOp, budget, float64(total)/n/(elapsed.Seconds()*scale))
+	assert.LessOrEqual(t, total, budget, "requests of idle instances: %v", byOp)
+}
+
+// nextPause is the pause s gives after the next empty poll.
+func nextPause(s *pollSchedule) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pause
 }

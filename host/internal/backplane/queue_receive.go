@@ -52,11 +52,11 @@ func (q *Queue) receive(ctx context.Context, n int) {
 			failures = 0
 			retries.Reset()
 		}
-		clientMessages := false
+		traffic := false
 		for _, dm := range msgs {
-			clientMessages = q.handle(ctx, dm) || clientMessages
+			traffic = q.handle(ctx, dm) || traffic
 		}
-		if clientMessages {
+		if traffic {
 			// Outcomes alone do not: nothing more comes after them
 			// unless this instance sends again.
 			q.sched.received()
@@ -99,7 +99,8 @@ func (q *Queue) bounded(ctx context.Context, f func(context.Context)) {
 // handle acts on one received message: an outcome goes to the sender
 // waiting for it, a broadcast to OnBroadcast, a client message to its
 // stream (its outcome back to its sender); an undecodable one is logged
-// and deleted. It reports whether it was a client message or a broadcast.
+// and deleted. It reports whether it was a client message or a broadcast
+// within a burst: traffic that more is likely to follow.
 func (q *Queue) handle(ctx context.Context, dm queued) bool {
 	msgID, pop := dm.ID, dm.Pop
 	del := func() {
@@ -124,10 +125,12 @@ func (q *Queue) handle(ctx context.Context, dm queued) bool {
 		return false
 	}
 	if env.isBroadcast() {
-		// Traffic as a client message is: changes come in bursts (a
-		// task's states), and the next is found within HotMaxWait.
+		// Traffic as a client message is only within a burst (a task's
+		// states): the next is found within HotMaxWait. A lone one (a
+		// timer's change, every instance's once a minute) costs its
+		// receive and delete, not a second of fast polls.
 		q.takeBroadcast(ctx, env, del)
-		return true
+		return env.Burst
 	}
 	q.touch()
 	m := env.message()

@@ -53,8 +53,12 @@ func (q *Queue) send(ctx context.Context, to string, m Message) (Outcome, error)
 	q.sched.sent(time.Since(start))
 	q.kick() // receiver 0 may be in a long pause: the outcome comes soon
 	if err != nil {
-		if blob != "" {
-			q.deleteBlob(context.WithoutCancel(ctx), to, blob)
+		if blob != "" && ctx.Err() == nil {
+			// Refused: the body is of no use. (An enqueue cut short by the
+			// deadline may have stored the message: its body stays for
+			// its owner, who deletes it once read, or its cleanup after
+			// MessageTTL.) Off the Send: its POST is answered now.
+			q.offload(func(ctx context.Context) { q.deleteBlob(ctx, to, blob) })
 		}
 		if errors.Is(err, errQueueNotFound) {
 			// Gone for good (its id is never reused), or storage lost it:
@@ -108,7 +112,10 @@ func (q *Queue) missing(ctx context.Context, id string) error {
 		return &InstanceGoneError{Instance: id}
 	case errors.Is(err, errQueueNotFound):
 		q.lost.mark()
-		q.async(func(ctx context.Context) { q.recreate(ctx) })
+		// Off the Send, never on it: a job run on the sender's goroutine
+		// would hold its POST past the deadline. Dropped when the workers
+		// are behind: the next heartbeat or poll makes the queue again.
+		q.offload(func(ctx context.Context) { q.recreate(ctx) })
 		return &UnsureError{Instance: id}
 	}
 	return err

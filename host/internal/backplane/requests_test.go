@@ -118,3 +118,44 @@ func BenchmarkRedisRequests(b *testing.B) {
 		b.ReportMetric(float64(redisCommands(b, raw)-before-1)/idle.Seconds()/2, "idle-commands/s/instance")
 	}
 }
+
+// BenchmarkQueueClockRequests: Azure Storage requests per second per
+// instance of three idle instances that each broadcast a change at the
+// start of every minute, as the sample's clock does on every instance.
+//
+//	go test -run '^$' -bench QueueClockRequests -benchtime 1x ./host/internal/backplane
+func BenchmarkQueueClockRequests(b *testing.B) {
+	if testing.Short() {
+		b.Skip("takes over two minutes")
+	}
+	az := testutil.StartAzurite(b, repoRoot(b))
+	ctx := b.Context()
+	counted := newCountingTransport(nil)
+	st := Storage{Name: "AzureWebJobsStorage", ConnectionString: az.ConnectionString(), Transport: counted}
+	const n, minutes = 3, 2
+	qs := make([]*Queue, n)
+	for i := range qs {
+		q, err := NewQueue(fmt.Sprintf("idlereq%d", i), st, &QueueOptions{OnBroadcast: func([]byte) {}})
+		require.NoError(b, err)
+		require.NoError(b, q.Start(ctx, newStreams().deliver))
+		defer q.Stop(context.WithoutCancel(ctx))
+		qs[i] = q
+	}
+	for b.Loop() {
+		time.Sleep(5 * time.Second) // the first polls ramp up to the idle pause
+		before, kinds := counted.total.Load(), counted.counts()
+		start := time.Now()
+		for m := range minutes {
+			time.Sleep(time.Until(start.Add(time.Duration(m)*time.Minute + time.Second)))
+			for _, q := range qs {
+				go func() { _ = q.Broadcast(ctx, []byte(`{"minute":true}`)) }()
+			}
+		}
+		time.Sleep(time.Until(start.Add(minutes * time.Minute)))
+		total, elapsed := counted.total.Load()-before, time.Since(start)
+		for k, v := range counted.counts() {
+			b.Logf("idle %s: %d", k, v-kinds[k])
+		}
+		b.ReportMetric(float64(total)/elapsed.Seconds()/n, "idle-requests/s/instance")
+	}
+}
