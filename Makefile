@@ -25,7 +25,7 @@ NPM          ?= npm
 PORT         ?= 7071
 DIST         := dist
 APP          := $(DIST)/app
-TEST_TIMEOUT ?= 15m
+TEST_TIMEOUT ?= 25m
 TEST_FLAGS   ?=
 # A count, not a duration: with a duration, Go before 1.27 may fail a
 # target with a bare "context deadline exceeded" at the end of the run on a
