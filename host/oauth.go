@@ -9,6 +9,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/host/internal/oauth"
 	"github.com/funcmcp/funcmcp/host/internal/telemetry"
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // App settings that make funchost an OAuth 2.1 resource server (see
@@ -60,16 +61,20 @@ func (h *Host) newResourceServer() (*resourceServer, error) {
 // requiredScopes returns the scopes an operation needs: the requiredScopes
 // of the tool, resource (or the template its URI matches) or prompt.
 func (h *Host) requiredScopes(op oauth.Operation) []string {
-	switch op.Method {
-	case "tools/call":
+	m := metadata.LookupMethod(op.Method)
+	if m == nil || !m.Scoped {
+		return nil
+	}
+	switch m.Target {
+	case metadata.TargetTool:
 		if t := h.cat.Lookup(op.Name); t != nil {
 			return t.Binding.Trigger.RequiredScopes
 		}
-	case "resources/read":
+	case metadata.TargetResource:
 		if r, _, ok := h.cat.LookupResource(op.Name); ok {
 			return r.RequiredScopes
 		}
-	case "prompts/get":
+	case metadata.TargetPrompt:
 		if p, ok := h.cat.Prompt(op.Name); ok {
 			return p.RequiredScopes
 		}

@@ -37,7 +37,7 @@ func (s *server) serveKind(w http.ResponseWriter, r *http.Request, fn string) bo
 	case k == nil:
 		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("no function %q", fn))
 		return true
-	case method != "" && method != metadata.MethodComplete:
+	case method != "" && !metadata.WorkerAnswers(method):
 		writeJSONError(w, http.StatusBadRequest, fmt.Sprintf("unknown method %q", method))
 		return true
 	}

@@ -218,10 +218,10 @@ func TestCapabilitiesFromTheMethodTable(t *testing.T) {
 	assert.JSONEq(t, `{"tools":{}}`, capabilities(ModernVersion, none, false))
 
 	for _, m := range methods {
-		assert.NotNil(t, m.serve, m.name)
-		assert.True(t, m.has(m.since), m.name)
-		if m.nameParam != "" {
-			assert.True(t, strings.Contains(m.name, "/"), m.name)
+		assert.NotNil(t, m.serve, m.Name)
+		assert.True(t, m.Has(m.Since), m.Name)
+		if m.NameParam != "" {
+			assert.True(t, strings.Contains(m.Name, "/"), m.Name)
 		}
 	}
 	assert.True(t, isModernMethod(methodToolsCall, ModernVersion))

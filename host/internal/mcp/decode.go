@@ -258,7 +258,7 @@ func repeated(seen, name []byte) string {
 func methodString(raw []byte) string {
 	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
 		if m := lookupMethod(string(raw[1 : len(raw)-1])); m != nil {
-			return m.name
+			return m.Name
 		}
 	}
 	s, _ := stringValue(raw)

@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"strings"
+
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // What a tracing or metrics link reads of an exchange beyond the method,
@@ -10,15 +12,16 @@ import (
 // request id, the trace context of params._meta, and a way to hand the
 // handler a context that carries the link's span.
 
-// TargetKind is what a request's method names.
-type TargetKind uint8
+// TargetKind is what a request's method names ([metadata.MethodSpec]'s
+// Target).
+type TargetKind = metadata.Target
 
 // The kinds of target.
 const (
-	TargetNone     TargetKind = iota // the method names nothing (tools/list, ping, …)
-	TargetTool                       // tools/call names a tool (params.name)
-	TargetPrompt                     // prompts/get names a prompt (params.name)
-	TargetResource                   // resources/read, resources/subscribe and resources/unsubscribe name a resource (params.uri)
+	TargetNone     = metadata.TargetNone     // the method names nothing (tools/list, ping, …)
+	TargetTool     = metadata.TargetTool     // tools/call names a tool (params.name)
+	TargetPrompt   = metadata.TargetPrompt   // prompts/get names a prompt (params.name)
+	TargetResource = metadata.TargetResource // resources/read, resources/subscribe and resources/unsubscribe name a resource (params.uri)
 )
 
 // Target is what an exchange is about, told apart into what the endpoint
@@ -41,35 +44,25 @@ type Target struct {
 	Known string
 }
 
-// clientNotifications are the notifications a client sends a server.
-var clientNotifications = [...]string{
-	methodCancelled, "notifications/initialized", "notifications/progress", "notifications/roots/list_changed",
-}
-
 // Target reads what the exchange names. It costs one lookup of the name
 // in the app's catalog ([Server.Known]) and, for a tool or a prompt, the
 // decoding of the name; a link calls it once.
 func (x *Exchange) Target() Target {
 	var t Target
+	var spec *metadata.MethodSpec
 	if x.method != nil {
-		t.Method = x.method.name
-	} else {
-		for _, n := range clientNotifications {
-			if x.msg.method == n {
-				t.Method = n
-				break
-			}
-		}
+		spec = x.method.MethodSpec
+	} else if s := metadata.LookupMethod(x.msg.method); s != nil && s.Message == metadata.MessageClientNotification {
+		spec = s
 	}
-	switch t.Method {
-	case methodToolsCall:
-		t.Kind = TargetTool
+	if spec == nil {
+		return t
+	}
+	t.Method, t.Kind = spec.Name, spec.Target
+	switch t.Kind {
+	case TargetTool, TargetPrompt:
 		t.Name, _ = stringValue(x.msg.name)
-	case methodPromptsGet:
-		t.Kind = TargetPrompt
-		t.Name, _ = stringValue(x.msg.name)
-	case methodResourcesRead, methodSubscribe, methodUnsubscribe:
-		t.Kind = TargetResource
+	case TargetResource:
 		t.Name = paramString(x.msg.params, "uri")
 	}
 	if t.Name != "" && x.h.srv.Known != nil {

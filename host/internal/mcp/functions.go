@@ -260,7 +260,7 @@ func (h *handler) serveResourcesRead(req *request) bool {
 	h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
 		res, err := f.ReadResource(ctx, &ReadRequest{Caller: c, URI: uri})
 		return valueOf(res, err)
-	}, c.ProtocolVersion, req.method.cacheable, nil, callIdentity{})
+	}, c.ProtocolVersion, req.method.Cacheable, nil, callIdentity{})
 	return true
 }
 
@@ -310,7 +310,7 @@ func (h *handler) servePromptsGet(req *request) bool {
 		cp := *res
 		cp.Meta = nil
 		return &cp, meta, nil
-	}, c.ProtocolVersion, req.method.cacheable, n, ident)
+	}, c.ProtocolVersion, req.method.Cacheable, n, ident)
 	return true
 }
 
@@ -334,7 +334,7 @@ func (h *handler) serveComplete(req *request) bool {
 	h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
 		res, err := f.Complete(ctx, cr)
 		return valueOf(res, err)
-	}, cr.ProtocolVersion, req.method.cacheable, nil, callIdentity{})
+	}, cr.ProtocolVersion, req.method.Cacheable, nil, callIdentity{})
 	return true
 }
 
@@ -457,7 +457,7 @@ func (h *handler) listPage(req *request, version string, params json.RawMessage,
 		b.WriteString(`,"nextCursor":`)
 		b.WriteString(strconv.Quote(makeCursor(end)))
 	}
-	h.result(req, h.wrapResult(b.Bytes(), nil, version, req.method.cacheable))
+	h.result(req, h.wrapResult(b.Bytes(), nil, version, req.method.Cacheable))
 }
 
 // cursorPrefix marks the cursors this handler makes.

@@ -332,7 +332,7 @@ func (h *handler) dispatch(req *request) {
 		req.w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	if m == nil || !m.has(version) || !m.serve(h, req) {
+	if m == nil || !m.Has(version) || !m.serve(h, req) {
 		h.rpcError(req, CodeMethodNotFound, "Method '"+jsonx.SafeText(msg.method)+"' is not available.", nil)
 	}
 }
@@ -539,7 +539,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 			return
 		}
 	}
-	if ts := h.taskToolSupport(name); ts != nil && meta != nil && req.method.task {
+	if ts := h.taskToolSupport(name); ts != nil && meta != nil && req.method.Task {
 		if clientHasTasks(meta.ClientCapabilities) {
 			h.callAsTask(req, call, meta, in, ident, ts)
 			return

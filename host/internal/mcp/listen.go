@@ -13,6 +13,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // Notifications that reach the client (see notify): on 2026-07-28 a
@@ -28,12 +29,12 @@ import (
 
 // Notification methods written on the streams.
 const (
-	notifyAcknowledged     = "notifications/subscriptions/acknowledged"
-	notifyToolsChanged     = "notifications/tools/list_changed"
-	notifyPromptsChanged   = "notifications/prompts/list_changed"
-	notifyResourcesChanged = "notifications/resources/list_changed"
-	notifyResourceUpdated  = "notifications/resources/updated"
-	notifyTasks            = "notifications/tasks"
+	notifyAcknowledged     = metadata.NotifyAcknowledged
+	notifyToolsChanged     = metadata.NotifyToolsListChanged
+	notifyPromptsChanged   = metadata.NotifyPromptsListChanged
+	notifyResourcesChanged = metadata.NotifyResourcesListChanged
+	notifyResourceUpdated  = metadata.NotifyResourcesUpdated
+	notifyTasks            = metadata.NotifyTasks
 )
 
 // MetaSubscriptionID tags every message of a subscriptions/listen stream

@@ -1,6 +1,10 @@
 package mcp
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/funcmcp/funcmcp/metadata"
+)
 
 // The method table: every MCP method the endpoint answers is one entry of
 // [methods], and everything that depends on a method is read from its
@@ -12,118 +16,118 @@ import "strings"
 // table). A new method is one entry plus its handler.
 
 // Method names: the methods of the table, and the notifications the
-// endpoint reads.
+// endpoint reads, as [metadata] spells them.
 const (
-	methodInitialize             = "initialize"
-	methodPing                   = "ping"
-	methodLoggingSetLevel        = "logging/setLevel"
-	methodDiscover               = "server/discover"
-	methodToolsList              = "tools/list"
-	methodToolsCall              = "tools/call"
-	methodResourcesList          = "resources/list"
-	methodResourcesTemplatesList = "resources/templates/list"
-	methodResourcesRead          = "resources/read"
-	methodPromptsList            = "prompts/list"
-	methodPromptsGet             = "prompts/get"
-	methodComplete               = "completion/complete"
-	methodTasksGet               = "tasks/get"
-	methodTasksUpdate            = "tasks/update"
-	methodTasksCancel            = "tasks/cancel"
-	methodListen                 = "subscriptions/listen"
-	methodSubscribe              = "resources/subscribe"
-	methodUnsubscribe            = "resources/unsubscribe"
+	methodInitialize             = metadata.MethodInitialize
+	methodPing                   = metadata.MethodPing
+	methodLoggingSetLevel        = metadata.MethodLoggingSetLevel
+	methodDiscover               = metadata.MethodDiscover
+	methodToolsList              = metadata.MethodToolsList
+	methodToolsCall              = metadata.MethodToolsCall
+	methodResourcesList          = metadata.MethodResourcesList
+	methodResourcesTemplatesList = metadata.MethodResourcesTemplatesList
+	methodResourcesRead          = metadata.MethodResourcesRead
+	methodPromptsList            = metadata.MethodPromptsList
+	methodPromptsGet             = metadata.MethodPromptsGet
+	methodComplete               = metadata.MethodComplete
+	methodTasksGet               = metadata.MethodTasksGet
+	methodTasksUpdate            = metadata.MethodTasksUpdate
+	methodTasksCancel            = metadata.MethodTasksCancel
+	methodListen                 = metadata.MethodSubscriptionsListen
+	methodSubscribe              = metadata.MethodResourcesSubscribe
+	methodUnsubscribe            = metadata.MethodResourcesUnsubscribe
 
 	// methodCancelled is the notification by which a client gives up a
 	// request.
-	methodCancelled = "notifications/cancelled"
+	methodCancelled = metadata.NotifyCancelled
 )
 
 // Revision bounds of the table (revisions are dates: they sort as strings).
 const (
 	// firstRevision is the oldest revision served.
-	firstRevision = "2024-11-05"
+	firstRevision = metadata.RevisionFirst
 	// lastLegacy is the last revision with initialize and sessions.
 	lastLegacy = LatestVersion
 )
 
 // Capability names, as the capabilities object spells them.
 const (
-	capLogging     = "logging"
-	capTools       = "tools"
-	capResources   = "resources"
-	capPrompts     = "prompts"
-	capCompletions = "completions"
+	capLogging     = metadata.CapabilityLogging
+	capTools       = metadata.CapabilityTools
+	capResources   = metadata.CapabilityResources
+	capPrompts     = metadata.CapabilityPrompts
+	capCompletions = metadata.CapabilityCompletions
 	capTasks       = ExtensionTasks
 )
 
-// methodInfo declares one method.
+// methodInfo is one method of the table: its static facts, from
+// [metadata.LookupMethod], and what only this package knows of it.
 type methodInfo struct {
-	name string
-	// since and until bound the revisions that have the method ("" for
-	// open): a request of another revision gets method-not-found.
-	since, until string
-	// capability is the capability the method belongs to, advertised (see
-	// [capabilities]) when the endpoint serves it; "" for none.
-	capability string
-	// nameParam is the member of params a modern request's Mcp-Name header
-	// must carry (tools/call: name, resources/read: uri); "" when the
-	// method has no Mcp-Name.
-	nameParam string
+	*metadata.MethodSpec
 	// beforeSession marks a request served before its session header and
 	// revision header are read (initialize, which makes the session).
 	beforeSession bool
-	// cacheable marks a method whose modern result carries ttlMs and
-	// cacheScope.
-	cacheable bool
-	// task marks a method whose call may run as a task (the tasks
-	// extension).
-	task bool
-	// example is valid params of the method (without _meta), with a
-	// short string wherever the client chooses one: what [Methods] gives
-	// to those that exercise every method (the hostile suite in tests/
-	// fills each string and list of it with hostile values).
-	example string
 	// serve answers the request; it reports false when this endpoint does
 	// not serve the method after all (no resources or prompts given), and
 	// the request gets method-not-found.
 	serve func(h *handler, req *request) bool
 }
 
-// has reports whether revision version has the method.
-func (m *methodInfo) has(version string) bool {
-	return version >= m.since && (m.until == "" || version <= m.until)
+// serving is what answers each request of [metadata.Methods]: a new
+// method is one entry there and its serve func here.
+var serving = map[string]methodInfo{
+	methodInitialize:             {beforeSession: true, serve: (*handler).serveInitialize},
+	methodPing:                   {serve: (*handler).servePing},
+	methodLoggingSetLevel:        {serve: (*handler).serveSetLevel},
+	methodDiscover:               {serve: (*handler).serveDiscover},
+	methodToolsList:              {serve: (*handler).serveToolsList},
+	methodToolsCall:              {serve: (*handler).serveToolsCall},
+	methodResourcesList:          {serve: (*handler).serveResourcesList},
+	methodResourcesTemplatesList: {serve: (*handler).serveTemplatesList},
+	methodResourcesRead:          {serve: (*handler).serveResourcesRead},
+	methodSubscribe:              {serve: (*handler).serveSubscribe},
+	methodUnsubscribe:            {serve: (*handler).serveSubscribe},
+	methodPromptsList:            {serve: (*handler).servePromptsList},
+	methodPromptsGet:             {serve: (*handler).servePromptsGet},
+	methodComplete:               {serve: (*handler).serveComplete},
+	methodTasksGet:               {serve: (*handler).serveTasks},
+	methodTasksUpdate:            {serve: (*handler).serveTasks},
+	methodTasksCancel:            {serve: (*handler).serveTasks},
+	methodListen:                 {serve: (*handler).serveListen},
 }
 
-// methods is the table. Its order is the order of the capabilities object.
-var methods = []methodInfo{
-	{name: methodInitialize, example: `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"client","version":"1.0"}}`, since: firstRevision, until: lastLegacy, beforeSession: true, serve: (*handler).serveInitialize},
-	{name: methodPing, example: `{}`, since: firstRevision, until: lastLegacy, serve: (*handler).servePing},
-	{name: methodLoggingSetLevel, example: `{"level":"info"}`, since: firstRevision, until: lastLegacy, capability: capLogging, serve: (*handler).serveSetLevel},
-	{name: methodDiscover, example: `{}`, since: ModernVersion, cacheable: true, serve: (*handler).serveDiscover},
-	{name: methodToolsList, example: `{"cursor":"c"}`, since: firstRevision, capability: capTools, cacheable: true, serve: (*handler).serveToolsList},
-	{name: methodToolsCall, example: `{"name":"tool","arguments":{"argument":"value"}}`, since: firstRevision, capability: capTools, nameParam: "name", task: true, serve: (*handler).serveToolsCall},
-	{name: methodResourcesList, example: `{"cursor":"c"}`, since: firstRevision, capability: capResources, cacheable: true, serve: (*handler).serveResourcesList},
-	{name: methodResourcesTemplatesList, example: `{"cursor":"c"}`, since: firstRevision, capability: capResources, cacheable: true, serve: (*handler).serveTemplatesList},
-	{name: methodResourcesRead, example: `{"uri":"scheme://resource"}`, since: firstRevision, capability: capResources, nameParam: "uri", cacheable: true, serve: (*handler).serveResourcesRead},
-	{name: methodSubscribe, example: `{"uri":"scheme://resource"}`, since: firstRevision, until: lastLegacy, capability: capResources, serve: (*handler).serveSubscribe},
-	{name: methodUnsubscribe, example: `{"uri":"scheme://resource"}`, since: firstRevision, until: lastLegacy, capability: capResources, serve: (*handler).serveSubscribe},
-	{name: methodPromptsList, example: `{"cursor":"c"}`, since: firstRevision, capability: capPrompts, cacheable: true, serve: (*handler).servePromptsList},
-	{name: methodPromptsGet, example: `{"name":"prompt","arguments":{"argument":"value"}}`, since: firstRevision, capability: capPrompts, nameParam: "name", serve: (*handler).servePromptsGet},
-	{name: methodComplete, example: `{"ref":{"type":"ref/prompt","name":"prompt"},"argument":{"name":"argument","value":"v"}}`, since: firstRevision, capability: capCompletions, serve: (*handler).serveComplete},
-	{name: methodTasksGet, example: `{"taskId":"task"}`, since: ModernVersion, capability: capTasks, nameParam: "taskId", serve: (*handler).serveTasks},
-	{name: methodTasksUpdate, example: `{"taskId":"task","inputResponses":{"request":{"action":"accept"}}}`, since: ModernVersion, capability: capTasks, nameParam: "taskId", serve: (*handler).serveTasks},
-	{name: methodTasksCancel, example: `{"taskId":"task"}`, since: ModernVersion, capability: capTasks, nameParam: "taskId", serve: (*handler).serveTasks},
-	{name: methodListen, example: `{"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true,"resourceSubscriptions":["scheme://resource"],"taskIds":["task"]}}`, since: ModernVersion, serve: (*handler).serveListen},
+// methods is the table: the requests of [metadata.Methods] with what
+// serves them, in its order, which is the order of the capabilities
+// object.
+var methods = buildMethods(serving)
+
+// buildMethods joins the requests of metadata's table with what serves
+// them; a request without a serve func, or a serve func of no request, is
+// a programming error.
+func buildMethods(serving map[string]methodInfo) []methodInfo {
+	var out []methodInfo
+	for _, spec := range metadata.Methods() {
+		if spec.Message != metadata.MessageRequest {
+			continue
+		}
+		m, ok := serving[spec.Name]
+		if !ok || m.serve == nil {
+			panic("mcp: method " + spec.Name + " has no serve func")
+		}
+		m.MethodSpec = metadata.LookupMethod(spec.Name)
+		out = append(out, m)
+	}
+	if len(out) != len(serving) {
+		panic("mcp: a serve func names no method of the table")
+	}
+	return out
 }
 
 // methodIndex finds an entry by name.
 var methodIndex = func() map[string]*methodInfo {
 	m := make(map[string]*methodInfo, len(methods))
 	for i := range methods {
-		if _, dup := m[methods[i].name]; dup {
-			panic("mcp: method " + methods[i].name + " declared twice")
-		}
-		m[methods[i].name] = &methods[i]
+		m[methods[i].Name] = &methods[i]
 	}
 	return m
 }()
@@ -136,7 +140,7 @@ func lookupMethod(name string) *methodInfo { return methodIndex[name] }
 // version (a modern one).
 func isModernMethod(method, version string) bool {
 	m := lookupMethod(method)
-	return m != nil && m.has(version)
+	return m != nil && m.Has(version)
 }
 
 // capabilityValue is what a capability advertises in each era.
@@ -173,11 +177,11 @@ func capabilities(version string, on func(capability string) bool, notifying boo
 	seen := map[string]bool{}
 	for i := range methods {
 		m := &methods[i]
-		if m.capability == "" || seen[m.capability] || !m.has(version) || !on(m.capability) {
+		if m.Capability == "" || seen[m.Capability] || !m.Has(version) || !on(m.Capability) {
 			continue
 		}
-		seen[m.capability] = true
-		v := capabilityValues[m.capability]
+		seen[m.Capability] = true
+		v := capabilityValues[m.Capability]
 		value := v.legacy
 		if IsModern(version) {
 			value = v.modern
@@ -192,7 +196,7 @@ func capabilities(version string, on func(capability string) bool, notifying boo
 		if dst.Len() > 0 {
 			dst.WriteByte(',')
 		}
-		dst.WriteString(`"` + m.capability + `":` + value)
+		dst.WriteString(`"` + m.Capability + `":` + value)
 	}
 	if ext.Len() > 0 {
 		if b.Len() > 0 {
@@ -205,32 +209,13 @@ func capabilities(version string, on func(capability string) bool, notifying boo
 
 // MethodSpec describes a method of the table as a client sees it: what
 // [Methods] returns.
-type MethodSpec struct {
-	// Name is the method, e.g. "tools/call".
-	Name string
-	// Since and Until bound the revisions that have the method ("" for
-	// open).
-	Since, Until string
-	// NameParam is the member of params that names the method's target
-	// (tools/call: name), "" when it has none.
-	NameParam string
-	// Task says the call may run as a task.
-	Task bool
-	// Example is valid params of the method, without _meta.
-	Example string
-}
+type MethodSpec = metadata.MethodSpec
 
-// Has reports whether revision version has the method.
-func (m MethodSpec) Has(version string) bool {
-	return version >= m.Since && (m.Until == "" || version <= m.Until)
-}
-
-// Methods returns the method table, in its order.
+// Methods returns the requests of the method table, in its order.
 func Methods() []MethodSpec {
 	out := make([]MethodSpec, len(methods))
 	for i := range methods {
-		m := &methods[i]
-		out[i] = MethodSpec{Name: m.name, Since: m.since, Until: m.until, NameParam: m.nameParam, Task: m.task, Example: m.example}
+		out[i] = *methods[i].MethodSpec
 	}
 	return out
 }

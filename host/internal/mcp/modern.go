@@ -244,7 +244,7 @@ func (h *handler) serveModern(req *request) bool {
 
 	req.meta = meta
 	req.scope = callScope(req, nil) // a legacy SSE stream's, else none
-	if m := req.method; m == nil || !m.has(meta.ProtocolVersion) || !m.serve(h, req) {
+	if m := req.method; m == nil || !m.Has(meta.ProtocolVersion) || !m.serve(h, req) {
 		// ping, initialize, logging/setLevel… are not part of 2026-07-28.
 		h.refuse(req.w, http.StatusNotFound, id, CodeMethodNotFound,
 			"Method not found: '"+jsonx.SafeText(msg.method)+"' is not available in protocol version "+meta.ProtocolVersion+".", nil)
@@ -269,10 +269,10 @@ func checkModernHeaders(hdr http.Header, hasVersion bool, msg *message, m *metho
 	case method != msg.method:
 		return fmt.Sprintf("Header mismatch: Mcp-Method header value '%s' does not match body value '%s'", method, msg.method)
 	}
-	if m == nil || m.nameParam == "" {
+	if m == nil || m.NameParam == "" {
 		return ""
 	}
-	source := m.nameParam
+	source := m.NameParam
 	raw, ok := singleHeader(hdr, headerName)
 	if !ok {
 		return fmt.Sprintf("Header mismatch: the Mcp-Name header is required for %s.", msg.method)

@@ -120,7 +120,7 @@ func (n *Notifier) Progress(progress, total float64, message string) error {
 	if n.sentProgress && progress <= n.lastProgress {
 		return ErrProgressNotIncreasing
 	}
-	b := n.begin("notifications/progress")
+	b := n.begin(metadata.NotifyProgress)
 	b.WriteString(`{"progressToken":`)
 	b.Write(n.progressToken)
 	b.WriteString(`,"progress":`)
@@ -159,7 +159,7 @@ func (n *Notifier) Log(level, logger string, data json.RawMessage) error {
 	if n.ended {
 		return ErrCallEnded
 	}
-	b := n.begin("notifications/message")
+	b := n.begin(metadata.NotifyMessage)
 	b.WriteString(`{"level":`)
 	appendString(b, level)
 	if logger != "" {

@@ -38,7 +38,7 @@ import (
 // apart.
 
 // ExtensionTasks names the tasks extension in capabilities.extensions.
-const ExtensionTasks = "io.modelcontextprotocol/tasks"
+const ExtensionTasks = metadata.ExtensionTasks
 
 // Task defaults.
 const (

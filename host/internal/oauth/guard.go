@@ -13,6 +13,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // MetadataPath is the well-known path of the protected resource metadata
@@ -22,7 +23,7 @@ const MetadataPath = "/.well-known/oauth-protected-resource"
 
 // Operation is one MCP request a scope may guard.
 type Operation struct {
-	Method string // "tools/call", "resources/read", "prompts/get"
+	Method string // a method the table marks Scoped: tools/call, resources/read, prompts/get
 	Name   string // the tool or prompt name, the resource URI
 }
 
@@ -89,8 +90,8 @@ func (s *Scoped) MayAsk(body []byte) bool {
 		bytes.IndexByte(body, '\\') >= 0 || !utf8.Valid(body) {
 		return true
 	}
-	if s.prompts && bytes.Contains(body, []byte("prompts/get")) ||
-		s.resources && bytes.Contains(body, []byte("resources/read")) {
+	if s.prompts && bytes.Contains(body, []byte(metadata.MethodPromptsGet)) ||
+		s.resources && bytes.Contains(body, []byte(metadata.MethodResourcesRead)) {
 		return true
 	}
 	for _, q := range s.quoted {
@@ -410,13 +411,13 @@ func readOperation(s *jsonx.Scanner, ops []Operation) ([]Operation, bool) {
 	if s.Peek() != '{' {
 		return ops, s.Skip()
 	}
-	var method string
+	var method *metadata.MethodSpec
 	var name, uri []byte // their JSON text between the quotes
 	var nameEsc, uriEsc bool
 	_, ok := s.Object(func(key []byte, escaped bool) bool {
 		switch memberName(key, escaped) {
 		case "method":
-			method = ""
+			method = nil
 			if s.Peek() != '"' {
 				return s.Skip()
 			}
@@ -456,30 +457,42 @@ func readOperation(s *jsonx.Scanner, ops []Operation) ([]Operation, bool) {
 	if !ok {
 		return ops, false
 	}
-	switch method {
-	case "tools/call", "prompts/get":
-		return append(ops, Operation{Method: method, Name: stringOf(name, nameEsc)}), true
-	case "resources/read":
-		return append(ops, Operation{Method: method, Name: stringOf(uri, uriEsc)}), true
+	if method == nil {
+		return ops, true
+	}
+	switch method.Target {
+	case metadata.TargetTool, metadata.TargetPrompt:
+		return append(ops, Operation{Method: method.Name, Name: stringOf(name, nameEsc)}), true
+	case metadata.TargetResource:
+		return append(ops, Operation{Method: method.Name, Name: stringOf(uri, uriEsc)}), true
 	}
 	return ops, true
 }
 
-// guardedMethods are the methods a scope may guard.
-var guardedMethods = [...]string{"tools/call", "prompts/get", "resources/read"}
+// guardedMethods are the methods a scope may guard: those the method table
+// marks Scoped.
+var guardedMethods = func() []*metadata.MethodSpec {
+	var out []*metadata.MethodSpec
+	for _, m := range metadata.Methods() {
+		if m.Scoped {
+			out = append(out, metadata.LookupMethod(m.Name))
+		}
+	}
+	return out
+}()
 
-// guardedMethod returns the method a string's text names when it is a
-// guarded one, else "".
-func guardedMethod(text []byte, escaped bool) string {
+// guardedMethod returns the entry of the method a string's text names when
+// it is a guarded one, else nil.
+func guardedMethod(text []byte, escaped bool) *metadata.MethodSpec {
 	if escaped {
 		text = []byte(stringOf(text, true))
 	}
 	for _, m := range guardedMethods {
-		if string(text) == m {
+		if string(text) == m.Name {
 			return m
 		}
 	}
-	return ""
+	return nil
 }
 
 // memberNames are the members read.

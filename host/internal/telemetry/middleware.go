@@ -17,6 +17,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/internal/otelsetup"
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // ErrorTypeTool is the error.type of a tool's isError result.
@@ -80,7 +81,7 @@ func (t *Telemetry) link(next mcp.MethodHandler) mcp.MethodHandler {
 			method = Other
 		}
 		target := targetAttr(tg)
-		ctx, span := t.tracer.Start(parent, t.spanNames.of(method, target), opts...)
+		ctx, span := t.tracer.Start(parent, t.spanNames.of(method, target, spanTarget(tg.Method)), opts...)
 		x.SetContext(ctx)
 
 		next(x)
@@ -134,6 +135,13 @@ func (t *Telemetry) link(next mcp.MethodHandler) mcp.MethodHandler {
 		t.duration.RecordSet(context.WithoutCancel(ctx), time.Since(start).Seconds(),
 			t.durationSets.of(durationKey{method: method, target: target, version: version, errorType: et}))
 	}
+}
+
+// spanTarget reports whether the method table names the spans of method
+// by their target.
+func spanTarget(method string) bool {
+	m := metadata.LookupMethod(method)
+	return m != nil && m.SpanTarget
 }
 
 // targetAttr is what the request names, as the conventions spell it for

@@ -97,10 +97,11 @@ type spanNames struct {
 }
 
 // of is the name of the SERVER span of method about target: the method
-// alone when the target is none or a resource (a URI, even a declared one,
-// is no span name).
-func (n *spanNames) of(method string, target attribute.KeyValue) string {
-	if !target.Valid() || target.Key == semconv.McpResourceURIKey {
+// alone when the target is none or the method's table entry does not name
+// its span by its target (named false: a URI, even a declared one, is no
+// span name).
+func (n *spanNames) of(method string, target attribute.KeyValue, named bool) string {
+	if !target.Valid() || !named {
 		return method
 	}
 	k := spanNameKey{method: method, target: target.Value.AsString()}
