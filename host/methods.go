@@ -2,7 +2,8 @@ package host
 
 import "github.com/funcmcp/funcmcp/host/internal/mcp"
 
-// MethodSpec describes one MCP method the endpoint answers: its name, the
+// MethodSpec describes one MCP method the endpoint answers (an entry of
+// metadata's method table, [metadata.MethodSpec]): its name, the
 // revisions that have it, the params member naming its target, whether it
 // may run as a task, and an example of valid params.
 type MethodSpec = mcp.MethodSpec

@@ -2,7 +2,10 @@
 // host that serves it: the function.json model, the mcpToolTrigger key names,
 // the metadata pipeline that writes a tool's binding, the custom-handler
 // invocation envelopes, the tool invocation context and the tool result
-// envelope.
+// envelope; and the MCP method table ([Methods], [LookupMethod]): every MCP
+// method and notification with its static facts (revisions, capability,
+// target, scope check, span name, task support, caching, how it reaches the
+// worker), the one place the host and the worker read them from.
 //
 // It depends on the standard library only, so both sides of the contract (the
 // worker SDK that emits function.json at build time and the host that reads it)

@@ -10,12 +10,14 @@
 //
 // # Method table and middleware
 //
-// Every method is one entry of the method table (methods.go): its name,
-// the revisions that have it, its capability, the params member its
-// Mcp-Name header mirrors, whether its modern result carries cache hints,
-// whether it may run as a task, and its handler. Legacy and modern routing,
-// the header checks and the capabilities of initialize and server/discover
-// are read from the table.
+// Every method is one entry of the method table: its static facts are a
+// [metadata.MethodSpec] of metadata's table (its name, the revisions that
+// have it, its capability, the params member its Mcp-Name header mirrors,
+// what it names, whether its modern result carries cache hints, whether it
+// may run as a task), joined in methods.go with what only this package
+// knows: its handler and whether it comes before a session. Legacy and
+// modern routing, the header checks, the target an [Exchange] names and the
+// capabilities of initialize and server/discover are read from the table.
 //
 // Every request and notification the endpoint decodes, whatever carries it
 // (a post, an element of a batch, a legacy SSE stream, a 2026-07-28
