@@ -2,9 +2,12 @@ package mcp
 
 import (
 	"encoding/json"
+	"maps"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // TestMethodsHaveExamples: every method of the table gives valid example
@@ -23,4 +26,28 @@ func TestMethodsHaveExamples(t *testing.T) {
 		}
 		assert.True(t, m.Has(m.Since), "%s has its first revision", m.Name)
 	}
+}
+
+// TestMethodsJoinTheTable: every request of metadata's table is served
+// here, in its order; a request without a serve func, or a serve func of
+// no request, stops the package from starting.
+func TestMethodsJoinTheTable(t *testing.T) {
+	var requests []string
+	for _, m := range metadata.Methods() {
+		if !m.Notification() {
+			requests = append(requests, m.Name)
+		}
+	}
+	var served []string
+	for _, m := range Methods() {
+		served = append(served, m.Name)
+	}
+	assert.Equal(t, requests, served)
+
+	missing := maps.Clone(serving)
+	delete(missing, methodPing)
+	assert.PanicsWithValue(t, "mcp: method "+methodPing+" has no serve func", func() { buildMethods(missing) })
+	extra := maps.Clone(serving)
+	extra["no/such"] = methodInfo{serve: (*handler).servePing}
+	assert.Panics(t, func() { buildMethods(extra) })
 }
