@@ -1,6 +1,12 @@
 // Package host is a Go stand-in for the Azure Functions host with its MCP
-// extension: it serves the mcpToolTrigger functions of a custom-handler
-// function app as MCP tools over Streamable HTTP at /runtime/webhooks/mcp.
+// extension: it serves the MCP functions of a custom-handler function app
+// (mcpToolTrigger tools, mcpResourceTrigger resources and resource
+// templates, mcpPromptTrigger prompts, their completions and MCP Apps
+// views) over Streamable HTTP at /runtime/webhooks/mcp and over the legacy
+// HTTP+SSE transport, for the MCP revisions 2024-11-05 to 2026-07-28, with
+// tasks, resource subscriptions and list-change notifications, and, when
+// asked, as an OAuth 2.1 resource server with OpenTelemetry traces and
+// metrics.
 //
 // The wire contract with the other side is written once, in
 // docs/contract.md of the repository (Go names in package metadata).
@@ -18,7 +24,10 @@
 // files of at most 1 MiB. A function that function.json "disabled" or the
 // app setting AzureWebJobs.<name>.Disabled disables is left out, as the
 // Functions host leaves it out, and listed with the reason. Each mcpToolTrigger is
-// loaded with binding.LoadTool: schemas are checked and compiled once. A tool
+// loaded with binding.LoadTool (schemas are checked, and compiled once,
+// before the host serves), each mcpResourceTrigger and mcpPromptTrigger
+// with binding.LoadResource and binding.LoadPrompt under the extension's
+// registration rules (package catalog). A tool
 // that fails (an invalid outputSchema, a duplicate tool name — names compare
 // case-insensitively —, …) is logged as one line naming the function, the
 // tool, the file and the reason, and is not served; the other tools are. The
@@ -67,10 +76,15 @@
 //
 // # Invocation
 //
-// A tools/call is sent as POST /{function} through an azcore pipeline with no
-// retries (a tool may not be idempotent), telemetry off, and a per-call
-// policy setting X-Azure-Functions-InvocationId (new for every call),
+// A tools/call is sent as POST /{function} with no retries (a tool may not
+// be idempotent): to an http:// worker over package invoke's own HTTP/1.1
+// client, to any other through an azcore pipeline with telemetry off;
+// either sets X-Azure-Functions-InvocationId (new for every call),
 // X-Azure-Functions-HostVersion and User-Agent Azure-Functions-Host/<version>.
+// A resource read, a prompt and a completion are sent the same way, with
+// the invocation context of their kind (package metadata).
+// The walk of one tools/call through the packages, function by function, is
+// in docs/architecture.md ("How a request flows").
 // The body is
 //
 //	{"Data":{"<trigger name>":<tool invocation context>},
@@ -146,11 +160,20 @@
 //
 // # HTTP
 //
-// [Host.Handler] serves the MCP endpoint at /runtime/webhooks/mcp and
-// GET /admin/host/status, which answers [Status]:
+// [Host.Handler] serves the MCP endpoint at /runtime/webhooks/mcp, the
+// legacy SSE endpoints, the protected resource metadata at [MetadataPath]
+// when the host asks for access tokens, and GET /admin/host/status, which
+// answers [Status]:
 // {"state":"Starting"|"Running"|"Stopped","toolsServed":N,"toolsFailed":M,
 // "functions":[…],"errors":[…]}. toolsFailed counts every function or tool
 // that is not served because it failed to load.
+//
+// Every endpoint is behind the edge (edge.go), before anything reads a
+// header: the identity headers a client sent (X-MS-CLIENT-PRINCIPAL…,
+// X-MS-TOKEN-…) are dropped, whether or not the host asks for tokens, and
+// behind a trusted front end ([SettingTrustedProxies]) the client address
+// is read from X-Forwarded-For. Then come the Host and Origin check, the
+// access token check (when asked for) and the function key.
 //
 // # Legacy SSE and several instances
 //
