@@ -7,7 +7,10 @@
 // webhookAuthorizationLevel needs them, and the session key (options, else
 // WEBSITE_AUTH_ENCRYPTION_KEY or CONTAINER_ENCRYPTION_KEY, else a random key
 // of the process). [Secrets.RequireKey] is the middleware that answers 401
-// to a request without a key.
+// to a request without a key; a request it lets through carries the owner
+// of its key (owner.WithVerifiedKey), so a checked key names its holders'
+// owner, and a key sent to an Anonymous app, which checks none, names no
+// owner.
 //
 // [Keys] checks the function key of a request the way the Azure Functions
 // host authorises /runtime/webhooks/{extension}: the x-functions-key header

@@ -6,15 +6,32 @@
 // issuer's keys, found by OpenID discovery and kept by MicahParks/keyfunc:
 // asymmetric algorithms only, iss exact (or a Microsoft Entra ID
 // {tenantid} issuer with an accepted-tenant list), aud one of the accepted
-// audiences, exp required, exp and nbf with [Leeway], a size bound, keys
-// fetched again on an unknown key id (logged "unknown signing key id …;
-// refreshing the issuer's keys") at most once per [KeyRefreshEvery], one
-// fetch at a time.
-// A [Guard] serves the protected resource metadata (RFC 9728), answers
-// requests without a valid token 401 with a WWW-Authenticate challenge
-// naming the metadata, and requests for an operation whose scopes the token
-// lacks 403 insufficient_scope (step-up). It puts the principal on the
-// request context (owner.WithPrincipal) and replaces the Authorization
-// header with the identity headers App Service authentication gives apps
-// (X-MS-CLIENT-PRINCIPAL…), which the worker reads.
+// audiences, exp required, exp and nbf with [Leeway], a size bound
+// ([MaxTokenBytes]). The keys are fetched every [KeyRefreshInterval] and
+// again on an unknown key id (logged "unknown signing key id …; refreshing
+// the issuer's keys"), one fetch at a time and at most once per
+// [KeyRefreshEvery] (5 s): a floor, so that a flood of made-up key ids
+// costs the issuer one request per period, while a token with an unknown
+// key id within it is refused without a fetch. A validated token is
+// remembered for [CacheFor] (never past its exp).
+//
+// A [Guard] serves the protected resource metadata (RFC 9728) and, in
+// [Guard.Protect], answers a request without a valid token 401 with a
+// WWW-Authenticate challenge naming the metadata. When something the app
+// serves requires scopes ([Options.Required]), it reads a POST body for
+// the operations it asks for ([Operations], one scan, skipped when
+// [Scoped.MayAsk] rules the body out by a byte search) and answers an
+// operation whose scopes the token lacks 403 insufficient_scope (step-up);
+// the body is replayed to the endpoint. A request let through carries the
+// principal (owner.WithPrincipalOwner) and the [Identity] ([WithIdentity])
+// on its context, and the identity headers App Service authentication
+// gives apps (X-MS-CLIENT-PRINCIPAL…, which the worker reads) in place of
+// the Authorization header, which is never passed on; the identity encodes
+// its headers once per token ([Identity.EncodedHeader]) for the invocation
+// body.
+//
+// Only a verified token sets those headers: [StripReserved] drops the ones
+// a client sent ([IsReserved]), and the host calls it at its edge, for
+// every request, before anything reads a header, whether or not it asks
+// for tokens.
 package oauth
