@@ -6,10 +6,26 @@
 // through a [Relay], the listeners on every other instance.
 //
 // This file is the contract between the three sides: the [Change] and its
-// wire form (what a [Relay] carries between instances), the [Publisher]
-// that takes a change from anywhere on this instance, and the [Relay] a
-// backplane offers. The hub that keeps the listeners and their bounds
-// lives beside it.
+// wire form (what a [Relay] carries between instances, at most [MaxWire]
+// bytes), the [Publisher] that takes a change from anywhere on this
+// instance, and the [Relay] a backplane offers.
+//
+// The [Hub] (hub.go) keeps the listeners of this instance: [Hub.Listen]
+// registers one, [Hub.Publish] (or [Hub.PublishTracked], which reports
+// what the relay did with it) queues a change on each listener that asked
+// for it and hands its wire form to the relay, never waiting for either,
+// and [Hub.Receive] delivers another instance's change here only. What the
+// hub keeps is bounded ([Limits]): counted listeners per owner, per client
+// address ([Limits.ListenersPerAddress]; every owner nests within its
+// address) and in all; byte budgets ([Limits.Bytes], an owner.BudgetLimit)
+// per owner, per address and in all, charging each listener
+// [ListenerCost], what its stream holds and each URI or task id it follows
+// ([SubscriptionCost] besides its bytes); the URIs and task ids one
+// listener follows, in number and bytes; and its queue, in changes and
+// bytes. A resource or list change equal to one still queued for a
+// listener is merged into it and takes no place, so a flood of one change
+// takes one place; a listener whose queue would pass its bound is ended
+// ([ErrTooSlow]).
 package notify
 
 import (
