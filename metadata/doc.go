@@ -7,9 +7,13 @@
 // target, scope check, span name, task support, caching, how it reaches the
 // worker), the one place the host and the worker read them from.
 //
-// It depends on the standard library only, so both sides of the contract (the
-// worker SDK that emits function.json at build time and the host that reads it)
-// share one definition and cannot drift apart.
+// It depends on the standard library and the module's internal/jsonx (the
+// JSON rules every side shares) only, so both sides of the contract (the
+// worker SDK that emits function.json at build time and the host that reads
+// it) share one definition and cannot drift apart. The worker derives the
+// methods it answers from the table ([WorkerAnswers]), and the host's MCP
+// front, OAuth guard, telemetry and scopes read its facts, so that a new
+// method is one entry here plus its serve func in the host.
 //
 // The contract itself — function.json keys, the invocation request and
 // reply, the direct reply, the call channel, requests to the client, tasks —

@@ -9,7 +9,11 @@
 // function or tool that fails is recorded (its error names the function,
 // the tool, the file and the reason) and is not served; the others are.
 // Tool names compare case-insensitively for duplicates, and
-// [Catalog.Lookup] finds a tool by its exact name.
+// [Catalog.Lookup] finds a tool by its exact name. A function that
+// function.json or the app setting AzureWebJobs.<name>.Disabled disables
+// is listed with the reason and not loaded. Schemas Load checked but left
+// to compile are compiled by [Catalog.CompileDeferred] before calls need
+// them.
 //
 // The tools/list arrays are encoded once, sorted by tool name, one per
 // family of MCP revisions that see the same tool objects: revisions before
@@ -25,12 +29,22 @@
 // context.arguments). Checks of a call's input against the tool belong
 // beside them.
 //
-// # Room for the other MCP functions
+// # Resources, templates and prompts
 //
 // The catalog is of MCP functions, not of tools only: [FunctionStatus] and
-// the failures are shared by every kind, tools.go holds what is specific
-// to tools (loading, lookup, the list arrays). Resources, resource
-// templates and prompts are added the same way, each kind in a file of its
-// own with its loader (called from [Load] for its trigger type), its
-// lookup and its encoded list arrays.
+// the failures are shared by every kind; tools.go holds what is specific
+// to tools (loading, lookup, the list arrays) and functions.go the
+// resources, resource templates and prompts, loaded with binding's rules
+// into a binding.Registry (unique URIs and prompt names, no two templates
+// of one structure): [Catalog.LookupResource] (a static resource, else
+// the template a URI matches), [Catalog.Template], [Catalog.Prompt] and
+// their list entries, encoded once.
+//
+// # Scopes
+//
+// What requires scopes is read from the catalog: [Catalog.DeclaredScopes]
+// (the scopes_supported of the protected resource metadata),
+// [Catalog.Scoped] (what the OAuth guard screens a body for) and
+// [Catalog.ScopedEntries] (what the host warns about when it takes no
+// access tokens).
 package catalog

@@ -1,11 +1,19 @@
 // Package invoke calls the worker and carries its calls back.
 //
 // [Client] sends one invocation as the custom-handler protocol says: POST
-// /{function} with the body [Body] (a tool call) or [ContextBody] (a
-// resource read, a prompt, a completion) builds, through an azcore pipeline
-// with no retries (a tool may not be idempotent), telemetry off, a
-// worker's redirect never followed, and the X-Azure-Functions-InvocationId,
-// X-Azure-Functions-HostVersion and User-Agent headers. A 2xx answer is
+// /{function} with the body [Body] (a tool call, with the caller's
+// identity headers spliced in as [Call.Encoded] encoded them) or
+// [ContextBody] (a resource read, a prompt, a completion) builds, with no
+// retries (a tool may not be idempotent), a worker's redirect never
+// followed, and the X-Azure-Functions-InvocationId,
+// X-Azure-Functions-HostVersion and User-Agent headers. To a worker at an
+// http:// address it goes over the package's own HTTP/1.1 client (hop.go:
+// the request written and the answer read on the calling goroutine, over
+// kept-alive connections); to any other, through an azcore pipeline with
+// telemetry off. With telemetry on, [Options.Trace] wraps each invocation
+// in its span and its trace context travels in the POST's headers. The
+// invocation id, the call channel's [Offer] ([WithOffer]) and the trace
+// headers reach the request through the call's context. A 2xx answer is
 // decoded once into a [Reply], either form (the direct reply a funcmcp
 // worker sends, or today's {Outputs, Logs, ReturnValue}); the direct reply
 // to a resource, prompt or completion request ([Function.Encoded]) keeps
