@@ -12,18 +12,23 @@ import (
 // endpoint decodes — posted alone, in a batch, over the legacy SSE
 // transport, at a legacy revision or at 2026-07-28, a call that becomes a
 // task, the retry of an input-required call — is one [Exchange] passed
-// through the chain: the links of [Options.Middleware] around the
-// request log around the dispatcher, which reads the revision and the
-// session, checks the headers, finds the method in the method table and
-// runs its handler. A link sees the exchange before the dispatcher (the
+// through the chain: the request log around the links of
+// [Options.Middleware] around the dispatcher, which reads the revision and
+// the session, checks the headers and runs the handler of the method's
+// entry (found in the method table when the message was decoded). A link sees the exchange before the dispatcher (the
 // method, the name, the HTTP request) and after it (the revision, the
 // status, the outcome), and may answer it itself ([Exchange.Fail])
 // instead of calling the next link.
 //
 // What does not pass: a body that is not a JSON-RPC message (refused by the
-// decoder, there is no method to route), and a client's response to a
-// request of ours, which is routed by its id to the call that waits for it
-// (see clientreq.go).
+// decoder, there is no method to route), a message refused in serveMessage
+// before the chain (an id that cannot be echoed, params that cannot be
+// read, a subscriptions/listen request over its size), a batch refused
+// whole, a client's response to a request of ours, which is routed by its
+// id to the call that waits for it (see clientreq.go), and the GET streams
+// (serveResume, serveSessionStream, LegacySSE.ServeStream). [Exchange.Fail]
+// answers HTTP 200 with a JSON-RPC error: a link cannot refuse with an
+// HTTP status.
 
 // MethodHandler serves one exchange.
 type MethodHandler func(x *Exchange)

@@ -24,9 +24,17 @@
 // request, a call that becomes a task, the retry of an input-required call),
 // is one [Exchange] passed through one chain: the request log (at debug
 // level), then the links of [Options.Middleware], then the dispatcher that
-// reads the revision and runs the method's handler. A [Middleware] sees
-// the method, the name, the revision, the transport, the status and the
-// outcome, and may answer instead of the handler ([Exchange.Fail]).
+// reads the revision and runs the method's handler (chain.go). A
+// [Middleware] sees the method, the target ([Exchange.Target]), the
+// revision, the transport, the status and the outcome, and may answer
+// instead of the handler ([Exchange.Fail]), with a JSON-RPC error and HTTP
+// 200 (202 for a notification): a link cannot refuse with an HTTP status.
+// What does not pass the chain: what is refused before it (a body that is
+// not one JSON-RPC message, an id or params that cannot be read, a batch
+// refused whole, a subscriptions/listen request over its size), a client's
+// response to a request of ours (routed by its id, clientreq.go), and the
+// GET streams (a resumed call's stream, a session's stream, the legacy SSE
+// stream itself, whose messages do pass).
 //
 // # Endpoint contract
 //
@@ -34,7 +42,9 @@
 // revisions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25
 // ([SupportedVersions], negotiated by initialize) and of the modern revision
 // 2026-07-28 ([ModernVersions], no initialize), on the one endpoint. No
-// session state is kept on the server for either.
+// session state is kept on the server for either, but for the resource
+// subscriptions of legacy sessions (subscriptions.go, bounded per owner,
+// per client address and in all).
 //
 //   - POST carries the messages. GET with Last-Event-ID resumes a call's
 //     stream; GET with a session, when [Options.Notify] is set, opens the
