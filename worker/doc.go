@@ -130,7 +130,11 @@
 // process keeps serving. An unknown function is 404, a
 // malformed body 400 and a body over Options.MaxBodyBytes 413, each with
 // {"error":"…"}; a broken configuration answers every request with 500
-// (see [App.Handler]).
+// (see [App.Handler]). A POST for a resource, resource template, prompt or
+// MCP Apps view function is served by its kind, and so is one that names
+// an MCP method in metadata.HeaderMethod (a completion): the methods the
+// worker answers are read from metadata's method table
+// (metadata.WorkerAnswers), any other is 400.
 //
 // # Resources, prompts and MCP Apps
 //
