@@ -203,6 +203,10 @@ func New(opts *Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting telemetry: %w", err)
 	}
+	if o.telemetry != nil {
+		_ = tel.Shutdown(context.Background())
+		tel = o.telemetry
+	}
 	// With telemetry on, a line logged under a request's context carries
 	// its trace_id and span_id.
 	o.Logger = tel.Logger(o.Logger)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
+	"github.com/funcmcp/funcmcp/host/internal/telemetry"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -202,6 +203,9 @@ type Options struct {
 	// listener limits of the settings and the stream timings (tests).
 	listenLimits                        *notify.Limits
 	listenKeepAlive, listenWriteTimeout time.Duration
+	// telemetry, when set, replaces the telemetry host.json starts: a
+	// test's, recording in memory.
+	telemetry *telemetry.Telemetry
 }
 
 // withDefaults returns a copy of opts (nil: the zero Options) with every

@@ -1,5 +1,11 @@
 package metadata
 
+import (
+	"slices"
+
+	"github.com/funcmcp/funcmcp/internal/tablehook"
+)
+
 // The MCP method table: every MCP method and notification the host reads
 // or sends is one entry of [Methods], with the static facts about it that
 // the host's concerns (routing, capabilities, scopes, telemetry, tasks,
@@ -185,25 +191,64 @@ var methods = [...]MethodSpec{
 	{Name: NotifyTasks, Message: MessageServerNotification},
 }
 
-// methodIndex finds an entry by name.
-var methodIndex = func() map[string]*MethodSpec {
-	m := make(map[string]*MethodSpec, len(methods))
-	for i := range methods {
-		if _, dup := m[methods[i].Name]; dup {
-			panic("metadata: method " + methods[i].Name + " declared twice")
+// table is the entries read: methods, and a test's own entries
+// (internal/tablehook).
+var table = methods[:]
+
+// methodIndex finds an entry of table by name.
+var methodIndex = indexMethods(table)
+
+// scopedMethods are the entries of table marked Scoped.
+var scopedMethods = scopedOf(table)
+
+// indexMethods indexes entries by name; a name declared twice is a
+// programming error.
+func indexMethods(entries []MethodSpec) map[string]*MethodSpec {
+	m := make(map[string]*MethodSpec, len(entries))
+	for i := range entries {
+		if _, dup := m[entries[i].Name]; dup {
+			panic("metadata: method " + entries[i].Name + " declared twice")
 		}
-		m[methods[i].Name] = &methods[i]
+		m[entries[i].Name] = &entries[i]
 	}
 	return m
-}()
+}
+
+// scopedOf returns the entries marked Scoped.
+func scopedOf(entries []MethodSpec) []*MethodSpec {
+	var out []*MethodSpec
+	for i := range entries {
+		if entries[i].Scoped {
+			out = append(out, &entries[i])
+		}
+	}
+	return out
+}
+
+func init() {
+	tablehook.AddMethod = func(spec any) func() { return addMethod(spec.(MethodSpec)) }
+}
+
+// addMethod adds a test's entry to the table until restore is called.
+func addMethod(spec MethodSpec) (restore func()) {
+	old, oldIndex, oldScoped := table, methodIndex, scopedMethods
+	table = append(slices.Clone(old), spec)
+	methodIndex, scopedMethods = indexMethods(table), scopedOf(table)
+	return func() { table, methodIndex, scopedMethods = old, oldIndex, oldScoped }
+}
 
 // Methods returns the table, in its order (a copy).
-func Methods() []MethodSpec { return append([]MethodSpec(nil), methods[:]...) }
+func Methods() []MethodSpec { return slices.Clone(table) }
 
 // LookupMethod returns the entry of a method or notification, nil when the
 // table has none of that name. The entry is shared: read it, never write
 // it.
 func LookupMethod(name string) *MethodSpec { return methodIndex[name] }
+
+// ScopedMethods returns the entries marked Scoped, in table order: the
+// methods whose target's requiredScopes an access token must grant. The
+// slice and its entries are shared: read them, never write them.
+func ScopedMethods() []*MethodSpec { return scopedMethods }
 
 // WorkerAnswers reports whether the worker answers a request naming method
 // in [HeaderMethod].

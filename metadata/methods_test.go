@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/internal/tablehook"
 )
 
 // TestMethodTableIsConsistent checks the facts of the table agree with
@@ -82,4 +84,22 @@ func TestMethodNamesOnlyInTable(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.Empty(t, found, "method names written outside metadata/methods.go")
+}
+
+// TestAddedMethodJoinsEveryView: an entry a test adds through
+// internal/tablehook is in Methods, LookupMethod and, when Scoped,
+// ScopedMethods, until restore takes it out of all three.
+func TestAddedMethodJoinsEveryView(t *testing.T) {
+	const name = "test/added"
+	before := len(Methods())
+	restore := tablehook.AddMethod(MethodSpec{Name: name, Since: RevisionFirst, NameParam: "name", Target: TargetTool, Scoped: true})
+	require.NotNil(t, LookupMethod(name))
+	assert.Len(t, Methods(), before+1)
+	assert.Contains(t, ScopedMethods(), LookupMethod(name))
+	restore()
+	assert.Nil(t, LookupMethod(name))
+	assert.Len(t, Methods(), before)
+	for _, m := range ScopedMethods() {
+		assert.NotEqual(t, name, m.Name)
+	}
 }

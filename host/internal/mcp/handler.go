@@ -186,10 +186,10 @@ func newHandler(srv Server, opts *Options) *handler {
 // advertises reports whether the endpoint serves what a capability of the
 // method table advertises.
 func (h *handler) advertises(capability string) bool {
-	switch capability {
-	case capLogging, capTools:
+	if capabilityValues[capability].always {
 		return true
-	case capTasks:
+	}
+	if capability == capTasks {
 		return h.tasks != nil
 	}
 	return functionCapability(h.srv.Functions, capability)

@@ -1,7 +1,10 @@
 package mcp
 
 import (
+	"maps"
 	"strings"
+
+	"github.com/funcmcp/funcmcp/internal/tablehook"
 
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -124,13 +127,42 @@ func buildMethods(serving map[string]methodInfo) []methodInfo {
 }
 
 // methodIndex finds an entry by name.
-var methodIndex = func() map[string]*methodInfo {
-	m := make(map[string]*methodInfo, len(methods))
-	for i := range methods {
-		m[methods[i].Name] = &methods[i]
+var methodIndex = indexMethods(methods)
+
+// indexMethods indexes the entries by name.
+func indexMethods(entries []methodInfo) map[string]*methodInfo {
+	m := make(map[string]*methodInfo, len(entries))
+	for i := range entries {
+		m[entries[i].Name] = &entries[i]
 	}
 	return m
-}()
+}
+
+// AddMethodForTest adds a test's method to the table until restore is
+// called: spec joins metadata's table (internal/tablehook), and the
+// endpoint answers it with the result of result(params). A capability
+// the table does not name yet is advertised as {} whenever a revision
+// has the method. Tests only: call it before the endpoint under test is
+// made, restore after it is closed.
+func AddMethodForTest(spec metadata.MethodSpec, result func(params []byte) []byte) (restore func()) {
+	restoreSpec := tablehook.AddMethod(spec)
+	oldServing, oldMethods, oldIndex, oldValues := serving, methods, methodIndex, capabilityValues
+	serving = maps.Clone(serving)
+	serving[spec.Name] = methodInfo{serve: func(h *handler, req *request) bool {
+		h.result(req, result(req.msg.params))
+		return true
+	}}
+	if _, ok := capabilityValues[spec.Capability]; !ok && spec.Capability != "" {
+		capabilityValues = maps.Clone(capabilityValues)
+		capabilityValues[spec.Capability] = capabilityValue{legacy: "{}", modern: "{}", always: true}
+	}
+	methods = buildMethods(serving)
+	methodIndex = indexMethods(methods)
+	return func() {
+		serving, methods, methodIndex, capabilityValues = oldServing, oldMethods, oldIndex, oldValues
+		restoreSpec()
+	}
+}
 
 // lookupMethod returns the entry of a method, nil when the endpoint serves
 // no such method in any revision.
@@ -151,6 +183,9 @@ type capabilityValue struct {
 	notifying string
 	// extension: a member of capabilities.extensions, not of capabilities.
 	extension bool
+	// always: every endpoint serves the capability (else
+	// [handler.advertises] asks what the app supplies).
+	always bool
 }
 
 // capabilityValues are the values of the capabilities the table names.
@@ -160,8 +195,8 @@ type capabilityValue struct {
 // subscribe): the GET stream, the legacy SSE stream and
 // subscriptions/listen deliver them.
 var capabilityValues = map[string]capabilityValue{
-	capLogging:     {legacy: "{}", modern: "{}"},
-	capTools:       {legacy: `{"listChanged":false}`, modern: "{}", notifying: `{"listChanged":true}`},
+	capLogging:     {legacy: "{}", modern: "{}", always: true},
+	capTools:       {legacy: `{"listChanged":false}`, modern: "{}", notifying: `{"listChanged":true}`, always: true},
 	capResources:   {legacy: "{}", modern: "{}", notifying: `{"subscribe":true,"listChanged":true}`},
 	capPrompts:     {legacy: "{}", modern: "{}", notifying: `{"listChanged":true}`},
 	capCompletions: {legacy: "{}", modern: "{}"},

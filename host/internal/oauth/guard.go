@@ -469,25 +469,13 @@ func readOperation(s *jsonx.Scanner, ops []Operation) ([]Operation, bool) {
 	return ops, true
 }
 
-// guardedMethods are the methods a scope may guard: those the method table
-// marks Scoped.
-var guardedMethods = func() []*metadata.MethodSpec {
-	var out []*metadata.MethodSpec
-	for _, m := range metadata.Methods() {
-		if m.Scoped {
-			out = append(out, metadata.LookupMethod(m.Name))
-		}
-	}
-	return out
-}()
-
 // guardedMethod returns the entry of the method a string's text names when
-// it is a guarded one, else nil.
+// it is a guarded one (the method table marks it Scoped), else nil.
 func guardedMethod(text []byte, escaped bool) *metadata.MethodSpec {
 	if escaped {
 		text = []byte(stringOf(text, true))
 	}
-	for _, m := range guardedMethods {
+	for _, m := range metadata.ScopedMethods() {
 		if string(text) == m.Name {
 			return m
 		}

@@ -77,6 +77,18 @@ func New(ctx context.Context, mode, service string, log *slog.Logger) (*Telemetr
 	return t, nil
 }
 
+// NewWithProviders returns telemetry that records to tp and mp, which its
+// Shutdown stops: what tests of the composition use to read the spans and
+// the metrics in memory.
+func NewWithProviders(tp *sdktrace.TracerProvider, mp *sdkmetric.MeterProvider) (*Telemetry, error) {
+	t, err := newTelemetry(tp, mp)
+	if err != nil {
+		_ = t.Shutdown(context.Background())
+		return nil, err
+	}
+	return t, nil
+}
+
 // newTelemetry makes the tracer, the instruments and the propagator of
 // the providers; t is usable for Shutdown even with an error.
 func newTelemetry(tp *sdktrace.TracerProvider, mp *sdkmetric.MeterProvider) (t *Telemetry, err error) {
