@@ -137,6 +137,13 @@ func (b *Budget) HeldFrom(addr ID) int64 {
 	return b.addrs[addr]
 }
 
+// ownerCount returns how many owners hold something now.
+func (b *Budget) ownerCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.owners)
+}
+
 // Total returns what all owners hold now.
 func (b *Budget) Total() int64 {
 	b.mu.Lock()

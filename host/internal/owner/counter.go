@@ -1,6 +1,7 @@
 package owner
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 )
@@ -33,66 +34,39 @@ func (e *LimitError) Error() string {
 }
 
 // Counter counts an amount (things or bytes) held per owner against a
-// [Limit]. It is safe for concurrent use; an owner that holds nothing
+// [Limit]: a [Budget] with no per-address bound, whose refusals are
+// *LimitError. It is safe for concurrent use; an owner that holds nothing
 // takes no memory.
 type Counter struct {
-	what, setting string
-	limit         Limit
-	mu            sync.Mutex
-	held          map[ID]int64
-	total         int64
+	b *Budget
 }
 
 // NewCounter returns a Counter of what (said in refusals), bounded by l;
 // setting names the setting of the per-owner limit.
 func NewCounter(what, setting string, l Limit) *Counter {
-	return &Counter{what: what, setting: setting, limit: l, held: make(map[ID]int64)}
+	return &Counter{b: NewBudget(what, BudgetLimit{PerOwner: l.PerOwner, Global: l.Global}, setting)}
 }
 
 // Take counts n more for id, or refuses with a *LimitError when that would
 // pass id's limit or the global one. release gives the n back; it may be
 // called more than once, and only the first call counts.
 func (c *Counter) Take(id ID, n int64) (release func(), err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.limit.PerOwner > 0 && c.held[id]+n > c.limit.PerOwner {
-		return nil, &LimitError{What: c.what, Setting: c.setting, Limit: c.limit.PerOwner}
+	if err := c.b.Take(id, id, n); err != nil {
+		var be *BudgetError
+		if !errors.As(err, &be) {
+			return nil, err
+		}
+		return nil, &LimitError{What: be.What, Setting: be.Setting, Global: be.Scope == ScopeGlobal, Limit: be.Limit}
 	}
-	if c.limit.Global > 0 && c.total+n > c.limit.Global {
-		return nil, &LimitError{What: c.what, Global: true, Limit: c.limit.Global}
-	}
-	c.held[id] += n
-	c.total += n
 	var once sync.Once
-	return func() { once.Do(func() { c.give(id, n) }) }, nil
-}
-
-func (c *Counter) give(id ID, n int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.held[id] -= n; c.held[id] <= 0 {
-		delete(c.held, id)
-	}
-	c.total -= n
+	return func() { once.Do(func() { c.b.Give(id, id, n) }) }, nil
 }
 
 // Held returns what id holds now.
-func (c *Counter) Held(id ID) int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.held[id]
-}
+func (c *Counter) Held(id ID) int64 { return c.b.Held(id) }
 
 // Total returns what all owners hold now.
-func (c *Counter) Total() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.total
-}
+func (c *Counter) Total() int64 { return c.b.Total() }
 
 // Owners returns how many owners hold something now.
-func (c *Counter) Owners() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.held)
-}
+func (c *Counter) Owners() int { return c.b.ownerCount() }
