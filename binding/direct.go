@@ -135,20 +135,12 @@ func scanDirectReply(data []byte) (r metadata.DirectReply, ok bool) {
 			r.Result = res
 			return ok
 		case "Checked":
-			r.Checked = ""
-			if s.Literal("null") {
-				return true
-			}
 			var ok bool
-			r.Checked, ok = stringValue(&s)
+			r.Checked, ok = nullableString(&s)
 			return ok
 		case "OutputIssue":
-			r.OutputIssue = ""
-			if s.Literal("null") {
-				return true
-			}
 			var ok bool
-			r.OutputIssue, ok = stringValue(&s)
+			r.OutputIssue, ok = nullableString(&s)
 			return ok
 		}
 		return false
@@ -214,6 +206,15 @@ func callToolResult(s *jsonx.Scanner) (*metadata.CallToolResult, bool) {
 		return false
 	})
 	return res, ok
+}
+
+// nullableString reads a JSON string, or null as "", with stringValue's
+// rules.
+func nullableString(s *jsonx.Scanner) (string, bool) {
+	if s.Literal("null") {
+		return "", true
+	}
+	return stringValue(s)
 }
 
 // stringValue reads a JSON string and returns its text, decoded as
