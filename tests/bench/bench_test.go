@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,13 +19,15 @@ import (
 )
 
 // shared are the servers the tools/call benchmarks compare: funchost with
-// the sample worker, and the SDK baseline stateless and stateful, each
-// serving get_weather with the schemas funchost advertises.
+// the sample worker, the SDK baseline stateless and stateful, and the peer
+// servers (peerServers), each serving get_weather with the schemas funchost
+// advertises.
 var shared struct {
 	once     sync.Once
 	err      error
 	host     *hostProc
 	sl, sf   *sdkProc
+	peers    []*peerProc
 	weather  sdkbaseline.Tool
 	procs    []interface{ stop() }
 	stopOnce sync.Once
@@ -79,6 +82,14 @@ func startShared() error {
 		return err
 	}
 	shared.procs = append(shared.procs, shared.sf)
+	for _, s := range peerServers {
+		p, err := startPeer(s, file)
+		if err != nil {
+			return err
+		}
+		shared.procs = append(shared.procs, p)
+		shared.peers = append(shared.peers, p)
+	}
 	return nil
 }
 
@@ -121,8 +132,9 @@ func invocationBody() []byte {
 		`"sys":{"MethodName":"get_weather","UtcNow":"2026-03-01T00:00:00Z","RandGuid":"00000000-0000-4000-8000-000000000000"}}}`)
 }
 
-// callTargets are the five things BenchmarkToolsCall calls, each with c
-// sessions where the server has sessions.
+// callTargets are the things BenchmarkToolsCall calls, each with c
+// sessions where the server has sessions: funchost, the SDK servers, the
+// peer servers, the worker directly and the loopback echo.
 func callTargets(c int) ([]*target, error) {
 	h, sl, sf := shared.host, shared.sl, shared.sf
 	mk := func(name, url string, body []byte, check func(int, []byte) error, pids func() []int) *target {
@@ -142,14 +154,18 @@ func callTargets(c int) ([]*target, error) {
 	}, h.workerPIDs)
 	loop := mk("loopback", sl.base+"/echo", []byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"padding":"`+strings.Repeat("x", 40)+`"}}`),
 		checkOK, func() []int { return []int{sl.pid()} })
+	servers := []*target{ours, stateless, stateful}
+	for _, p := range shared.peers {
+		servers = append(servers, mk(p.name, p.endpoint, []byte(weatherCall), checkToolResult, p.pids))
+	}
 	var err error
-	for _, t := range []*target{ours, stateless, stateful} {
+	for _, t := range servers {
 		if t.headers, err = sessions(t.client, t.url, c); err != nil {
 			return nil, fmt.Errorf("%s: %w", t.name, err)
 		}
 	}
 	stateless.headers = []http.Header{{"Mcp-Protocol-Version": {protocolVersion}}}
-	return []*target{ours, stateless, stateful, direct, loop}, nil
+	return append(servers, direct, loop), nil
 }
 
 // callCPU is funcmcp's server CPU per call (host + worker) by concurrency,
@@ -162,10 +178,11 @@ var callCPU = struct {
 // BenchmarkToolsCall compares real tools/call round trips, interleaved in
 // one run: a raw HTTP client → funchost → the sample worker process, against
 // the SDK baseline's stateless and stateful servers (processes of their own)
-// running the same tool with the same schemas and validation, plus the same
-// invocation posted straight to the worker and a bare loopback round trip.
-// One op is one call to each of the five. It reports calls/s, p50/p99
-// latency and server CPU per call read from /proc for every target.
+// running the same tool with the same schemas and validation, and the peer
+// servers (mcp-go) doing the same, plus the same invocation posted straight
+// to the worker and a bare loopback round trip. One op is one call to each.
+// It reports calls/s, p50/p99 latency and server CPU per call read from
+// /proc for every target.
 func BenchmarkToolsCall(b *testing.B) {
 	servers(b)
 	for _, c := range []int{1, 16} {
@@ -190,6 +207,12 @@ func reportCalls(b *testing.B, c int, res map[string]*sample, load string) {
 	b.ReportMetric(us(ours.pct(50)), "funcmcp-p50-µs")
 	b.ReportMetric(us(ours.cpuPerCall()), "funcmcp-cpu-µs/call")
 	b.ReportMetric(us(loop.pct(50)), "loopback-p50-µs")
+	for _, p := range shared.peers {
+		metric := strings.ReplaceAll(p.name, " ", "")
+		b.ReportMetric(res[p.name].perSecond(), metric+"-calls/s")
+		b.ReportMetric(us(res[p.name].cpuPerCall()), metric+"-cpu-µs/call")
+	}
+	recordPeerCalls(c, res, load)
 
 	// The goals of issue 31.
 	goals := callGoals{throughput: 1.3, cpu: 0.75, p50: 0.85}
@@ -445,7 +468,8 @@ func BenchmarkToolsList(b *testing.B) {
 // successful tools/call of get_weather: funchost (which also starts the
 // worker and waits until it answers) against the SDK stateless server
 // serving the same tool definitions. "sample" is the sample app as it is
-// (cold start as a user feels it); "shared" and "distinct" have 1,000
+// (cold start as a user feels it), with every peer server (peerServers)
+// started too, for the peers table; "shared" and "distinct" have 1,000
 // function.json files whose tools all have get_weather's schemas or each
 // their own input and output schema (the SDK server gets the same 1,000
 // definitions); "10000" has 10,000 tools with shared schemas (left out with
@@ -459,7 +483,7 @@ func BenchmarkStartup(b *testing.B) {
 		distinct bool
 		rounds   int
 	}{
-		{"sample", 0, false, 5},
+		{"sample", 0, false, minRounds},
 		{"shared", 1000, false, 5},
 		{"distinct", 1000, true, 5},
 		{"10000", 10000, false, 3},
@@ -503,17 +527,33 @@ func BenchmarkStartup(b *testing.B) {
 					return s.endpoint(), http.Header{"Mcp-Protocol-Version": {protocolVersion}}, s, nil
 				},
 			}
+			names := []string{colFunchost, colSDK}
+			if tc.tools == 0 { // the peers table's cold start: every peer server too
+				for _, ps := range peerServers {
+					names = append(names, ps.name)
+					starts = append(starts, func() (string, http.Header, interface{ stop() }, error) {
+						p, err := startPeer(ps, file)
+						if err != nil {
+							return "", nil, nil, err
+						}
+						return p.endpoint, http.Header{"Mcp-Protocol-Version": {protocolVersion}}, p, nil
+					})
+				}
+			}
 			rounds := tc.rounds
 			if testing.Short() {
 				rounds = 1
 			}
-			lat := [2]*sample{{}, {}}
+			lat := make([]*sample, len(starts))
+			for j := range lat {
+				lat[j] = &sample{}
+			}
 			var phases [len(startPhases)]sample
 			load := loadAvg()
 			b.ResetTimer()
 			for i := range max(b.N, rounds) {
-				for k := range 2 {
-					j := (i + k) % 2
+				for k := range starts {
+					j := (i + k) % len(starts)
 					d, p, t0, err := timeToFirstCall(client, starts[j])
 					if err != nil {
 						b.Fatal(err)
@@ -534,6 +574,9 @@ func BenchmarkStartup(b *testing.B) {
 						detail: fmt.Sprintf("funcmcp only, from funchost's output lines as the benchmark reads them; per round: %s",
 							spreadOf(len(phases[n].lat), func(i int) float64 { return us(phases[n].lat[i]) / 1000 }))})
 				}
+			}
+			if tc.tools == 0 {
+				recordPeerStart(names, lat, load)
 			}
 			perRound := func(i int) float64 { return float64(lat[0].lat[i]) / float64(lat[1].lat[i]) }
 			n := len(lat[0].lat)
@@ -715,7 +758,8 @@ func BenchmarkCompletionComplete(b *testing.B) {
 
 // BenchmarkMemory_c64 reads the resident memory of the servers while 64
 // callers make tools/calls: funchost + worker (summed at each sample)
-// against each SDK server, the largest seen over the interleaved rounds.
+// against each SDK server and each peer server, the largest seen over the
+// interleaved rounds.
 func BenchmarkMemory_c64(b *testing.B) {
 	servers(b)
 	const c = 64
@@ -723,7 +767,7 @@ func BenchmarkMemory_c64(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	targets = targets[:3] // funcmcp and the SDK servers
+	targets = slices.DeleteFunc(targets, func(t *target) bool { return t.name == "worker-direct" || t.name == "loopback" })
 	for _, t := range targets {
 		t.watchRSS = true
 	}
@@ -739,6 +783,7 @@ func BenchmarkMemory_c64(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	recordPeerMemory(res, load+"–"+loadAvg())
 	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
 	ours, sl, sf := res["funcmcp"], res["sdk-stateless"], res["sdk-stateful"]
 	b.ReportMetric(mib(ours.rss), "funcmcp-rss-MiB")

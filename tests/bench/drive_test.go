@@ -358,14 +358,15 @@ func listAll(ctx context.Context, client *http.Client, endpoint string, h http.H
 	return 0, 0, 0, errors.New("tools/list: too many pages")
 }
 
-// jsonPayload returns the JSON of an answer sent as JSON or as one SSE event.
+// jsonPayload returns the JSON of an answer sent as JSON or as one SSE event
+// (after any priming event with empty data).
 func jsonPayload(data []byte) []byte {
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '{' {
 		return data
 	}
 	for line := range bytes.SplitSeq(data, []byte("\n")) {
-		if rest, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+		if rest, ok := bytes.CutPrefix(line, []byte("data:")); ok && len(bytes.TrimSpace(rest)) > 0 {
 			return bytes.TrimSpace(rest)
 		}
 	}

@@ -42,10 +42,12 @@ var built struct {
 	funchost string // cmd/funchost
 	handler  string // function-app-sample
 	sdk      string // tests/bench/sdkserver
+	mcpgo    string // tests/bench/mcpgoserver, a module of its own
 	app      string // the sample app folder: host.json + function folders
 }
 
-// binaries builds funchost, the sample worker and the SDK server once.
+// binaries builds funchost, the sample worker, the SDK server and the
+// mcp-go server once.
 func binaries(tb testing.TB) {
 	tb.Helper()
 	built.once.Do(func() {
@@ -53,6 +55,7 @@ func binaries(tb testing.TB) {
 		built.funchost = filepath.Join(bin, "funchost")
 		built.handler = filepath.Join(bin, "handler")
 		built.sdk = filepath.Join(bin, "sdkserver")
+		built.mcpgo = filepath.Join(bin, "mcpgoserver")
 		for out, pkg := range map[string]string{
 			built.funchost: "/cmd/funchost",
 			built.handler:  "/function-app-sample",
@@ -61,6 +64,9 @@ func binaries(tb testing.TB) {
 			if built.err = goBuild(out, modulePath+pkg); built.err != nil {
 				return
 			}
+		}
+		if built.err = buildModule(built.mcpgo, "mcpgoserver"); built.err != nil {
+			return
 		}
 		built.app, built.err = sampleApp()
 	})
@@ -186,7 +192,13 @@ func (s *lineScanner) String() string {
 // startProc starts bin with args; both output streams feed one scanner,
 // drained until the process exits (funchost logs every call).
 func startProc(bin string, args []string, env []string, patterns ...*regexp.Regexp) (*proc, []<-chan []string, error) {
+	return startProcIn("", bin, args, env, patterns...)
+}
+
+// startProcIn is startProc in the folder dir ("": the benchmark's).
+func startProcIn(dir, bin string, args []string, env []string, patterns ...*regexp.Regexp) (*proc, []<-chan []string, error) {
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Env = env
 	p := &proc{cmd: cmd, out: &lineScanner{}, exited: make(chan struct{})}

@@ -141,6 +141,7 @@ func TestMain(m *testing.M) {
 	stopShared()
 	validationShare()
 	printTable(os.Stdout)
+	printPeers(os.Stdout)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
