@@ -10,7 +10,9 @@
 #   make conformance  only the MCP conformance suite: build tests/conformance, serve it with
 #                funchost, run the suite's server scenarios at 2025-06-18, 2025-11-25 and
 #                2026-07-28 against tests/conformance/expected-failures/<revision>.yaml
-#   make bench   the side-by-side benchmarks against the official Go SDK (tests/bench); prints the ratio table
+#   make bench   the side-by-side benchmarks against the official Go SDK and mcp-go (tests/bench); prints
+#                the ratio table and the peers table
+#   make bench-peers  only what the peers table needs: tools/call, Pss at c=64, cold start
 #   make inspector  the MCP Inspector CLI against the server `make run` serves on $(PORT) (run it in
 #                another terminal): lists the tools; ARGS picks another method, e.g.
 #                make inspector ARGS='--method tools/call --tool-name to_roman --tool-arg number=12'
@@ -72,7 +74,7 @@ EXE          := $(if $(filter windows,$(shell $(GO) env GOOS)),.exe,)
 NODE_DIR     := tests/node
 NODE_STAMP   := $(NODE_DIR)/node_modules/.package-lock.json
 
-.PHONY: all build app funchost run inspector test vet gotest conformance benchsmoke bench fuzz node-deps clean
+.PHONY: all build app funchost run inspector test vet gotest conformance benchsmoke bench bench-peers fuzz node-deps clean
 
 all: build
 
@@ -137,6 +139,11 @@ allocs:
 # (a -bench pattern), BENCH_TIME sets -benchtime.
 bench:
 	$(GO) test -count=$(BENCH_COUNT) -run '^$$' -bench '$(BENCH)' -benchtime $(BENCH_TIME) -timeout 60m ./tests/bench/
+
+# The benchmarks of the peers table alone (funchost beside the SDK and
+# mcp-go): tools/call at c=1 and c=16, Pss at c=64, the sample's cold start.
+bench-peers:
+	$(MAKE) bench BENCH='ToolsCall$$$$|Memory_c64|Startup/^(sample|c1|c16)$$$$'
 
 fuzz:
 	@for pt in $(FUZZ_TARGETS); do \

@@ -321,6 +321,39 @@ func TestHostDoesNotImportWorker(t *testing.T) {
 	assert.NotZero(t, checked)
 }
 
+// goModRequires reads the requirements of the go.mod in dir.
+func goModRequires(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	cmd := exec.Command("go", "mod", "edit", "-json")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	require.NoError(t, err, "go mod edit -json in %s", dir)
+	var mod struct {
+		Require []struct{ Path, Version string }
+	}
+	require.NoError(t, json.Unmarshal(out, &mod))
+	req := map[string]string{}
+	for _, r := range mod.Require {
+		req[r.Path] = r.Version
+	}
+	return req
+}
+
+// TestBenchPeerStaysOutOfTheModule: the benchmarks' second Go peer,
+// mark3labs/mcp-go, is required by tests/bench/mcpgoserver, a module of its
+// own at the version the benchmarks name, and never by funcmcp's go.mod,
+// so that no package of funcmcp can link it.
+func TestBenchPeerStaysOutOfTheModule(t *testing.T) {
+	const peer = "github.com/mark3labs/mcp-go"
+	assert.NotContains(t, goModRequires(t, ".."), peer)
+	assert.Equal(t, "v1.2.1", goModRequires(t, filepath.Join("bench", "mcpgoserver"))[peer])
+	for path, p := range listPackages(t) {
+		for _, dep := range p.Deps {
+			assert.False(t, strings.HasPrefix(dep, peer), "%s depends on %s", path, dep)
+		}
+	}
+}
+
 // foreignPackages are the modules whose types must not appear in a public
 // signature of ours: they are implementation choices, not API.
 var foreignPackages = []string{"github.com/go-chi/", "github.com/Azure/azure-sdk-for-go/"}
