@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -108,4 +109,37 @@ func TestPeersDoTheSameWork(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestPeersTableReadsRounds: a ratio of the peers table is the run's ratio
+// followed by the minimum, median and maximum of the rounds' ratios, a
+// server not measured (the one-process slot) reads "–", and a goal is met
+// on the run's ratio.
+func TestPeersTableReadsRounds(t *testing.T) {
+	r := peerRow{what: "tools/call throughput, c=16", unit: "calls/s",
+		value: map[string]float64{colFunchost: 300, colSDK: 100, colMCPGo: 200},
+		rounds: []map[string]float64{
+			{colFunchost: 3, colSDK: 1, colMCPGo: 2},
+			{colFunchost: 2, colSDK: 1, colMCPGo: 4},
+			{colFunchost: 4, colSDK: 1, colMCPGo: 2},
+		},
+		goals: []peerGoal{{colFunchost, colSDK, true, 2.5}, {colFunchost, colMCPGo, false, 1.2}, {colOneProcess, colMCPGo, true, 1.3}}}
+	assert.Equal(t, "3× (2 / 3 / 4)", ratioCell(r, colFunchost, colSDK))
+	assert.Equal(t, "1.5× (0.5 / 1.5 / 2)", ratioCell(r, colFunchost, colMCPGo))
+	assert.Equal(t, "–", ratioCell(r, colOneProcess, colMCPGo))
+	assert.Equal(t, "funchost ≥ 2.5× SDK: yes; funchost ≤ 1.2× mcp-go: no; one process ≥ 1.3× mcp-go: –", goalsCell(r))
+
+	peerTable.mu.Lock()
+	saved := peerTable.rows
+	peerTable.rows = []peerRow{r}
+	peerTable.mu.Unlock()
+	defer func() {
+		peerTable.mu.Lock()
+		peerTable.rows = saved
+		peerTable.mu.Unlock()
+	}()
+	var out strings.Builder
+	printPeers(&out)
+	assert.Contains(t, out.String(), "| funchost | SDK | mcp-go | one process |")
+	assert.Contains(t, out.String(), "| tools/call throughput, c=16 | calls/s | 300 | 100 | 200 | – | 3× (2 / 3 / 4) | 1.5× (0.5 / 1.5 / 2) | – | – |")
 }
