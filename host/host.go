@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"golang.org/x/time/rate"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/host/internal/announce"
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/catalog"
 	"github.com/funcmcp/funcmcp/host/internal/config"
@@ -133,9 +135,9 @@ type Host struct {
 	mu         sync.Mutex
 	liveErrors []string // the latest problems met while running (worker exits)
 
-	// announced takes the changes the app announces (announce.go);
+	// announced takes the changes the app announces (package announce);
 	// changeSink, when set (tests), gets each of them in place of the hub.
-	announced  *changeChannel
+	announced  *announce.Channel
 	changeSink func(notify.Change)
 }
 
@@ -230,7 +232,7 @@ func New(opts *Options) (*Host, error) {
 		ready:   make(chan struct{}),
 	}
 	h.telSummary = h.summarizeTelemetry()
-	h.announced = h.newChangeChannel()
+	h.announced = announce.New(h.log, rate.NewLimiter(rate.Limit(o.MaxChangesPerSecond), o.MaxChangesPerSecond), h.publishAnnounced)
 	if err := h.tel.Observe(func() (int64, int64) { return int64(h.calls.InFlight()), h.calls.TasksRunning() }); err != nil {
 		_ = h.tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("starting telemetry: %w", err)
@@ -384,7 +386,7 @@ func (h *Host) Close() error {
 		h.stopTasks()
 		h.changes.Close()
 		h.notify.Close()
-		h.announced.close()
+		h.announced.Close()
 		h.inv.Close()
 		h.legacy.sse.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

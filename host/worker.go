@@ -3,12 +3,42 @@ package host
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/config"
+	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/supervise"
+	"github.com/funcmcp/funcmcp/metadata"
 )
+
+// publishAnnounced passes a change the app announced on to the clients that
+// listen: to the listeners' hub, or to changeSink when a test set one. It
+// returns what the hub will say of the change's relay to the other
+// instances (notify.Hub.PublishTracked); nil when there is no hub.
+func (h *Host) publishAnnounced(c notify.Change) <-chan error {
+	switch {
+	case h.changeSink != nil:
+		h.changeSink(c)
+	case h.changes != nil:
+		return h.changes.PublishTracked(c)
+	}
+	return nil
+}
+
+// workerValues are the settings the worker process gets: the app's Values,
+// the telemetry switch (workerTelemetry) and the change channel. When the
+// channel cannot be offered the worker gets the variables empty (set in
+// funchost's own environment they would name another host's channel) and
+// announces nothing.
+func (h *Host) workerValues() []config.Setting {
+	u, key := h.announced.Offer()
+	return append(append(slices.Clone(h.cfg.Values), h.workerTelemetry()...),
+		config.Setting{Key: metadata.EnvChangesURL, Value: u},
+		config.Setting{Key: metadata.EnvChangesKey, Value: key})
+}
 
 // newSupervisor makes the supervisor of the worker host.json describes,
 // reporting to the host.

@@ -196,6 +196,7 @@ var hostInternalImports = map[string][]string{
 	"mcp":       {"peer", "auth", "jsonrpc", "dedup", "ids", "tasks", "owner", "notify"},
 	"supervise": {"config", "backoff", "ids", "reaper"},
 	"catalog":   {"jsonrpc"},
+	"announce":  {"backplane", "notify"},
 	"guard":     {"jsonrpc", "owner"},
 	"backplane": {"backoff", "dedup"},
 	"tasks":     {"jsonrpc", "ids", "owner"},
