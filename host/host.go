@@ -22,11 +22,13 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/catalog"
 	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/guard"
+	"github.com/funcmcp/funcmcp/host/internal/instances"
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/telemetry"
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // Version is the host version sent to the worker in the
@@ -101,7 +103,9 @@ type Host struct {
 	// (SettingTrustedProxies); nil when none is.
 	proxies *owner.Proxies
 	health  health
-	legacy  *legacy
+	// legacy is the legacy SSE transport and the backplane between
+	// instances (package instances).
+	legacy *instances.Legacy
 	// endpoint is the MCP endpoint (tasks live in it); stopSweep ends the
 	// removal of expired task records and used request states;
 	// closeStates closes the record of used request states.
@@ -248,10 +252,15 @@ func New(opts *Options) (*Host, error) {
 	for _, e := range cat.Failures() {
 		h.logLoadFailure(e)
 	}
-	if h.changes, err = h.newHub(); err != nil {
+	limits, err := notify.LimitsFromSettings(cfg.Lookup)
+	if err != nil {
 		_ = h.tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("loading the listener limits: %w", err)
 	}
+	if o.listenLimits != nil {
+		limits = *o.listenLimits
+	}
+	h.changes = notify.NewHub(limits, h.log)
 	if h.proxies, err = h.loadProxies(); err != nil {
 		_ = h.tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("loading the trusted proxies: %w", err)
@@ -273,8 +282,9 @@ func (h *Host) routes() (http.Handler, error) {
 	// Before anything reads a header: the client's identity headers go,
 	// and the client address is named (edge.go).
 	r.Use(h.edge)
+	conns := instances.NewConnections(h.cfg)
 	var err error
-	if h.legacy, err = h.newLegacy(); err != nil {
+	if h.legacy, err = instances.NewLegacy(h.cfg, conns, h.secrets.Sealer, h.log, h.tel); err != nil {
 		return nil, err
 	}
 	opts := &mcp.Options{
@@ -283,9 +293,9 @@ func (h *Host) routes() (http.Handler, error) {
 		Logger:          h.log,
 		Sealer:          h.secrets.Sealer,
 		SessionLifetime: h.opts.SessionLifetime,
-		InstanceID:      h.legacy.instanceID,
-		ForwardResponse: h.legacy.forwardResponse,
-		RequestID:       h.legacy.requestID,
+		InstanceID:      h.legacy.InstanceID(),
+		ForwardResponse: h.legacy.ForwardResponse,
+		RequestID:       h.legacy.RequestID,
 		CheckArguments:  h.cat.CheckRawArguments,
 		Middleware:      h.tel.Middleware(),
 		Notify:          h.changes,
@@ -294,18 +304,21 @@ func (h *Host) routes() (http.Handler, error) {
 		ListenWriteTimeout: h.opts.listenWriteTimeout,
 	}
 	// The relay of changes between instances: a backplane that can carry
-	// them relays this instance's changes (host/relay.go), and hands what
-	// it receives from the others to h.receiveChange.
-	if h.legacy.relay.bp != nil {
-		h.setRelay(&h.legacy.relay)
-		h.legacy.relay.receive(func(wire []byte) {
-			if err := h.receiveChange(wire); err != nil {
+	// them relays this instance's changes, and hands what it receives from
+	// the others to the listeners here.
+	if relay := h.legacy.Relay(); relay != nil {
+		h.changes.SetRelay(relay)
+		h.legacy.ReceiveChanges(func(wire []byte) {
+			if err := h.changes.Receive(wire); err != nil {
 				h.log.Warn("A change relayed by another instance was dropped", "error", err)
 			}
 		})
 	}
-	if opts.Tasks, err = h.taskOptions(context.Background(), h.legacy.kind); err != nil {
-		return nil, err
+	stores := instances.NewStores(h.cfg, conns, h.log)
+	if hasTaskTools(h.cat) {
+		if opts.Tasks, err = stores.Tasks(context.Background(), h.legacy.Kind()); err != nil {
+			return nil, err
+		}
 	}
 	if h.opts.TaskHeartbeat > 0 && opts.Tasks != nil {
 		opts.Tasks.Heartbeat = h.opts.TaskHeartbeat
@@ -313,11 +326,11 @@ func (h *Host) routes() (http.Handler, error) {
 	if h.tel != nil && opts.Tasks != nil {
 		opts.Tasks.Traceparent = h.tel.Traceparent
 	}
-	if opts.SubscribedSessions, err = h.subscribedSessions(); err != nil {
+	if opts.SubscribedSessions, err = notify.PerOwnerFromSetting(h.cfg.Lookup, SettingSubscribedSessionsPerClient); err != nil {
 		return nil, err
 	}
-	var sweepStates sweeper
-	if opts.SpentStates, sweepStates, h.closeStates, err = h.spentStates(h.legacy.kind); err != nil {
+	var sweepStates instances.Sweeper
+	if opts.SpentStates, sweepStates, h.closeStates, err = stores.SpentStates(h.legacy.Kind()); err != nil {
 		return nil, err
 	}
 	endpoint := mcp.NewHandler(h.mcpServer(), opts)
@@ -326,13 +339,13 @@ func (h *Host) routes() (http.Handler, error) {
 		ctx, stop := context.WithCancel(context.Background())
 		h.stopSweep = stop
 		if opts.Tasks != nil {
-			go h.sweepTasks(ctx, opts.Tasks.Store, "MCP tasks")
+			go stores.Sweep(ctx, opts.Tasks.Store, "MCP tasks")
 		}
 		if sweepStates != nil {
-			go h.sweepTasks(ctx, sweepStates, "used request states")
+			go stores.Sweep(ctx, sweepStates, "used request states")
 		}
 	}
-	if err = h.legacy.attach(h, opts, endpoint); err != nil {
+	if err = h.legacy.Attach(opts, endpoint); err != nil {
 		return nil, err
 	}
 	if h.oauth != nil {
@@ -352,8 +365,8 @@ func (h *Host) routes() (http.Handler, error) {
 		r.Use(h.tel.HTTP)
 		r.Use(guard.New(h.opts.AllowedHosts, h.opts.AllowedOrigins).Check)
 		r.Handle(MCPPath, h.protect(h.secrets.RequireKey(guard.RequireJSON(h.tel.Sessions(withOwner(endpoint), endpoint.Session)))))
-		r.Handle(SSEPath, h.protect(h.secrets.RequireKey(h.tel.Stream(http.HandlerFunc(h.legacy.sse.ServeStream)))))
-		r.Handle(MessagePath, h.protect(h.secrets.RequireKey(guard.RequireJSON(http.HandlerFunc(h.legacy.sse.ServeMessage)))))
+		r.Handle(SSEPath, h.protect(h.secrets.RequireKey(h.tel.Stream(http.HandlerFunc(h.legacy.SSE().ServeStream)))))
+		r.Handle(MessagePath, h.protect(h.secrets.RequireKey(guard.RequireJSON(http.HandlerFunc(h.legacy.SSE().ServeMessage)))))
 		r.Method(http.MethodGet, StatusPath, h.secrets.RequireKey(http.HandlerFunc(h.serveStatus)))
 	})
 	return r, nil
@@ -388,7 +401,7 @@ func (h *Host) Close() error {
 		h.notify.Close()
 		h.announced.Close()
 		h.inv.Close()
-		h.legacy.sse.Close()
+		h.legacy.SSE().Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if err := h.tel.Shutdown(ctx); err != nil {
 			h.log.Warn("telemetry: flushing at close", "error", err)
@@ -419,6 +432,30 @@ func (h *Host) Endpoint() string {
 		return "http://" + *a + MCPPath
 	}
 	return ""
+}
+
+// VerifyKey reports whether r may call the MCP endpoints: it carries the
+// mcp_extension system key or the master key (always true when the app is
+// Anonymous).
+func (h *Host) VerifyKey(r *http.Request) bool { return h.secrets.Verify(r) }
+
+// taskSupport gives the MCP endpoint the task declaration of a tool.
+func (h *Host) taskSupport(name string) *metadata.TaskSupport {
+	t := h.cat.Lookup(name)
+	if t == nil || t.Binding.Trigger == nil {
+		return nil
+	}
+	return t.Binding.Trigger.Task
+}
+
+// hasTaskTools reports whether any tool of cat may run as a task.
+func hasTaskTools(cat *catalog.Catalog) bool {
+	for _, t := range cat.Tools() {
+		if t.Binding.Trigger != nil && t.Binding.Trigger.Task != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // otelSettings makes the OTEL_* settings of local.settings.json Values

@@ -48,12 +48,12 @@ func (h *Host) Run(ctx context.Context) error {
 		Refused: func() { h.tel.Refused(context.Background(), telemetry.RefusedConnections) },
 	})
 	ln, h.conns = limited, limited
-	if err := h.legacy.start(ctx); err != nil {
+	if err := h.legacy.Start(ctx); err != nil {
 		_ = ln.Close()
 		return err
 	}
 	defer func() {
-		if err := h.legacy.stop(ctx); err != nil {
+		if err := h.legacy.Stop(ctx); err != nil {
 			h.log.Warn("stopping the backplane failed", "error", err)
 		}
 	}()
@@ -65,7 +65,7 @@ func (h *Host) Run(ctx context.Context) error {
 		ConnState:         limited.ConnState, // which connections are idle, to close under pressure
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}
-	srv.RegisterOnShutdown(h.legacy.sse.Close) // SSE streams never end by themselves
+	srv.RegisterOnShutdown(h.legacy.SSE().Close) // SSE streams never end by themselves
 	// Nor do listening streams: they end gracefully (a "complete" result).
 	srv.RegisterOnShutdown(h.changes.EndListeners)
 	serveErr := make(chan error, 1)
@@ -132,7 +132,7 @@ func (h *Host) Run(ctx context.Context) error {
 		}
 	}
 	h.log.Info("session tokens are sealed with " + h.secrets.SessionWhere)
-	h.log.Info("legacy SSE backplane started", "backplane", h.legacy.kind, "instance", h.legacy.instanceID)
+	h.log.Info("legacy SSE backplane started", "backplane", h.legacy.Kind(), "instance", h.legacy.InstanceID())
 	close(h.ready)
 
 	select {

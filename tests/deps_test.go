@@ -191,6 +191,7 @@ func TestDependencyDirection(t *testing.T) {
 // catalog importing invoke, …) fails TestHostInternalLayers. A new package
 // under host/internal must be added here with what it may import.
 var hostInternalImports = map[string][]string{
+	"instances": {"telemetry", "mcp", "auth", "backplane", "config", "dedup", "ids", "notify", "tasks"},
 	"telemetry": {"mcp", "invoke"},
 	"invoke":    {"peer", "auth", "ids"},
 	"mcp":       {"peer", "auth", "jsonrpc", "dedup", "ids", "tasks", "owner", "notify"},
