@@ -76,7 +76,7 @@ func TestAnnouncedChangesReachTheSeam(t *testing.T) {
 	s := &sink{}
 	h.changeSink = s.publish
 
-	vals := h.workerValues()
+	vals := h.worker.Values()
 	url, key := offered(t, vals)
 	require.True(t, strings.HasPrefix(url, "http://127.0.0.1:"), url)
 	require.Len(t, key, 43, "32 random bytes, base64url")
@@ -98,7 +98,7 @@ func TestAnnouncedChangesReachTheSeam(t *testing.T) {
 	}, s.changes())
 	assert.Contains(t, logs.String(), `msg="Change announced by the app" kind=resourceUpdated uri=note://pinned`)
 
-	again, againKey := offered(t, h.workerValues())
+	again, againKey := offered(t, h.worker.Values())
 	assert.Equal(t, url, again, "one channel for every start of the worker")
 	assert.Equal(t, key, againKey)
 
@@ -111,7 +111,7 @@ func TestAnnouncedChangesReachTheSeam(t *testing.T) {
 // change (the app cannot tell) and drops it.
 func TestAnnouncedChangesWithoutASink(t *testing.T) {
 	h, _ := newTestHost(t, weatherApp(t, `{"version":"2.0"}`), "http://127.0.0.1:1", nil)
-	url, key := offered(t, h.workerValues())
+	url, key := offered(t, h.worker.Values())
 	status, msg := postChange(t, url, key, "application/json", `{"kind":"toolsListChanged"}`)
 	assert.Equal(t, http.StatusOK, status, msg)
 	assert.NotPanics(t, func() { h.publishAnnounced(notify.Change{Kind: notify.ToolsListChanged}) })
@@ -123,7 +123,7 @@ func TestAnnouncedChangesWithoutASink(t *testing.T) {
 func TestAnnouncedChangesClosedHost(t *testing.T) {
 	h, _ := newTestHost(t, weatherApp(t, `{"version":"2.0"}`), "http://127.0.0.1:1", nil)
 	require.NoError(t, h.Close())
-	vals := h.workerValues()
+	vals := h.worker.Values()
 	url, key := offered(t, vals)
 	assert.Empty(t, url)
 	assert.Empty(t, key)

@@ -24,9 +24,12 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/guard"
 	"github.com/funcmcp/funcmcp/host/internal/instances"
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
+	"github.com/funcmcp/funcmcp/host/internal/launch"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
+	"github.com/funcmcp/funcmcp/host/internal/status"
+	"github.com/funcmcp/funcmcp/host/internal/supervise"
 	"github.com/funcmcp/funcmcp/host/internal/telemetry"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -42,44 +45,29 @@ const MCPPath = "/runtime/webhooks/mcp"
 const StatusPath = "/admin/host/status"
 
 // State is the host's lifecycle state, as GET /admin/host/status reports it.
-type State string
+type State = status.State
 
 // States.
 const (
-	StateStarting State = "Starting"
-	StateRunning  State = "Running"
+	StateStarting = status.StateStarting
+	StateRunning  = status.StateRunning
 	// StateUnhealthy: the worker kept failing; the host still serves, tool
 	// calls get an isError result, and restarts go on with back-off.
-	StateUnhealthy State = "Unhealthy"
-	StateStopping  State = "Stopping"
-	StateStopped   State = "Stopped"
+	StateUnhealthy = status.StateUnhealthy
+	StateStopping  = status.StateStopping
+	StateStopped   = status.StateStopped
 )
 
 // FunctionStatus is one function of the app as GET /admin/host/status reports it.
-type FunctionStatus = catalog.FunctionStatus
+type FunctionStatus = status.FunctionStatus
 
 // TelemetryStatus says whether telemetry is on and where funchost and its
 // worker export, as GET /admin/host/status reports it and funchost prints
 // it at start; it holds no header and no credentials of an endpoint.
-type TelemetryStatus = telemetry.Summary
+type TelemetryStatus = status.TelemetryStatus
 
 // Status is the body of GET /admin/host/status.
-type Status struct {
-	State       State  `json:"state"`
-	Reason      string `json:"reason,omitempty"` // why the state is Unhealthy
-	ToolsServed int    `json:"toolsServed"`
-	// ToolsFailed counts every function not served because it failed to
-	// load, whatever its kind.
-	ToolsFailed int `json:"toolsFailed"`
-	// ResourcesServed counts resources and resource templates,
-	// PromptsServed prompts.
-	ResourcesServed int              `json:"resourcesServed"`
-	PromptsServed   int              `json:"promptsServed"`
-	Functions       []FunctionStatus `json:"functions"`
-	Errors          []string         `json:"errors"`
-	// Telemetry is on or off, and where each process exports.
-	Telemetry *TelemetryStatus `json:"telemetry"`
-}
+type Status = status.Status
 
 // Host serves a function app's mcpToolTrigger functions as MCP tools.
 type Host struct {
@@ -93,7 +81,12 @@ type Host struct {
 	inv     *invoke.Client
 	notify  *invoke.Hub
 	log     *slog.Logger
-	console *console
+	console *status.Console
+	// board keeps the state, the worker's health and the problems met
+	// while running, and answers GET /admin/host/status.
+	board *status.Board
+	// worker is what the worker is started with (package launch).
+	worker  *launch.Worker
 	handler http.Handler
 	secrets *auth.Secrets
 	// oauth asks for and validates access tokens; nil when
@@ -102,7 +95,6 @@ type Host struct {
 	// proxies are the front ends trusted to name their client
 	// (SettingTrustedProxies); nil when none is.
 	proxies *owner.Proxies
-	health  health
 	// legacy is the legacy SSE transport and the backplane between
 	// instances (package instances).
 	legacy *instances.Legacy
@@ -125,7 +117,6 @@ type Host struct {
 	// (see changes.go).
 	changes *notify.Hub
 
-	state   atomic.Value // State
 	running atomic.Bool
 	closed  atomic.Bool
 	// closeOnce makes Close idempotent.
@@ -135,9 +126,6 @@ type Host struct {
 	// conns is the listener of the open connections, set by Run before
 	// ready closes.
 	conns *guard.Listener
-
-	mu         sync.Mutex
-	liveErrors []string // the latest problems met while running (worker exits)
 
 	// announced takes the changes the app announces (package announce);
 	// changeSink, when set (tests), gets each of them in place of the hub.
@@ -232,25 +220,29 @@ func New(opts *Options) (*Host, error) {
 		lists:   functionLists(cat),
 		notify:  invoke.NewHub(o.Logger, MaxNotificationsPerCall),
 		log:     o.Logger,
-		console: &console{w: o.Output},
+		console: status.NewConsole(o.Output),
 		ready:   make(chan struct{}),
 	}
-	h.telSummary = h.summarizeTelemetry()
 	h.announced = announce.New(h.log, rate.NewLimiter(rate.Limit(o.MaxChangesPerSecond), o.MaxChangesPerSecond), h.publishAnnounced)
+	h.worker = launch.New(&launch.Options{Root: root, Config: cfg, Environ: o.Environ, Procs: o.WorkerProcs,
+		Telemetry: tel, Changes: h.announced.Offer, Output: h.console, Logger: o.Logger,
+		StartupTimeout: o.StartupTimeout, StopTimeout: o.StopTimeout,
+		Probe: supervise.Probe{Interval: o.ProbeInterval, Timeout: o.ProbeTimeout, Failures: o.ProbeFailures}})
+	h.telSummary = h.worker.Summarize(o.WorkerURL != "")
+	h.board = status.NewBoard(cat, root, h.telSummary, o.Logger, h.console, func() { h.inv.Wake() })
 	if err := h.tel.Observe(func() (int64, int64) { return int64(h.calls.InFlight()), h.calls.TasksRunning() }); err != nil {
 		_ = h.tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("starting telemetry: %w", err)
 	}
 	// A call waits for a starting worker as long as its start may take.
 	h.inv = invoke.NewClient(&invoke.Options{HostVersion: Version, Timeout: o.CallTimeout, RestartWait: max(o.RestartWait, o.StartupTimeout),
-		MaxCalls: o.MaxCallsInFlight, Unhealthy: h.unhealthyReason, Trace: h.tel.InvokeTrace()})
-	h.state.Store(StateStarting)
+		MaxCalls: o.MaxCallsInFlight, Unhealthy: h.board.Reason, Trace: h.tel.InvokeTrace()})
 	if o.WorkerURL != "" {
 		h.inv.SetWorker(o.WorkerURL)
-		h.state.Store(StateRunning)
+		h.board.Set(StateRunning)
 	}
 	for _, e := range cat.Failures() {
-		h.logLoadFailure(e)
+		h.board.LogLoadFailure(e)
 	}
 	limits, err := notify.LimitsFromSettings(cfg.Lookup)
 	if err != nil {
@@ -367,7 +359,7 @@ func (h *Host) routes() (http.Handler, error) {
 		r.Handle(MCPPath, h.protect(h.secrets.RequireKey(guard.RequireJSON(h.tel.Sessions(withOwner(endpoint), endpoint.Session)))))
 		r.Handle(SSEPath, h.protect(h.secrets.RequireKey(h.tel.Stream(http.HandlerFunc(h.legacy.SSE().ServeStream)))))
 		r.Handle(MessagePath, h.protect(h.secrets.RequireKey(guard.RequireJSON(http.HandlerFunc(h.legacy.SSE().ServeMessage)))))
-		r.Method(http.MethodGet, StatusPath, h.secrets.RequireKey(http.HandlerFunc(h.serveStatus)))
+		r.Method(http.MethodGet, StatusPath, h.secrets.RequireKey(h.board))
 	})
 	return r, nil
 }
@@ -432,6 +424,23 @@ func (h *Host) Endpoint() string {
 		return "http://" + *a + MCPPath
 	}
 	return ""
+}
+
+// Status reports the host's state and what it serves.
+func (h *Host) Status() *Status { return h.board.Report() }
+
+// publishAnnounced passes a change the app announced on to the clients that
+// listen: to the listeners' hub, or to changeSink when a test set one. It
+// returns what the hub will say of the change's relay to the other
+// instances (notify.Hub.PublishTracked); nil when there is no hub.
+func (h *Host) publishAnnounced(c notify.Change) <-chan error {
+	switch {
+	case h.changeSink != nil:
+		h.changeSink(c)
+	case h.changes != nil:
+		return h.changes.PublishTracked(c)
+	}
+	return nil
 }
 
 // VerifyKey reports whether r may call the MCP endpoints: it carries the

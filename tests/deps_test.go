@@ -192,6 +192,8 @@ func TestDependencyDirection(t *testing.T) {
 // under host/internal must be added here with what it may import.
 var hostInternalImports = map[string][]string{
 	"instances": {"telemetry", "mcp", "auth", "backplane", "config", "dedup", "ids", "notify", "tasks"},
+	"launch":    {"status", "telemetry", "invoke", "supervise", "auth", "config"},
+	"status":    {"telemetry", "catalog"},
 	"telemetry": {"mcp", "invoke"},
 	"invoke":    {"peer", "auth", "ids"},
 	"mcp":       {"peer", "auth", "jsonrpc", "dedup", "ids", "tasks", "owner", "notify"},
