@@ -69,7 +69,9 @@ type TelemetryStatus = status.TelemetryStatus
 // Status is the body of GET /admin/host/status.
 type Status = status.Status
 
-// Host serves a function app's mcpToolTrigger functions as MCP tools.
+// Host serves a function app's MCP functions: its mcpToolTrigger tools,
+// mcpResourceTrigger resources and resource templates, and
+// mcpPromptTrigger prompts.
 type Host struct {
 	opts Options
 	root string
