@@ -116,7 +116,7 @@ type Host struct {
 	telSummary *telemetry.Summary
 	// changes keeps this instance's listeners (subscriptions/listen, the
 	// GET and legacy SSE streams) and hands them the changes published
-	// (see changes.go).
+	// (package notify; its limits are the settings named in settings.go).
 	changes *notify.Hub
 
 	running atomic.Bool
