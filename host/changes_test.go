@@ -92,8 +92,8 @@ func TestGoSDKHearsResourceUpdates(t *testing.T) {
 			require.NoError(t, cs.Subscribe(ctx, &sdk.SubscribeParams{URI: noteURI}))
 			waitListeners(t, h, 1)
 
-			h.publish(notify.Change{Kind: notify.ResourceUpdated, URI: "note://other"})
-			h.publish(notify.Change{Kind: notify.ResourceUpdated, URI: noteURI})
+			h.changes.Publish(notify.Change{Kind: notify.ResourceUpdated, URI: "note://other"})
+			h.changes.Publish(notify.Change{Kind: notify.ResourceUpdated, URI: noteURI})
 			select {
 			case uri := <-updated:
 				assert.Equal(t, noteURI, uri, "only the resource subscribed to")
@@ -152,7 +152,7 @@ func TestTypeScriptClientsHearResourceUpdates(t *testing.T) {
 			require.Contains(t, ready, "ready")
 			t.Logf("%s: %s", tc.mode, ready["ready"])
 			waitListeners(t, h, 1)
-			h.publish(notify.Change{Kind: notify.ResourceUpdated, URI: noteURI})
+			h.changes.Publish(notify.Change{Kind: notify.ResourceUpdated, URI: noteURI})
 			got := nextLine(t, sc, stderr)
 			assert.JSONEq(t, `"`+noteURI+`"`, string(got["updated"]))
 			require.NoError(t, cmd.Wait(), stderr.String())
@@ -242,7 +242,7 @@ func TestSlowAndVanishedListenersAreEnded(t *testing.T) {
 	}
 	published := 0
 	for h.changes.Listeners() > fast && published < 20000 {
-		h.publish(notify.Change{Kind: notify.ResourceUpdated, URI: uri})
+		h.changes.Publish(notify.Change{Kind: notify.ResourceUpdated, URI: uri})
 		published++
 		deadline := time.Now().Add(10 * time.Second)
 		for i := range fast {

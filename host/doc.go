@@ -163,10 +163,13 @@
 // [Host.Handler] serves the MCP endpoint at /runtime/webhooks/mcp, the
 // legacy SSE endpoints, the protected resource metadata at [MetadataPath]
 // when the host asks for access tokens, and GET /admin/host/status, which
-// answers [Status]:
-// {"state":"Starting"|"Running"|"Stopped","toolsServed":N,"toolsFailed":M,
-// "functions":[…],"errors":[…]}. toolsFailed counts every function or tool
-// that is not served because it failed to load.
+// answers [Status]: {"state":"Starting"|"Running"|"Unhealthy"|"Stopping"|
+// "Stopped","reason"?,"toolsServed":N,"toolsFailed":M,"resourcesServed":R,
+// "promptsServed":P,"functions":[…],"errors":[…],"telemetry":{…}}, files
+// named relative to the script root. toolsFailed counts every function
+// that is not served because it failed to load, whatever its kind; errors
+// holds the load failures and the latest problems met while running
+// (worker exits, at most 50).
 //
 // Every endpoint is behind the edge (edge.go), before anything reads a
 // header: the identity headers a client sent (X-MS-CLIENT-PRINCIPAL…,
@@ -192,12 +195,20 @@
 //
 // # Packages
 //
-// Package host is the public face and the glue: [Options] and their
-// defaults, [New], [Host.Run], [Host.Handler], [Host.Status], [Host.Close],
-// the routes, the tools/call flow between the MCP front and the worker, the
-// status endpoint and the legacy SSE and backplane wiring. The work is done
-// under host/internal, one job per package, in layers: each imports only
-// packages of the layers below it, and none imports host. The packages,
-// their jobs and their layers are drawn in docs/architecture.md;
-// tests/deps_test.go checks the drawing against the imports.
+// Package host is the composition root: [Options] and their defaults, the
+// settings and names it exports (settings.go), [New], [Host.Run],
+// [Host.Handler], [Host.Status], [Host.Close], the routes, and the
+// tools/call flow between the MCP front and the worker (call.go,
+// functions.go, invocation.go, oauth.go, edge.go). Every other concern is
+// a type of a package under host/internal, made in [New] with what it
+// needs, which the Host keeps a field of: the change channel the app
+// announces on (announce), the backplane with the legacy SSE traffic, the
+// relay of changes and the task and request-state stores (instances), the
+// status board and console (status), what the worker starts with and what
+// its events do (launch), besides the MCP front (mcp), the worker client
+// (invoke), the listeners' hub (notify) and the rest. Each package has one
+// job and imports only packages of the layers below it; none imports
+// host. The packages, their jobs and their layers are drawn in
+// docs/architecture.md; tests/deps_test.go checks the drawing against the
+// imports.
 package host

@@ -14,17 +14,24 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"golang.org/x/time/rate"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/host/internal/announce"
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/catalog"
 	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/guard"
+	"github.com/funcmcp/funcmcp/host/internal/instances"
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
+	"github.com/funcmcp/funcmcp/host/internal/launch"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
+	"github.com/funcmcp/funcmcp/host/internal/status"
+	"github.com/funcmcp/funcmcp/host/internal/supervise"
 	"github.com/funcmcp/funcmcp/host/internal/telemetry"
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // Version is the host version sent to the worker in the
@@ -38,46 +45,33 @@ const MCPPath = "/runtime/webhooks/mcp"
 const StatusPath = "/admin/host/status"
 
 // State is the host's lifecycle state, as GET /admin/host/status reports it.
-type State string
+type State = status.State
 
 // States.
 const (
-	StateStarting State = "Starting"
-	StateRunning  State = "Running"
+	StateStarting = status.StateStarting
+	StateRunning  = status.StateRunning
 	// StateUnhealthy: the worker kept failing; the host still serves, tool
 	// calls get an isError result, and restarts go on with back-off.
-	StateUnhealthy State = "Unhealthy"
-	StateStopping  State = "Stopping"
-	StateStopped   State = "Stopped"
+	StateUnhealthy = status.StateUnhealthy
+	StateStopping  = status.StateStopping
+	StateStopped   = status.StateStopped
 )
 
 // FunctionStatus is one function of the app as GET /admin/host/status reports it.
-type FunctionStatus = catalog.FunctionStatus
+type FunctionStatus = status.FunctionStatus
 
 // TelemetryStatus says whether telemetry is on and where funchost and its
 // worker export, as GET /admin/host/status reports it and funchost prints
 // it at start; it holds no header and no credentials of an endpoint.
-type TelemetryStatus = telemetry.Summary
+type TelemetryStatus = status.TelemetryStatus
 
 // Status is the body of GET /admin/host/status.
-type Status struct {
-	State       State  `json:"state"`
-	Reason      string `json:"reason,omitempty"` // why the state is Unhealthy
-	ToolsServed int    `json:"toolsServed"`
-	// ToolsFailed counts every function not served because it failed to
-	// load, whatever its kind.
-	ToolsFailed int `json:"toolsFailed"`
-	// ResourcesServed counts resources and resource templates,
-	// PromptsServed prompts.
-	ResourcesServed int              `json:"resourcesServed"`
-	PromptsServed   int              `json:"promptsServed"`
-	Functions       []FunctionStatus `json:"functions"`
-	Errors          []string         `json:"errors"`
-	// Telemetry is on or off, and where each process exports.
-	Telemetry *TelemetryStatus `json:"telemetry"`
-}
+type Status = status.Status
 
-// Host serves a function app's mcpToolTrigger functions as MCP tools.
+// Host serves a function app's MCP functions: its mcpToolTrigger tools,
+// mcpResourceTrigger resources and resource templates, and
+// mcpPromptTrigger prompts.
 type Host struct {
 	opts Options
 	root string
@@ -89,7 +83,12 @@ type Host struct {
 	inv     *invoke.Client
 	notify  *invoke.Hub
 	log     *slog.Logger
-	console *console
+	console *status.Console
+	// board keeps the state, the worker's health and the problems met
+	// while running, and answers GET /admin/host/status.
+	board *status.Board
+	// worker is what the worker is started with (package launch).
+	worker  *launch.Worker
 	handler http.Handler
 	secrets *auth.Secrets
 	// oauth asks for and validates access tokens; nil when
@@ -98,8 +97,9 @@ type Host struct {
 	// proxies are the front ends trusted to name their client
 	// (SettingTrustedProxies); nil when none is.
 	proxies *owner.Proxies
-	health  health
-	legacy  *legacy
+	// legacy is the legacy SSE transport and the backplane between
+	// instances (package instances).
+	legacy *instances.Legacy
 	// endpoint is the MCP endpoint (tasks live in it); stopSweep ends the
 	// removal of expired task records and used request states;
 	// closeStates closes the record of used request states.
@@ -116,10 +116,9 @@ type Host struct {
 	telSummary *telemetry.Summary
 	// changes keeps this instance's listeners (subscriptions/listen, the
 	// GET and legacy SSE streams) and hands them the changes published
-	// (see changes.go).
+	// (package notify; its limits are the settings named in settings.go).
 	changes *notify.Hub
 
-	state   atomic.Value // State
 	running atomic.Bool
 	closed  atomic.Bool
 	// closeOnce makes Close idempotent.
@@ -130,12 +129,9 @@ type Host struct {
 	// ready closes.
 	conns *guard.Listener
 
-	mu         sync.Mutex
-	liveErrors []string // the latest problems met while running (worker exits)
-
-	// announced takes the changes the app announces (announce.go);
+	// announced takes the changes the app announces (package announce);
 	// changeSink, when set (tests), gets each of them in place of the hub.
-	announced  *changeChannel
+	announced  *announce.Channel
 	changeSink func(notify.Change)
 }
 
@@ -226,30 +222,39 @@ func New(opts *Options) (*Host, error) {
 		lists:   functionLists(cat),
 		notify:  invoke.NewHub(o.Logger, MaxNotificationsPerCall),
 		log:     o.Logger,
-		console: &console{w: o.Output},
+		console: status.NewConsole(o.Output),
 		ready:   make(chan struct{}),
 	}
-	h.telSummary = h.summarizeTelemetry()
-	h.announced = h.newChangeChannel()
+	h.announced = announce.New(h.log, rate.NewLimiter(rate.Limit(o.MaxChangesPerSecond), o.MaxChangesPerSecond), h.publishAnnounced)
+	h.worker = launch.New(&launch.Options{Root: root, Config: cfg, Environ: o.Environ, Procs: o.WorkerProcs,
+		Telemetry: tel, Changes: h.announced.Offer, Output: h.console, Logger: o.Logger,
+		StartupTimeout: o.StartupTimeout, StopTimeout: o.StopTimeout,
+		Probe: supervise.Probe{Interval: o.ProbeInterval, Timeout: o.ProbeTimeout, Failures: o.ProbeFailures}})
+	h.telSummary = h.worker.Summarize(o.WorkerURL != "")
+	h.board = status.NewBoard(cat, root, h.telSummary, o.Logger, h.console, func() { h.inv.Wake() })
 	if err := h.tel.Observe(func() (int64, int64) { return int64(h.calls.InFlight()), h.calls.TasksRunning() }); err != nil {
 		_ = h.tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("starting telemetry: %w", err)
 	}
 	// A call waits for a starting worker as long as its start may take.
 	h.inv = invoke.NewClient(&invoke.Options{HostVersion: Version, Timeout: o.CallTimeout, RestartWait: max(o.RestartWait, o.StartupTimeout),
-		MaxCalls: o.MaxCallsInFlight, Unhealthy: h.unhealthyReason, Trace: h.tel.InvokeTrace()})
-	h.state.Store(StateStarting)
+		MaxCalls: o.MaxCallsInFlight, Unhealthy: h.board.Reason, Trace: h.tel.InvokeTrace()})
 	if o.WorkerURL != "" {
 		h.inv.SetWorker(o.WorkerURL)
-		h.state.Store(StateRunning)
+		h.board.Set(StateRunning)
 	}
 	for _, e := range cat.Failures() {
-		h.logLoadFailure(e)
+		h.board.LogLoadFailure(e)
 	}
-	if h.changes, err = h.newHub(); err != nil {
+	limits, err := notify.LimitsFromSettings(cfg.Lookup)
+	if err != nil {
 		_ = h.tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("loading the listener limits: %w", err)
 	}
+	if o.listenLimits != nil {
+		limits = *o.listenLimits
+	}
+	h.changes = notify.NewHub(limits, h.log)
 	if h.proxies, err = h.loadProxies(); err != nil {
 		_ = h.tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("loading the trusted proxies: %w", err)
@@ -271,8 +276,9 @@ func (h *Host) routes() (http.Handler, error) {
 	// Before anything reads a header: the client's identity headers go,
 	// and the client address is named (edge.go).
 	r.Use(h.edge)
+	conns := instances.NewConnections(h.cfg)
 	var err error
-	if h.legacy, err = h.newLegacy(); err != nil {
+	if h.legacy, err = instances.NewLegacy(h.cfg, conns, h.secrets.Sealer, h.log, h.tel); err != nil {
 		return nil, err
 	}
 	opts := &mcp.Options{
@@ -281,9 +287,9 @@ func (h *Host) routes() (http.Handler, error) {
 		Logger:          h.log,
 		Sealer:          h.secrets.Sealer,
 		SessionLifetime: h.opts.SessionLifetime,
-		InstanceID:      h.legacy.instanceID,
-		ForwardResponse: h.legacy.forwardResponse,
-		RequestID:       h.legacy.requestID,
+		InstanceID:      h.legacy.InstanceID(),
+		ForwardResponse: h.legacy.ForwardResponse,
+		RequestID:       h.legacy.RequestID,
 		CheckArguments:  h.cat.CheckRawArguments,
 		Middleware:      h.tel.Middleware(),
 		Notify:          h.changes,
@@ -292,18 +298,21 @@ func (h *Host) routes() (http.Handler, error) {
 		ListenWriteTimeout: h.opts.listenWriteTimeout,
 	}
 	// The relay of changes between instances: a backplane that can carry
-	// them relays this instance's changes (host/relay.go), and hands what
-	// it receives from the others to h.receiveChange.
-	if h.legacy.relay.bp != nil {
-		h.setRelay(&h.legacy.relay)
-		h.legacy.relay.receive(func(wire []byte) {
-			if err := h.receiveChange(wire); err != nil {
+	// them relays this instance's changes, and hands what it receives from
+	// the others to the listeners here.
+	if relay := h.legacy.Relay(); relay != nil {
+		h.changes.SetRelay(relay)
+		h.legacy.ReceiveChanges(func(wire []byte) {
+			if err := h.changes.Receive(wire); err != nil {
 				h.log.Warn("A change relayed by another instance was dropped", "error", err)
 			}
 		})
 	}
-	if opts.Tasks, err = h.taskOptions(context.Background(), h.legacy.kind); err != nil {
-		return nil, err
+	stores := instances.NewStores(h.cfg, conns, h.log)
+	if hasTaskTools(h.cat) {
+		if opts.Tasks, err = stores.Tasks(context.Background(), h.legacy.Kind()); err != nil {
+			return nil, err
+		}
 	}
 	if h.opts.TaskHeartbeat > 0 && opts.Tasks != nil {
 		opts.Tasks.Heartbeat = h.opts.TaskHeartbeat
@@ -311,11 +320,11 @@ func (h *Host) routes() (http.Handler, error) {
 	if h.tel != nil && opts.Tasks != nil {
 		opts.Tasks.Traceparent = h.tel.Traceparent
 	}
-	if opts.SubscribedSessions, err = h.subscribedSessions(); err != nil {
+	if opts.SubscribedSessions, err = notify.PerOwnerFromSetting(h.cfg.Lookup, SettingSubscribedSessionsPerClient); err != nil {
 		return nil, err
 	}
-	var sweepStates sweeper
-	if opts.SpentStates, sweepStates, h.closeStates, err = h.spentStates(h.legacy.kind); err != nil {
+	var sweepStates instances.Sweeper
+	if opts.SpentStates, sweepStates, h.closeStates, err = stores.SpentStates(h.legacy.Kind()); err != nil {
 		return nil, err
 	}
 	endpoint := mcp.NewHandler(h.mcpServer(), opts)
@@ -324,13 +333,13 @@ func (h *Host) routes() (http.Handler, error) {
 		ctx, stop := context.WithCancel(context.Background())
 		h.stopSweep = stop
 		if opts.Tasks != nil {
-			go h.sweepTasks(ctx, opts.Tasks.Store, "MCP tasks")
+			go stores.Sweep(ctx, opts.Tasks.Store, "MCP tasks")
 		}
 		if sweepStates != nil {
-			go h.sweepTasks(ctx, sweepStates, "used request states")
+			go stores.Sweep(ctx, sweepStates, "used request states")
 		}
 	}
-	if err = h.legacy.attach(h, opts, endpoint); err != nil {
+	if err = h.legacy.Attach(opts, endpoint); err != nil {
 		return nil, err
 	}
 	if h.oauth != nil {
@@ -350,9 +359,9 @@ func (h *Host) routes() (http.Handler, error) {
 		r.Use(h.tel.HTTP)
 		r.Use(guard.New(h.opts.AllowedHosts, h.opts.AllowedOrigins).Check)
 		r.Handle(MCPPath, h.protect(h.secrets.RequireKey(guard.RequireJSON(h.tel.Sessions(withOwner(endpoint), endpoint.Session)))))
-		r.Handle(SSEPath, h.protect(h.secrets.RequireKey(h.tel.Stream(http.HandlerFunc(h.legacy.sse.ServeStream)))))
-		r.Handle(MessagePath, h.protect(h.secrets.RequireKey(guard.RequireJSON(http.HandlerFunc(h.legacy.sse.ServeMessage)))))
-		r.Method(http.MethodGet, StatusPath, h.secrets.RequireKey(http.HandlerFunc(h.serveStatus)))
+		r.Handle(SSEPath, h.protect(h.secrets.RequireKey(h.tel.Stream(http.HandlerFunc(h.legacy.SSE().ServeStream)))))
+		r.Handle(MessagePath, h.protect(h.secrets.RequireKey(guard.RequireJSON(http.HandlerFunc(h.legacy.SSE().ServeMessage)))))
+		r.Method(http.MethodGet, StatusPath, h.secrets.RequireKey(h.board))
 	})
 	return r, nil
 }
@@ -384,9 +393,9 @@ func (h *Host) Close() error {
 		h.stopTasks()
 		h.changes.Close()
 		h.notify.Close()
-		h.announced.close()
+		h.announced.Close()
 		h.inv.Close()
-		h.legacy.sse.Close()
+		h.legacy.SSE().Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if err := h.tel.Shutdown(ctx); err != nil {
 			h.log.Warn("telemetry: flushing at close", "error", err)
@@ -417,6 +426,47 @@ func (h *Host) Endpoint() string {
 		return "http://" + *a + MCPPath
 	}
 	return ""
+}
+
+// Status reports the host's state and what it serves.
+func (h *Host) Status() *Status { return h.board.Report() }
+
+// publishAnnounced passes a change the app announced on to the clients that
+// listen: to the listeners' hub, or to changeSink when a test set one. It
+// returns what the hub will say of the change's relay to the other
+// instances (notify.Hub.PublishTracked); nil when there is no hub.
+func (h *Host) publishAnnounced(c notify.Change) <-chan error {
+	switch {
+	case h.changeSink != nil:
+		h.changeSink(c)
+	case h.changes != nil:
+		return h.changes.PublishTracked(c)
+	}
+	return nil
+}
+
+// VerifyKey reports whether r may call the MCP endpoints: it carries the
+// mcp_extension system key or the master key (always true when the app is
+// Anonymous).
+func (h *Host) VerifyKey(r *http.Request) bool { return h.secrets.Verify(r) }
+
+// taskSupport gives the MCP endpoint the task declaration of a tool.
+func (h *Host) taskSupport(name string) *metadata.TaskSupport {
+	t := h.cat.Lookup(name)
+	if t == nil || t.Binding.Trigger == nil {
+		return nil
+	}
+	return t.Binding.Trigger.Task
+}
+
+// hasTaskTools reports whether any tool of cat may run as a task.
+func hasTaskTools(cat *catalog.Catalog) bool {
+	for _, t := range cat.Tools() {
+		if t.Binding.Trigger != nil && t.Binding.Trigger.Task != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // otelSettings makes the OTEL_* settings of local.settings.json Values

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/host/internal/backplane"
+	"github.com/funcmcp/funcmcp/host/internal/instances"
 	"github.com/funcmcp/funcmcp/internal/testutil"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -122,18 +123,18 @@ func TestForwardedResponseNobodyWaitsFor(t *testing.T) {
 	a, _ := serveTestHost(t, root, "http://127.0.0.1:1", nil)
 	b, _ := serveTestHost(t, root, "http://127.0.0.1:1", nil)
 	const scope = "session:nobody"
-	asked := a.legacy.requestID(scope, time.Now().Add(time.Minute))
+	asked := a.legacy.RequestID(scope, time.Now().Add(time.Minute))
 	for _, tc := range []struct{ name, body string }{
 		{"a result", `{"jsonrpc":"2.0","id":"` + asked + `","result":{"action":"accept"}}`},
-		{"a made-up id", `{"jsonrpc":"2.0","id":"` + a.legacy.instanceID + `~nobody","result":{"action":"accept"}}`},
+		{"a made-up id", `{"jsonrpc":"2.0","id":"` + a.legacy.InstanceID() + `~nobody","result":{"action":"accept"}}`},
 		{"not a response", `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := a.legacy.deliver(t.Context(), backplane.Message{ID: "m-" + tc.name, ClientID: responsePrefix + scope, Body: []byte(tc.body)})
+			out := a.legacy.Deliver(t.Context(), backplane.Message{ID: "m-" + tc.name, ClientID: instances.ResponsePrefix + scope, Body: []byte(tc.body)})
 			assert.Equal(t, backplane.Gone, out)
-			assert.NoError(t, b.legacy.forwardResponse(t.Context(), a.legacy.instanceID, scope, []byte(tc.body)))
-			_, err := b.legacy.checkResponse(a.legacy.instanceID, scope, []byte(tc.body))
-			assert.ErrorIs(t, err, errNotARequest, "never, or not twice")
+			assert.NoError(t, b.legacy.ForwardResponse(t.Context(), a.legacy.InstanceID(), scope, []byte(tc.body)))
+			_, err := b.legacy.CheckResponse(a.legacy.InstanceID(), scope, []byte(tc.body))
+			assert.ErrorIs(t, err, instances.ErrNotARequest, "never, or not twice")
 		})
 	}
 }

@@ -87,7 +87,7 @@ func TestLoadServesGoodToolsBesideBrokenOnes(t *testing.T) {
 	}, st.Functions)
 
 	// The console lines Run prints before it starts anything.
-	h.printFunctions()
+	h.board.PrintFunctions()
 	goldenCompare(t, "console_broken.golden", []byte(strings.ReplaceAll(out.String(), root, "<root>")))
 }
 
@@ -156,7 +156,7 @@ func TestDisabledFunctions(t *testing.T) {
 	writeFile(t, root, LocalSettingsFile, `{"Values":{"AzureWebJobs.bad_weather.Disabled":"1","SLOW_OFF":"true"}}`)
 	out := &syncBuffer{}
 	h, _ := newTestHost(t, root, fw.srv.URL, &Options{Output: out})
-	h.printFunctions()
+	h.board.PrintFunctions()
 	srv := httptest.NewServer(h.Handler())
 	defer srv.Close()
 

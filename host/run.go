@@ -12,6 +12,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/guard"
+	"github.com/funcmcp/funcmcp/host/internal/launch"
 	"github.com/funcmcp/funcmcp/host/internal/supervise"
 	"github.com/funcmcp/funcmcp/host/internal/telemetry"
 )
@@ -30,9 +31,9 @@ func (h *Host) Run(ctx context.Context) error {
 	if h.closed.Load() {
 		return errors.New("running the host: it is closed")
 	}
-	defer h.state.Store(StateStopped)
+	defer h.board.Set(StateStopped)
 	defer h.Close()
-	h.printFunctions()
+	h.board.PrintFunctions()
 
 	if h.opts.WorkerURL == "" {
 		// Calls that come before the worker is ready wait for it.
@@ -48,12 +49,12 @@ func (h *Host) Run(ctx context.Context) error {
 		Refused: func() { h.tel.Refused(context.Background(), telemetry.RefusedConnections) },
 	})
 	ln, h.conns = limited, limited
-	if err := h.legacy.start(ctx); err != nil {
+	if err := h.legacy.Start(ctx); err != nil {
 		_ = ln.Close()
 		return err
 	}
 	defer func() {
-		if err := h.legacy.stop(ctx); err != nil {
+		if err := h.legacy.Stop(ctx); err != nil {
 			h.log.Warn("stopping the backplane failed", "error", err)
 		}
 	}()
@@ -65,7 +66,7 @@ func (h *Host) Run(ctx context.Context) error {
 		ConnState:         limited.ConnState, // which connections are idle, to close under pressure
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}
-	srv.RegisterOnShutdown(h.legacy.sse.Close) // SSE streams never end by themselves
+	srv.RegisterOnShutdown(h.legacy.SSE().Close) // SSE streams never end by themselves
 	// Nor do listening streams: they end gracefully (a "complete" result).
 	srv.RegisterOnShutdown(h.changes.EndListeners)
 	serveErr := make(chan error, 1)
@@ -74,7 +75,7 @@ func (h *Host) Run(ctx context.Context) error {
 	// DrainTimeout, then stops those left (each is answered with a JSON-RPC
 	// error) and waits up to StopTimeout more for their replies.
 	shutdown := func() {
-		h.state.Store(StateStopping)
+		h.board.Set(StateStopping)
 		done := make(chan error, 1)
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.DrainTimeout+h.opts.StopTimeout)
 		defer cancel()
@@ -97,9 +98,9 @@ func (h *Host) Run(ctx context.Context) error {
 	var superviseCancel context.CancelFunc = func() {}
 	var supervised chan error
 	if h.opts.WorkerURL == "" {
-		sup = h.newSupervisor()
+		sup = h.worker.Supervisor(h.restartDelay, launch.Events{Invoke: h.inv, Board: h.board, Telemetry: h.tel})
 		if err := sup.Start(ctx); err != nil {
-			h.setUnhealthy(fmt.Sprintf("the worker did not start: %v", err)) // calls waiting for it fail now
+			h.board.Unhealthy(fmt.Sprintf("the worker did not start: %v", err)) // calls waiting for it fail now
 			shutdown()
 			if ctx.Err() != nil {
 				return nil
@@ -119,20 +120,20 @@ func (h *Host) Run(ctx context.Context) error {
 
 	addr := endpointAddr(ln.Addr())
 	h.addr.Store(&addr)
-	h.state.Store(StateRunning)
-	h.console.printf("MCP server endpoint: %s\n", h.Endpoint())
-	h.console.printf("MCP server legacy SSE endpoint: %s/sse\n", h.Endpoint())
-	h.console.printf("%s\n", h.keysLine())
-	h.console.printf("Telemetry: %s\n", h.telSummary.Text)
+	h.board.Set(StateRunning)
+	h.console.Printf("MCP server endpoint: %s\n", h.Endpoint())
+	h.console.Printf("MCP server legacy SSE endpoint: %s/sse\n", h.Endpoint())
+	h.console.Printf("%s\n", h.keysLine())
+	h.console.Printf("Telemetry: %s\n", h.telSummary.Text)
 	if h.oauth != nil {
-		h.console.printf("Access tokens: required (%s); protected resource metadata: %s\n",
+		h.console.Printf("Access tokens: required (%s); protected resource metadata: %s\n",
 			SettingAuthIssuer, "http://"+addr+MetadataPath+MCPPath)
 		if h.cfg.AuthLevel != config.AuthAnonymous {
 			h.log.Warn("MCP endpoints ask for both an access token and a function key; OAuth clients send no key: set webhookAuthorizationLevel to Anonymous to take tokens alone")
 		}
 	}
 	h.log.Info("session tokens are sealed with " + h.secrets.SessionWhere)
-	h.log.Info("legacy SSE backplane started", "backplane", h.legacy.kind, "instance", h.legacy.instanceID)
+	h.log.Info("legacy SSE backplane started", "backplane", h.legacy.Kind(), "instance", h.legacy.InstanceID())
 	close(h.ready)
 
 	select {

@@ -50,7 +50,7 @@ func TestTelemetryOffDisablesTheWorker(t *testing.T) {
 	writeFile(t, root, LocalSettingsFile, `{"IsEncrypted":false,"Values":{"OTEL_SDK_DISABLED":"false","OTEL_EXPORTER_OTLP_ENDPOINT":"http://127.0.0.1:4318"}}`)
 	h, _ := newTestHost(t, root, "", &Options{Environ: []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318", "OTEL_SDK_DISABLED=false"}})
 	h.secrets.Keys = nil
-	assert.Equal(t, "true", lastValue(h.workerValues(), "OTEL_SDK_DISABLED"))
+	assert.Equal(t, "true", lastValue(h.worker.Values(), "OTEL_SDK_DISABLED"))
 
 	tel, _ := statusTelemetry(t, h)
 	assert.Equal(t, map[string]any{
@@ -77,7 +77,7 @@ func TestTelemetryOnStartLineAndStatus(t *testing.T) {
 	// The worker funchost starts gets the same environment: one endpoint.
 	h, _ := newTestHost(t, weatherApp(t, hostJSON), "", nil)
 	h.secrets.Keys = nil
-	assert.Empty(t, lastValue(h.workerValues(), "OTEL_SDK_DISABLED"))
+	assert.Empty(t, lastValue(h.worker.Values(), "OTEL_SDK_DISABLED"))
 	tel, body := statusTelemetry(t, h)
 	assert.Equal(t, map[string]any{
 		"on":     true,

@@ -191,11 +191,15 @@ func TestDependencyDirection(t *testing.T) {
 // catalog importing invoke, …) fails TestHostInternalLayers. A new package
 // under host/internal must be added here with what it may import.
 var hostInternalImports = map[string][]string{
+	"instances": {"telemetry", "mcp", "auth", "backplane", "config", "dedup", "ids", "notify", "tasks"},
+	"launch":    {"status", "telemetry", "invoke", "supervise", "auth", "config"},
+	"status":    {"telemetry", "catalog"},
 	"telemetry": {"mcp", "invoke"},
 	"invoke":    {"peer", "auth", "ids"},
 	"mcp":       {"peer", "auth", "jsonrpc", "dedup", "ids", "tasks", "owner", "notify"},
 	"supervise": {"config", "backoff", "ids", "reaper"},
 	"catalog":   {"jsonrpc"},
+	"announce":  {"backplane", "notify"},
 	"guard":     {"jsonrpc", "owner"},
 	"backplane": {"backoff", "dedup"},
 	"tasks":     {"jsonrpc", "ids", "owner"},

@@ -25,7 +25,8 @@
 // bytes. A resource or list change equal to one still queued for a
 // listener is merged into it and takes no place, so a flood of one change
 // takes one place; a listener whose queue would pass its bound is ended
-// ([ErrTooSlow]).
+// ([ErrTooSlow]). [LimitsFromSettings] (settings.go) reads the limits the
+// app settings ask for.
 package notify
 
 import (

@@ -18,7 +18,10 @@
 // [Claim] takes the task of a stopped instance for another, to run it
 // again, with one conditional write: exactly one claimer wins.
 //
-// [AzureStates] is the one other record the instances share here: the
-// input-required request states that opened, one table row each, inserted
-// only when missing, so that a state opens once across the instances.
+// The other record the instances share here is that of the input-required
+// request states that opened, so that a state opens once across the
+// instances: [AzureStates] keeps one table row each, inserted only when
+// missing; [RedisStates], with the redis backplane, one key each in its
+// Redis server, set only when missing. Both carry an epoch, so that a
+// state used before the record lost its data is refused.
 package tasks

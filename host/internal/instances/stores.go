@@ -1,15 +1,16 @@
-package host
+package instances
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
-	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // MCP tasks (2026-07-28, the io.modelcontextprotocol/tasks extension) for
@@ -44,17 +45,6 @@ const (
 	MaxTaskHeartbeat = 5 * time.Minute
 )
 
-// The limits of the memory task store (see docs/configuration.md), as
-// whole numbers: kept tasks in all and per client, bytes of kept results in
-// all and per client. A client is an owner (package owner): its verified
-// access token's user or function key, else its address.
-const (
-	SettingTaskMaxKept              = tasks.SettingMaxTasks
-	SettingTaskMaxKeptPerClient     = tasks.SettingMaxTasksPerOwner
-	SettingTaskResultBytes          = tasks.SettingMaxResultBytes
-	SettingTaskResultBytesPerClient = tasks.SettingMaxResultBytesPerOwner
-)
-
 // Task stores, the values of SettingTaskStore.
 const (
 	TaskStoreMemory = "memory"
@@ -64,39 +54,33 @@ const (
 // taskSweepEvery is how often expired task records are removed.
 const taskSweepEvery = 10 * time.Minute
 
-// taskSupport gives the MCP endpoint the task declaration of a tool.
-func (h *Host) taskSupport(name string) *metadata.TaskSupport {
-	t := h.cat.Lookup(name)
-	if t == nil || t.Binding.Trigger == nil {
-		return nil
-	}
-	return t.Binding.Trigger.Task
+// Stores opens what the instances share beside the backplane, as the
+// settings say: the store of MCP task records and the record of used
+// request states (states.go), on the app's connections.
+type Stores struct {
+	cfg   *config.Config
+	conns *Connections
+	log   *slog.Logger
 }
 
-// hasTaskTools reports whether any tool of the app may run as a task.
-func (h *Host) hasTaskTools() bool {
-	for _, t := range h.cat.Tools() {
-		if t.Binding.Trigger != nil && t.Binding.Trigger.Task != nil {
-			return true
-		}
-	}
-	return false
+// NewStores returns the stores of the settings of cfg; nothing is opened
+// before one is asked for.
+func NewStores(cfg *config.Config, conns *Connections, log *slog.Logger) *Stores {
+	return &Stores{cfg: cfg, conns: conns, log: log}
 }
 
-// taskOptions opens the task store the settings ask for, when the app has
-// tools that may run as tasks (nil otherwise: tasks are off). An Azure
-// store is opened (its table and container created) here, within ctx.
-func (h *Host) taskOptions(ctx context.Context, backplaneKind string) (*mcp.TaskOptions, error) {
-	if !h.hasTaskTools() {
-		return nil, nil
-	}
+// Tasks opens the task store the settings ask for; the caller asks only
+// when the app has tools that may run as tasks (else tasks are off). An
+// Azure store is opened (its table and container created) here, within
+// ctx.
+func (s *Stores) Tasks(ctx context.Context, backplaneKind string) (*mcp.TaskOptions, error) {
 	o := &mcp.TaskOptions{}
 	for _, d := range []struct {
 		setting  string
 		dst      *time.Duration
 		min, max time.Duration
 	}{{SettingTaskHeartbeat, &o.Heartbeat, MinTaskHeartbeat, MaxTaskHeartbeat}, {SettingTaskTTL, &o.TTL, time.Millisecond, mcp.MaxTaskTTL}} {
-		v, from := h.cfg.Lookup(d.setting)
+		v, from := s.cfg.Lookup(d.setting)
 		if v == "" {
 			continue
 		}
@@ -111,12 +95,12 @@ func (h *Host) taskOptions(ctx context.Context, backplaneKind string) (*mcp.Task
 		}
 		*d.dst = t
 	}
-	kind, from := h.cfg.Lookup(SettingTaskStore)
+	kind, from := s.cfg.Lookup(SettingTaskStore)
 	kind = strings.ToLower(strings.TrimSpace(kind))
 	if kind == "" {
 		kind = TaskStoreMemory
 		if backplaneKind != BackplaneMemory {
-			h.log.Warn("MCP tasks are kept in this instance's memory: other instances cannot read them; set " +
+			s.log.Warn("MCP tasks are kept in this instance's memory: other instances cannot read them; set " +
 				SettingTaskStore + "=" + TaskStoreAzure + " to keep them in Azure Storage")
 		}
 	}
@@ -126,7 +110,7 @@ func (h *Host) taskOptions(ctx context.Context, backplaneKind string) (*mcp.Task
 		dst     *int64
 	}{{tasks.SettingMaxTasks, &l.Tasks}, {tasks.SettingMaxTasksPerOwner, &l.TasksPerOwner},
 		{tasks.SettingMaxResultBytes, &l.ResultBytes}, {tasks.SettingMaxResultBytesPerOwner, &l.ResultBytesPerOwner}} {
-		v, from := h.cfg.Lookup(d.setting)
+		v, from := s.cfg.Lookup(d.setting)
 		if v == "" {
 			continue
 		}
@@ -140,57 +124,32 @@ func (h *Host) taskOptions(ctx context.Context, backplaneKind string) (*mcp.Task
 	case TaskStoreMemory:
 		o.Store = tasks.NewMemoryWith(nil, l)
 	case TaskStoreAzure:
-		cs, ao, err := h.tableStorage(true)
+		cs, ao, err := s.conns.Tables(true)
 		if err != nil {
 			return nil, fmt.Errorf("the task store is %s (from %s): %w", TaskStoreAzure, from, err)
 		}
 		ao.Tasks, ao.TasksPerOwner = l.Tasks, l.TasksPerOwner
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		s, err := tasks.NewAzure(ctx, cs, ao)
+		az, err := tasks.NewAzure(ctx, cs, ao)
 		if err != nil {
 			return nil, fmt.Errorf("opening the task store in %s: %w", SettingStorage, err)
 		}
-		o.Store = s
+		o.Store = az
 	default:
 		return nil, fmt.Errorf("reading %s from %s: %q is not %q or %q", SettingTaskStore, from, kind, TaskStoreMemory, TaskStoreAzure)
 	}
 	return o, nil
 }
 
-// tableStorage reads the storage connection (SettingStorage) of the Azure
-// tables: a connection string, or the endpoints (the blob endpoint too
-// when blobs) and credential of an identity-based connection.
-func (h *Host) tableStorage(blobs bool) (string, *tasks.AzureOptions, error) {
-	sc, err := h.cfg.Storage(SettingStorage)
-	if err != nil {
-		return "", nil, err
-	}
-	ao := &tasks.AzureOptions{TableURL: sc.TableServiceURI, BlobURL: sc.BlobServiceURI}
-	if sc.ConnectionString != "" {
-		return sc.ConnectionString, ao, nil
-	}
-	if sc.TableServiceURI == "" || (blobs && sc.BlobServiceURI == "") {
-		need := "__tableServiceUri"
-		if blobs {
-			need = "__tableServiceUri and " + SettingStorage + "__blobServiceUri"
-		}
-		return "", nil, fmt.Errorf("the identity-based connection %s needs %s__accountName, or %s%s", SettingStorage, SettingStorage, SettingStorage, need)
-	}
-	if ao.Credential, err = tokenCredential(SettingStorage, sc.Identity); err != nil {
-		return "", nil, err
-	}
-	return "", ao, nil
-}
-
-// sweeper is what sweepTasks sweeps: a task store, the used request states.
-type sweeper interface {
+// Sweeper is what Sweep sweeps: a task store, the used request states.
+type Sweeper interface {
 	Sweep(ctx context.Context, now time.Time) error
 }
 
-// sweepTasks removes expired task records (or used request states) now
-// and then until ctx ends.
-func (h *Host) sweepTasks(ctx context.Context, store sweeper, what string) {
+// Sweep removes expired task records (or used request states) of store
+// now and then until ctx ends; a failure is logged at Warn, naming what.
+func (s *Stores) Sweep(ctx context.Context, store Sweeper, what string) {
 	t := time.NewTicker(taskSweepEvery)
 	defer t.Stop()
 	for {
@@ -199,7 +158,7 @@ func (h *Host) sweepTasks(ctx context.Context, store sweeper, what string) {
 			return
 		case now := <-t.C:
 			if err := store.Sweep(ctx, now); err != nil && ctx.Err() == nil {
-				h.log.Warn("removing expired "+what+" failed", "error", err)
+				s.log.Warn("removing expired "+what+" failed", "error", err)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package host
+package announce
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,7 +20,6 @@ import (
 
 	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/host/internal/backplane"
-	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -46,10 +44,10 @@ func pendingBound(r rate.Limit) int {
 	return max(1, int(10*r))
 }
 
-// changesPath is where the change channel takes POST requests.
-const changesPath = "/changes"
+// Path is where the change channel takes POST requests.
+const Path = "/changes"
 
-// changeChannel is funchost's end of the app-wide change channel (see
+// Channel is funchost's end of the app-wide change channel (see
 // metadata.EnvChangesURL): a small HTTP server on a loopback port of its
 // own, started with the worker, where any code of the worker process (a
 // tool, a timer goroutine, another function of the handler) POSTs a change
@@ -57,7 +55,7 @@ const changesPath = "/changes"
 // host process, given to the worker in its environment; the rate is that of
 // the worker, whichever of its restarts sends: past it, changes wait their
 // turn in a changeQueue, one per resource or list, and are never refused.
-type changeChannel struct {
+type Channel struct {
 	log     *slog.Logger
 	key     []byte
 	limit   turns
@@ -80,12 +78,6 @@ type changeChannel struct {
 	startErr error
 }
 
-// newChangeChannel makes the channel of h; nothing listens before the
-// worker is started (workerValues).
-func (h *Host) newChangeChannel() *changeChannel {
-	return newChangeChannel(h.log, rate.NewLimiter(rate.Limit(h.opts.MaxChangesPerSecond), h.opts.MaxChangesPerSecond), h.publishAnnounced)
-}
-
 // confirmWait is how long funchost's answer to an announced change waits
 // for the backplane to take it for the other instances: well within the
 // worker's 5 s, and far above what a backplane that works takes (a few
@@ -94,9 +86,14 @@ func (h *Host) newChangeChannel() *changeChannel {
 // own 10 s.
 const confirmWait = 2 * time.Second
 
-func newChangeChannel(log *slog.Logger, limit *rate.Limiter, publish func(notify.Change) <-chan error) *changeChannel {
+// New makes a channel whose changes reach the clients at the rate of
+// limit (past it they wait in a queue of pendingBound(limit.Limit())
+// resources) through publish, which returns what will be said of the
+// change's relay to the other instances (nil: nothing). Nothing listens
+// before [Channel.Offer].
+func New(log *slog.Logger, limit *rate.Limiter, publish func(notify.Change) <-chan error) *Channel {
 	ctx, cancel := context.WithCancel(context.Background())
-	cc := &changeChannel{log: log, limit: limit, publish: publish, confirmWait: confirmWait, stop: ctx, cancel: cancel}
+	cc := &Channel{log: log, limit: limit, publish: publish, confirmWait: confirmWait, stop: ctx, cancel: cancel}
 	cc.queue.bound = pendingBound(limit.Limit())
 	return cc
 }
@@ -110,35 +107,9 @@ type turns interface {
 	Wait(ctx context.Context) error
 }
 
-// publishAnnounced passes a change the app announced on to the clients that
-// listen: to the listeners' hub, or to changeSink when a test set one. It
-// returns what the hub will say of the change's relay to the other
-// instances (notify.Hub.PublishTracked); nil when there is no hub.
-func (h *Host) publishAnnounced(c notify.Change) <-chan error {
-	switch {
-	case h.changeSink != nil:
-		h.changeSink(c)
-	case h.changes != nil:
-		return h.changes.PublishTracked(c)
-	}
-	return nil
-}
-
-// workerValues are the settings the worker process gets: the app's Values,
-// the telemetry switch (workerTelemetry) and the change channel. When the
-// channel cannot be offered the worker gets the variables empty (set in
-// funchost's own environment they would name another host's channel) and
-// announces nothing.
-func (h *Host) workerValues() []config.Setting {
-	u, key := h.announced.offer()
-	return append(append(slices.Clone(h.cfg.Values), h.workerTelemetry()...),
-		config.Setting{Key: metadata.EnvChangesURL, Value: u},
-		config.Setting{Key: metadata.EnvChangesKey, Value: key})
-}
-
-// offer starts the listener, once, and returns its URL and key; both are
+// Offer starts the listener, once, and returns its URL and key; both are
 // "" when it cannot start (logged once) or there is no channel (nil).
-func (cc *changeChannel) offer() (url, key string) {
+func (cc *Channel) Offer() (url, key string) {
 	if cc == nil {
 		return "", ""
 	}
@@ -158,7 +129,7 @@ func (cc *changeChannel) offer() (url, key string) {
 }
 
 // startLocked listens on 127.0.0.1:0 and serves. cc.mu is held.
-func (cc *changeChannel) startLocked() error {
+func (cc *Channel) startLocked() error {
 	if cc.closed {
 		return errors.New("the host has stopped")
 	}
@@ -171,7 +142,7 @@ func (cc *changeChannel) startLocked() error {
 	if err != nil {
 		return fmt.Errorf("listening for changes announced by the app: %w", err)
 	}
-	cc.url = "http://" + ln.Addr().String() + changesPath
+	cc.url = "http://" + ln.Addr().String() + Path
 	cc.srv = &http.Server{
 		Handler:           cc,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -186,9 +157,9 @@ func (cc *changeChannel) startLocked() error {
 	return nil
 }
 
-// close stops the listener, if it started; a later offer offers nothing.
+// Close stops the listener, if it started; a later Offer offers nothing.
 // It does nothing on a nil channel.
-func (cc *changeChannel) close() {
+func (cc *Channel) Close() {
 	if cc == nil {
 		return
 	}
@@ -207,8 +178,8 @@ func (cc *changeChannel) close() {
 // most metadata.MaxChangeBytes; 200 when taken, whether it was published
 // at once or waits for its turn (see take), with a metadata.ChangeReceipt
 // that says which (see receipt).
-func (cc *changeChannel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != changesPath {
+func (cc *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != Path {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
@@ -259,7 +230,7 @@ func (cc *changeChannel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // there is no other), missed when it reports that the backplane failed,
 // pending when it says nothing within confirmWait (or the worker stopped
 // waiting).
-func (cc *changeChannel) receipt(ctx context.Context, sent <-chan error) metadata.ChangeReceipt {
+func (cc *Channel) receipt(ctx context.Context, sent <-chan error) metadata.ChangeReceipt {
 	if sent == nil {
 		return metadata.ChangeReceipt{Delivery: metadata.DeliverySent}
 	}
@@ -286,7 +257,7 @@ func (cc *changeChannel) receipt(ctx context.Context, sent <-chan error) metadat
 // draining goroutine (merged with a change of the same resource or list
 // that waits). It is logged at Info when published or queued, at Debug
 // when merged: a flood of one change logs at the rate.
-func (cc *changeChannel) take(c notify.Change) (sent <-chan error, published bool) {
+func (cc *Channel) take(c notify.Change) (sent <-chan error, published bool) {
 	attrs := []any{"kind", string(c.Kind)}
 	if c.URI != "" {
 		attrs = append(attrs, "uri", c.URI)
@@ -318,7 +289,7 @@ func (cc *changeChannel) take(c notify.Change) (sent <-chan error, published boo
 
 // drain publishes the changes that wait, one per turn, and ends when none
 // waits (or the channel closed).
-func (cc *changeChannel) drain() {
+func (cc *Channel) drain() {
 	for {
 		cc.qmu.Lock()
 		if cc.queue.len() == 0 || cc.stop.Err() != nil {

@@ -1,4 +1,4 @@
-package host
+package instances
 
 import (
 	"context"
@@ -14,6 +14,9 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/backplane"
 )
+
+// testSessionKey is a session key of 64 hex digits.
+const testSessionKey = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 
 // countingBackplane counts the messages it is asked to send; each is
 // taken.
@@ -38,8 +41,8 @@ func TestForwardResponseOnlyAnswersARequest(t *testing.T) {
 	require.NoError(t, err)
 	bp := &countingBackplane{}
 	// a is the instance whose call asks; b receives the client's answer.
-	a := &legacy{instanceID: "instanceaaaaaaaa", bp: bp, sealer: sealer, log: slog.New(slog.DiscardHandler)}
-	b := &legacy{instanceID: "instancebbbbbbbb", bp: bp, sealer: sealer, log: slog.New(slog.DiscardHandler)}
+	a := &Legacy{instanceID: "instanceaaaaaaaa", bp: bp, sealer: sealer, log: slog.New(slog.DiscardHandler)}
+	b := &Legacy{instanceID: "instancebbbbbbbb", bp: bp, sealer: sealer, log: slog.New(slog.DiscardHandler)}
 	b.init()
 	a.init()
 	ctx := t.Context()
@@ -53,20 +56,20 @@ func TestForwardResponseOnlyAnswersARequest(t *testing.T) {
 		"instanceaaaaaaaa~" + strings.Repeat("A", 50), // not sealed
 		"../../etc~x",
 	} {
-		assert.NoError(t, b.forwardResponse(ctx, strings.SplitN(id, "~", 2)[0], "scope1", answer(id)), id)
+		assert.NoError(t, b.ForwardResponse(ctx, strings.SplitN(id, "~", 2)[0], "scope1", answer(id)), id)
 	}
 	assert.Zero(t, bp.sends.Load(), "a made-up id costs no storage request")
 
-	id := a.requestID("scope1", time.Now().Add(time.Minute))
+	id := a.RequestID("scope1", time.Now().Add(time.Minute))
 	require.True(t, strings.HasPrefix(id, "instanceaaaaaaaa~"), id)
-	assert.NoError(t, b.forwardResponse(ctx, "instanceaaaaaaaa", "scope2", answer(id)), "another client's request")
+	assert.NoError(t, b.ForwardResponse(ctx, "instanceaaaaaaaa", "scope2", answer(id)), "another client's request")
 	assert.Zero(t, bp.sends.Load())
-	assert.NoError(t, b.forwardResponse(ctx, "instanceaaaaaaaa", "scope1", answer(id)))
+	assert.NoError(t, b.ForwardResponse(ctx, "instanceaaaaaaaa", "scope1", answer(id)))
 	assert.EqualValues(t, 1, bp.sends.Load(), "the answer to a request goes")
-	assert.NoError(t, b.forwardResponse(ctx, "instanceaaaaaaaa", "scope1", answer(id)), "the same answer again")
+	assert.NoError(t, b.ForwardResponse(ctx, "instanceaaaaaaaa", "scope1", answer(id)), "the same answer again")
 	assert.EqualValues(t, 1, bp.sends.Load())
 
-	expired := a.requestID("scope1", time.Now().Add(-time.Second))
-	assert.NoError(t, b.forwardResponse(ctx, "instanceaaaaaaaa", "scope1", answer(expired)), "a request no longer waiting")
+	expired := a.RequestID("scope1", time.Now().Add(-time.Second))
+	assert.NoError(t, b.ForwardResponse(ctx, "instanceaaaaaaaa", "scope1", answer(expired)), "a request no longer waiting")
 	assert.EqualValues(t, 1, bp.sends.Load())
 }

@@ -1,4 +1,4 @@
-package host
+package launch
 
 import (
 	"os"
@@ -21,35 +21,36 @@ const envSDKDisabled = "OTEL_SDK_DISABLED"
 // OTEL_SDK_DISABLED=true, after the environment and the Values (the last
 // value of a name wins), so that it exports nothing whatever OTEL_* they
 // carry. When it is on, the worker's OTEL_* are left as they are.
-func (h *Host) workerTelemetry() []config.Setting {
-	if h.tel != nil {
+func (w *Worker) workerTelemetry() []config.Setting {
+	if w.o.Telemetry != nil {
 		return nil
 	}
 	return []config.Setting{{Key: envSDKDisabled, Value: "true"}}
 }
 
-// summarizeTelemetry says whether telemetry is on and where funchost and
-// the worker it starts export, from funchost's environment and the one
-// the worker gets (workerGetenv).
-func (h *Host) summarizeTelemetry() *telemetry.Summary {
+// Summarize says whether telemetry is on and where funchost and the worker
+// it starts export, from funchost's environment and the one the worker
+// gets (workerGetenv); external is true when funchost starts no worker
+// (Options.WorkerURL).
+func (w *Worker) Summarize(external bool) *telemetry.Summary {
 	var worker telemetry.Exports
 	switch {
-	case h.opts.WorkerURL != "":
+	case external:
 		worker.Reason = "not started by funchost: its own environment decides"
-	case h.tel == nil:
+	case w.o.Telemetry == nil:
 		worker.Reason = "funchost starts it with " + envSDKDisabled + "=true"
 	default:
-		worker = telemetry.WorkerExports(h.workerGetenv())
+		worker = telemetry.WorkerExports(w.workerGetenv())
 	}
-	return telemetry.Summarize(h.cfg.TelemetryMode, h.tel != nil, telemetry.HostExports(os.Getenv), worker)
+	return telemetry.Summarize(w.o.Config.TelemetryMode, w.o.Telemetry != nil, telemetry.HostExports(os.Getenv), worker)
 }
 
 // workerGetenv reads the environment funchost starts the worker with
 // (supervise.Spec): funchost's own (or Options.Environ) and the Values,
 // then what funchost adds for telemetry, the last value of a name winning,
 // without the variables the worker never gets.
-func (h *Host) workerGetenv() func(string) string {
-	base := h.opts.Environ
+func (w *Worker) workerGetenv() func(string) string {
+	base := w.o.Environ
 	if base == nil {
 		base = os.Environ()
 	}
@@ -58,7 +59,7 @@ func (h *Host) workerGetenv() func(string) string {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
-	for _, s := range append(slices.Clone(h.cfg.Values), h.workerTelemetry()...) {
+	for _, s := range append(slices.Clone(w.o.Config.Values), w.workerTelemetry()...) {
 		env[s.Key] = s.Value
 	}
 	for _, k := range auth.WorkerHidden {

@@ -1,4 +1,4 @@
-package host
+package instances
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // wire form, once, and not its own.
 func TestRelayCarriesChangesBetweenInstances(t *testing.T) {
 	hub := backplane.NewHub()
-	la, lb := &legacy{}, &legacy{}
+	la, lb := &Legacy{}, &Legacy{}
 	ma := backplane.NewMemory(hub, "relaya", backplane.HoldOptions{}, nil)
 	mb := backplane.NewMemory(hub, "relayb", backplane.HoldOptions{}, nil)
 	ma.OnBroadcast, mb.OnBroadcast = la.onBroadcast, lb.onBroadcast

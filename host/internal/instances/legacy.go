@@ -1,4 +1,4 @@
-package host
+package instances
 
 import (
 	"context"
@@ -17,12 +17,6 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/host/internal/telemetry"
-)
-
-// Paths of the legacy HTTP+SSE transport.
-const (
-	SSEPath     = MCPPath + "/sse"
-	MessagePath = MCPPath + "/message"
 )
 
 // App settings (environment variables, else local.settings.json Values)
@@ -62,8 +56,12 @@ const (
 // memoryHub joins the in-memory backplanes of the hosts of this process.
 var memoryHub = backplane.NewHub()
 
-// legacy is the host's legacy SSE transport and its backplane.
-type legacy struct {
+// Legacy is the host's legacy SSE transport and the backplane the
+// settings choose: the messages of a legacy SSE stream on another instance
+// are forwarded to it, and so are the clients' responses to a request of a
+// call waiting on another instance; the changes listeners hear travel
+// between instances over the same backplane (relay.go).
+type Legacy struct {
 	instanceID string
 	kind       string
 	sse        *mcp.LegacySSE
@@ -77,22 +75,24 @@ type legacy struct {
 	stopOnce   sync.Once
 }
 
-// responsePrefix starts the ClientID of a backplane message carrying a
+// ResponsePrefix starts the ClientID of a backplane message carrying a
 // client's response to a request of a call waiting on the receiving
 // instance; the rest is the client's scope. Legacy SSE client ids are
 // [a-z0-9]: they never start with it.
-const responsePrefix = "response:"
+const ResponsePrefix = "response:"
 
 // newInstanceID returns 16 random characters of [a-z2-7]: an instance id
 // names a storage queue.
 func newInstanceID() string { return ids.Random(ids.Base32Lower, 16) }
 
-// newLegacy sets up the backplane the settings ask for. Nothing is
-// contacted before start; attach completes the transport.
-func (h *Host) newLegacy() (*legacy, error) {
-	l := &legacy{instanceID: newInstanceID(), sealer: h.secrets.Sealer, log: h.log, tel: h.tel}
+// NewLegacy sets up the backplane the settings of cfg ask for, on the
+// app's connections; sealer seals the ids of requests to clients; tel may
+// be nil (telemetry off). Nothing is contacted before Start; Attach
+// completes the transport.
+func NewLegacy(cfg *config.Config, conns *Connections, sealer *auth.Sealer, log *slog.Logger, tel *telemetry.Telemetry) (*Legacy, error) {
+	l := &Legacy{instanceID: newInstanceID(), sealer: sealer, log: log, tel: tel}
 	l.init()
-	bp, kind, err := h.newBackplane(l.instanceID, l.onBroadcast)
+	bp, kind, err := newBackplane(cfg, conns, log, l.instanceID, l.onBroadcast)
 	if err != nil {
 		return nil, err
 	}
@@ -107,17 +107,17 @@ func (h *Host) newLegacy() (*legacy, error) {
 // remembers, to refuse a second copy without a storage request.
 const forwardedWindow = 8192
 
-func (l *legacy) init() { l.forwarded = dedup.NewWindow(forwardedWindow) }
+func (l *Legacy) init() { l.forwarded = dedup.NewWindow(forwardedWindow) }
 
-// attach creates the legacy SSE transport over streamable, the endpoint
+// Attach creates the legacy SSE transport over streamable, the endpoint
 // made with endpoint.
-func (l *legacy) attach(h *Host, endpoint *mcp.Options, streamable *mcp.Handler) error {
+func (l *Legacy) Attach(endpoint *mcp.Options, streamable *mcp.Handler) error {
 	sse, err := mcp.NewLegacySSE(streamable, &mcp.LegacySSEOptions{
 		InstanceID:   l.instanceID,
-		Sealer:       h.secrets.Sealer,
+		Sealer:       l.sealer,
 		Forward:      forwarder{l},
 		MaxBodyBytes: endpoint.MaxBodyBytes,
-		Logger:       h.log,
+		Logger:       l.log,
 	})
 	if err != nil {
 		return err
@@ -126,35 +126,35 @@ func (l *legacy) attach(h *Host, endpoint *mcp.Options, streamable *mcp.Handler)
 	return nil
 }
 
-// newBackplane makes the backplane the settings name; what other
+// newBackplane makes the backplane the settings of cfg name; what other
 // instances broadcast goes to onBroadcast.
-func (h *Host) newBackplane(id string, onBroadcast func([]byte)) (backplane.Backplane, string, error) {
-	kind, from := h.cfg.Lookup(SettingBackplane)
-	beat, err := h.heartbeat()
+func newBackplane(cfg *config.Config, conns *Connections, log *slog.Logger, id string, onBroadcast func([]byte)) (backplane.Backplane, string, error) {
+	kind, from := cfg.Lookup(SettingBackplane)
+	beat, err := heartbeat(cfg)
 	if err != nil {
 		return nil, "", err
 	}
 	switch strings.ToLower(strings.TrimSpace(kind)) {
 	case "", BackplaneMemory:
-		m := backplane.NewMemory(memoryHub, id, backplane.HoldOptions{}, h.log)
+		m := backplane.NewMemory(memoryHub, id, backplane.HoldOptions{}, log)
 		m.OnBroadcast = onBroadcast
 		return m, BackplaneMemory, nil
 	case BackplaneAzureQueues:
-		st, err := h.storage()
+		st, err := conns.Storage()
 		if err != nil {
 			return nil, "", fmt.Errorf("creating the backplane: %w", err)
 		}
-		q, err := backplane.NewQueue(id, st, &backplane.QueueOptions{Heartbeat: beat, Logger: h.log, OnBroadcast: onBroadcast})
+		q, err := backplane.NewQueue(id, st, &backplane.QueueOptions{Heartbeat: beat, Logger: log, OnBroadcast: onBroadcast})
 		if err != nil {
 			return nil, "", err
 		}
 		return q, BackplaneAzureQueues, nil
 	case BackplaneRedis:
-		rc, err := h.redis()
+		rc, err := conns.Redis()
 		if err != nil {
 			return nil, "", fmt.Errorf("creating the backplane: %w", err)
 		}
-		r, err := backplane.NewRedis(id, rc, &backplane.RedisOptions{Heartbeat: beat, Logger: h.log, OnBroadcast: onBroadcast})
+		r, err := backplane.NewRedis(id, rc, &backplane.RedisOptions{Heartbeat: beat, Logger: log, OnBroadcast: onBroadcast})
 		if err != nil {
 			return nil, "", err
 		}
@@ -164,8 +164,8 @@ func (h *Host) newBackplane(id string, onBroadcast func([]byte)) (backplane.Back
 }
 
 // heartbeat reads SettingHeartbeat: 0 when not set.
-func (h *Host) heartbeat() (time.Duration, error) {
-	v, from := h.cfg.Lookup(SettingHeartbeat)
+func heartbeat(cfg *config.Config) (time.Duration, error) {
+	v, from := cfg.Lookup(SettingHeartbeat)
 	if v == "" {
 		return 0, nil
 	}
@@ -181,12 +181,22 @@ func (h *Host) heartbeat() (time.Duration, error) {
 	return d, nil
 }
 
-// start makes the instance reachable through the backplane.
-func (l *legacy) start(ctx context.Context) error {
-	return l.bp.Start(ctx, l.deliver)
+// InstanceID is this instance's id on the backplane.
+func (l *Legacy) InstanceID() string { return l.instanceID }
+
+// Kind is the backplane's kind: BackplaneMemory, BackplaneAzureQueues or
+// BackplaneRedis.
+func (l *Legacy) Kind() string { return l.kind }
+
+// SSE is the legacy SSE transport, once Attach made it.
+func (l *Legacy) SSE() *mcp.LegacySSE { return l.sse }
+
+// Start makes the instance reachable through the backplane.
+func (l *Legacy) Start(ctx context.Context) error {
+	return l.bp.Start(ctx, l.Deliver)
 }
 
-// deliver is where every message another instance sends is dispatched.
+// Deliver is where every message another instance sends is dispatched.
 // backplane.Outcome and mcp.Delivery name the same three outcomes; this is
 // their one mapping: Delivered is Taken, DeliveryFull is Full,
 // DeliveryGone is Gone (mcp cannot import backplane, and backplane need
@@ -195,7 +205,7 @@ func (l *legacy) start(ctx context.Context) error {
 // a client's response goes to the call waiting for it, anything else to
 // its legacy SSE stream. A response nothing waits for can never be
 // delivered: it is dropped (logged at debug) and its sender told.
-func (l *legacy) deliver(ctx context.Context, m backplane.Message) backplane.Outcome {
+func (l *Legacy) Deliver(ctx context.Context, m backplane.Message) backplane.Outcome {
 	ctx, span := l.tel.BackplaneReceive(ctx, l.kind, l.instanceID, m.ID, m.Traceparent, m.Sent)
 	out := l.dispatch(m, l.tel.Traceparent(ctx))
 	span.Set(telemetry.AttrBackplaneOutcome, out.String())
@@ -205,8 +215,8 @@ func (l *legacy) deliver(ctx context.Context, m backplane.Message) backplane.Out
 
 // dispatch hands a received message to what waits for it (see deliver);
 // trace is the traceparent its request on the stream is to carry.
-func (l *legacy) dispatch(m backplane.Message, trace string) backplane.Outcome {
-	if scope, ok := strings.CutPrefix(m.ClientID, responsePrefix); ok {
+func (l *Legacy) dispatch(m backplane.Message, trace string) backplane.Outcome {
+	if scope, ok := strings.CutPrefix(m.ClientID, ResponsePrefix); ok {
 		if l.endpoint.DeliverResponse(scope, m.Body) {
 			return backplane.Taken
 		}
@@ -233,12 +243,12 @@ func requestIDPurpose(instanceID, scope string) string {
 // can be answered through another instance.
 const noDeadlineTTL = 24 * time.Hour
 
-// requestID makes the id of a request a call on this instance sends the
+// RequestID makes the id of a request a call on this instance sends the
 // client of scope: the instance's id, "~" and a token sealed with the
 // session key for that instance and client, which expires with the call's
 // deadline. Another instance that receives the answer forwards it only
 // when the token opens there: a made-up id costs no storage request.
-func (l *legacy) requestID(scope string, deadline time.Time) string {
+func (l *Legacy) RequestID(scope string, deadline time.Time) string {
 	ttl := noDeadlineTTL
 	if !deadline.IsZero() {
 		ttl = time.Until(deadline)
@@ -251,22 +261,22 @@ func (l *legacy) requestID(scope string, deadline time.Time) string {
 	return l.instanceID + "~" + token
 }
 
-// errNotARequest refuses a response that answers no request of the
+// ErrNotARequest refuses a response that answers no request of the
 // instance it names.
-var errNotARequest = errors.New("the response answers no request that instance sent this client, or was forwarded already")
+var ErrNotARequest = errors.New("the response answers no request that instance sent this client, or was forwarded already")
 
-// forwardResponse sends a client's response to the instance where the
-// call that asked waits (see checkResponse). A response refused here is
+// ForwardResponse sends a client's response to the instance where the
+// call that asked waits (see CheckResponse). A response refused here is
 // dropped with a debug line, as one nothing waits for: a made-up id costs
 // neither a storage request nor a warning. A response the other instance
 // has nobody waiting for is not an error: it was dropped there.
-func (l *legacy) forwardResponse(ctx context.Context, instanceID, scope string, body []byte) error {
-	id, err := l.checkResponse(instanceID, scope, body)
+func (l *Legacy) ForwardResponse(ctx context.Context, instanceID, scope string, body []byte) error {
+	id, err := l.CheckResponse(instanceID, scope, body)
 	if err != nil {
 		l.log.Debug("host: a client's response is not forwarded", "error", err)
 		return nil
 	}
-	out, err := l.send(ctx, instanceID, backplane.Message{ID: ids.Random(ids.Base32, 26), ClientID: responsePrefix + scope, Body: body})
+	out, err := l.send(ctx, instanceID, backplane.Message{ID: ids.Random(ids.Base32, 26), ClientID: ResponsePrefix + scope, Body: body})
 	switch {
 	case err != nil:
 		return fmt.Errorf("forwarding a response to instance %q: %w", instanceID, err)
@@ -279,7 +289,7 @@ func (l *legacy) forwardResponse(ctx context.Context, instanceID, scope string, 
 // send sends m to instance to through the backplane; with telemetry on,
 // in a PRODUCER span whose trace context, and the time of sending, the
 // message carries to the receiver.
-func (l *legacy) send(ctx context.Context, to string, m backplane.Message) (backplane.Outcome, error) {
+func (l *Legacy) send(ctx context.Context, to string, m backplane.Message) (backplane.Outcome, error) {
 	ctx, tp, sent, span := l.tel.BackplaneSend(ctx, l.kind, to, m.ID)
 	m.Traceparent, m.Sent = tp, sent
 	out, err := l.bp.Send(ctx, to, m)
@@ -292,29 +302,29 @@ func (l *legacy) send(ctx context.Context, to string, m backplane.Message) (back
 	return out, nil
 }
 
-// checkResponse returns the id of a response that may go to instanceID:
-// its id is one that instance made for the client of scope (requestID),
+// CheckResponse returns the id of a response that may go to instanceID:
+// its id is one that instance made for the client of scope (RequestID),
 // the call's deadline has not passed, and it was not forwarded before.
-func (l *legacy) checkResponse(instanceID, scope string, body []byte) (string, error) {
+func (l *Legacy) CheckResponse(instanceID, scope string, body []byte) (string, error) {
 	var r struct {
 		ID string `json:"id"`
 	}
 	_ = json.Unmarshal(body, &r)
 	token, ok := strings.CutPrefix(r.ID, instanceID+"~")
 	if !ok || !backplane.ValidInstanceID(instanceID) {
-		return "", fmt.Errorf("a response for instance %q: %w", instanceID, errNotARequest)
+		return "", fmt.Errorf("a response for instance %q: %w", instanceID, ErrNotARequest)
 	}
 	if _, err := l.sealer.Open(requestIDPurpose(instanceID, scope), token); err != nil {
-		return "", fmt.Errorf("a response for instance %q: %w (%w)", instanceID, errNotARequest, err)
+		return "", fmt.Errorf("a response for instance %q: %w (%w)", instanceID, ErrNotARequest, err)
 	}
 	if !l.forwarded.Add(r.ID) {
-		return "", fmt.Errorf("a response for instance %q: %w", instanceID, errNotARequest)
+		return "", fmt.Errorf("a response for instance %q: %w", instanceID, ErrNotARequest)
 	}
 	return r.ID, nil
 }
 
-// stop ends the streams, then removes the instance from the backplane.
-func (l *legacy) stop(ctx context.Context) error {
+// Stop ends the streams, then removes the instance from the backplane.
+func (l *Legacy) Stop(ctx context.Context) error {
 	var err error
 	l.stopOnce.Do(func() {
 		l.sse.Close()
@@ -328,7 +338,7 @@ func (l *legacy) stop(ctx context.Context) error {
 // forwarder sends messages for streams on other instances through the
 // backplane, each with a fresh id for duplicate suppression, and turns
 // their outcome into the answer of the POST.
-type forwarder struct{ l *legacy }
+type forwarder struct{ l *Legacy }
 
 func (f forwarder) Forward(ctx context.Context, instanceID, clientID string, message []byte) error {
 	out, err := f.l.send(ctx, instanceID, backplane.Message{ID: ids.Random(ids.Base32, 26), ClientID: clientID, Body: message})

@@ -1,4 +1,4 @@
-package host
+package instances
 
 import (
 	"context"
@@ -43,4 +43,17 @@ func (r *relay) deliver(wire []byte) {
 
 // onBroadcast returns the OnBroadcast of a backplane whose relay is not
 // made yet: what arrives goes to the relay's receiver once both are set.
-func (l *legacy) onBroadcast(wire []byte) { l.relay.deliver(wire) }
+func (l *Legacy) onBroadcast(wire []byte) { l.relay.deliver(wire) }
+
+// Relay is what carries this instance's changes to the others over the
+// backplane; nil when the backplane cannot carry them.
+func (l *Legacy) Relay() notify.Relay {
+	if l.relay.bp == nil {
+		return nil
+	}
+	return &l.relay
+}
+
+// ReceiveChanges sets where the changes other instances relay go (the
+// hub's Receive); until it is set they are dropped. fn must not block.
+func (l *Legacy) ReceiveChanges(fn func(wire []byte)) { l.relay.receive(fn) }

@@ -1,4 +1,4 @@
-package host
+package tasks
 
 import (
 	"sync"
@@ -9,25 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/internal/testutil"
 )
-
-// TestHasTables: a connection string reaches tables when it names a table
-// endpoint, no endpoint at all, or the emulator; one that names only
-// queue (or blob) endpoints does not, and the instances then keep their
-// own record of used request states.
-func TestHasTables(t *testing.T) {
-	for cs, want := range map[string]bool{
-		"DefaultEndpointsProtocol=https;AccountName=a;AccountKey=k;EndpointSuffix=core.windows.net": true,
-		"UseDevelopmentStorage=true": true,
-		"DefaultEndpointsProtocol=http;AccountName=a;AccountKey=k;QueueEndpoint=http://127.0.0.1:1/a":          false,
-		"AccountName=a;AccountKey=k;QueueEndpoint=http://q/a;BlobEndpoint=http://b/a;TableEndpoint=http://t/a": true,
-		"AccountName=a;AccountKey=k;BlobEndpoint=http://b/a":                                                   false,
-	} {
-		assert.Equal(t, want, hasTables(cs), cs)
-	}
-}
 
 // TestRedisStatesEpoch (issue 41, item 3): the Redis record of used
 // request states makes its epoch once, whichever instances ask at once; a
@@ -42,7 +25,7 @@ func TestRedisStatesEpoch(t *testing.T) {
 		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}
-	a, b := redisStates{newClient()}, redisStates{newClient()}
+	a, b := NewRedisStates(newClient()), NewRedisStates(newClient())
 	epochs := make([]string, 6)
 	var wg sync.WaitGroup
 	for i := range epochs {
@@ -74,13 +57,13 @@ func TestRedisStatesEpoch(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, time.Hour.Seconds(), ttl.Seconds(), 60, "the key expires with the state")
 	_, err = a.Spend(t.Context(), "other1", "someotherepoch00", expires)
-	assert.ErrorIs(t, err, mcp.ErrEpochChanged, "a state of another epoch")
+	assert.ErrorIs(t, err, ErrStateEpochChanged, "a state of another epoch")
 	_, err = a.Spend(t.Context(), "other2", "", expires)
-	assert.ErrorIs(t, err, mcp.ErrEpochChanged, "a state given without a shared record")
+	assert.ErrorIs(t, err, ErrStateEpochChanged, "a state given without a shared record")
 
 	require.NoError(t, a.c.FlushAll(t.Context()).Err())
 	_, err = b.Spend(t.Context(), "used1", epoch, expires)
-	require.ErrorIs(t, err, mcp.ErrEpochChanged, "the state used before the data was lost is refused")
+	require.ErrorIs(t, err, ErrStateEpochChanged, "the state used before the data was lost is refused")
 	next, err := b.Epoch(t.Context())
 	require.NoError(t, err)
 	assert.NotEqual(t, epoch, next, "a new epoch")
