@@ -251,14 +251,15 @@ func hostImportViolations(imports map[string][]string, allowed map[string][]stri
 func TestHostInternalLayers(t *testing.T) {
 	pkgs := listPackages(t)
 	imports := map[string][]string{}
-	var checked int
+	top := map[string]bool{} // a sub-package counts as its package
 	for path, p := range pkgs {
-		if under(path, "host/internal") {
-			checked++
+		if name, ok := strings.CutPrefix(path, modulePath+"/host/internal/"); ok {
+			name, _, _ = strings.Cut(name, "/")
+			top[name] = true
 		}
 		imports[path] = p.Imports
 	}
-	require.Len(t, hostInternalImports, checked, "every package under host/internal is listed, and no more")
+	require.Len(t, hostInternalImports, len(top), "every package under host/internal is listed, and no more")
 	for _, v := range hostImportViolations(imports, hostInternalImports) {
 		t.Error(v)
 	}
@@ -279,6 +280,47 @@ func TestHostInternalLayers(t *testing.T) {
 	for name := range hostInternalImports {
 		visit(name, nil)
 	}
+}
+
+// mcpFrontImports lists, for every package of the MCP front (the core,
+// host/internal/mcp, named "", and its sub-packages, named by their path
+// under it), the other packages of the front it may import. The core may
+// import its sub-packages; none imports the core (each meets it through an
+// interface of its own), and the sub-packages import each other only as
+// listed, so the front reads top-down like host/internal.
+var mcpFrontImports = map[string][]string{
+	"":     {"wire"},
+	"wire": nil,
+}
+
+// TestMCPFrontLayers checks the imports between the packages of the MCP
+// front against mcpFrontImports.
+func TestMCPFrontLayers(t *testing.T) {
+	const front = modulePath + "/host/internal/mcp"
+	name := func(path string) (string, bool) {
+		if path == front {
+			return "", true
+		}
+		return strings.CutPrefix(path, front+"/")
+	}
+	var checked int
+	for path, p := range listPackages(t) {
+		n, ok := name(path)
+		if !ok {
+			continue
+		}
+		checked++
+		may, listed := mcpFrontImports[n]
+		if !assert.True(t, listed, "%s is not listed in mcpFrontImports", path) {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if dep, ok := name(imp); ok && !slices.Contains(may, dep) {
+				t.Errorf("%s imports %s, which it may not", path, imp)
+			}
+		}
+	}
+	assert.Len(t, mcpFrontImports, checked, "every package of the front is listed, and no more")
 }
 
 // TestHostImportCheckFindsViolations shows the check above can fail.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/dedup"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
@@ -267,7 +268,7 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	out := &sseWriter{w: w, rc: http.NewResponseController(w), window: l.o.KeepAlive + time.Minute}
+	out := wire.NewSSEWriter(w, l.o.KeepAlive+time.Minute)
 	// The GET's headers live as long as the stream: they are kept, not
 	// copied, and only read.
 	s := &stream{id: id, headers: r.Header, remote: r.RemoteAddr, ctx: ctx, wake: make(chan struct{}, 1), out: out}
@@ -318,12 +319,12 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	setFraming(hdr, true)
 	hdr.Set("Connection", "keep-alive")
 	w.WriteHeader(http.StatusOK)
-	if err := out.event("endpoint", []byte(endpoint)); err != nil {
+	if err := out.Event("endpoint", []byte(endpoint)); err != nil {
 		return
 	}
 	// Keep-alives come from a timer, not a goroutine of the stream's own:
 	// an idle stream costs no goroutine but the connection's.
-	stopKeepAlive := out.keepAlive(l.o.KeepAlive, cancel)
+	stopKeepAlive := out.KeepAlive(l.o.KeepAlive, cancel)
 	defer stopKeepAlive()
 	for {
 		select {
@@ -338,7 +339,7 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 		if s.listener != nil {
 			for c, ok := s.listener.Next(); ok; c, ok = s.listener.Next() {
 				if msg := renderChange(c, nil); msg != nil {
-					if err := out.event(eventMessage, msg); err != nil {
+					if err := out.Event(eventMessage, msg); err != nil {
 						return
 					}
 				}
@@ -353,7 +354,7 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 			if len(reply) == 0 {
 				continue
 			}
-			if err := out.event(eventMessage, reply); err != nil {
+			if err := out.Event(eventMessage, reply); err != nil {
 				return
 			}
 		}
@@ -492,7 +493,7 @@ type streamOrigin struct {
 }
 
 // send writes one JSON-RPC message on the stream.
-func (o *streamOrigin) send(msg []byte) error { return o.out.event(eventMessage, msg) }
+func (o *streamOrigin) send(msg []byte) error { return o.out.Event(eventMessage, msg) }
 
 // ServeMessage serves POST …/message?azmcpcs=<client state>: the message
 // goes to the client's stream, here or on its instance, and is answered 202.
@@ -697,100 +698,6 @@ func (l *LegacySSE) DeliverTraced(clientID string, message []byte, trace string)
 		return DeliveryFull
 	}
 	return DeliveryGone
-}
-
-// sseWriter writes events to one stream; the stream's loop and its
-// keep-alive timer share it.
-type sseWriter struct {
-	mu     sync.Mutex
-	w      http.ResponseWriter
-	rc     *http.ResponseController
-	closed bool // the handler returned: w must not be used
-	// window is the write deadline set before each write: a stream lives
-	// longer than any request deadline a server sets, but a client that
-	// stops reading is dropped.
-	window time.Duration
-}
-
-// write writes p and flushes it; the caller holds mu.
-func (s *sseWriter) write(p []byte) error {
-	if s.closed {
-		return http.ErrHandlerTimeout
-	}
-	_ = s.rc.SetWriteDeadline(time.Now().Add(s.window))
-	if _, err := s.w.Write(p); err != nil {
-		return err
-	}
-	return s.rc.Flush()
-}
-
-func (s *sseWriter) event(name string, data []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	buf := getBuffer()
-	defer putBuffer(buf)
-	appendEvent(buf, name, data)
-	return s.write(buf.Bytes())
-}
-
-// eventParts writes one event whose data is parts one after the other,
-// each written as it is: a large part shared by many streams (a task's
-// result) is never copied into a frame.
-func (s *sseWriter) eventParts(name string, parts ...[]byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return http.ErrHandlerTimeout
-	}
-	_ = s.rc.SetWriteDeadline(time.Now().Add(s.window))
-	buf := getBuffer()
-	defer putBuffer(buf)
-	beginEvent(buf, name)
-	for _, p := range parts {
-		if buf.Len()+len(p) <= maxPooled {
-			buf.Write(p)
-			continue
-		}
-		if _, err := s.w.Write(buf.Bytes()); err != nil {
-			return err
-		}
-		buf.Reset()
-		if _, err := s.w.Write(p); err != nil {
-			return err
-		}
-	}
-	endEvent(buf)
-	if _, err := s.w.Write(buf.Bytes()); err != nil {
-		return err
-	}
-	return s.rc.Flush()
-}
-
-// keepAlive writes a comment every interval, from a timer, until the
-// returned stop is called; a failed write (the client left) cancels the
-// stream. stop returns once no write can happen any more.
-func (s *sseWriter) keepAlive(every time.Duration, cancel context.CancelFunc) (stop func()) {
-	var t *time.Timer
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t = time.AfterFunc(every, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.closed {
-			return
-		}
-		if err := s.write(keepAliveComment); err != nil {
-			cancel()
-			return
-		}
-		t.Reset(every)
-	})
-	return func() {
-		t.Stop()
-		s.mu.Lock()
-		s.closed = true
-		s.mu.Unlock()
-	}
 }
 
 // recorder is the ResponseWriter of a message run through the endpoint.

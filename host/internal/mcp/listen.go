@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
@@ -115,7 +116,7 @@ func (ls *listenStream) flush(ctx context.Context) error {
 		if msg == nil {
 			continue
 		}
-		if err := ls.out.event(eventMessage, msg); err != nil {
+		if err := ls.out.Event(eventMessage, msg); err != nil {
 			return err
 		}
 	}
@@ -140,7 +141,7 @@ func (ls *listenStream) writeTask(task []byte) error {
 		tail.WriteByte('}')
 	}
 	tail.WriteString("}}")
-	return ls.out.eventParts(eventMessage, []byte(head), task[:len(task)-1], tail.Bytes())
+	return ls.out.EventParts(eventMessage, []byte(head), task[:len(task)-1], tail.Bytes())
 }
 
 // renderChange writes the notification of a change of a list or a
@@ -208,7 +209,7 @@ func (h *handler) listFilter() notify.Filter {
 
 // newSSEWriter makes the writer of a listening stream.
 func (h *handler) newSSEWriter(w http.ResponseWriter) *sseWriter {
-	return &sseWriter{w: w, rc: http.NewResponseController(w), window: h.listenWriteTimeout}
+	return wire.NewSSEWriter(w, h.listenWriteTimeout)
 }
 
 // listenRefusal answers a listener the hub refused.
@@ -367,10 +368,10 @@ func (h *handler) serveListen(req *request) bool {
 	setFraming(hdr, true)
 	req.w.WriteHeader(http.StatusOK)
 	ls.out = h.newSSEWriter(req.w)
-	if ls.out.event(eventMessage, acknowledgement(f, uris, taskIDs, ls.subID)) != nil {
+	if ls.out.Event(eventMessage, acknowledgement(f, uris, taskIDs, ls.subID)) != nil {
 		return true
 	}
-	stop := ls.out.keepAlive(h.listenKeepAlive, cancel)
+	stop := ls.out.KeepAlive(h.listenKeepAlive, cancel)
 	defer stop()
 	// The tasks named start with their state now: a change made before
 	// the stream opened is not lost.
@@ -396,13 +397,13 @@ func (h *handler) serveListen(req *request) bool {
 		b.WriteByte(',')
 		b.Write(h.modernReplies.serverInfoMeta)
 		b.WriteString("}}}")
-		_ = ls.out.event(eventMessage, b.Bytes())
+		_ = ls.out.Event(eventMessage, b.Bytes())
 	case errors.Is(why, notify.ErrTooSlow):
 		var b bytes.Buffer
 		beginReply(&b, false, ls.subID)
 		h.appendError(&b, codeServerError, "Listener too slow: "+why.Error()+"; the subscription ended. Listen again, and read again what may have changed.", nil)
 		b.WriteByte('}')
-		_ = ls.out.event(eventMessage, b.Bytes())
+		_ = ls.out.Event(eventMessage, b.Bytes())
 	}
 	return true
 }
@@ -506,22 +507,12 @@ func (h *handler) serveSessionStream(w http.ResponseWriter, r *http.Request) {
 	setFraming(w.Header(), true)
 	w.WriteHeader(http.StatusOK)
 	ls.out = h.newSSEWriter(w)
-	if ls.out.write0() != nil {
+	if ls.out.Flush() != nil {
 		return
 	}
-	stop := ls.out.keepAlive(h.listenKeepAlive, cancel)
+	stop := ls.out.KeepAlive(h.listenKeepAlive, cancel)
 	defer stop()
 	_ = ls.run(ctx)
-}
-
-// write0 flushes the headers of a stream that has nothing to say yet.
-func (s *sseWriter) write0() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return http.ErrHandlerTimeout
-	}
-	return s.rc.Flush()
 }
 
 // serveSubscribe answers resources/subscribe and resources/unsubscribe
