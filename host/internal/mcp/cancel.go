@@ -70,7 +70,7 @@ func (f *inflight) cancel(key string) bool {
 // it.
 func callScope(req *request, s *session) string {
 	if req.origin != nil {
-		return "sse:" + req.origin.clientID
+		return "sse:" + req.origin.ClientID
 	}
 	if s != nil && s.id != "" {
 		return "session:" + s.id

@@ -169,22 +169,8 @@
 //
 // # Legacy HTTP+SSE
 //
-// [NewLegacySSE] serves the 2024-11-05 transport over the same handler:
-// ServeStream opens a stream whose first event is "endpoint" with
-// "message?azmcpcs=<sealed client|instance>[&code=<key>]", ServeMessage
-// answers a POST there with 202 and runs the message (through the handler,
-// as an application/json request carrying the stream's GET headers and the
-// Mcp-Session-Id its initialize minted, with the stream's scope and writer
-// passed in the open, not in context keys) on the stream's goroutine, one at a
-// time, writing each reply as an "event: message"; only
-// notifications/cancelled runs at once, so that it reaches the call it
-// names, in the stream's context and scope. A request id the stream already
-// ran is dropped. The router reads each message with the handler's decoder.
-// What waits for a stream is bounded in messages ([LegacySSEOptions.Inbox])
-// and bytes, per stream and per host; an idle stream's inbox and id window
-// are made on first use, and keep-alives come from a timer. Messages for a
-// stream on another instance go to a [Forwarder]; the backplane hands them
-// back through [LegacySSE.Deliver]. A stream opened behind the access token
-// check seals its principal's owner ID in the client state, and a message
-// from anyone else is answered as a client state that does not open.
+// [NewLegacySSE] serves the 2024-11-05 transport over the same handler; the
+// transport itself, its streams and their inboxes are package legacysse,
+// which reaches the handler through legacyEndpoint (legacy.go): each
+// message comes with its stream's origin and passes the chain like a POST.
 package mcp

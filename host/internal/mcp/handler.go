@@ -32,9 +32,6 @@ const (
 var (
 	allowPost       = []string{http.MethodPost}
 	jsonContentType = []string{"application/json"}
-	sseContentType  = []string{"text/event-stream"}
-	noCache         = []string{"no-cache"}
-	noBuffering     = []string{"no"}
 )
 
 type handler struct {

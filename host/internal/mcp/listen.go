@@ -530,11 +530,11 @@ func (h *handler) serveSubscribe(req *request) bool {
 	subscribe := req.msg.method == methodSubscribe
 	var err error
 	switch {
-	case req.origin != nil && req.origin.listener != nil:
+	case req.origin != nil && req.origin.Listener != nil:
 		if subscribe {
-			err = req.origin.listener.Subscribe(uri)
+			err = req.origin.Listener.Subscribe(uri)
 		} else {
-			req.origin.listener.Unsubscribe(uri)
+			req.origin.Listener.Unsubscribe(uri)
 		}
 	case req.session != nil:
 		if subscribe {

@@ -200,7 +200,7 @@ func (n *Notifier) send() error {
 // starting it first if needed. n.mu is held.
 func (n *Notifier) emit(msg []byte) error {
 	if n.sse != nil {
-		return n.sse.send(msg)
+		return n.sse.Send(msg)
 	}
 	if n.w == nil {
 		return ErrNotRequested // the client accepts no stream

@@ -92,7 +92,7 @@ func TestLegacySSEMessagesCarryTheirOwnTraceparent(t *testing.T) {
 	st := openStream(t, s.URL, "", http.Header{"Traceparent": {get}})
 	u, err := url.Parse(st.Endpoint)
 	require.NoError(t, err)
-	client, _, _, ok := s.sse.openState(u.Query().Get(queryClientState))
+	client, _, _, ok := s.sse.OpenState(u.Query().Get(queryClientState))
 	require.True(t, ok)
 	call := func(id int) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`, id)

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"net/http"
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 )
@@ -23,3 +24,5 @@ func putBuffer(b *bytes.Buffer)                             { wire.PutBuffer(b) 
 func beginEvent(b *bytes.Buffer, name string)               { wire.BeginEvent(b, name) }
 func endEvent(b *bytes.Buffer)                              { wire.EndEvent(b) }
 func appendEvent(b *bytes.Buffer, name string, data []byte) { wire.AppendEvent(b, name, data) }
+
+func setFraming(hdr http.Header, sse bool) { wire.SetFraming(hdr, sse) }

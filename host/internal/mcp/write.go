@@ -68,16 +68,6 @@ func (h *handler) appendError(b *bytes.Buffer, code int, message string, data an
 	}
 }
 
-func setFraming(hdr http.Header, sse bool) {
-	if sse {
-		hdr["Content-Type"] = sseContentType
-		hdr["Cache-Control"] = noCache
-		hdr["X-Accel-Buffering"] = noBuffering
-		return
-	}
-	hdr["Content-Type"] = jsonContentType
-}
-
 func (h *handler) send(w http.ResponseWriter, status int, sse bool, body []byte) {
 	hdr := w.Header()
 	setFraming(hdr, sse)

@@ -1,6 +1,9 @@
 package wire
 
-import "bytes"
+import (
+	"bytes"
+	"net/http"
+)
 
 // The front's one SSE framer: every event on a stream (a reply, a
 // notification, the legacy transport's endpoint and message events) is
@@ -37,3 +40,23 @@ func AppendEvent(b *bytes.Buffer, name string, data []byte) {
 
 // KeepAliveComment is the comment written on an idle stream.
 var KeepAliveComment = []byte(": keep-alive" + EventEnd)
+
+// Shared header values; net/http never writes into them.
+var (
+	jsonContentType = []string{"application/json"}
+	sseContentType  = []string{"text/event-stream"}
+	noCache         = []string{"no-cache"}
+	noBuffering     = []string{"no"}
+)
+
+// SetFraming sets the header of a response framed as SSE events (sse) or
+// as one JSON body.
+func SetFraming(hdr http.Header, sse bool) {
+	if sse {
+		hdr["Content-Type"] = sseContentType
+		hdr["Cache-Control"] = noCache
+		hdr["X-Accel-Buffering"] = noBuffering
+		return
+	}
+	hdr["Content-Type"] = jsonContentType
+}

@@ -5,6 +5,10 @@ import (
 	"sync"
 )
 
+// DefaultMaxBodyBytes is the default bound of a POSTed message, on every
+// transport.
+const DefaultMaxBodyBytes = 4 << 20
+
 // MaxPooled is the largest buffer kept for reuse.
 const MaxPooled = 64 << 10
 

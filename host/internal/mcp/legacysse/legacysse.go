@@ -1,4 +1,4 @@
-package mcp
+package legacysse
 
 import (
 	"bytes"
@@ -18,19 +18,20 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/dedup"
+	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
-// Defaults of [LegacySSEOptions].
+// Defaults of [Options].
 const (
 	DefaultKeepAlive   = 25 * time.Second
 	DefaultMaxStreams  = 10000
 	DefaultStreamInbox = 256
 	// DefaultStreamInboxBytes bounds the bytes waiting for one stream: four
 	// messages of the largest size.
-	DefaultStreamInboxBytes = 4 * DefaultMaxBodyBytes
+	DefaultStreamInboxBytes = 4 * wire.DefaultMaxBodyBytes
 	// DefaultInboxBytes bounds the bytes waiting for all the streams of a
 	// host.
 	DefaultInboxBytes = 128 << 20
@@ -43,10 +44,31 @@ const ClientStatePurpose = "mcp-sse-client-state"
 // longer needs a new connection.
 const clientStateTTL = 24 * time.Hour
 
-// The query parameters of the message endpoint.
-const (
-	queryClientState = "azmcpcs"
-)
+// QueryClientState is the query parameter of the message endpoint that
+// carries the client-state token.
+const QueryClientState = "azmcpcs"
+
+// jsonContentType is the Content-Type of the requests a stream's messages
+// become; net/http never writes into it.
+var jsonContentType = []string{"application/json"}
+
+// Endpoint is what the transport needs of the MCP endpoint its messages
+// run through (the Streamable HTTP handler of package mcp).
+type Endpoint interface {
+	// Route decodes a message for the transport to route it.
+	Route(msg []byte) Route
+	// Serve answers one message of a stream as a POST of the endpoint,
+	// with the stream's origin.
+	Serve(w http.ResponseWriter, r *http.Request, origin *Origin)
+	// Listen opens the listener of the stream r opens, which wake wakes:
+	// it hears the list changes and the resources the stream subscribes
+	// to. It is nil when notifications are off; an error means the host
+	// is stopping.
+	Listen(r *http.Request, wake func()) (*notify.Listener, error)
+	// Change renders a change a stream's listener heard as the
+	// notification to write on it; nil for none.
+	Change(c notify.Change) []byte
+}
 
 // StateSealer seals client-state tokens and opens them again. Instances
 // sharing the key open each other's tokens.
@@ -71,9 +93,9 @@ var ErrNoInstance = errors.New("no such host instance")
 // refused the message: the stream takes no more for now.
 var ErrStreamFull = errors.New("the stream takes no more messages for now")
 
-// LegacySSEOptions configures [NewLegacySSE]. InstanceID and Sealer are
+// Options configures [New]. InstanceID and Sealer are
 // required.
-type LegacySSEOptions struct {
+type Options struct {
 	// InstanceID names this host instance in client-state tokens.
 	InstanceID string
 	// Sealer seals and opens client-state tokens.
@@ -95,19 +117,20 @@ type LegacySSEOptions struct {
 	// HostInboxBytes bounds the bytes waiting for all the streams together;
 	// default DefaultInboxBytes (128 MiB). Beyond, POST is 503.
 	HostInboxBytes int64
-	// MaxBodyBytes limits a POSTed message; 0 means DefaultMaxBodyBytes.
+	// MaxBodyBytes limits a POSTed message; 0 means wire.DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// Logger receives dropped messages; nil discards.
 	Logger *slog.Logger
 }
 
-// LegacySSE is the HTTP+SSE transport of MCP 2024-11-05: a GET opens a
+// Transport is the HTTP+SSE transport of MCP 2024-11-05: a GET opens a
 // stream whose first event names the message endpoint, POSTs there are
 // answered 202 and their replies travel on the stream. Messages run through
-// the Streamable HTTP handler, so both transports answer alike.
-type LegacySSE struct {
-	endpoint *handler
-	o        LegacySSEOptions
+// the Streamable HTTP endpoint ([Endpoint]), so both transports answer
+// alike.
+type Transport struct {
+	endpoint Endpoint
+	o        Options
 	log      *slog.Logger
 
 	mu      sync.Mutex
@@ -125,7 +148,7 @@ type stream struct {
 	remote  string          // the GET's RemoteAddr: its messages' client address
 	ctx     context.Context // ends with the stream
 	wake    chan struct{}   // a message is waiting (capacity 1)
-	out     *sseWriter      // the stream: replies, and the calls' notifications and requests
+	out     *wire.SSEWriter // the stream: replies, and the calls' notifications and requests
 
 	mu     sync.Mutex
 	token  string    // Mcp-Session-Id minted by initialize, "" before
@@ -181,11 +204,11 @@ func (s *stream) firstRun(id string) bool {
 // requestIDWindow is how many request ids a stream remembers.
 const requestIDWindow = 4096
 
-// NewLegacySSE returns the legacy transport running messages through
-// endpoint. Each message reaches the endpoint with its stream's
-// [streamOrigin]: the stream's scope and the writer of the stream.
-func NewLegacySSE(endpoint *Handler, opts *LegacySSEOptions) (*LegacySSE, error) {
-	var o LegacySSEOptions
+// New returns the legacy transport running messages through endpoint.
+// Each message reaches the endpoint with its stream's [Origin]: the
+// stream's scope and the writer of the stream.
+func New(endpoint Endpoint, opts *Options) (*Transport, error) {
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
@@ -211,7 +234,7 @@ func NewLegacySSE(endpoint *Handler, opts *LegacySSEOptions) (*LegacySSE, error)
 		o.HostInboxBytes = DefaultInboxBytes
 	}
 	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
+		o.MaxBodyBytes = wire.DefaultMaxBodyBytes
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -219,18 +242,18 @@ func NewLegacySSE(endpoint *Handler, opts *LegacySSEOptions) (*LegacySSE, error)
 	if endpoint == nil {
 		return nil, errors.New("creating the legacy SSE transport: an endpoint is required")
 	}
-	return &LegacySSE{endpoint: endpoint.h, o: o, log: o.Logger, streams: map[string]*stream{}, stop: make(chan struct{})}, nil
+	return &Transport{endpoint: endpoint, o: o, log: o.Logger, streams: map[string]*stream{}, stop: make(chan struct{})}, nil
 }
 
 // Streams returns the number of open streams.
-func (l *LegacySSE) Streams() int {
+func (l *Transport) Streams() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.streams)
 }
 
 // Close ends every open stream and refuses new ones.
-func (l *LegacySSE) Close() {
+func (l *Transport) Close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.closed {
@@ -239,7 +262,7 @@ func (l *LegacySSE) Close() {
 	}
 }
 
-func (l *LegacySSE) plainError(w http.ResponseWriter, status int, text string) {
+func (l *Transport) plainError(w http.ResponseWriter, status int, text string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
@@ -247,13 +270,13 @@ func (l *LegacySSE) plainError(w http.ResponseWriter, status int, text string) {
 }
 
 // ServeStream serves GET …/sse: the stream of one client.
-func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
+func (l *Transport) ServeStream(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header()["Allow"] = []string{http.MethodGet}
 		l.plainError(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return
 	}
-	id := newID()
+	id := ids.Random(ids.LowerAlnum, 16)
 	state := id + "|" + l.o.InstanceID
 	if owner.Principal(r.Context()) != "" {
 		// Behind the access token check the stream belongs to its
@@ -277,13 +300,12 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	// listener does not count against the listener limits, but the URIs
 	// it follows count against its owner's and its address's bytes.
 	var heard <-chan struct{}
-	if hub := l.endpoint.hub; hub != nil {
-		lst, err := hub.Listen(notify.ListenerOptions{Owner: owner.Of(r), Address: owner.ClientAddress(r), Uncounted: true, Wake: s.signal},
-			l.endpoint.listFilter())
-		if err != nil {
-			l.plainError(w, http.StatusServiceUnavailable, "Service Unavailable: the host is stopping")
-			return
-		}
+	lst, err := l.endpoint.Listen(r, s.signal)
+	if err != nil {
+		l.plainError(w, http.StatusServiceUnavailable, "Service Unavailable: the host is stopping")
+		return
+	}
+	if lst != nil {
 		defer lst.End(nil)
 		s.listener, heard = lst, lst.Done()
 	}
@@ -309,14 +331,14 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 		l.mu.Unlock()
 	}()
 
-	endpoint := "message?" + queryClientState + "=" + url.QueryEscape(token)
+	endpoint := "message?" + QueryClientState + "=" + url.QueryEscape(token)
 	// The key copied is the one the host checks (auth.RequestKey), so the
 	// message URL carries the key that opened the stream.
 	if key := auth.RequestKey(r); key != "" {
 		endpoint += "&" + auth.QueryCode + "=" + url.QueryEscape(key)
 	}
 	hdr := w.Header()
-	setFraming(hdr, true)
+	wire.SetFraming(hdr, true)
 	hdr.Set("Connection", "keep-alive")
 	w.WriteHeader(http.StatusOK)
 	if err := out.Event("endpoint", []byte(endpoint)); err != nil {
@@ -338,8 +360,8 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 		}
 		if s.listener != nil {
 			for c, ok := s.listener.Next(); ok; c, ok = s.listener.Next() {
-				if msg := renderChange(c, nil); msg != nil {
-					if err := out.Event(eventMessage, msg); err != nil {
+				if msg := l.endpoint.Change(c); msg != nil {
+					if err := out.Event(wire.EventMessage, msg); err != nil {
 						return
 					}
 				}
@@ -354,7 +376,7 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 			if len(reply) == 0 {
 				continue
 			}
-			if err := out.Event(eventMessage, reply); err != nil {
+			if err := out.Event(wire.EventMessage, reply); err != nil {
 				return
 			}
 		}
@@ -363,7 +385,7 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 
 // take removes the oldest waiting message of s; its msg is nil when none
 // waits.
-func (l *LegacySSE) take(s *stream) waiting {
+func (l *Transport) take(s *stream) waiting {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.inbox) == 0 {
@@ -380,7 +402,7 @@ func (l *LegacySSE) take(s *stream) waiting {
 }
 
 // drop forgets the messages of a stream that ended.
-func (l *LegacySSE) drop(s *stream) {
+func (l *Transport) drop(s *stream) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
@@ -390,13 +412,13 @@ func (l *LegacySSE) drop(s *stream) {
 
 // QueuedBytes returns the bytes of the messages waiting for this host's
 // streams.
-func (l *LegacySSE) QueuedBytes() int64 { return l.queued.Load() }
+func (l *Transport) QueuedBytes() int64 { return l.queued.Load() }
 
 // run answers one message through the endpoint and returns the reply to
 // put on the stream ("" for none). trace, when not "", is the traceparent
 // its request carries instead of the stream's.
-func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte, trace string) []byte {
-	if id := routeOf(msg).id; id != "" && !s.firstRun(id) {
+func (l *Transport) run(ctx context.Context, s *stream, msg []byte, trace string) []byte {
+	if id := l.endpoint.Route(msg).ID; id != "" && !s.firstRun(id) {
 		// A request sent again (a retry after a failure that left the client
 		// unsure): it ran already, and its reply is on the stream.
 		l.log.Debug("mcp sse: dropping a repeated request", "client", s.id, "id", id)
@@ -411,25 +433,25 @@ func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte, trace string
 	// The stream's client sent it: its messages are counted to the
 	// stream's owner (its principal or key on ctx, else its address).
 	req.RemoteAddr = s.remote
-	req.Header[headerAccept] = jsonContentType
+	req.Header["Accept"] = jsonContentType
 	req.Header["Content-Type"] = jsonContentType
-	delete(req.Header, headerProtocolVersion)
-	delete(req.Header, headerSessionID)
+	delete(req.Header, "Mcp-Protocol-Version")
+	delete(req.Header, "Mcp-Session-Id")
 	if token := s.sessionToken(); token != "" {
-		req.Header[headerSessionID] = []string{token}
+		req.Header["Mcp-Session-Id"] = []string{token}
 	}
 	if trace != "" {
 		req.Header["Traceparent"] = []string{trace}
 		delete(req.Header, "Tracestate")
 	}
 	req.ContentLength = int64(len(msg))
-	rec := &recorder{header: http.Header{}}
-	l.endpoint.serve(rec, req, &streamOrigin{clientID: s.id, out: s.out, listener: s.listener})
-	if vals := rec.header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
+	rec := wire.NewRecorder()
+	l.endpoint.Serve(rec, req, &Origin{ClientID: s.id, Out: s.out, Listener: s.listener})
+	if vals := rec.Header()["Mcp-Session-Id"]; len(vals) > 0 && vals[0] != "" {
 		s.setSessionToken(vals[0])
 	}
-	body := bytes.TrimSpace(rec.body.Bytes())
-	if len(body) == 0 || rec.status == http.StatusAccepted {
+	body := bytes.TrimSpace(rec.Body.Bytes())
+	if len(body) == 0 || rec.Status == http.StatusAccepted {
 		return nil
 	}
 	if bytes.ContainsAny(body, "\r\n") {
@@ -443,39 +465,25 @@ func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte, trace string
 	return body
 }
 
-// route is what the router needs of a message, read by the decoder every
-// other path uses (decodeMessage), so that the router and the handler never
-// see two messages in the same bytes.
-type route struct {
-	// id is the id of a request as sent, when the handler answers it with
+// Route is what the transport needs of a message to route it, read by
+// the endpoint's decoder ([Endpoint.Route]) so that the transport and the
+// endpoint never see two messages in the same bytes.
+type Route struct {
+	// JSON is false for a body that is not JSON at all: it is refused
+	// before it is queued.
+	JSON bool
+	// ID is the id of a request as sent, when the endpoint answers it with
 	// that id; "" for anything else (a notification, a response, a message
 	// refused without an id).
-	id string
-	// cancel marks a well-formed notifications/cancelled notification.
-	cancel bool
-	// response marks a response (to a request a call sent the client).
-	response bool
+	ID string
+	// Cancel marks a well-formed notifications/cancelled notification.
+	Cancel bool
+	// Response marks a response (to a request a call sent the client).
+	Response bool
 }
 
-func routeOf(msg []byte) route {
-	var m message
-	code, _ := decodeMessage(msg, &m)
-	switch {
-	case code == 0 && m.method == "" && (m.hasResult || m.hasError) && m.id != nil:
-		return route{response: true}
-	case m.id == nil:
-		return route{cancel: code == 0 && m.method == methodCancelled && m.paramsProblem == ""}
-	}
-	// The id the handler echoes, refusal or not: a request sent again gets
-	// no second answer.
-	if id := validID(m.id); id != nil {
-		return route{id: string(id)}
-	}
-	return route{}
-}
-
-// streamOrigin is what the legacy SSE transport gives the handler with
-// each message of a stream, in the open: the handler reads no context key.
+// Origin is what the transport gives the endpoint with each message of a
+// stream, in the open: the endpoint reads no context key.
 //
 //   - The stream's messages share its cancellation scope, "sse:<client
 //     id>", whether or not they initialized a session: its calls are its
@@ -484,31 +492,33 @@ func routeOf(msg []byte) route {
 //     runs, before its reply (send).
 //   - A call reports the transport as metadata.TransportSSE, with no
 //     session id.
-type streamOrigin struct {
-	clientID string
-	out      *sseWriter
-	// listener hears the stream's list changes and the resources it
+type Origin struct {
+	// ClientID names the stream (its scope is "sse:" + ClientID).
+	ClientID string
+	// Out writes on the stream.
+	Out *wire.SSEWriter
+	// Listener hears the stream's list changes and the resources it
 	// subscribed to; nil when notifications are off.
-	listener *notify.Listener
+	Listener *notify.Listener
 }
 
-// send writes one JSON-RPC message on the stream.
-func (o *streamOrigin) send(msg []byte) error { return o.out.Event(eventMessage, msg) }
+// Send writes one JSON-RPC message on the stream.
+func (o *Origin) Send(msg []byte) error { return o.Out.Event(wire.EventMessage, msg) }
 
 // ServeMessage serves POST …/message?azmcpcs=<client state>: the message
 // goes to the client's stream, here or on its instance, and is answered 202.
-func (l *LegacySSE) ServeMessage(w http.ResponseWriter, r *http.Request) {
+func (l *Transport) ServeMessage(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
-		w.Header()["Allow"] = allowPost
+		w.Header()["Allow"] = []string{http.MethodPost}
 		l.plainError(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return
 	}
-	state := r.URL.Query().Get(queryClientState)
+	state := r.URL.Query().Get(QueryClientState)
 	if state == "" {
 		l.plainError(w, http.StatusBadRequest, "Missing service context. Please connect to the /sse endpoint to initiate your session.")
 		return
 	}
-	clientID, instanceID, streamOwner, ok := l.openState(state)
+	clientID, instanceID, streamOwner, ok := l.OpenState(state)
 	if !ok {
 		l.plainError(w, http.StatusBadRequest, "Invalid client state. Please connect to the /sse endpoint to initiate your session.")
 		return
@@ -575,15 +585,15 @@ func (l *LegacySSE) ServeMessage(w http.ResponseWriter, r *http.Request) {
 	l.accepted(w)
 }
 
-func (l *LegacySSE) accepted(w http.ResponseWriter) {
+func (l *Transport) accepted(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusAccepted)
 	_, _ = io.WriteString(w, "Accepted")
 }
 
-// openState returns the client and instance of a client-state token, and
+// OpenState returns the client and instance of a client-state token, and
 // the owner of its stream when a principal opened it ("" otherwise).
-func (l *LegacySSE) openState(token string) (clientID, instanceID, streamOwner string, ok bool) {
+func (l *Transport) OpenState(token string) (clientID, instanceID, streamOwner string, ok bool) {
 	plain, err := l.o.Sealer.Open(ClientStatePurpose, token)
 	if err != nil {
 		return "", "", "", false
@@ -608,14 +618,14 @@ const (
 
 // enqueue hands msg to the local stream of clientID; trace is the
 // traceparent its request is to carry ("" for the stream's).
-func (l *LegacySSE) enqueue(clientID string, msg []byte, trace string) enqueueResult {
+func (l *Transport) enqueue(clientID string, msg []byte, trace string) enqueueResult {
 	l.mu.Lock()
 	s := l.streams[clientID]
 	l.mu.Unlock()
 	if s == nil {
 		return noStream
 	}
-	if rt := routeOf(msg); rt.cancel || rt.response {
+	if rt := l.endpoint.Route(msg); rt.Cancel || rt.Response {
 		// The stream runs one request at a time: queued behind the call it
 		// names, a cancellation (or the answer the call waits for) would
 		// arrive only once that call is over. It is run at once instead, in
@@ -648,7 +658,7 @@ func (l *LegacySSE) enqueue(clientID string, msg []byte, trace string) enqueueRe
 	return enqueued
 }
 
-// Delivery is what became of a message handed to [LegacySSE.Deliver]. It
+// Delivery is what became of a message handed to [Transport.Deliver]. It
 // is the stream's side of the backplane's outcome of a forwarded message,
 // one to one (the host maps them where it delivers, host.legacy.deliver):
 // Delivered is backplane.Taken, DeliveryFull backplane.Full and
@@ -683,14 +693,14 @@ func (d Delivery) String() string {
 // Deliver hands a message that another instance forwarded to the local
 // stream of clientID and reports what became of it; the caller keeps a
 // message the stream did not take.
-func (l *LegacySSE) Deliver(clientID string, message []byte) Delivery {
+func (l *Transport) Deliver(clientID string, message []byte) Delivery {
 	return l.DeliverTraced(clientID, message, "")
 }
 
 // DeliverTraced is Deliver of a message whose request is to carry the W3C
 // traceparent trace (the backplane hop's, telemetry on) instead of the
 // stream's.
-func (l *LegacySSE) DeliverTraced(clientID string, message []byte, trace string) Delivery {
+func (l *Transport) DeliverTraced(clientID string, message []byte, trace string) Delivery {
 	switch l.enqueue(clientID, message, trace) {
 	case enqueued:
 		return Delivered
@@ -698,26 +708,4 @@ func (l *LegacySSE) DeliverTraced(clientID string, message []byte, trace string)
 		return DeliveryFull
 	}
 	return DeliveryGone
-}
-
-// recorder is the ResponseWriter of a message run through the endpoint.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (r *recorder) Header() http.Header { return r.header }
-
-func (r *recorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
-}
-
-func (r *recorder) Write(p []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.body.Write(p)
 }
