@@ -198,6 +198,7 @@ func FuzzRouterAndHandlerAgree(f *testing.F) {
 			echoed = string(reply.ID)
 		}
 
+		assert.Equal(t, json.Valid(body), r.JSON, "the router's one decoding refuses exactly what is not JSON: %q", body)
 		assert.Equal(t, r.ID, echoed, "the router keys on the id the handler echoes: %q", body)
 		if r.Cancel {
 			assert.Equal(t, http.StatusAccepted, rec.Status, "a cancellation is answered by nothing")

@@ -13,8 +13,11 @@
 // writing each reply as an "event: message"; only notifications/cancelled
 // (and a client's response to a request of a call) runs at once, so that it
 // reaches the call it names, in the stream's context and scope. A request
-// id the stream already ran is dropped. The transport reads each message
-// with the endpoint's decoder ([Endpoint.Route]).
+// id the stream already ran is dropped. The transport decodes each message
+// once, with the endpoint's decoder ([Endpoint.Route]), where it arrives
+// (a POST, or a delivery from another instance): that one pass refuses a
+// body that is not JSON, and the route it reads waits with the message in
+// the inbox.
 //
 // It owns the open streams and what waits for them: the inboxes, bounded
 // in messages ([Options.Inbox]) and bytes, per stream and per host; an idle

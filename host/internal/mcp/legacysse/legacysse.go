@@ -168,12 +168,13 @@ func (s *stream) signal() {
 	}
 }
 
-// waiting is a message in a stream's inbox: its bytes and the W3C
-// traceparent of the POST that sent it ("" when none), which its request
-// carries instead of the stream's GET's, so that its SERVER span continues
-// the POST's trace (or the backplane hop's).
+// waiting is a message in a stream's inbox: its bytes, its route (decoded
+// once, when it came) and the W3C traceparent of the POST that sent it (""
+// when none), which its request carries instead of the stream's GET's, so
+// that its SERVER span continues the POST's trace (or the backplane hop's).
 type waiting struct {
 	msg   []byte
+	route Route
 	trace string
 }
 
@@ -372,7 +373,7 @@ func (l *Transport) ServeStream(w http.ResponseWriter, r *http.Request) {
 			if m.msg == nil {
 				break
 			}
-			reply := l.run(ctx, s, m.msg, m.trace)
+			reply := l.run(ctx, s, m)
 			if len(reply) == 0 {
 				continue
 			}
@@ -415,10 +416,11 @@ func (l *Transport) drop(s *stream) {
 func (l *Transport) QueuedBytes() int64 { return l.queued.Load() }
 
 // run answers one message through the endpoint and returns the reply to
-// put on the stream ("" for none). trace, when not "", is the traceparent
-// its request carries instead of the stream's.
-func (l *Transport) run(ctx context.Context, s *stream, msg []byte, trace string) []byte {
-	if id := l.endpoint.Route(msg).ID; id != "" && !s.firstRun(id) {
+// put on the stream ("" for none). Its trace, when not "", is the
+// traceparent its request carries instead of the stream's.
+func (l *Transport) run(ctx context.Context, s *stream, m waiting) []byte {
+	msg, trace := m.msg, m.trace
+	if id := m.route.ID; id != "" && !s.firstRun(id) {
 		// A request sent again (a retry after a failure that left the client
 		// unsure): it ran already, and its reply is on the stream.
 		l.log.Debug("mcp sse: dropping a repeated request", "client", s.id, "id", id)
@@ -543,7 +545,10 @@ func (l *Transport) ServeMessage(w http.ResponseWriter, r *http.Request) {
 		l.plainError(w, http.StatusBadRequest, "No message in request body.")
 		return
 	}
-	if !json.Valid(body) {
+	// The one decoding of the message here: it refuses what is not JSON,
+	// and its route travels with the message through the inbox.
+	rt := l.endpoint.Route(body)
+	if !rt.JSON {
 		l.plainError(w, http.StatusBadRequest, "Bad Request: the body is not JSON.")
 		return
 	}
@@ -551,7 +556,7 @@ func (l *Transport) ServeMessage(w http.ResponseWriter, r *http.Request) {
 		body = bytes.Clone(body) // what waits in an inbox is what is counted
 	}
 	noSession := fmt.Sprintf("No active session for client '%s' and instance '%s'. Please connect to the /sse endpoint to initiate your session.", clientID, instanceID)
-	switch l.enqueue(clientID, body, r.Header.Get("Traceparent")) {
+	switch l.enqueue(clientID, waiting{msg: body, route: rt, trace: r.Header.Get("Traceparent")}) {
 	case enqueued:
 		l.accepted(w)
 		return
@@ -616,25 +621,25 @@ const (
 	hostBytesFull
 )
 
-// enqueue hands msg to the local stream of clientID; trace is the
+// enqueue hands m to the local stream of clientID; its trace is the
 // traceparent its request is to carry ("" for the stream's).
-func (l *Transport) enqueue(clientID string, msg []byte, trace string) enqueueResult {
+func (l *Transport) enqueue(clientID string, m waiting) enqueueResult {
 	l.mu.Lock()
 	s := l.streams[clientID]
 	l.mu.Unlock()
 	if s == nil {
 		return noStream
 	}
-	if rt := l.endpoint.Route(msg); rt.Cancel || rt.Response {
+	if m.route.Cancel || m.route.Response {
 		// The stream runs one request at a time: queued behind the call it
 		// names, a cancellation (or the answer the call waits for) would
 		// arrive only once that call is over. It is run at once instead, in
 		// the stream's scope and context, so it can only reach a call of
 		// this stream.
-		l.run(s.ctx, s, msg, trace)
+		l.run(s.ctx, s, m)
 		return enqueued
 	}
-	n := int64(len(msg))
+	n := int64(len(m.msg))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -649,7 +654,7 @@ func (l *Transport) enqueue(clientID string, msg []byte, trace string) enqueueRe
 		l.queued.Add(-n)
 		return hostBytesFull
 	}
-	s.inbox = append(s.inbox, waiting{msg: msg, trace: trace})
+	s.inbox = append(s.inbox, m)
 	s.queued += n
 	select {
 	case s.wake <- struct{}{}:
@@ -701,7 +706,7 @@ func (l *Transport) Deliver(clientID string, message []byte) Delivery {
 // traceparent trace (the backplane hop's, telemetry on) instead of the
 // stream's.
 func (l *Transport) DeliverTraced(clientID string, message []byte, trace string) Delivery {
-	switch l.enqueue(clientID, message, trace) {
+	switch l.enqueue(clientID, waiting{msg: message, route: l.endpoint.Route(message), trace: trace}) {
 	case enqueued:
 		return Delivered
 	case inboxFull, inboxBytesFull, hostBytesFull:
