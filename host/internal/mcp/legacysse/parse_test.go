@@ -51,7 +51,7 @@ func (e *countingEndpoint) Serve(w http.ResponseWriter, r *http.Request, _ *Orig
 }
 
 func (e *countingEndpoint) Listen(*http.Request, func()) (*notify.Listener, error) { return nil, nil }
-func (e *countingEndpoint) Change(notify.Change) []byte                             { return nil }
+func (e *countingEndpoint) Change(notify.Change) []byte                            { return nil }
 
 // startTransport serves a transport over e and opens one stream; it
 // returns the message endpoint's URL and the stream's reader.
