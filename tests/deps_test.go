@@ -289,7 +289,8 @@ func TestHostInternalLayers(t *testing.T) {
 // interface of its own), and the sub-packages import each other only as
 // listed, so the front reads top-down like host/internal.
 var mcpFrontImports = map[string][]string{
-	"":          {"wire", "legacysse"},
+	"":          {"wire", "legacysse", "taskrun"},
+	"taskrun":   nil,
 	"legacysse": {"wire"},
 	"wire":      nil,
 }

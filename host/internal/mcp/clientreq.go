@@ -127,8 +127,8 @@ func (n *Notifier) Request(ctx context.Context, key, method string, params json.
 	switch {
 	case mode == metadata.InputModeInputRequired:
 		return n.inputRequired(key, method, params)
-	case n.task.on():
-		return n.task.request(ctx, key, method, params)
+	case n.task.On():
+		return n.task.Request(ctx, key, method, params)
 	}
 	return n.ask(ctx, method, params)
 }

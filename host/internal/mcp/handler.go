@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
@@ -64,15 +65,15 @@ type handler struct {
 	waits           waitTable   // requests to clients waiting for their answer
 	streams         resumeStore // resumable streams
 	resumeGrace     time.Duration
-	tasks           *taskService                // nil when tasks are off
+	tasks           *taskrun.Service            // nil when tasks are off
 	checkArgs       func(json.RawMessage) error // Options.CheckArguments
 	usedStates      *stateLedger                // the request states that opened here
 	spentStates     StateLedger                 // and on every instance sharing it; nil: none
 	epoch           epochCache                  // spentStates' epoch, as read last
 
-	hub                *notify.Hub   // nil when notifications are off
-	sessions           *sessionTable // the legacy sessions' subscriptions
-	shared             sharedTasks   // the tasks being written to listeners
+	hub                *notify.Hub    // nil when notifications are off
+	sessions           *sessionTable  // the legacy sessions' subscriptions
+	shared             taskrun.Shared // the tasks being written to listeners
 	listenKeepAlive    time.Duration
 	listenWriteTimeout time.Duration
 }
@@ -163,12 +164,11 @@ func newHandler(srv Server, opts *Options) *handler {
 		h.sessions = newSessionTable(o.Notify, o.SubscribedSessions, o.SubscriptionBytes, o.SubscriptionGrace)
 	}
 	if o.Tasks != nil && o.Tasks.Store != nil {
-		to := *o.Tasks
+		h.tasks = taskrun.NewService(o.Tasks, o.InstanceID, o.Logger)
 		if h.hub != nil {
-			to.Store = publishingStore{Store: to.Store, pub: h.hub}
+			h.tasks.Publish(h.hub)
 		}
-		h.tasks = newTaskService(&to, o.InstanceID, o.Logger)
-		h.tasks.prepareRerun = h.prepareRerun
+		h.tasks.OnRerun(h.prepareRerun)
 	}
 	for _, v := range h.versions {
 		h.initial[v] = initializeResult(v, &o, capabilities(v, h.advertises, h.hub != nil))

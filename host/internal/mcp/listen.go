@@ -125,7 +125,7 @@ func (ls *listenStream) flush(ctx context.Context) error {
 // writeTask writes the notifications/tasks of task (its JSON object
 // whole), tagged with the stream's subscription id. task is written as it
 // is, never copied into the message: every listener of a task shares it
-// (see sharedTasks).
+// (see taskrun.Shared).
 func (ls *listenStream) writeTask(task []byte) error {
 	if len(task) < 2 || task[0] != '{' {
 		return nil
@@ -193,11 +193,11 @@ func (h *handler) taskNotice(ctx context.Context, c notify.Change, scope string)
 	if h.tasks == nil || scope == "" || !(status.Terminal() || status == tasks.StatusInputRequired) {
 		return c.Task, func() {}
 	}
-	t, err := h.tasks.get(ctx, scope, c.TaskID)
+	t, err := h.tasks.Get(ctx, scope, c.TaskID)
 	if err != nil {
 		return c.Task, func() {}
 	}
-	return h.shared.acquire(t)
+	return h.shared.Acquire(t)
 }
 
 // listFilter is what a legacy stream hears of the lists: those whose
@@ -376,11 +376,11 @@ func (h *handler) serveListen(req *request) bool {
 	// The tasks named start with their state now: a change made before
 	// the stream opened is not lost.
 	for _, id := range f.Tasks {
-		t, err := h.tasks.get(ctx, ls.scope, id)
+		t, err := h.tasks.Get(ctx, ls.scope, id)
 		if err != nil {
 			continue
 		}
-		task, release := h.shared.acquire(t)
+		task, release := h.shared.Acquire(t)
 		err = ls.writeTask(task)
 		release()
 		if err != nil {

@@ -201,7 +201,7 @@ func (e *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.h.serve(
 // ends.
 func (e *Handler) StopTasks(ctx context.Context) {
 	if e.h.tasks != nil {
-		e.h.tasks.stop(ctx)
+		e.h.tasks.Stop(ctx)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
 	"github.com/funcmcp/funcmcp/host/internal/peer"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -62,7 +63,7 @@ type Notifier struct {
 	caps    json.RawMessage // the client's capabilities object, nil when unknown
 	answers *inputState     // input-required: the client's answers so far
 	stream  *resumable      // the call's resumable stream, nil when it has none
-	task    *taskRun        // the task the call is or may become, nil when none
+	task    *taskrun.Run    // the task the call is or may become, nil when none
 
 	mu           sync.Mutex
 	w            http.ResponseWriter
@@ -110,7 +111,7 @@ func (n *Notifier) Progress(progress, total float64, message string) error {
 		return ErrNotRequested
 	}
 	if n.task != nil {
-		return n.task.progress(progress, total, message)
+		return n.task.Progress(progress, total, message)
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
