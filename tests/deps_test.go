@@ -289,8 +289,9 @@ func TestHostInternalLayers(t *testing.T) {
 // interface of its own), and the sub-packages import each other only as
 // listed, so the front reads top-down like host/internal.
 var mcpFrontImports = map[string][]string{
-	"":          {"wire", "legacysse", "taskrun"},
+	"":          {"wire", "legacysse", "taskrun", "listen"},
 	"taskrun":   nil,
+	"listen":    {"wire"},
 	"legacysse": {"wire"},
 	"wire":      nil,
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/listen"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
@@ -71,9 +72,9 @@ type handler struct {
 	spentStates     StateLedger                 // and on every instance sharing it; nil: none
 	epoch           epochCache                  // spentStates' epoch, as read last
 
-	hub                *notify.Hub    // nil when notifications are off
-	sessions           *sessionTable  // the legacy sessions' subscriptions
-	shared             taskrun.Shared // the tasks being written to listeners
+	hub                *notify.Hub      // nil when notifications are off
+	sessions           *listen.Sessions // the legacy sessions' subscriptions
+	shared             taskrun.Shared   // the tasks being written to listeners
 	listenKeepAlive    time.Duration
 	listenWriteTimeout time.Duration
 }
@@ -161,7 +162,7 @@ func newHandler(srv Server, opts *Options) *handler {
 	h.listenKeepAlive, h.listenWriteTimeout = o.ListenKeepAlive, o.ListenWriteTimeout
 	if o.Notify != nil {
 		h.hub = o.Notify
-		h.sessions = newSessionTable(o.Notify, o.SubscribedSessions, o.SubscriptionBytes, o.SubscriptionGrace)
+		h.sessions = listen.NewSessions(o.Notify, o.SubscribedSessions, o.SubscriptionBytes, o.SubscriptionGrace, DefaultSessionLifetime)
 	}
 	if o.Tasks != nil && o.Tasks.Store != nil {
 		h.tasks = taskrun.NewService(o.Tasks, o.InstanceID, o.Logger)
