@@ -53,7 +53,7 @@ FUZZ_TARGETS := \
 	./host/internal/oauth:FuzzScopedMayAsk \
 	./host/internal/mcp:FuzzDecodeMessage \
 	./host/internal/mcp:FuzzRouterAndHandlerAgree \
-	./host/internal/mcp:FuzzParseEventID \
+	./host/internal/mcp/clientreq:FuzzParseEventID \
 	./host/internal/mcp:FuzzArgumentsDigest \
 	./host/internal/mcp:FuzzOpenRequestState \
 	./host/internal/auth:FuzzOpen \

@@ -289,9 +289,10 @@ func TestHostInternalLayers(t *testing.T) {
 // interface of its own), and the sub-packages import each other only as
 // listed, so the front reads top-down like host/internal.
 var mcpFrontImports = map[string][]string{
-	"":          {"wire", "legacysse", "taskrun", "listen"},
+	"":          {"wire", "legacysse", "taskrun", "listen", "clientreq"},
 	"taskrun":   nil,
 	"listen":    {"wire"},
+	"clientreq": {"wire"},
 	"legacysse": {"wire"},
 	"wire":      nil,
 }

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/host/internal/peer"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -186,9 +186,9 @@ func (n *Notifier) takePending() []inputRequest {
 func (n *Notifier) ask(ctx context.Context, method string, params json.RawMessage) (*metadata.RequestReply, error) {
 	deadline, _ := ctx.Deadline()
 	id := n.h.newRequestID(n.scope, deadline)
-	key := waitKey(n.scope, id)
-	answer := n.h.waits.add(key)
-	defer n.h.waits.remove(key)
+	key := clientreq.WaitKey(n.scope, id)
+	answer := n.h.waits.Add(key)
+	defer n.h.waits.Remove(key)
 
 	n.mu.Lock()
 	if n.ended {
@@ -210,14 +210,14 @@ func (n *Notifier) ask(ctx context.Context, method string, params json.RawMessag
 	}
 	select {
 	case a := <-answer:
-		if a.err == nil {
-			if len(a.result) == 0 || a.result[0] == 'n' {
-				a.result = json.RawMessage("{}")
+		if a.Err == nil {
+			if len(a.Result) == 0 || a.Result[0] == 'n' {
+				a.Result = json.RawMessage("{}")
 			}
-			return &metadata.RequestReply{Result: a.result}, nil
+			return &metadata.RequestReply{Result: a.Result}, nil
 		}
 		var e metadata.RequestError
-		if json.Unmarshal(a.err, &e) != nil {
+		if json.Unmarshal(a.Err, &e) != nil {
 			e = metadata.RequestError{Code: CodeInternalError, Message: "The client answered with a malformed error."}
 		}
 		return &metadata.RequestReply{Error: &e}, nil
@@ -245,54 +245,8 @@ func (n *Notifier) cancelRequest(id string, cause error) {
 	_ = n.send()
 }
 
-// clientAnswer is a client's response to a request: its result or its
-// error object (raw JSON).
-type clientAnswer struct {
-	result, err json.RawMessage
-}
-
-// waitTable holds the requests waiting for their answer on this instance,
-// by waitKey.
-type waitTable struct {
-	mu sync.Mutex
-	m  map[string]chan clientAnswer
-}
-
-// waitKey names a request: its client's scope and its id.
-func waitKey(scope, id string) string { return scope + "\x00" + id }
-
-func (t *waitTable) add(key string) chan clientAnswer {
-	ch := make(chan clientAnswer, 1)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.m == nil {
-		t.m = make(map[string]chan clientAnswer)
-	}
-	t.m[key] = ch
-	return ch
-}
-
-func (t *waitTable) remove(key string) {
-	t.mu.Lock()
-	delete(t.m, key)
-	t.mu.Unlock()
-}
-
-// deliver hands an answer to the request waiting for it; the first answer
-// wins. It reports whether one was waiting.
-func (t *waitTable) deliver(key string, a clientAnswer) bool {
-	t.mu.Lock()
-	ch, ok := t.m[key]
-	delete(t.m, key)
-	t.mu.Unlock()
-	if ok {
-		ch <- a // capacity 1, one sender: never blocks
-	}
-	return ok
-}
-
 // requestIDSeparator ends the instance part of a request id.
-const requestIDSeparator = "~"
+const requestIDSeparator = clientreq.RequestIDSeparator
 
 // newRequestID returns the id of a request to the client of scope: made by
 // Options.RequestID, else this instance's id and 20 random characters.
@@ -318,9 +272,9 @@ func (h *handler) response(req *request, msg *message, body []byte) {
 		return // refused
 	}
 	scope := callScope(req, s)
-	a := clientAnswer{result: bytes.Clone(msg.result), err: bytes.Clone(msg.errorBody)}
+	a := clientreq.Answer{Result: bytes.Clone(msg.result), Err: bytes.Clone(msg.errorBody)}
 	switch {
-	case h.waits.deliver(waitKey(scope, id), a):
+	case h.waits.Deliver(clientreq.WaitKey(scope, id), a):
 	case instance != h.instanceID && h.forwardResponse != nil:
 		if err := h.forwardResponse(req.r.Context(), instance, scope, bytes.Clone(body)); err != nil {
 			h.log.Warn("mcp: forwarding a client's response to the instance waiting for it failed",
@@ -345,6 +299,6 @@ func (e *Handler) DeliverResponse(scope string, body []byte) bool {
 	if !ok {
 		return false
 	}
-	a := clientAnswer{result: bytes.Clone(msg.result), err: bytes.Clone(msg.errorBody)}
-	return h.waits.deliver(waitKey(scope, id), a)
+	a := clientreq.Answer{Result: bytes.Clone(msg.result), Err: bytes.Clone(msg.errorBody)}
+	return h.waits.Deliver(clientreq.WaitKey(scope, id), a)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/listen"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
@@ -45,7 +46,7 @@ type handler struct {
 	// the bytes of its replies.
 	maxBatch, maxBatchReply int
 	versions                []string          // snapshot of SupportedVersions
-	calls                   inflight          // running tools/call, for notifications/cancelled
+	calls                   clientreq.Calls   // running tools/call, for notifications/cancelled
 	sealer                  *auth.Sealer      // seals and opens session tokens
 	lifetime                time.Duration     // of a session token
 	initial                 map[string][]byte // negotiated version → initialize result JSON
@@ -63,8 +64,8 @@ type handler struct {
 	instanceID      string // names this instance in request ids
 	forwardResponse func(ctx context.Context, instanceID, scope string, body []byte) error
 	requestID       func(scope string, deadline time.Time) string
-	waits           waitTable   // requests to clients waiting for their answer
-	streams         resumeStore // resumable streams
+	waits           clientreq.Waits // requests to clients waiting for their answer
+	streams         clientreq.Store // resumable streams
 	resumeGrace     time.Duration
 	tasks           *taskrun.Service            // nil when tasks are off
 	checkArgs       func(json.RawMessage) error // Options.CheckArguments
@@ -151,7 +152,7 @@ func newHandler(srv Server, opts *Options) *handler {
 		checkArgs:       o.CheckArguments,
 		usedStates:      newStateLedger(o.UsedInputStates),
 		spentStates:     o.SpentStates,
-		streams:         newResumeStore(o.ResumeStreams, o.ResumeBytes),
+		streams:         clientreq.NewStore(o.ResumeStreams, o.ResumeBytes),
 	}
 	if o.ListenKeepAlive <= 0 {
 		o.ListenKeepAlive = DefaultListenKeepAlive
@@ -571,12 +572,11 @@ func (h *handler) callResumable(req *request, msg *message, s *session, call *Ca
 		return
 	}
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(req.r.Context()))
-	rs.cancel = cancel
 	own := *req // outlives this request: nothing of its pooled body
 	own.id = bytes.Clone(req.id)
-	rs.reqID = own.id
+	rs.SetCall(cancel, own.id)
 	own.ctx = ctx
-	own.w = &resumableWriter{r: rs, hdr: http.Header{}}
+	own.w = clientreq.NewWriter(rs)
 	call.Notify = h.notifier(&own, msg, nil, s, nil)
 	if call.Notify == nil {
 		call.Notify = &Notifier{h: h, scope: own.scope, minLevel: -1}
@@ -589,13 +589,13 @@ func (h *handler) callResumable(req *request, msg *message, s *session, call *Ca
 				h.log.Error("mcp tools/call failed", "tool", call.Name, "error", fmt.Sprintf("panic: %v", p))
 			}
 			cancel(nil)
-			rs.finish()
+			rs.Finish()
 		}()
 		h.finishCall(&own, call, nil, ident)
 	}()
-	rs.serve(req.r.Context(), post)
+	rs.Serve(req.r.Context(), post)
 	select {
-	case <-rs.finished:
+	case <-rs.Finished():
 		// The call ended while this request served its stream (finish
 		// runs after finishCall): the exchange ends as the call did, so
 		// the middleware (the SERVER span) sees the call's outcome.

@@ -10,7 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/peer"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -23,7 +25,7 @@ const (
 	DefaultMaxLogSessions = 10000
 	// notifyWriteTimeout bounds writing one notification to a client that
 	// does not read its stream.
-	notifyWriteTimeout = 10 * time.Second
+	notifyWriteTimeout = wire.NotifyWriteTimeout
 )
 
 // Errors of [Notifier] methods, declared in package peer, where the call
@@ -58,12 +60,12 @@ type Notifier struct {
 	minLevel      int    // rank of the least severe level sent; -1: none
 
 	h       *handler
-	scope   string          // the client's scope (see callScope), for routing answers
-	mode    string          // metadata.InputModeStream, InputModeInputRequired or ""
-	caps    json.RawMessage // the client's capabilities object, nil when unknown
-	answers *inputState     // input-required: the client's answers so far
-	stream  *resumable      // the call's resumable stream, nil when it has none
-	task    *taskrun.Run    // the task the call is or may become, nil when none
+	scope   string            // the client's scope (see callScope), for routing answers
+	mode    string            // metadata.InputModeStream, InputModeInputRequired or ""
+	caps    json.RawMessage   // the client's capabilities object, nil when unknown
+	answers *inputState       // input-required: the client's answers so far
+	stream  *clientreq.Stream // the call's resumable stream, nil when it has none
+	task    *taskrun.Run      // the task the call is or may become, nil when none
 
 	mu           sync.Mutex
 	w            http.ResponseWriter

@@ -7,6 +7,10 @@ import (
 	"time"
 )
 
+// NotifyWriteTimeout bounds writing one notification (or one event of a
+// call's stream) to a client that does not read its stream.
+const NotifyWriteTimeout = 10 * time.Second
+
 // SSEWriter writes events to one stream; the stream's loop, the calls
 // writing on it and its keep-alive timer share it.
 type SSEWriter struct {
