@@ -54,7 +54,7 @@ FUZZ_TARGETS := \
 	./host/internal/mcp:FuzzDecodeMessage \
 	./host/internal/mcp:FuzzRouterAndHandlerAgree \
 	./host/internal/mcp/clientreq:FuzzParseEventID \
-	./host/internal/mcp:FuzzArgumentsDigest \
+	./host/internal/mcp/wire:FuzzArgumentsDigest \
 	./host/internal/mcp:FuzzOpenRequestState \
 	./host/internal/auth:FuzzOpen \
 	./binding:FuzzCheckRefs \

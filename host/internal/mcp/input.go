@@ -12,6 +12,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
@@ -112,8 +113,8 @@ type callIdentity struct {
 }
 
 // digest names the arguments whatever their spacing and member order,
-// without decoding them (see argumentsDigest).
-func (c callIdentity) digest() string { return argumentsDigest(c.args) }
+// without decoding them (see wire.ArgumentsDigest).
+func (c callIdentity) digest() string { return wire.ArgumentsDigest(c.args) }
 
 // StateLedger records the request states that opened where several
 // instances see them (a table, a Redis server they share).
