@@ -55,7 +55,7 @@ FUZZ_TARGETS := \
 	./host/internal/mcp:FuzzRouterAndHandlerAgree \
 	./host/internal/mcp/clientreq:FuzzParseEventID \
 	./host/internal/mcp/wire:FuzzArgumentsDigest \
-	./host/internal/mcp:FuzzOpenRequestState \
+	./host/internal/mcp/clientreq:FuzzOpenRequestState \
 	./host/internal/auth:FuzzOpen \
 	./binding:FuzzCheckRefs \
 	./binding:FuzzMetaValid \

@@ -69,9 +69,7 @@ type handler struct {
 	resumeGrace     time.Duration
 	tasks           *taskrun.Service            // nil when tasks are off
 	checkArgs       func(json.RawMessage) error // Options.CheckArguments
-	usedStates      *stateLedger                // the request states that opened here
-	spentStates     StateLedger                 // and on every instance sharing it; nil: none
-	epoch           epochCache                  // spentStates' epoch, as read last
+	states          *clientreq.States           // request states: given, opened, spent
 
 	hub                *notify.Hub      // nil when notifications are off
 	sessions           *listen.Sessions // the legacy sessions' subscriptions
@@ -150,10 +148,9 @@ func newHandler(srv Server, opts *Options) *handler {
 		requestID:       o.RequestID,
 		resumeGrace:     o.ResumeGrace,
 		checkArgs:       o.CheckArguments,
-		usedStates:      newStateLedger(o.UsedInputStates),
-		spentStates:     o.SpentStates,
 		streams:         clientreq.NewStore(o.ResumeStreams, o.ResumeBytes),
 	}
+	h.states = clientreq.NewStates(h.sealer, o.UsedInputStates, o.SpentStates, o.Logger)
 	if o.ListenKeepAlive <= 0 {
 		o.ListenKeepAlive = DefaultListenKeepAlive
 	}
