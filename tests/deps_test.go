@@ -327,6 +327,43 @@ func TestMCPFrontLayers(t *testing.T) {
 	assert.Len(t, mcpFrontImports, checked, "every package of the front is listed, and no more")
 }
 
+// TestMCPFrontDiagram checks the drawing of the MCP front in
+// docs/architecture.md against mcpFrontImports: every package drawn, with
+// the imports drawn (the core's line, "mcp", draws none).
+func TestMCPFrontDiagram(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "architecture.md"))
+	require.NoError(t, err)
+	_, block, found := strings.Cut(string(data), "<!-- mcp front -->\n```text\n")
+	require.True(t, found, "docs/architecture.md has no drawing of the MCP front")
+	block, _, found = strings.Cut(block, "```")
+	require.True(t, found)
+	drawn := map[string][]string{}
+	for _, line := range strings.Split(block, "\n") {
+		if name, imports, ok := strings.Cut(line, "─►"); ok {
+			imports, _, _ = strings.Cut(strings.TrimSpace(imports), "  ")
+			drawn[strings.TrimSpace(name)] = slices.Sorted(slices.Values(strings.Split(imports, ", ")))
+			continue
+		}
+		left, _, _ := strings.Cut(line, "  ")
+		switch left = strings.TrimSpace(left); {
+		case left == "" || strings.ContainsAny(left, "│▼"):
+		case left == "mcp":
+			drawn[""] = nil
+		default:
+			drawn[left] = nil
+		}
+	}
+	want := map[string][]string{}
+	for name, imports := range mcpFrontImports {
+		if name != "" && len(imports) > 0 {
+			want[name] = slices.Sorted(slices.Values(imports))
+		} else {
+			want[name] = nil
+		}
+	}
+	assert.Equal(t, want, drawn)
+}
+
 // TestHostImportCheckFindsViolations shows the check above can fail.
 func TestHostImportCheckFindsViolations(t *testing.T) {
 	in := func(name string) string { return modulePath + "/host/internal/" + name }

@@ -8,6 +8,31 @@
 // knows no function, worker or schema (it splices the tool lists it is
 // given, and its callers check arguments and results).
 //
+// # The core and its sub-packages
+//
+// This package is the core: the method table, the chain, dispatch, the
+// sealed sessions, the method handlers and the [Notifier] of a call. Each
+// other job keeps its state in a sub-package of its own, which this one
+// imports and which never imports it (tests/deps_test.go checks the
+// layering, mcpFrontImports):
+//
+//   - legacysse: the legacy HTTP+SSE transport, its streams and inboxes;
+//     it reaches the handler through legacysse.Endpoint (legacy.go here).
+//   - listen: the notification streams and the legacy sessions'
+//     subscriptions (the requests are decided in listen.go here).
+//   - clientreq: the client-request channel's state: the calls a client
+//     may cancel, the requests waiting for an answer, the resumable
+//     streams and the request states of input-required rounds (cancel.go,
+//     clientreq.go, input.go and resume.go here decide when they apply).
+//   - taskrun: MCP task runs and the tasks' wire forms (taskcall.go and
+//     tasks.go here turn a tools/call into a run and answer the tasks
+//     methods).
+//   - wire: the SSE framer and writer, the buffer pool, the arguments
+//     digest.
+//
+// The names the host uses (NewLegacySSE, TaskOptions, the defaults) stay
+// spelled as this package's, as aliases of the sub-packages'.
+//
 // # Method table and middleware
 //
 // Every method is one entry of the method table: its static facts are a
@@ -43,7 +68,7 @@
 // ([SupportedVersions], negotiated by initialize) and of the modern revision
 // 2026-07-28 ([ModernVersions], no initialize), on the one endpoint. No
 // session state is kept on the server for either, but for the resource
-// subscriptions of legacy sessions (subscriptions.go, bounded per owner,
+// subscriptions of legacy sessions (listen.Sessions, bounded per owner,
 // per client address and in all).
 //
 //   - POST carries the messages. GET with Last-Event-ID resumes a call's
