@@ -292,7 +292,7 @@ var mcpFrontImports = map[string][]string{
 	"":          {"wire", "legacysse", "taskrun", "listen", "clientreq"},
 	"taskrun":   nil,
 	"listen":    {"wire"},
-	"clientreq": {"wire"},
+	"clientreq": {"wire", "taskrun"},
 	"legacysse": {"wire"},
 	"wire":      nil,
 }

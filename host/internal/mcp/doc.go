@@ -11,7 +11,7 @@
 // # The core and its sub-packages
 //
 // This package is the core: the method table, the chain, dispatch, the
-// sealed sessions, the method handlers and the [Notifier] of a call. Each
+// sealed sessions and the method handlers. Each
 // other job keeps its state in a sub-package of its own, which this one
 // imports and which never imports it (tests/deps_test.go checks the
 // layering, mcpFrontImports):
@@ -20,10 +20,11 @@
 //     it reaches the handler through legacysse.Endpoint (legacy.go here).
 //   - listen: the notification streams and the legacy sessions'
 //     subscriptions (the requests are decided in listen.go here).
-//   - clientreq: the client-request channel's state: the calls a client
-//     may cancel, the requests waiting for an answer, the resumable
-//     streams and the request states of input-required rounds (cancel.go,
-//     clientreq.go, input.go and resume.go here decide when they apply).
+//   - clientreq: the client-request channel: a call's Notifier, the calls
+//     a client may cancel, the requests waiting for an answer, the
+//     resumable streams and the request states of input-required rounds
+//     (notify.go, cancel.go, clientreq.go, input.go and resume.go here make
+//     the Notifier and decide when the rest applies).
 //   - taskrun: MCP task runs and the tasks' wire forms (taskcall.go and
 //     tasks.go here turn a tools/call into a run and answer the tasks
 //     methods).

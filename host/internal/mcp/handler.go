@@ -64,8 +64,9 @@ type handler struct {
 	instanceID      string // names this instance in request ids
 	forwardResponse func(ctx context.Context, instanceID, scope string, body []byte) error
 	requestID       func(scope string, deadline time.Time) string
-	waits           clientreq.Waits // requests to clients waiting for their answer
-	streams         clientreq.Store // resumable streams
+	waits           clientreq.Waits    // requests to clients waiting for their answer
+	notifiers       *clientreq.Channel // what the calls' Notifiers share
+	streams         clientreq.Store    // resumable streams
 	resumeGrace     time.Duration
 	tasks           *taskrun.Service            // nil when tasks are off
 	checkArgs       func(json.RawMessage) error // Options.CheckArguments
@@ -150,6 +151,8 @@ func newHandler(srv Server, opts *Options) *handler {
 		checkArgs:       o.CheckArguments,
 		streams:         clientreq.NewStore(o.ResumeStreams, o.ResumeBytes),
 	}
+	h.notifiers = &clientreq.Channel{Waits: &h.waits, NewRequestID: h.newRequestID, HasCapability: hasCapability,
+		TaskNotCreated: func(tool string, err error) error { return h.taskNotCreated(tool, err) }}
 	h.states = clientreq.NewStates(h.sealer, o.UsedInputStates, o.SpentStates, o.Logger)
 	if o.ListenKeepAlive <= 0 {
 		o.ListenKeepAlive = DefaultListenKeepAlive
@@ -576,9 +579,9 @@ func (h *handler) callResumable(req *request, msg *message, s *session, call *Ca
 	own.w = clientreq.NewWriter(rs)
 	call.Notify = h.notifier(&own, msg, nil, s, nil)
 	if call.Notify == nil {
-		call.Notify = &Notifier{h: h, scope: own.scope, minLevel: -1}
+		call.Notify = clientreq.NewNotifier(h.notifiers, clientreq.NotifierOptions{Scope: own.scope, MinLevel: -1})
 	}
-	call.Notify.stream = rs
+	call.Notify.SetStream(rs)
 	req.setOutcome("streamed")
 	go func() {
 		defer func() {
@@ -610,7 +613,7 @@ func (h *handler) finishCall(req *request, call *CallRequest, meta *RequestMeta,
 // writeCall answers a tools/call with what the tool returned.
 func (h *handler) writeCall(req *request, call *CallRequest, meta *RequestMeta, ident callIdentity, res *metadata.CallToolResult, err error) {
 	name := call.Name
-	req.w = call.Notify.end(req.w) // no notification after this: the reply follows
+	req.w = call.Notify.End(req.w) // no notification after this: the reply follows
 	markLastEvent(req.w)
 	if meta != nil && h.inputRequired(req, call.Notify, ident) {
 		return

@@ -69,18 +69,7 @@ type StateLedger = clientreq.StateLedger
 var ErrEpochChanged = clientreq.ErrEpochChanged
 
 // inputState is what a call knows of the client's answers.
-type inputState struct {
-	answers map[string]json.RawMessage
-	encoded json.RawMessage // answers as one object, nil when none
-}
-
-func (in *inputState) get(key string) (json.RawMessage, bool) {
-	if in == nil {
-		return nil, false
-	}
-	a, ok := in.answers[key]
-	return a, ok
-}
+type inputState = clientreq.Input
 
 // callIdentity is what a request state is bound to: the method, the name
 // and the arguments of the call, and the client that made it.
@@ -169,7 +158,7 @@ func (h *handler) readInputState(ctx context.Context, params []byte, id callIden
 	if len(answers) == 0 {
 		return nil, ""
 	}
-	return &inputState{answers: answers, encoded: encoded}, ""
+	return &inputState{Answers: answers, Encoded: encoded}, ""
 }
 
 // compactJSON returns a copy of valid JSON on one line.
@@ -185,13 +174,13 @@ func compactJSON(v []byte) json.RawMessage {
 // its input-required result, and reports whether it did. Call it after
 // n.end.
 func (h *handler) inputRequired(req *request, n *Notifier, id callIdentity) bool {
-	pending := n.takePending()
+	pending := n.TakePending()
 	if len(pending) == 0 {
 		return false
 	}
 	st := clientreq.State{Method: id.method, Name: id.name, Digest: id.digest(), Owner: string(id.owner), Nonce: ids.Random(ids.LowerAlnum, 22)}
-	if n.answers != nil {
-		st.Answers = n.answers.answers
+	if in := n.Answers(); in != nil {
+		st.Answers = in.Answers
 	}
 	token, err := h.states.Give(req.r.Context(), &st)
 	if err != nil {
@@ -205,11 +194,11 @@ func (h *handler) inputRequired(req *request, n *Notifier, id callIdentity) bool
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		appendString(&b, r.key)
+		appendString(&b, r.Key)
 		b.WriteString(`:{"method":`)
-		appendString(&b, r.method)
+		appendString(&b, r.Method)
 		b.WriteString(`,"params":`)
-		b.Write(r.params)
+		b.Write(r.Params)
 		b.WriteByte('}')
 	}
 	b.WriteString(`},"requestState":`)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
@@ -108,7 +109,7 @@ func (h *handler) prepareRerun(t *tasks.Task) func(claimed *tasks.Task) {
 		call := &CallRequest{Name: claimed.Tool, Arguments: args, RawArguments: rc.Arguments, ProtocolVersion: rc.ProtocolVersion,
 			SessionID: rc.SessionID, ClientInfo: rc.ClientInfo, Headers: rc.Headers, Transport: rc.Transport, Attempt: run.Attempt(),
 			Meta: &RequestMeta{ProtocolVersion: rc.ProtocolVersion, ClientInfo: rc.ClientInfo, ClientCapabilities: rc.Capabilities}}
-		call.Notify = &Notifier{h: h, minLevel: -1, mode: metadata.InputModeStream, caps: rc.Capabilities, task: run}
+		call.Notify = clientreq.NewNotifier(h.notifiers, clientreq.NotifierOptions{MinLevel: -1, Mode: metadata.InputModeStream, Caps: rc.Capabilities, Task: run})
 		go func() { _, _ = h.runTask(ctx, cancel, run, call) }()
 	}
 }

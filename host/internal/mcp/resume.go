@@ -75,27 +75,6 @@ func (h *handler) serveResume(w http.ResponseWriter, r *http.Request, lastID str
 	rs.Serve(r.Context(), l)
 }
 
-// CloseStream ends the client's current response stream while the call
-// goes on (SSE polling): the client resumes it with GET and Last-Event-ID.
-// It fails with ErrNotResumable unless the call has a resumable stream.
-func (n *Notifier) CloseStream() error {
-	if n == nil || n.stream == nil {
-		return ErrNotResumable
-	}
-	n.stream.CloseStream()
-	return nil
-}
-
-// Resumable reports whether the call's stream can be closed and resumed.
-func (n *Notifier) Resumable() bool { return n != nil && n.stream != nil }
-
 // markLastEvent marks the next Write to w as the call's result when w
-// writes a resumable stream (itself, or as the tail of a started stream).
-func markLastEvent(w http.ResponseWriter) {
-	if t, ok := w.(*streamTail); ok {
-		w = t.w
-	}
-	if rw, ok := w.(*clientreq.Writer); ok {
-		rw.LastEvent()
-	}
-}
+// writes a resumable stream (see clientreq.MarkLastEvent).
+func markLastEvent(w http.ResponseWriter) { clientreq.MarkLastEvent(w) }

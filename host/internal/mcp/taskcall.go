@@ -7,9 +7,9 @@ import (
 	"fmt"
 
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
-	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -22,14 +22,14 @@ import (
 func (h *handler) callAsTask(req *request, call *CallRequest, meta *RequestMeta, in *inputState, ident callIdentity, ts *metadata.TaskSupport) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(req.r.Context()))
 	run := h.tasks.NewRun(ctx, cancel, taskScope(req.r), owner.Of(req.r), call.Name, ts)
-	n := &Notifier{h: h, minLevel: -1, mode: metadata.InputModeInputRequired, caps: meta.ClientCapabilities, answers: in, task: run}
+	n := clientreq.NewNotifier(h.notifiers, clientreq.NotifierOptions{MinLevel: -1, Mode: metadata.InputModeInputRequired, Caps: meta.ClientCapabilities, Answers: in, Task: run})
 	call.Notify = n
 	call.Headers = req.r.Header.Clone()
 	h.keepForRerun(run, call, meta, ts)
 	if !ts.Deferred {
 		if h.srv.AdmitsTasks {
 			run.MakeOnAdmission() // made by Notifier.Admitted, once the call has its slot
-		} else if _, err := n.startTask(ctx); err != nil {
+		} else if _, err := n.MakeTask(ctx); err != nil {
 			cancel(err)
 			pe := h.taskNotCreated(call.Name, err)
 			h.rpcError(req, pe.Code, pe.Message, nil)
@@ -120,67 +120,8 @@ func (h *handler) taskOutcome(call *CallRequest, res *metadata.CallToolResult, e
 	return out, nil
 }
 
-// TaskState is metadata.TaskStateRunning when the call runs as a task,
-// TaskStateOffered when it may become one ([Notifier.StartTask]), "" when
-// it cannot.
-func (n *Notifier) TaskState() string {
-	switch {
-	case n == nil || n.task == nil:
-		return ""
-	case n.task.On():
-		return metadata.TaskStateRunning
-	}
-	return metadata.TaskStateOffered
-}
-
-// TaskID is the id of the call's task once it exists, "" before or when
-// the call is no task.
-func (n *Notifier) TaskID() string {
-	if !n.InTask() {
-		return ""
-	}
-	return n.task.ID()
-}
-
-// InTask reports whether the call runs as a task: a failure of the
-// function is then the task's error, not an isError result.
-func (n *Notifier) InTask() bool { return n != nil && n.task.On() }
-
-// MayBeTask reports whether the call runs as a task or may become one (a
-// tool declared Deferred, called by a client that negotiated tasks): work
-// that may outlive its request.
-func (n *Notifier) MayBeTask() bool { return n != nil && n.task != nil }
-
 // ErrNoTask: the call cannot become a task.
-var ErrNoTask = errors.New("this call cannot run as a task")
-
-// StartTask makes the call a task now, for a tool declared Deferred: the
-// client gets the task handle and requests to the client wait for
-// tasks/update from now on. Starting a task that runs is no error.
-func (n *Notifier) StartTask(ctx context.Context) (*metadata.StartTaskReply, error) {
-	if n == nil || n.task == nil {
-		return nil, ErrNoTask
-	}
-	t, err := n.startTask(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNoTask, err)
-	}
-	return &metadata.StartTaskReply{TaskID: t.ID, InputMode: metadata.InputModeStream}, nil
-}
-
-// Admitted makes the record of the call's task, for a task that waits for
-// its call to be admitted; otherwise it does nothing. A store that refuses
-// the task (one of its limits reached) makes the call fail with a
-// *ProtocolError saying which limit.
-func (n *Notifier) Admitted(ctx context.Context) error {
-	if n == nil || n.task == nil || !n.task.OnAdmission() {
-		return nil
-	}
-	if _, err := n.startTask(ctx); err != nil {
-		return n.h.taskNotCreated(n.task.Tool(), err)
-	}
-	return nil
-}
+var ErrNoTask = clientreq.ErrNoTask
 
 // taskNotCreated is the error of a call whose task could not be made:
 // busy, naming the limit, when the store refused it.
@@ -193,16 +134,4 @@ func (h *handler) taskNotCreated(tool string, err error) *ProtocolError {
 	}
 	h.log.Error("mcp: creating a task failed", "tool", tool, "error", err)
 	return &ProtocolError{Code: CodeInternalError, Message: "Internal error: the task could not be created."}
-}
-
-// startTask makes the call a task now.
-func (n *Notifier) startTask(ctx context.Context) (*tasks.Task, error) {
-	t, err := n.task.Start(ctx)
-	if err != nil {
-		return nil, err
-	}
-	n.mu.Lock()
-	n.mode = metadata.InputModeStream
-	n.mu.Unlock()
-	return t, nil
 }
