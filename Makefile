@@ -55,9 +55,9 @@ FUZZ_TARGETS := \
 	./host/internal/oauth:FuzzScopedMayAsk \
 	./host/internal/mcp:FuzzDecodeMessage \
 	./host/internal/mcp:FuzzRouterAndHandlerAgree \
-	./host/internal/mcp:FuzzParseEventID \
-	./host/internal/mcp:FuzzArgumentsDigest \
-	./host/internal/mcp:FuzzOpenRequestState \
+	./host/internal/mcp/clientreq:FuzzParseEventID \
+	./host/internal/mcp/wire:FuzzArgumentsDigest \
+	./host/internal/mcp/clientreq:FuzzOpenRequestState \
 	./host/internal/auth:FuzzOpen \
 	./binding:FuzzCheckRefs \
 	./binding:FuzzMetaValid \

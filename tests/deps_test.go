@@ -255,14 +255,15 @@ func hostImportViolations(imports map[string][]string, allowed map[string][]stri
 func TestHostInternalLayers(t *testing.T) {
 	pkgs := listPackages(t)
 	imports := map[string][]string{}
-	var checked int
+	top := map[string]bool{} // a sub-package counts as its package
 	for path, p := range pkgs {
-		if under(path, "host/internal") {
-			checked++
+		if name, ok := strings.CutPrefix(path, modulePath+"/host/internal/"); ok {
+			name, _, _ = strings.Cut(name, "/")
+			top[name] = true
 		}
 		imports[path] = p.Imports
 	}
-	require.Len(t, hostInternalImports, checked, "every package under host/internal is listed, and no more")
+	require.Len(t, hostInternalImports, len(top), "every package under host/internal is listed, and no more")
 	for _, v := range hostImportViolations(imports, hostInternalImports) {
 		t.Error(v)
 	}
@@ -283,6 +284,88 @@ func TestHostInternalLayers(t *testing.T) {
 	for name := range hostInternalImports {
 		visit(name, nil)
 	}
+}
+
+// mcpFrontImports lists, for every package of the MCP front (the core,
+// host/internal/mcp, named "", and its sub-packages, named by their path
+// under it), the other packages of the front it may import. The core may
+// import its sub-packages; none imports the core (each meets it through an
+// interface of its own), and the sub-packages import each other only as
+// listed, so the front reads top-down like host/internal.
+var mcpFrontImports = map[string][]string{
+	"":          {"wire", "legacysse", "taskrun", "listen", "clientreq"},
+	"taskrun":   nil,
+	"listen":    {"wire"},
+	"clientreq": {"wire", "taskrun"},
+	"legacysse": {"wire"},
+	"wire":      nil,
+}
+
+// TestMCPFrontLayers checks the imports between the packages of the MCP
+// front against mcpFrontImports.
+func TestMCPFrontLayers(t *testing.T) {
+	const front = modulePath + "/host/internal/mcp"
+	name := func(path string) (string, bool) {
+		if path == front {
+			return "", true
+		}
+		return strings.CutPrefix(path, front+"/")
+	}
+	var checked int
+	for path, p := range listPackages(t) {
+		n, ok := name(path)
+		if !ok {
+			continue
+		}
+		checked++
+		may, listed := mcpFrontImports[n]
+		if !assert.True(t, listed, "%s is not listed in mcpFrontImports", path) {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if dep, ok := name(imp); ok && !slices.Contains(may, dep) {
+				t.Errorf("%s imports %s, which it may not", path, imp)
+			}
+		}
+	}
+	assert.Len(t, mcpFrontImports, checked, "every package of the front is listed, and no more")
+}
+
+// TestMCPFrontDiagram checks the drawing of the MCP front in
+// docs/architecture.md against mcpFrontImports: every package drawn, with
+// the imports drawn (the core's line, "mcp", draws none).
+func TestMCPFrontDiagram(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "architecture.md"))
+	require.NoError(t, err)
+	_, block, found := strings.Cut(string(data), "<!-- mcp front -->\n```text\n")
+	require.True(t, found, "docs/architecture.md has no drawing of the MCP front")
+	block, _, found = strings.Cut(block, "```")
+	require.True(t, found)
+	drawn := map[string][]string{}
+	for _, line := range strings.Split(block, "\n") {
+		if name, imports, ok := strings.Cut(line, "─►"); ok {
+			imports, _, _ = strings.Cut(strings.TrimSpace(imports), "  ")
+			drawn[strings.TrimSpace(name)] = slices.Sorted(slices.Values(strings.Split(imports, ", ")))
+			continue
+		}
+		left, _, _ := strings.Cut(line, "  ")
+		switch left = strings.TrimSpace(left); {
+		case left == "" || strings.ContainsAny(left, "│▼"):
+		case left == "mcp":
+			drawn[""] = nil
+		default:
+			drawn[left] = nil
+		}
+	}
+	want := map[string][]string{}
+	for name, imports := range mcpFrontImports {
+		if name != "" && len(imports) > 0 {
+			want[name] = slices.Sorted(slices.Values(imports))
+		} else {
+			want[name] = nil
+		}
+	}
+	assert.Equal(t, want, drawn)
 }
 
 // TestHostImportCheckFindsViolations shows the check above can fail.

@@ -237,7 +237,7 @@ func BenchmarkLegacyRoute(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if routeOf(body).id == "" {
+		if routeOf(body).ID == "" {
 			b.Fatal("no id")
 		}
 	}

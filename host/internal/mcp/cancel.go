@@ -1,63 +1,15 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"sync"
 
+	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // ErrCancelled is the cause of a tool call's context when the client sent
 // notifications/cancelled for it.
-var ErrCancelled = errors.New("the client cancelled the call (notifications/cancelled)")
-
-// inflight maps the calls running now to their cancel functions, by the
-// scope of their client and request id. The zero value is ready to use.
-type inflight struct {
-	mu sync.Mutex
-	m  map[string]context.CancelCauseFunc
-}
-
-// callKey names a call: its client's scope (see callScope) and its id.
-func callKey(scope string, id json.RawMessage) string {
-	var b bytes.Buffer
-	b.WriteString(scope)
-	b.WriteByte(0)
-	if json.Compact(&b, id) != nil {
-		b.Write(bytes.TrimSpace(id))
-	}
-	return b.String()
-}
-
-func (f *inflight) add(key string, cancel context.CancelCauseFunc) (remove func()) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.m == nil {
-		f.m = make(map[string]context.CancelCauseFunc)
-	}
-	if _, dup := f.m[key]; dup {
-		return func() {} // a second call with the same id is not cancellable
-	}
-	f.m[key] = cancel
-	return func() {
-		f.mu.Lock()
-		delete(f.m, key)
-		f.mu.Unlock()
-	}
-}
-
-func (f *inflight) cancel(key string) bool {
-	f.mu.Lock()
-	cancel, ok := f.m[key]
-	f.mu.Unlock()
-	if ok {
-		cancel(ErrCancelled)
-	}
-	return ok
-}
+var ErrCancelled = clientreq.ErrCancelled
 
 // callScope names the client of a request for cancellation: a client can
 // cancel only calls of its own scope. A message of a legacy SSE stream has
@@ -70,7 +22,7 @@ func (f *inflight) cancel(key string) bool {
 // it.
 func callScope(req *request, s *session) string {
 	if req.origin != nil {
-		return "sse:" + req.origin.clientID
+		return "sse:" + req.origin.ClientID
 	}
 	if s != nil && s.id != "" {
 		return "session:" + s.id
@@ -90,7 +42,7 @@ func (h *handler) cancellable(req *request) (context.Context, func()) {
 	if req.scope == "" {
 		return ctx, func() { cancel(nil) }
 	}
-	remove := h.calls.add(callKey(req.scope, req.id), cancel)
+	remove := h.calls.Add(clientreq.CallKey(req.scope, req.id), cancel)
 	return ctx, func() {
 		remove()
 		cancel(nil)
@@ -112,6 +64,6 @@ func (h *handler) cancelled(params []byte, scope string) {
 		return
 	}
 	if id := validID(member(params, "requestId")); id != nil {
-		h.calls.cancel(callKey(scope, id))
+		h.calls.Cancel(clientreq.CallKey(scope, id))
 	}
 }

@@ -8,6 +8,32 @@
 // knows no function, worker or schema (it splices the tool lists it is
 // given, and its callers check arguments and results).
 //
+// # The core and its sub-packages
+//
+// This package is the core: the method table, the chain, dispatch, the
+// sealed sessions and the method handlers. Each
+// other job keeps its state in a sub-package of its own, which this one
+// imports and which never imports it (tests/deps_test.go checks the
+// layering, mcpFrontImports):
+//
+//   - legacysse: the legacy HTTP+SSE transport, its streams and inboxes;
+//     it reaches the handler through legacysse.Endpoint (legacy.go here).
+//   - listen: the notification streams and the legacy sessions'
+//     subscriptions (the requests are decided in listen.go here).
+//   - clientreq: the client-request channel: a call's Notifier, the calls
+//     a client may cancel, the requests waiting for an answer, the
+//     resumable streams and the request states of input-required rounds
+//     (notify.go, cancel.go, clientreq.go, input.go and resume.go here make
+//     the Notifier and decide when the rest applies).
+//   - taskrun: MCP task runs and the tasks' wire forms (taskcall.go and
+//     tasks.go here turn a tools/call into a run and answer the tasks
+//     methods).
+//   - wire: the SSE framer and writer, the buffer pool, the arguments
+//     digest.
+//
+// The names the host uses (NewLegacySSE, TaskOptions, the defaults) stay
+// spelled as this package's, as aliases of the sub-packages'.
+//
 // # Method table and middleware
 //
 // Every method is one entry of the method table: its static facts are a
@@ -43,7 +69,7 @@
 // ([SupportedVersions], negotiated by initialize) and of the modern revision
 // 2026-07-28 ([ModernVersions], no initialize), on the one endpoint. No
 // session state is kept on the server for either, but for the resource
-// subscriptions of legacy sessions (subscriptions.go, bounded per owner,
+// subscriptions of legacy sessions (listen.Sessions, bounded per owner,
 // per client address and in all).
 //
 //   - POST carries the messages. GET with Last-Event-ID resumes a call's
@@ -169,22 +195,8 @@
 //
 // # Legacy HTTP+SSE
 //
-// [NewLegacySSE] serves the 2024-11-05 transport over the same handler:
-// ServeStream opens a stream whose first event is "endpoint" with
-// "message?azmcpcs=<sealed client|instance>[&code=<key>]", ServeMessage
-// answers a POST there with 202 and runs the message (through the handler,
-// as an application/json request carrying the stream's GET headers and the
-// Mcp-Session-Id its initialize minted, with the stream's scope and writer
-// passed in the open, not in context keys) on the stream's goroutine, one at a
-// time, writing each reply as an "event: message"; only
-// notifications/cancelled runs at once, so that it reaches the call it
-// names, in the stream's context and scope. A request id the stream already
-// ran is dropped. The router reads each message with the handler's decoder.
-// What waits for a stream is bounded in messages ([LegacySSEOptions.Inbox])
-// and bytes, per stream and per host; an idle stream's inbox and id window
-// are made on first use, and keep-alives come from a timer. Messages for a
-// stream on another instance go to a [Forwarder]; the backplane hands them
-// back through [LegacySSE.Deliver]. A stream opened behind the access token
-// check seals its principal's owner ID in the client state, and a message
-// from anyone else is answered as a client state that does not open.
+// [NewLegacySSE] serves the 2024-11-05 transport over the same handler; the
+// transport itself, its streams and their inboxes are package legacysse,
+// which reaches the handler through legacyEndpoint (legacy.go): each
+// message comes with its stream's origin and passes the chain like a POST.
 package mcp

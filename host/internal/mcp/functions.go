@@ -371,7 +371,7 @@ func (h *handler) runFunction(req *request, run func(ctx context.Context) (any, 
 	ctx, done := h.cancellable(req)
 	defer done()
 	res, meta, err := run(ctx)
-	req.w = n.end(req.w) // no notification after this: the reply follows
+	req.w = n.End(req.w) // no notification after this: the reply follows
 	if IsModern(version) && h.inputRequired(req, n, ident) {
 		return
 	}

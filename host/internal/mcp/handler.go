@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/listen"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
@@ -32,9 +35,6 @@ const (
 var (
 	allowPost       = []string{http.MethodPost}
 	jsonContentType = []string{"application/json"}
-	sseContentType  = []string{"text/event-stream"}
-	noCache         = []string{"no-cache"}
-	noBuffering     = []string{"no"}
 )
 
 type handler struct {
@@ -46,7 +46,7 @@ type handler struct {
 	// the bytes of its replies.
 	maxBatch, maxBatchReply int
 	versions                []string          // snapshot of SupportedVersions
-	calls                   inflight          // running tools/call, for notifications/cancelled
+	calls                   clientreq.Calls   // running tools/call, for notifications/cancelled
 	sealer                  *auth.Sealer      // seals and opens session tokens
 	lifetime                time.Duration     // of a session token
 	initial                 map[string][]byte // negotiated version → initialize result JSON
@@ -64,18 +64,17 @@ type handler struct {
 	instanceID      string // names this instance in request ids
 	forwardResponse func(ctx context.Context, instanceID, scope string, body []byte) error
 	requestID       func(scope string, deadline time.Time) string
-	waits           waitTable   // requests to clients waiting for their answer
-	streams         resumeStore // resumable streams
+	waits           clientreq.Waits    // requests to clients waiting for their answer
+	notifiers       *clientreq.Channel // what the calls' Notifiers share
+	streams         clientreq.Store    // resumable streams
 	resumeGrace     time.Duration
-	tasks           *taskService                // nil when tasks are off
+	tasks           *taskrun.Service            // nil when tasks are off
 	checkArgs       func(json.RawMessage) error // Options.CheckArguments
-	usedStates      *stateLedger                // the request states that opened here
-	spentStates     StateLedger                 // and on every instance sharing it; nil: none
-	epoch           epochCache                  // spentStates' epoch, as read last
+	states          *clientreq.States           // request states: given, opened, spent
 
-	hub                *notify.Hub   // nil when notifications are off
-	sessions           *sessionTable // the legacy sessions' subscriptions
-	shared             sharedTasks   // the tasks being written to listeners
+	hub                *notify.Hub      // nil when notifications are off
+	sessions           *listen.Sessions // the legacy sessions' subscriptions
+	shared             taskrun.Shared   // the tasks being written to listeners
 	listenKeepAlive    time.Duration
 	listenWriteTimeout time.Duration
 }
@@ -150,10 +149,11 @@ func newHandler(srv Server, opts *Options) *handler {
 		requestID:       o.RequestID,
 		resumeGrace:     o.ResumeGrace,
 		checkArgs:       o.CheckArguments,
-		usedStates:      newStateLedger(o.UsedInputStates),
-		spentStates:     o.SpentStates,
-		streams:         newResumeStore(o.ResumeStreams, o.ResumeBytes),
+		streams:         clientreq.NewStore(o.ResumeStreams, o.ResumeBytes),
 	}
+	h.notifiers = &clientreq.Channel{Waits: &h.waits, NewRequestID: h.newRequestID, HasCapability: hasCapability,
+		TaskNotCreated: func(tool string, err error) error { return h.taskNotCreated(tool, err) }}
+	h.states = clientreq.NewStates(h.sealer, o.UsedInputStates, o.SpentStates, o.Logger)
 	if o.ListenKeepAlive <= 0 {
 		o.ListenKeepAlive = DefaultListenKeepAlive
 	}
@@ -163,15 +163,14 @@ func newHandler(srv Server, opts *Options) *handler {
 	h.listenKeepAlive, h.listenWriteTimeout = o.ListenKeepAlive, o.ListenWriteTimeout
 	if o.Notify != nil {
 		h.hub = o.Notify
-		h.sessions = newSessionTable(o.Notify, o.SubscribedSessions, o.SubscriptionBytes, o.SubscriptionGrace)
+		h.sessions = listen.NewSessions(o.Notify, o.SubscribedSessions, o.SubscriptionBytes, o.SubscriptionGrace, DefaultSessionLifetime)
 	}
 	if o.Tasks != nil && o.Tasks.Store != nil {
-		to := *o.Tasks
+		h.tasks = taskrun.NewService(o.Tasks, o.InstanceID, o.Logger)
 		if h.hub != nil {
-			to.Store = publishingStore{Store: to.Store, pub: h.hub}
+			h.tasks.Publish(h.hub)
 		}
-		h.tasks = newTaskService(&to, o.InstanceID, o.Logger)
-		h.tasks.prepareRerun = h.prepareRerun
+		h.tasks.OnRerun(h.prepareRerun)
 	}
 	for _, v := range h.versions {
 		h.initial[v] = initializeResult(v, &o, capabilities(v, h.advertises, h.hub != nil))
@@ -573,17 +572,16 @@ func (h *handler) callResumable(req *request, msg *message, s *session, call *Ca
 		return
 	}
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(req.r.Context()))
-	rs.cancel = cancel
 	own := *req // outlives this request: nothing of its pooled body
 	own.id = bytes.Clone(req.id)
-	rs.reqID = own.id
+	rs.SetCall(cancel, own.id)
 	own.ctx = ctx
-	own.w = &resumableWriter{r: rs, hdr: http.Header{}}
+	own.w = clientreq.NewWriter(rs)
 	call.Notify = h.notifier(&own, msg, nil, s, nil)
 	if call.Notify == nil {
-		call.Notify = &Notifier{h: h, scope: own.scope, minLevel: -1}
+		call.Notify = clientreq.NewNotifier(h.notifiers, clientreq.NotifierOptions{Scope: own.scope, MinLevel: -1})
 	}
-	call.Notify.stream = rs
+	call.Notify.SetStream(rs)
 	req.setOutcome("streamed")
 	go func() {
 		defer func() {
@@ -591,13 +589,13 @@ func (h *handler) callResumable(req *request, msg *message, s *session, call *Ca
 				h.log.Error("mcp tools/call failed", "tool", call.Name, "error", fmt.Sprintf("panic: %v", p))
 			}
 			cancel(nil)
-			rs.finish()
+			rs.Finish()
 		}()
 		h.finishCall(&own, call, nil, ident)
 	}()
-	rs.serve(req.r.Context(), post)
+	rs.Serve(req.r.Context(), post)
 	select {
-	case <-rs.finished:
+	case <-rs.Finished():
 		// The call ended while this request served its stream (finish
 		// runs after finishCall): the exchange ends as the call did, so
 		// the middleware (the SERVER span) sees the call's outcome.
@@ -615,7 +613,7 @@ func (h *handler) finishCall(req *request, call *CallRequest, meta *RequestMeta,
 // writeCall answers a tools/call with what the tool returned.
 func (h *handler) writeCall(req *request, call *CallRequest, meta *RequestMeta, ident callIdentity, res *metadata.CallToolResult, err error) {
 	name := call.Name
-	req.w = call.Notify.end(req.w) // no notification after this: the reply follows
+	req.w = call.Notify.End(req.w) // no notification after this: the reply follows
 	markLastEvent(req.w)
 	if meta != nil && h.inputRequired(req, call.Notify, ident) {
 		return

@@ -5,15 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
-	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
-	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
@@ -45,63 +43,33 @@ import (
 // the record's: one given before the loss is refused, as its use may
 // have been forgotten.
 
-// inputStatePurpose is what request states are sealed for.
-const inputStatePurpose = "mcp-input-state"
-
-// InputStateLifetime is how long a request state is accepted.
-const InputStateLifetime = time.Hour
-
-// MaxInputResponseBytes bounds the answers of one call (those of the
-// request state and the new ones together), as one JSON object: they
-// travel to the worker in a header and back to the client in the next
-// state.
-const MaxInputResponseBytes = 256 << 10
-
-// maxStateExtra bounds what a request state holds besides the answers:
-// the method, the name, the digest, the owner, the nonce and the JSON
-// around them. A state opens when its payload is at most
-// MaxInputResponseBytes + maxStateExtra.
-const maxStateExtra = 16 << 10
-
-// DefaultUsedInputStates bounds the request states this handler remembers
-// as used (each until it expires), per owner and in all, when
-// Options.UsedInputStates leaves a bound 0.
-var DefaultUsedInputStates = owner.Limit{PerOwner: 4096, Global: 65536}
-
 // Members of a retried call.
 const (
 	paramInputResponses = "inputResponses"
 	paramRequestState   = "requestState"
 )
 
-// requestState is the JSON sealed in a requestState.
-type requestState struct {
-	Method string `json:"m"`
-	Name   string `json:"n"`
-	Digest string `json:"d"`
-	// Owner is the client the state was given to (owner.Of of its request);
-	// Nonce names the state, which opens once.
-	Owner string `json:"o"`
-	Nonce string `json:"j"`
-	// Epoch is the shared record's epoch when the state was given ("" when
-	// the instances share none).
-	Epoch   string                     `json:"e,omitempty"`
-	Answers map[string]json.RawMessage `json:"a,omitempty"`
-}
+// The request states themselves (sealing, opening, spending once) are
+// package clientreq's States; these names keep the package's spelling.
+const (
+	InputStateLifetime    = clientreq.InputStateLifetime
+	MaxInputResponseBytes = clientreq.MaxInputResponseBytes
+)
+
+// DefaultUsedInputStates bounds the request states this handler remembers
+// as used (see clientreq.DefaultUsedInputStates).
+var DefaultUsedInputStates = clientreq.DefaultUsedInputStates
+
+// StateLedger records the request states that opened where several
+// instances see them (see clientreq.StateLedger).
+type StateLedger = clientreq.StateLedger
+
+// ErrEpochChanged is the error of StateLedger.Spend for a state given in
+// an epoch that is no longer the record's.
+var ErrEpochChanged = clientreq.ErrEpochChanged
 
 // inputState is what a call knows of the client's answers.
-type inputState struct {
-	answers map[string]json.RawMessage
-	encoded json.RawMessage // answers as one object, nil when none
-}
-
-func (in *inputState) get(key string) (json.RawMessage, bool) {
-	if in == nil {
-		return nil, false
-	}
-	a, ok := in.answers[key]
-	return a, ok
-}
+type inputState = clientreq.Input
 
 // callIdentity is what a request state is bound to: the method, the name
 // and the arguments of the call, and the client that made it.
@@ -112,80 +80,13 @@ type callIdentity struct {
 }
 
 // digest names the arguments whatever their spacing and member order,
-// without decoding them (see argumentsDigest).
-func (c callIdentity) digest() string { return argumentsDigest(c.args) }
+// without decoding them (see wire.ArgumentsDigest).
+func (c callIdentity) digest() string { return wire.ArgumentsDigest(c.args) }
 
-// StateLedger records the request states that opened where several
-// instances see them (a table, a Redis server they share).
-type StateLedger interface {
-	// Epoch returns the id of the record's epoch, making one (exactly one
-	// of the instances asking at once does) when the record has none:
-	// when it is new, or lost what it held.
-	Epoch(ctx context.Context) (string, error)
-	// Spend records the state named key (letters and digits), which
-	// expires at expires and was given in epoch, and reports whether this
-	// was its first record: false when it opened before, on any instance.
-	// It fails with ErrEpochChanged when the record's epoch is not epoch
-	// (or it has none) once the state is recorded.
-	Spend(ctx context.Context, key, epoch string, expires time.Time) (first bool, err error)
+// identity is c as package clientreq checks a request state against it.
+func (c callIdentity) identity() clientreq.Identity {
+	return clientreq.Identity{Method: c.method, Name: c.name, Owner: c.owner, Digest: c.digest}
 }
-
-// ErrEpochChanged is the error of StateLedger.Spend for a state given in
-// an epoch that is no longer the record's: the record lost what it held
-// since, and may have forgotten that the state was used. It is the
-// error of the Azure table's (tasks.AzureStates) too.
-var ErrEpochChanged = tasks.ErrStateEpochChanged
-
-// epochRefresh is how long an instance gives states the epoch it read
-// last, before it reads the record's again: one storage request per 10 s
-// at most, only while states are given. A Spend here that finds another
-// epoch makes this instance read it again at once; states given by others
-// with the old one within the 10 s are refused when used.
-var epochRefresh = 10 * time.Second
-
-// epochCache is the shared record's epoch as this instance read it last.
-type epochCache struct {
-	mu     sync.Mutex
-	epoch  string
-	readAt time.Time
-}
-
-// stateEpoch returns the epoch to seal into a state given now: the one
-// read within epochRefresh, else the record's (read within spendTimeout).
-// When the record does not answer, the epoch read last serves (a Spend
-// checks it anyway); without one, the error.
-func (h *handler) stateEpoch(ctx context.Context) (string, error) {
-	c := &h.epoch
-	c.mu.Lock()
-	epoch, readAt := c.epoch, c.readAt
-	c.mu.Unlock()
-	if epoch != "" && time.Since(readAt) < epochRefresh {
-		return epoch, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, spendTimeout)
-	defer cancel()
-	read, err := h.spentStates.Epoch(ctx)
-	if err != nil {
-		if epoch != "" {
-			h.log.Warn("mcp: reading the epoch of the record of used request states failed; giving the one read last", "error", err)
-			return epoch, nil
-		}
-		return "", fmt.Errorf("reading the epoch of the record of used request states: %w", err)
-	}
-	h.noteEpoch(read)
-	return read, nil
-}
-
-// noteEpoch remembers epoch as the record's now ("" forgets it: the next
-// state given reads it again).
-func (h *handler) noteEpoch(epoch string) {
-	h.epoch.mu.Lock()
-	defer h.epoch.mu.Unlock()
-	h.epoch.epoch, h.epoch.readAt = epoch, time.Now()
-}
-
-// spendTimeout bounds recording a state in Options.SpentStates.
-const spendTimeout = 10 * time.Second
 
 // readInput reads the inputResponses and requestState of a modern call;
 // problem is the message when they are wrong, with its code (-32602, or
@@ -205,14 +106,14 @@ const problemStateUnchecked = "Internal error: requestState could not be checked
 
 func (h *handler) readInputState(ctx context.Context, params []byte, id callIdentity) (in *inputState, problem string) {
 	answers := map[string]json.RawMessage{}
-	var st *requestState
+	var st *clientreq.State
 	var expires time.Time
 	if raw := member(params, paramRequestState); raw != nil && raw[0] != 'n' {
 		token, ok := stringValue(raw)
 		if !ok {
 			return nil, "Invalid params: requestState must be a string."
 		}
-		if st, expires, problem = h.openRequestState(token, id); problem != "" {
+		if st, expires, problem = h.states.Open(token, id.identity()); problem != "" {
 			return nil, problem
 		}
 		for k, v := range st.Answers {
@@ -240,14 +141,14 @@ func (h *handler) readInputState(ctx context.Context, params []byte, id callIden
 		}
 	}
 	if st != nil {
-		if err := h.spendState(ctx, st, id.owner, expires); err != nil {
+		if err := h.states.Spend(ctx, st, id.owner, expires); err != nil {
 			switch {
-			case errors.Is(err, errStateUsed):
+			case errors.Is(err, clientreq.ErrStateUsed):
 				return nil, "Invalid params: requestState was used already (each opens once); call again with the latest one, or without it and every answer in inputResponses."
 			case errors.Is(err, ErrEpochChanged):
 				h.log.Warn("mcp: refused a request state given before the record of used request states was reset")
 				return nil, "Invalid params: the server's record of used states was reset since this requestState was given, so it cannot be checked as unused; start the call again, without requestState."
-			case errors.Is(err, errStateUnchecked):
+			case errors.Is(err, clientreq.ErrStateUnchecked):
 				h.log.Error("mcp: recording a used request state failed", "error", err)
 				return nil, problemStateUnchecked
 			}
@@ -257,136 +158,7 @@ func (h *handler) readInputState(ctx context.Context, params []byte, id callIden
 	if len(answers) == 0 {
 		return nil, ""
 	}
-	return &inputState{answers: answers, encoded: encoded}, ""
-}
-
-// openRequestState opens a request state and checks that it belongs to
-// the call id: problem is the -32602 message when it does not. It spends
-// nothing.
-func (h *handler) openRequestState(token string, id callIdentity) (st *requestState, expires time.Time, problem string) {
-	data, expires, err := h.sealer.OpenSized(inputStatePurpose, token, MaxInputResponseBytes+maxStateExtra)
-	if errors.Is(err, auth.ErrExpiredToken) {
-		return nil, time.Time{}, "Invalid params: requestState has expired; call again without it."
-	}
-	st = &requestState{}
-	if err != nil || json.Unmarshal(data, st) != nil {
-		return nil, time.Time{}, "Invalid params: requestState failed its integrity check: it was altered or comes from another server."
-	}
-	switch {
-	case st.Nonce == "":
-		return nil, time.Time{}, "Invalid params: requestState comes from an earlier version of this server; call again without it."
-	case st.Owner != string(id.owner):
-		return nil, time.Time{}, "Invalid params: requestState was given to another client (another key, session or address); call again without it."
-	case st.Method != id.method || st.Name != id.name || st.Digest != id.digest():
-		return nil, time.Time{}, "Invalid params: requestState belongs to another request (another method, name or arguments)."
-	}
-	return st, expires, ""
-}
-
-// errStateUsed: a request state that opened once before.
-var errStateUsed = errors.New("the request state was used already")
-
-// errStateUnchecked: the shared record of used states failed.
-var errStateUnchecked = errors.New("the request state could not be checked")
-
-// spendState spends the state st of id on this instance, then in the
-// shared record when there is one. A shared record that fails gives the
-// state back here, so that the client may send it again; one whose epoch
-// changed refuses it (ErrEpochChanged), and the next state given reads
-// the new epoch.
-func (h *handler) spendState(ctx context.Context, st *requestState, id owner.ID, expires time.Time) error {
-	nonce := st.Nonce
-	if err := h.usedStates.use(nonce, id, expires); err != nil {
-		return err
-	}
-	if h.spentStates == nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, spendTimeout)
-	defer cancel()
-	first, err := h.spentStates.Spend(ctx, nonce, st.Epoch, expires)
-	switch {
-	case errors.Is(err, ErrEpochChanged):
-		h.noteEpoch("")
-		return err
-	case err != nil:
-		h.usedStates.forget(nonce)
-		return fmt.Errorf("%w: %w", errStateUnchecked, err)
-	case !first:
-		return errStateUsed
-	}
-	return nil
-}
-
-// stateLedger remembers the request states that opened, until they
-// expire, so that each opens once on this instance. It counts them per
-// owner against a limit, so that one client cannot fill it.
-type stateLedger struct {
-	mu      sync.Mutex
-	used    map[string]usedState // by nonce
-	count   *owner.Counter
-	sweepAt time.Time
-	now     func() time.Time
-}
-
-type usedState struct {
-	expires time.Time
-	release func()
-}
-
-func newStateLedger(l owner.Limit) *stateLedger {
-	if l.PerOwner <= 0 {
-		l.PerOwner = DefaultUsedInputStates.PerOwner
-	}
-	if l.Global <= 0 {
-		l.Global = DefaultUsedInputStates.Global
-	}
-	return &stateLedger{used: map[string]usedState{}, count: owner.NewCounter("input-required rounds within the last hour", "", l), now: time.Now}
-}
-
-// use spends the state nonce of id, which expires at expires: errStateUsed
-// when it was spent before, a *owner.LimitError when id (or everyone)
-// spent too many that have not expired yet.
-func (l *stateLedger) use(nonce string, id owner.ID, expires time.Time) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	if now.After(l.sweepAt) {
-		l.sweep(now)
-		l.sweepAt = now.Add(time.Minute)
-	}
-	if u, ok := l.used[nonce]; ok && now.Before(u.expires) {
-		return errStateUsed
-	}
-	release, err := l.count.Take(id, 1)
-	if err != nil {
-		l.sweep(now)
-		if release, err = l.count.Take(id, 1); err != nil {
-			return err
-		}
-	}
-	l.used[nonce] = usedState{expires: expires, release: release}
-	return nil
-}
-
-// forget gives back a state that use spent, which did not open after all.
-func (l *stateLedger) forget(nonce string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if u, ok := l.used[nonce]; ok {
-		u.release()
-		delete(l.used, nonce)
-	}
-}
-
-// sweep forgets the states that expired: they no longer open anyway.
-func (l *stateLedger) sweep(now time.Time) {
-	for nonce, u := range l.used {
-		if !now.Before(u.expires) {
-			u.release()
-			delete(l.used, nonce)
-		}
-	}
+	return &inputState{Answers: answers, Encoded: encoded}, ""
 }
 
 // compactJSON returns a copy of valid JSON on one line.
@@ -402,29 +174,15 @@ func compactJSON(v []byte) json.RawMessage {
 // its input-required result, and reports whether it did. Call it after
 // n.end.
 func (h *handler) inputRequired(req *request, n *Notifier, id callIdentity) bool {
-	pending := n.takePending()
+	pending := n.TakePending()
 	if len(pending) == 0 {
 		return false
 	}
-	st := requestState{Method: id.method, Name: id.name, Digest: id.digest(), Owner: string(id.owner), Nonce: ids.Random(ids.LowerAlnum, 22)}
-	if n.answers != nil {
-		st.Answers = n.answers.answers
+	st := clientreq.State{Method: id.method, Name: id.name, Digest: id.digest(), Owner: string(id.owner), Nonce: ids.Random(ids.LowerAlnum, 22)}
+	if in := n.Answers(); in != nil {
+		st.Answers = in.Answers
 	}
-	var err error
-	if h.spentStates != nil {
-		st.Epoch, err = h.stateEpoch(req.r.Context())
-	}
-	var data []byte
-	if err == nil {
-		data, err = json.Marshal(&st)
-	}
-	if err == nil && len(data) > MaxInputResponseBytes+maxStateExtra {
-		err = fmt.Errorf("the state has %d bytes, more than a state may have", len(data))
-	}
-	var token string
-	if err == nil {
-		token, err = h.sealer.Seal(inputStatePurpose, data, InputStateLifetime)
-	}
+	token, err := h.states.Give(req.r.Context(), &st)
 	if err != nil {
 		h.log.Error("mcp: giving a request state failed", "error", err)
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
@@ -436,11 +194,11 @@ func (h *handler) inputRequired(req *request, n *Notifier, id callIdentity) bool
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		appendString(&b, r.key)
+		appendString(&b, r.Key)
 		b.WriteString(`:{"method":`)
-		appendString(&b, r.method)
+		appendString(&b, r.Method)
 		b.WriteString(`,"params":`)
-		b.Write(r.params)
+		b.Write(r.Params)
 		b.WriteByte('}')
 	}
 	b.WriteString(`},"requestState":`)

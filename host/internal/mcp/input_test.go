@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -148,9 +149,9 @@ func TestInputRequiredRefusals(t *testing.T) {
 	s.tools.call = twoStepTool
 	_, r1, _ := callModern(t, s, modernCall(map[string]any{"x": 1}, askingCaps, nil))
 	require.NotEmpty(t, r1.RequestState)
-	expired, err := testSealer.Seal(inputStatePurpose, []byte(`{"m":"tools/call","n":"echo","d":"x"}`), -time.Second)
+	expired, err := testSealer.Seal(clientreq.StatePurpose, []byte(`{"m":"tools/call","n":"echo","d":"x"}`), -time.Second)
 	require.NoError(t, err)
-	otherKey, err := newSealer(t, []byte("another 32-byte key for sealing!")).Seal(inputStatePurpose, []byte(`{"m":"tools/call","n":"echo"}`), time.Hour)
+	otherKey, err := newSealer(t, []byte("another 32-byte key for sealing!")).Seal(clientreq.StatePurpose, []byte(`{"m":"tools/call","n":"echo"}`), time.Hour)
 	require.NoError(t, err)
 	answers := map[string]any{"name": map[string]any{"action": "accept"}}
 	tests := []struct {

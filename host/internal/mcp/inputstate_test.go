@@ -14,8 +14,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
 // answersLen is the length of answers as one JSON object, as they travel.
@@ -223,9 +221,9 @@ func TestInputStateSingleUseAfterLedgerReset(t *testing.T) {
 	state = requestStateOf(t, a.post(t, modernCall(nil, askingCaps, nil), keyed("alice")))
 	r = b.post(t, modernCall(nil, askingCaps, map[string]any{"inputResponses": answer, "requestState": state}), keyed("alice"))
 	assert.Contains(t, gjson(t, r.data, "error", "message"), "record of used states was reset", r.data)
-	refresh := epochRefresh
-	epochRefresh = 0
-	t.Cleanup(func() { epochRefresh = refresh })
+	for _, s := range []*testServer{a, b, c} {
+		s.Config.Handler.(*Handler).h.states.SetEpochRefresh(0)
+	}
 	state = requestStateOf(t, a.post(t, modernCall(nil, askingCaps, nil), keyed("alice")))
 	calls := len(c.tools.calls)
 	requestStateOf(t, c.post(t, modernCall(nil, askingCaps, map[string]any{"inputResponses": answer, "requestState": state}), keyed("alice")))
@@ -240,60 +238,4 @@ func TestInputStateSingleUseAfterLedgerReset(t *testing.T) {
 	r = d.post(t, modernCall(nil, askingCaps, nil), keyed("alice"))
 	assert.Equal(t, "-32603", gjson(t, r.data, "error", "code"), r.data)
 	assert.Contains(t, d.logs.String(), "storage unreachable")
-}
-
-// FuzzOpenRequestState: opening any text as a request state, or any
-// payload sealed with the key, never panics, and only a state of the call
-// and of its client opens; a state opens once.
-func FuzzOpenRequestState(f *testing.F) {
-	h := newHandler(serverOf(newFakeTools()), &Options{Sealer: testSealer})
-	id := callIdentity{method: methodToolsCall, name: "echo", args: json.RawMessage(`{"x":1}`), owner: "key:abc"}
-	genuine, err := json.Marshal(requestState{Method: id.method, Name: id.name, Digest: id.digest(), Owner: string(id.owner), Nonce: "n1",
-		Answers: map[string]json.RawMessage{"k": json.RawMessage(`{"action":"accept"}`)}})
-	require.NoError(f, err)
-	token, err := testSealer.Seal(inputStatePurpose, genuine, InputStateLifetime)
-	require.NoError(f, err)
-	f.Add(token, genuine)
-	f.Add("", []byte(`{"m":"tools/call","n":"echo","d":"`+id.digest()+`","o":"key:abc"}`))
-	f.Add(token+"A", []byte(`{"m":"tools/call","n":"echo","d":"`+id.digest()+`","o":"key:abd","j":"x"}`))
-	f.Add("AQ", []byte(`[]`))
-	f.Fuzz(func(t *testing.T, text string, payload []byte) {
-		if st, _, problem := h.openRequestState(text, id); problem == "" && st.Nonce != "n1" {
-			t.Fatalf("a text not sealed here opened: %q (%+v)", text, st)
-		}
-		sealed, err := testSealer.Seal(inputStatePurpose, payload, time.Hour)
-		require.NoError(t, err)
-		st, exp, problem := h.openRequestState(sealed, id)
-		if problem != "" {
-			return
-		}
-		if st.Owner != string(id.owner) || st.Method != id.method || st.Name != id.name || st.Digest != id.digest() || st.Nonce == "" {
-			t.Fatalf("a state of another call or client opened: %+v", st)
-		}
-		l := newStateLedger(owner.Limit{})
-		require.NoError(t, l.use(st.Nonce, id.owner, exp))
-		require.ErrorIs(t, l.use(st.Nonce, id.owner, exp), errStateUsed)
-	})
-}
-
-// TestStateLedgerBoundsAndForgets: the ledger refuses an owner past its
-// bound until its states expire, and forgets expired ones.
-func TestStateLedgerBoundsAndForgets(t *testing.T) {
-	l := newStateLedger(owner.Limit{PerOwner: 2, Global: 3})
-	now := time.Unix(1_000_000, 0)
-	l.now = func() time.Time { return now }
-	exp := now.Add(time.Hour)
-	require.NoError(t, l.use("a1", "a", exp))
-	require.NoError(t, l.use("a2", "a", exp))
-	var le *owner.LimitError
-	require.ErrorAs(t, l.use("a3", "a", exp), &le)
-	assert.False(t, le.Global)
-	require.NoError(t, l.use("b1", "b", exp))
-	require.ErrorAs(t, l.use("c1", "c", exp), &le)
-	assert.True(t, le.Global)
-
-	now = exp // everything expired: forgotten on the next use
-	require.NoError(t, l.use("a3", "a", now.Add(time.Hour)))
-	assert.Len(t, l.used, 1)
-	assert.Equal(t, int64(1), l.count.Total())
 }

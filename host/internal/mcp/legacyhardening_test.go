@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -186,27 +187,28 @@ func FuzzRouterAndHandlerAgree(f *testing.F) {
 		require.NoError(t, err)
 		req.Header.Set("Accept", "application/json")
 		req.Header.Set("Content-Type", "application/json")
-		rec := &recorder{header: http.Header{}}
-		h.h.serve(rec, req, &streamOrigin{clientID: "fuzz"})
+		rec := wire.NewRecorder()
+		h.h.serve(rec, req, &streamOrigin{ClientID: "fuzz"})
 		var reply struct {
 			ID json.RawMessage `json:"id"`
 		}
-		answered := rec.body.Len() > 0 && json.Unmarshal(rec.body.Bytes(), &reply) == nil
+		answered := rec.Body.Len() > 0 && json.Unmarshal(rec.Body.Bytes(), &reply) == nil
 		echoed := ""
 		if answered && string(reply.ID) != "null" {
 			echoed = string(reply.ID)
 		}
 
-		assert.Equal(t, r.id, echoed, "the router keys on the id the handler echoes: %q", body)
-		if r.cancel {
-			assert.Equal(t, http.StatusAccepted, rec.status, "a cancellation is answered by nothing")
+		assert.Equal(t, json.Valid(body), r.JSON, "the router's one decoding refuses exactly what is not JSON: %q", body)
+		assert.Equal(t, r.ID, echoed, "the router keys on the id the handler echoes: %q", body)
+		if r.Cancel {
+			assert.Equal(t, http.StatusAccepted, rec.Status, "a cancellation is answered by nothing")
 			assert.True(t, ref.code == 0 && ref.method == methodCancelled && !ref.hasID, "encoding/json reads a cancellation too: %q", body)
 		}
 		if ref.code == 0 && ref.method == methodCancelled && !ref.hasID && !ref.paramsProblem {
-			assert.True(t, r.cancel, "a cancellation the router does not run at once: %q", body)
+			assert.True(t, r.Cancel, "a cancellation the router does not run at once: %q", body)
 		}
-		if r.id != "" {
-			assert.Equal(t, r.id, string(ref.id), "encoding/json reads the same id")
+		if r.ID != "" {
+			assert.Equal(t, r.ID, string(ref.id), "encoding/json reads the same id")
 		}
 	})
 }

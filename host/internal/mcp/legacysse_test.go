@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/legacysse"
 	"github.com/funcmcp/funcmcp/internal/testutil"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -28,6 +29,9 @@ func newSealer(t testing.TB, key []byte) *auth.Sealer {
 	require.NoError(t, err)
 	return s
 }
+
+// queryClientState is the query parameter of the legacy message endpoint.
+const queryClientState = legacysse.QueryClientState
 
 var sseTestKey = []byte("0123456789abcdef0123456789abcdef")
 
@@ -427,7 +431,7 @@ func TestLegacySSEDeliverSaysWhatBecameOfTheMessage(t *testing.T) {
 	st := openStream(t, s.URL, "", nil)
 	u, err := url.Parse(st.Endpoint)
 	require.NoError(t, err)
-	client, instance, _, ok := s.sse.openState(u.Query().Get(queryClientState))
+	client, instance, _, ok := s.sse.OpenState(u.Query().Get(queryClientState))
 	require.True(t, ok)
 	assert.Equal(t, "inst1", instance)
 

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
+	"github.com/funcmcp/funcmcp/host/internal/mcp/listen"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
-	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // Notifications that reach the client (see notify): on 2026-07-28 a
@@ -27,160 +27,26 @@ import (
 // stream's own request goroutine writes what waits and sleeps otherwise.
 // Keep-alives come from a timer, not a goroutine.
 
-// Notification methods written on the streams.
+// The listen streams and the sessions' subscriptions live in package
+// listen; these names keep the package's spelling of its settings.
 const (
-	notifyAcknowledged     = metadata.NotifyAcknowledged
-	notifyToolsChanged     = metadata.NotifyToolsListChanged
-	notifyPromptsChanged   = metadata.NotifyPromptsListChanged
-	notifyResourcesChanged = metadata.NotifyResourcesListChanged
-	notifyResourceUpdated  = metadata.NotifyResourcesUpdated
-	notifyTasks            = metadata.NotifyTasks
+	MetaSubscriptionID        = listen.MetaSubscriptionID
+	DefaultListenKeepAlive    = listen.DefaultListenKeepAlive
+	DefaultListenWriteTimeout = listen.DefaultListenWriteTimeout
+	MaxListenRequestBytes     = listen.MaxListenRequestBytes
+	DefaultSubscriptionGrace  = listen.DefaultSubscriptionGrace
+	SettingSubscribedSessions = listen.SettingSubscribedSessions
 )
 
-// MetaSubscriptionID tags every message of a subscriptions/listen stream
-// with the listen request's id.
-const MetaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
-
-// Defaults of the streams.
-const (
-	// DefaultListenKeepAlive is the interval of the ": keep-alive"
-	// comments of an idle listen or GET stream.
-	DefaultListenKeepAlive = 25 * time.Second
-	// DefaultListenWriteTimeout bounds one write to a listening client: a
-	// client that stops reading is dropped once it passes.
-	DefaultListenWriteTimeout = time.Minute
-	// MaxListenRequestBytes bounds the body of a subscriptions/listen
-	// request: its stream keeps it while it is open. What it follows is
-	// bounded tighter (notify.Limits.SubscriptionBytes); this leaves room
-	// for _meta and escapes.
-	MaxListenRequestBytes = 128 << 10
-	// listenStreamCost is what an open stream holds besides what it
-	// follows and its request (its goroutine, its connection's buffers),
-	// charged to the listener bytes (notify.Limits.Bytes).
-	listenStreamCost = 16 << 10
+// Default bounds of the sessions' subscriptions (see package listen).
+var (
+	DefaultSubscribedSessions = listen.DefaultSubscribedSessions
+	DefaultSubscriptionBytes  = listen.DefaultSubscriptionBytes
 )
 
-// listenStream is one stream a listener writes to.
-type listenStream struct {
-	h     *handler
-	out   *sseWriter
-	l     *notify.Listener
-	wake  chan struct{}
-	subID []byte // the listen request's id (JSON); nil on a legacy stream
-	scope string // the task scope of the request (tasks it may read)
-}
-
-func (ls *listenStream) signal() {
-	select {
-	case ls.wake <- struct{}{}:
-	default:
-	}
-}
-
-// run writes what the listener hears until ctx ends or the listener
-// does; it returns why it stopped (the listener's error, else the
-// context's or the write's).
-func (ls *listenStream) run(ctx context.Context) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-ls.l.Done():
-			return ls.l.Err()
-		case <-ls.wake:
-		}
-		if err := ls.flush(ctx); err != nil {
-			return err
-		}
-	}
-}
-
-// flush writes every change waiting.
-func (ls *listenStream) flush(ctx context.Context) error {
-	for {
-		c, ok := ls.l.Next()
-		if !ok {
-			return nil
-		}
-		if c.Kind == notify.TaskStatus {
-			task, release := ls.h.taskNotice(ctx, c, ls.scope)
-			err := ls.writeTask(task)
-			release()
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		msg := renderChange(c, ls.subID)
-		if msg == nil {
-			continue
-		}
-		if err := ls.out.event(eventMessage, msg); err != nil {
-			return err
-		}
-	}
-}
-
-// writeTask writes the notifications/tasks of task (its JSON object
-// whole), tagged with the stream's subscription id. task is written as it
-// is, never copied into the message: every listener of a task shares it
-// (see sharedTasks).
-func (ls *listenStream) writeTask(task []byte) error {
-	if len(task) < 2 || task[0] != '{' {
-		return nil
-	}
-	const head = `{"jsonrpc":"2.0","method":"` + notifyTasks + `","params":`
-	var tail bytes.Buffer
-	if ls.subID != nil {
-		if len(task) > 2 {
-			tail.WriteByte(',')
-		}
-		tail.WriteString(`"_meta":{"` + MetaSubscriptionID + `":`)
-		tail.Write(ls.subID)
-		tail.WriteByte('}')
-	}
-	tail.WriteString("}}")
-	return ls.out.eventParts(eventMessage, []byte(head), task[:len(task)-1], tail.Bytes())
-}
-
-// renderChange writes the notification of a change of a list or a
-// resource; subID tags it (a listen stream). nil when there is nothing to
-// write.
-func renderChange(c notify.Change, subID []byte) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"jsonrpc":"2.0","method":`)
-	params := func() {
-		if subID != nil {
-			b.WriteString(`"_meta":{"` + MetaSubscriptionID + `":`)
-			b.Write(subID)
-			b.WriteByte('}')
-		}
-	}
-	switch c.Kind {
-	case notify.ToolsListChanged, notify.PromptsListChanged, notify.ResourcesListChanged:
-		method := map[notify.Kind]string{notify.ToolsListChanged: notifyToolsChanged,
-			notify.PromptsListChanged: notifyPromptsChanged, notify.ResourcesListChanged: notifyResourcesChanged}[c.Kind]
-		appendString(&b, method)
-		if subID != nil {
-			b.WriteString(`,"params":{`)
-			params()
-			b.WriteByte('}')
-		}
-	case notify.ResourceUpdated:
-		appendString(&b, notifyResourceUpdated)
-		b.WriteString(`,"params":{"uri":`)
-		appendString(&b, c.URI)
-		if subID != nil {
-			b.WriteByte(',')
-			params()
-		}
-		b.WriteByte('}')
-	default: // a task's change goes on a listen stream only (listenStream.writeTask)
-		return nil
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
+// renderChange writes the notification of a change (see
+// listen.RenderChange).
+func renderChange(c notify.Change, subID []byte) []byte { return listen.RenderChange(c, subID) }
 
 // taskNotice is the task a notifications/tasks carries: the change's,
 // or, for a task that finished or waits for input, the record as
@@ -192,11 +58,11 @@ func (h *handler) taskNotice(ctx context.Context, c notify.Change, scope string)
 	if h.tasks == nil || scope == "" || !(status.Terminal() || status == tasks.StatusInputRequired) {
 		return c.Task, func() {}
 	}
-	t, err := h.tasks.get(ctx, scope, c.TaskID)
+	t, err := h.tasks.Get(ctx, scope, c.TaskID)
 	if err != nil {
 		return c.Task, func() {}
 	}
-	return h.shared.acquire(t)
+	return h.shared.Acquire(t)
 }
 
 // listFilter is what a legacy stream hears of the lists: those whose
@@ -208,7 +74,7 @@ func (h *handler) listFilter() notify.Filter {
 
 // newSSEWriter makes the writer of a listening stream.
 func (h *handler) newSSEWriter(w http.ResponseWriter) *sseWriter {
-	return &sseWriter{w: w, rc: http.NewResponseController(w), window: h.listenWriteTimeout}
+	return wire.NewSSEWriter(w, h.listenWriteTimeout)
 }
 
 // listenRefusal answers a listener the hub refused.
@@ -350,14 +216,15 @@ func (h *handler) serveListen(req *request) bool {
 		f.Tasks = p.taskIDs
 	}
 
-	ls := &listenStream{h: h, wake: make(chan struct{}, 1), subID: bytes.Clone(validID(req.id)), scope: taskScope(req.r)}
+	scope := taskScope(req.r)
+	ls := listen.NewStream(bytes.Clone(validID(req.id)), scope, h.taskNotice)
 	l, err := h.hub.Listen(notify.ListenerOptions{Owner: owner.Of(req.r), Address: owner.ClientAddress(req.r),
-		Held: listenStreamCost + requestHeld(req.r), TaskOwner: ls.scope, Wake: ls.signal}, f)
+		Held: listen.StreamCost + listen.RequestHeld(req.r), TaskOwner: scope, Wake: ls.Signal}, f)
 	if err != nil {
 		h.listenRefusal(req, err)
 		return true
 	}
-	ls.l = l
+	ls.Listen(l)
 	defer l.End(nil)
 	ctx, cancel := context.WithCancel(req.r.Context())
 	defer cancel()
@@ -366,101 +233,46 @@ func (h *handler) serveListen(req *request) bool {
 	hdr := req.w.Header()
 	setFraming(hdr, true)
 	req.w.WriteHeader(http.StatusOK)
-	ls.out = h.newSSEWriter(req.w)
-	if ls.out.event(eventMessage, acknowledgement(f, uris, taskIDs, ls.subID)) != nil {
+	subID := bytes.Clone(validID(req.id))
+	ls.Open(h.newSSEWriter(req.w))
+	if ls.Out().Event(eventMessage, listen.Acknowledgement(f, uris, taskIDs, subID)) != nil {
 		return true
 	}
-	stop := ls.out.keepAlive(h.listenKeepAlive, cancel)
+	stop := ls.Out().KeepAlive(h.listenKeepAlive, cancel)
 	defer stop()
 	// The tasks named start with their state now: a change made before
 	// the stream opened is not lost.
 	for _, id := range f.Tasks {
-		t, err := h.tasks.get(ctx, ls.scope, id)
+		t, err := h.tasks.Get(ctx, scope, id)
 		if err != nil {
 			continue
 		}
-		task, release := h.shared.acquire(t)
-		err = ls.writeTask(task)
+		task, release := h.shared.Acquire(t)
+		err = ls.WriteTask(task)
 		release()
 		if err != nil {
 			return true
 		}
 	}
-	why := ls.run(ctx)
+	why := ls.Run(ctx)
 	switch {
 	case errors.Is(why, notify.ErrClosed):
 		var b bytes.Buffer
-		beginReply(&b, false, ls.subID)
+		beginReply(&b, false, subID)
 		b.WriteString(`,"result":{"resultType":"complete","_meta":{"` + MetaSubscriptionID + `":`)
-		b.Write(ls.subID)
+		b.Write(subID)
 		b.WriteByte(',')
 		b.Write(h.modernReplies.serverInfoMeta)
 		b.WriteString("}}}")
-		_ = ls.out.event(eventMessage, b.Bytes())
+		_ = ls.Out().Event(eventMessage, b.Bytes())
 	case errors.Is(why, notify.ErrTooSlow):
 		var b bytes.Buffer
-		beginReply(&b, false, ls.subID)
+		beginReply(&b, false, subID)
 		h.appendError(&b, codeServerError, "Listener too slow: "+why.Error()+"; the subscription ended. Listen again, and read again what may have changed.", nil)
 		b.WriteByte('}')
-		_ = ls.out.event(eventMessage, b.Bytes())
+		_ = ls.Out().Event(eventMessage, b.Bytes())
 	}
 	return true
-}
-
-// acknowledgement is the first message of a listen stream: what is
-// honoured, the filter f the hub accepted (so its URIs and task ids are
-// within the listener's bounds: the message is as bounded), with the lists
-// of URIs and of task ids when uris and taskIDs; tagged with the
-// subscription id.
-func acknowledgement(f notify.Filter, uris, taskIDs bool, subID []byte) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"jsonrpc":"2.0","method":"` + notifyAcknowledged + `","params":{"notifications":{`)
-	member := func(name string) {
-		if b.Bytes()[b.Len()-1] != '{' {
-			b.WriteByte(',')
-		}
-		b.WriteString(`"` + name + `":`)
-	}
-	for _, flag := range []struct {
-		name string
-		on   bool
-	}{{"toolsListChanged", f.ToolsListChanged}, {"promptsListChanged", f.PromptsListChanged}, {"resourcesListChanged", f.ResourcesListChanged}} {
-		if flag.on {
-			member(flag.name)
-			b.WriteString("true")
-		}
-	}
-	list := func(name string, l []string) {
-		member(name)
-		b.WriteByte('[')
-		for i, s := range l {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			appendString(&b, s)
-		}
-		b.WriteByte(']')
-	}
-	if uris {
-		list("resourceSubscriptions", f.Resources)
-	}
-	if taskIDs {
-		list("taskIds", f.Tasks)
-	}
-	b.WriteString(`},"_meta":{"` + MetaSubscriptionID + `":`)
-	b.Write(subID)
-	b.WriteString("}}}")
-	return b.Bytes()
-}
-
-// requestHeld is what the stream of request r keeps of it while open: its
-// body (at most MaxListenRequestBytes; all of it when its length was not
-// announced).
-func requestHeld(r *http.Request) int64 {
-	if r.ContentLength >= 0 {
-		return min(r.ContentLength, MaxListenRequestBytes)
-	}
-	return MaxListenRequestBytes
 }
 
 // serveSessionStream serves GET on the endpoint with a session (2025-03-26
@@ -483,8 +295,8 @@ func (h *handler) serveSessionStream(w http.ResponseWriter, r *http.Request) {
 			"Not Acceptable: the session's stream is an event stream; accept text/event-stream.", nil)
 		return
 	}
-	ls := &listenStream{h: h, wake: make(chan struct{}, 1)}
-	l, err := h.sessions.attach(s, notify.ListenerOptions{Owner: owner.Of(r), Address: owner.ClientAddress(r), Held: listenStreamCost, Wake: ls.signal},
+	ls := listen.NewStream(nil, "", h.taskNotice)
+	l, err := h.sessions.Attach(listen.Session{ID: s.id, Expires: s.expires}, notify.ListenerOptions{Owner: owner.Of(r), Address: owner.ClientAddress(r), Held: listen.StreamCost, Wake: ls.Signal},
 		h.listFilter())
 	if err != nil {
 		var le *owner.LimitError
@@ -499,29 +311,19 @@ func (h *handler) serveSessionStream(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	ls.l = l
-	defer h.sessions.detach(s.id, l)
+	ls.Listen(l)
+	defer h.sessions.Detach(s.id, l)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	setFraming(w.Header(), true)
 	w.WriteHeader(http.StatusOK)
-	ls.out = h.newSSEWriter(w)
-	if ls.out.write0() != nil {
+	ls.Open(h.newSSEWriter(w))
+	if ls.Out().Flush() != nil {
 		return
 	}
-	stop := ls.out.keepAlive(h.listenKeepAlive, cancel)
+	stop := ls.Out().KeepAlive(h.listenKeepAlive, cancel)
 	defer stop()
-	_ = ls.run(ctx)
-}
-
-// write0 flushes the headers of a stream that has nothing to say yet.
-func (s *sseWriter) write0() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return http.ErrHandlerTimeout
-	}
-	return s.rc.Flush()
+	_ = ls.Run(ctx)
 }
 
 // serveSubscribe answers resources/subscribe and resources/unsubscribe
@@ -539,17 +341,17 @@ func (h *handler) serveSubscribe(req *request) bool {
 	subscribe := req.msg.method == methodSubscribe
 	var err error
 	switch {
-	case req.origin != nil && req.origin.listener != nil:
+	case req.origin != nil && req.origin.Listener != nil:
 		if subscribe {
-			err = req.origin.listener.Subscribe(uri)
+			err = req.origin.Listener.Subscribe(uri)
 		} else {
-			req.origin.listener.Unsubscribe(uri)
+			req.origin.Listener.Unsubscribe(uri)
 		}
 	case req.session != nil:
 		if subscribe {
-			err = h.sessions.subscribe(req.session, owner.Of(req.r), owner.ClientAddress(req.r), uri)
+			err = h.sessions.Subscribe(listen.Session{ID: req.session.id, Expires: req.session.expires}, owner.Of(req.r), owner.ClientAddress(req.r), uri)
 		} else {
-			h.sessions.unsubscribe(req.session.id, uri)
+			h.sessions.Unsubscribe(req.session.id, uri)
 		}
 	default:
 		h.rpcError(req, CodeInvalidRequest, "Invalid Request: "+jsonx.SafeText(req.msg.method)+

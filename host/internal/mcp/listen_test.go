@@ -257,7 +257,7 @@ func TestListenTaskStatus(t *testing.T) {
 		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("done")}}, nil
 	}, func(h *handler) {
 		h.hub = hub
-		h.tasks.store = publishingStore{Store: h.tasks.store, pub: hub}
+		h.tasks.Publish(hub)
 	})
 	id := createTask(t, s, "job", map[string]any{}, nil)
 	st := open(t, http.MethodPost, s.URL, listenBody("T", map[string]any{"taskIds": []string{id, "unknown"}}, tasksCaps), modernHeaders(methodListen, ""))

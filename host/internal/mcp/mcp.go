@@ -10,6 +10,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -22,7 +23,7 @@ type Implementation struct {
 }
 
 // DefaultMaxBodyBytes is the body limit used when [Options] leaves it 0.
-const DefaultMaxBodyBytes = 4 << 20
+const DefaultMaxBodyBytes = wire.DefaultMaxBodyBytes
 
 // DefaultSessionLifetime is the lifetime of a session token.
 const DefaultSessionLifetime = 24 * time.Hour
@@ -200,7 +201,7 @@ func (e *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.h.serve(
 // ends.
 func (e *Handler) StopTasks(ctx context.Context) {
 	if e.h.tasks != nil {
-		e.h.tasks.stop(ctx)
+		e.h.tasks.Stop(ctx)
 	}
 }
 

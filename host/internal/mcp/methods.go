@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/funcmcp/funcmcp/internal/tablehook"
-
 	"github.com/funcmcp/funcmcp/metadata"
 )
 

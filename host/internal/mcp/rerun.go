@@ -3,11 +3,11 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
+	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -50,7 +50,7 @@ const tokenHeaders = "X-Ms-Token-"
 
 // keepForRerun keeps in run what its record needs to run the call again,
 // when the tool allows reruns and the call is small enough.
-func (h *handler) keepForRerun(run *taskRun, call *CallRequest, meta *RequestMeta, ts *metadata.TaskSupport) {
+func (h *handler) keepForRerun(run *taskrun.Run, call *CallRequest, meta *RequestMeta, ts *metadata.TaskSupport) {
 	if ts.Reruns <= 0 {
 		return
 	}
@@ -76,73 +76,11 @@ func (h *handler) keepForRerun(run *taskRun, call *CallRequest, meta *RequestMet
 			"tool", call.Name, "bytes", len(data), "limit", MaxRerunBytes)
 		return
 	}
-	run.rerun, run.attempts = data, ts.Reruns+1
-}
-
-// owns reports whether record t is of this run: the instance that last
-// claimed the task is this one, for this run.
-func (r *taskRun) owns(t *tasks.Task) bool {
-	return t.Instance == r.s.instance && t.RunNumber() == r.attempt
-}
-
-// runAgain claims task seen, whose instance was judged stopped, and runs it
-// again here. ok is false when this instance does not (it does not serve
-// the tool with reruns): the task then ends failed as any other. When
-// another instance claimed it first, the task is read again.
-func (s *taskService) runAgain(ctx context.Context, seen *tasks.Task) (t *tasks.Task, err error, ok bool) {
-	if s.prepareRerun == nil {
-		return nil, nil, false
-	}
-	s.mu.Lock()
-	stopping := s.stopping
-	s.mu.Unlock()
-	if stopping {
-		return seen, nil, true // an instance that runs nothing new leaves the verdict to others
-	}
-	start := s.prepareRerun(seen)
-	if start == nil {
-		return nil, nil, false
-	}
-	next := seen.RunNumber() + 1
-	msg := fmt.Sprintf("The host instance running the task (%s) stopped answering: run again on another instance (%s), attempt %d of %d.",
-		seen.Instance, s.instance, next, seen.Attempts)
-	claimed, err := s.observe(func() (*tasks.Task, error) {
-		return tasks.Claim(ctx, s.store, seen.ID, seen, s.instance, s.now(), msg)
-	})
-	if errors.Is(err, tasks.ErrNotClaimed) {
-		t, err = s.store.Get(ctx, seen.ID) // another instance was first, or the task ended
-		return t, err, true
-	}
-	if err != nil {
-		return nil, err, true
-	}
-	s.log.Warn("mcp: a task's instance was judged stopped (no heartbeat): the task runs again on this instance",
-		"task", seen.ID, "tool", seen.Tool, "instance", seen.Instance, "heartbeat", seen.Heartbeat, "attempt", next, "attempts", seen.Attempts)
-	start(claimed)
-	return claimed, nil, true
-}
-
-// adopt makes the run on this instance of task t, which this instance
-// claimed: its record exists, so it is started at once. nil when the host
-// is stopping.
-func (s *taskService) adopt(ctx context.Context, cancel context.CancelCauseFunc, t *tasks.Task) *taskRun {
-	r := &taskRun{s: s, id: t.ID, scope: t.Scope, owner: t.Owner, tool: t.Tool, ttl: t.TTL, poll: t.PollInterval,
-		attempt: t.RunNumber(), attempts: t.Attempts, rerun: t.Rerun, created: t, isOn: true,
-		note: fmt.Sprintf("Attempt %d of %d (run again on another instance): ", t.RunNumber(), t.Attempts),
-		ctx:  ctx, cancel: cancel, started: make(chan struct{}), wakeCh: make(chan struct{}, 1), waiters: map[string]chan json.RawMessage{}}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stopping {
-		return nil
-	}
-	s.local[r.id] = r
-	s.wg.Add(1)
-	close(r.started)
-	return r
+	run.KeepForRerun(data, ts.Reruns+1)
 }
 
 // prepareRerun prepares the run again of task t (see
-// taskService.prepareRerun): nil when this instance does not serve its
+// taskrun.Service.prepareRerun): nil when this instance does not serve its
 // tool with reruns, or the kept call does not read.
 func (h *handler) prepareRerun(t *tasks.Task) func(claimed *tasks.Task) {
 	ts := h.taskToolSupport(t.Tool)
@@ -163,15 +101,15 @@ func (h *handler) prepareRerun(t *tasks.Task) func(claimed *tasks.Task) {
 	}
 	return func(claimed *tasks.Task) {
 		ctx, cancel := context.WithCancelCause(WithTaskOwner(context.Background(), claimed.Owner))
-		run := h.tasks.adopt(ctx, cancel, claimed)
+		run := h.tasks.Adopt(ctx, cancel, claimed)
 		if run == nil {
-			cancel(errHostStopping) // claimed, not run: another instance judges it again
+			cancel(taskrun.ErrHostStopping) // claimed, not run: another instance judges it again
 			return
 		}
 		call := &CallRequest{Name: claimed.Tool, Arguments: args, RawArguments: rc.Arguments, ProtocolVersion: rc.ProtocolVersion,
-			SessionID: rc.SessionID, ClientInfo: rc.ClientInfo, Headers: rc.Headers, Transport: rc.Transport, Attempt: run.attempt,
+			SessionID: rc.SessionID, ClientInfo: rc.ClientInfo, Headers: rc.Headers, Transport: rc.Transport, Attempt: run.Attempt(),
 			Meta: &RequestMeta{ProtocolVersion: rc.ProtocolVersion, ClientInfo: rc.ClientInfo, ClientCapabilities: rc.Capabilities}}
-		call.Notify = &Notifier{h: h, minLevel: -1, mode: metadata.InputModeStream, caps: rc.Capabilities, task: run}
+		call.Notify = clientreq.NewNotifier(h.notifiers, clientreq.NotifierOptions{MinLevel: -1, Mode: metadata.InputModeStream, Caps: rc.Capabilities, Task: run})
 		go func() { _, _ = h.runTask(ctx, cancel, run, call) }()
 	}
 }

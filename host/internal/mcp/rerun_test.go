@@ -29,7 +29,7 @@ func TestTaskRunAgainOnAnotherInstance(t *testing.T) {
 	shared := tasks.NewMemory(nil)
 	cut := &stallStore{Store: shared} // A's way to the store only
 	clock := &fakeClock{now: time.Now()}
-	useClock := func(h *handler) { h.tasks.now = clock.Now }
+	useClock := func(h *handler) { h.tasks.SetClock(clock.Now) }
 	a := taskServerWith(t, cut, beat, false, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
 		<-ctx.Done()
 		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("A's late result")}}, nil

@@ -1,189 +1,39 @@
 package mcp
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"net/http"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
-	"time"
 
-	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
-// Resumable streams (MCP 2025-11-25, SEP-1699). The response stream of a
-// tools/call of a session at 2025-11-25 or later starts with a priming
-// event — an id and no data — and a retry interval, and every later event
-// carries an id "<stream>_<n>". When the stream closes before the result
-// (the client's connection dropped, or the tool asked to close it with
-// [Notifier.CloseStream] so that the client polls), the call goes on and
-// its events are kept; the client reconnects with GET and Last-Event-ID,
-// gets the events after that id and then the rest as they come, the result
-// last.
-//
-// The events are kept in this process only: a GET that lands on another
-// instance (without sticky sessions) is refused with 400, and the client
-// may call again. A call without a reader is cancelled after
-// Options.ResumeGrace; a finished call whose result nobody read is kept
-// that long too.
-//
-// What is kept is bounded. Each stream keeps at most MaxResumeEvents
-// events and MaxResumeBytes bytes, the result included: the oldest go
-// first (a client resuming from one of them gets what is left). The bytes
-// kept are also bounded per owner (owner.Of of the call's request) and in
-// all (Options.ResumeBytes), and so is the number of streams kept
-// (Options.ResumeStreams): a call over the stream bound gets a plain
-// stream, which ends the call when its client leaves, as before
-// 2025-11-25. An event that does not fit is written to the reader, if
-// there is one, and not kept; when that event is the result, a client
-// that resumes gets a JSON-RPC error for the call that says so.
+// Resumable streams (MCP 2025-11-25, SEP-1699) are kept by package
+// clientreq; this file decides which calls get one and serves the GET that
+// resumes one.
 
-// Resumable stream limits.
+// Resumable stream limits, as package clientreq has them.
 const (
-	// DefaultResumeGrace is how long a call goes on without a reader, and
-	// how long an unread result is kept, when Options.ResumeGrace is 0.
-	DefaultResumeGrace = time.Minute
-	// ResumeRetry is the retry interval the priming event asks clients to
-	// wait before reconnecting.
-	ResumeRetry = time.Second
-	// MaxResumeEvents and MaxResumeBytes bound the events kept per stream,
-	// the result included.
-	MaxResumeEvents = 256
-	MaxResumeBytes  = 1 << 20
-	// primeFlushDelay: the priming event is flushed with the first event,
-	// or after this delay when the call is still running.
-	primeFlushDelay = 50 * time.Millisecond
+	DefaultResumeGrace = clientreq.DefaultResumeGrace
+	ResumeRetry        = clientreq.ResumeRetry
+	MaxResumeEvents    = clientreq.MaxResumeEvents
+	MaxResumeBytes     = clientreq.MaxResumeBytes
 )
 
-// DefaultResumeStreams and DefaultResumeBytes bound the resumable streams
-// kept, and the bytes of their events, per owner and in all, where
-// Options.ResumeStreams and Options.ResumeBytes leave a bound 0.
+// Default bounds of the resumable streams (see package clientreq).
 var (
-	DefaultResumeStreams = owner.Limit{PerOwner: 64, Global: 4096}
-	DefaultResumeBytes   = owner.Limit{PerOwner: 16 << 20, Global: 256 << 20}
+	DefaultResumeStreams = clientreq.DefaultResumeStreams
+	DefaultResumeBytes   = clientreq.DefaultResumeBytes
 )
+
+// ErrNotResumable: the call's stream cannot be closed for the client to
+// resume it (it is not a resumable stream).
+var ErrNotResumable = clientreq.ErrNotResumable
 
 // resumeFromVersion is the first revision whose clients resume streams.
 const resumeFromVersion = "2025-11-25"
 
 // headerLastEventID is the header of a resuming GET.
 const headerLastEventID = "Last-Event-Id"
-
-// ErrNotResumable: the call's stream cannot be closed for the client to
-// resume it (it is not a resumable stream).
-var ErrNotResumable = errors.New("the call's stream is not resumable")
-
-// errReaderGone is the cause of a call cancelled because nobody read its
-// stream within ResumeGrace.
-var errReaderGone = errors.New("the client left and did not resume the stream")
-
-// resumeStore holds the resumable streams of this handler by id. Its
-// counters (nil in a zero store: nothing counted) bound the streams kept
-// and the bytes of their events.
-type resumeStore struct {
-	mu      sync.Mutex
-	m       map[string]*resumable
-	streams *owner.Counter
-	bytes   *owner.Counter
-}
-
-func newResumeStore(streams, bytes owner.Limit) resumeStore {
-	fill := func(l, d owner.Limit) owner.Limit {
-		if l.PerOwner <= 0 {
-			l.PerOwner = d.PerOwner
-		}
-		if l.Global <= 0 {
-			l.Global = d.Global
-		}
-		return l
-	}
-	return resumeStore{
-		streams: owner.NewCounter("resumable streams kept", "", fill(streams, DefaultResumeStreams)),
-		bytes:   owner.NewCounter("bytes of resumable streams kept", "", fill(bytes, DefaultResumeBytes)),
-	}
-}
-
-// take counts n more of c for id; a nil counter counts nothing.
-func take(c *owner.Counter, id owner.ID, n int64) (func(), error) {
-	if c == nil {
-		return func() {}, nil
-	}
-	return c.Take(id, n)
-}
-
-func (s *resumeStore) add(r *resumable) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string]*resumable{}
-	}
-	s.m[r.id] = r
-}
-
-func (s *resumeStore) get(id string) *resumable {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.m[id]
-}
-
-// remove forgets a stream and gives back what it held.
-func (s *resumeStore) remove(id string) {
-	s.mu.Lock()
-	r := s.m[id]
-	delete(s.m, id)
-	s.mu.Unlock()
-	if r != nil {
-		r.releaseAll()
-	}
-}
-
-// resumable is one resumable response stream.
-type resumable struct {
-	id    string
-	scope string
-	store *resumeStore
-	grace time.Duration // see ResumeGrace
-	// cancel ends the call's context (its parent outlives the POST).
-	cancel context.CancelCauseFunc
-
-	// owner is whom the stream is counted for; reqID is the call's
-	// request id, for the error that replaces a result not kept.
-	owner owner.ID
-	reqID []byte
-	// slot gives back the stream's place in the store's count.
-	slot func()
-
-	mu       sync.Mutex
-	events   [][]byte // the events kept, oldest first, each with its id line
-	holds    []func() // gives back the bytes of each event kept
-	first    int      // number of events[0] (of the next event kept when there is none)
-	next     int      // number of the next event
-	size     int      // bytes of events
-	lost     int      // number of the result when it was not kept, else 0
-	left     bool     // the call was cancelled: its client left
-	live     *liveWriter
-	done     bool          // the result was written
-	finished chan struct{} // closed when done
-	release  chan struct{} // closed when the tool asks to close the stream
-	released bool
-	orphan   *time.Timer // runs while nobody reads
-	primed   bool        // the priming event went out
-	last     bool        // the next event is the result
-}
-
-// liveWriter is the connection a resumable stream is written to now.
-type liveWriter struct {
-	w    http.ResponseWriter
-	rc   *http.ResponseController
-	gone chan struct{} // closed when the stream is given to another reader or fails
-	once sync.Once
-}
-
-func (l *liveWriter) detach() { l.once.Do(func() { close(l.gone) }) }
 
 // resumableCall reports whether a tools/call gets a resumable stream.
 func (h *handler) resumableCall(req *request, meta *RequestMeta, version string, s *session) bool {
@@ -195,303 +45,8 @@ func (h *handler) resumableCall(req *request, meta *RequestMeta, version string,
 // and the priming event) and returns it and w as its first reader; nil
 // when the store keeps as many streams as it may (for id, or in all): the
 // call then gets a plain stream.
-func (h *handler) openResumable(w http.ResponseWriter, scope string, id owner.ID) (*resumable, *liveWriter) {
-	slot, err := take(h.streams.streams, id, 1)
-	if err != nil {
-		return nil, nil
-	}
-	r := &resumable{
-		id:       h.instanceID + requestIDSeparator + ids.Random(ids.LowerAlnum, streamRandLen),
-		scope:    scope,
-		store:    &h.streams,
-		grace:    h.resumeGrace,
-		owner:    id,
-		slot:     slot,
-		finished: make(chan struct{}),
-		release:  make(chan struct{}),
-	}
-	setFraming(w.Header(), true)
-	w.WriteHeader(http.StatusOK)
-	r.live = &liveWriter{w: w, rc: http.NewResponseController(w), gone: make(chan struct{})}
-	prime := []byte("id: " + r.eventID(0) + "\nretry: " + strconv.FormatInt(ResumeRetry.Milliseconds(), 10) + "\ndata: \n\n")
-	r.next = 1
-	r.keep(prime)
-	_, _ = r.live.w.Write(prime) // buffered: flushed with the first event, or soon
-	time.AfterFunc(primeFlushDelay, r.flushPrime)
-	h.streams.add(r)
-	return r, r.live
-}
-
-func (r *resumable) eventID(n int) string { return r.id + "_" + strconv.Itoa(n) }
-
-// flushPrime sends the priming event when nothing else has yet.
-func (r *resumable) flushPrime() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.primed || r.live == nil {
-		return
-	}
-	r.primed = true
-	if r.live.rc.Flush() != nil {
-		r.dropLive()
-	}
-}
-
-// append keeps one event (an SSE event without id line), as far as the
-// bounds allow, and writes it to the live reader, if any.
-func (r *resumable) append(ev []byte) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var b bytes.Buffer
-	b.Grow(len(ev) + len(r.id) + 16)
-	b.WriteString("id: ")
-	b.WriteString(r.eventID(r.next))
-	b.WriteByte('\n')
-	b.Write(ev)
-	r.next++
-	if !r.keep(b.Bytes()) && r.last {
-		r.lost = r.next - 1
-	}
-	if r.live != nil {
-		if r.last {
-			// The result: the reader's request returns right after it,
-			// which flushes it (in one response, with its length, when the
-			// priming event was not flushed yet).
-			if _, err := r.live.w.Write(b.Bytes()); err != nil {
-				r.dropLive()
-			}
-			return
-		}
-		r.primed = true
-		if !r.write(r.live, b.Bytes()) {
-			r.dropLive()
-		}
-	}
-}
-
-// keep adds ev, the event numbered r.next-1, to the events kept, dropping
-// the oldest as the stream's bounds and its owner's and everyone's budgets
-// ask. It reports false when ev does not fit even alone: it is not kept,
-// and neither is anything before it. r.mu is held (or r is not shared yet).
-func (r *resumable) keep(ev []byte) bool {
-	n := len(ev)
-	if n <= MaxResumeBytes {
-		for len(r.events) > 0 && (len(r.events) >= MaxResumeEvents || r.size+n > MaxResumeBytes) {
-			r.dropOldest()
-		}
-		for {
-			hold, err := take(r.store.bytes, r.owner, int64(n))
-			if err == nil {
-				r.events = append(r.events, ev)
-				r.holds = append(r.holds, hold)
-				r.size += n
-				return true
-			}
-			if len(r.events) == 0 {
-				break
-			}
-			r.dropOldest()
-		}
-	}
-	for len(r.events) > 0 {
-		r.dropOldest()
-	}
-	r.first = r.next
-	return false
-}
-
-// dropOldest forgets the oldest event kept. r.mu is held.
-func (r *resumable) dropOldest() {
-	r.size -= len(r.events[0])
-	r.holds[0]()
-	r.events[0], r.holds[0] = nil, nil
-	r.events, r.holds = r.events[1:], r.holds[1:]
-	r.first++
-}
-
-// releaseAll gives back everything the stream holds: its events' bytes
-// and its place in the store.
-func (r *resumable) releaseAll() {
-	r.mu.Lock()
-	for len(r.events) > 0 {
-		r.dropOldest()
-	}
-	r.mu.Unlock()
-	if r.slot != nil {
-		r.slot()
-	}
-}
-
-// write writes p to l, bounded like a notification. r.mu is held.
-func (r *resumable) write(l *liveWriter, p []byte) bool {
-	deadline := l.rc.SetWriteDeadline(time.Now().Add(notifyWriteTimeout)) == nil
-	_, err := l.w.Write(p)
-	if err == nil {
-		err = l.rc.Flush()
-	}
-	if deadline {
-		_ = l.rc.SetWriteDeadline(time.Time{})
-	}
-	return err == nil
-}
-
-// dropLive forgets the live reader; nobody reads until a resume. r.mu is
-// held. A finished stream needs no timer: finish forgot it (its result was
-// read) or armed one itself (it was not).
-func (r *resumable) dropLive() {
-	if r.live == nil {
-		return
-	}
-	r.live.detach()
-	r.live = nil
-	if !r.done {
-		r.startOrphan()
-	}
-}
-
-// startOrphan arms the timer that ends the call (or forgets its unread
-// result) when nobody resumes in time. r.mu is held.
-func (r *resumable) startOrphan() {
-	if r.orphan != nil {
-		r.orphan.Stop()
-	}
-	r.orphan = time.AfterFunc(r.grace, func() {
-		r.mu.Lock()
-		idle := r.live == nil
-		done := r.done
-		r.mu.Unlock()
-		if !idle {
-			return
-		}
-		if done {
-			r.store.remove(r.id)
-			return
-		}
-		r.mu.Lock()
-		r.left = true
-		r.mu.Unlock()
-		r.cancel(errReaderGone)
-	})
-}
-
-// detachLive gives up l as the live reader (its request ended).
-func (r *resumable) detachLive(l *liveWriter) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.live == l {
-		r.dropLive()
-	}
-}
-
-// finish marks the result written; a stream whose result was read is
-// forgotten at once.
-// A call cancelled because its client left is forgotten at once too: its
-// client had the whole grace period to come back.
-func (r *resumable) finish() {
-	r.mu.Lock()
-	r.done = true
-	close(r.finished)
-	forget := r.live != nil || r.left
-	if forget && r.orphan != nil {
-		r.orphan.Stop()
-	}
-	if !forget {
-		r.startOrphan() // the unread result is kept a while
-	}
-	r.mu.Unlock()
-	if forget {
-		r.store.remove(r.id)
-	}
-}
-
-// closeStream ends the current reader's stream, as the tool asked; the
-// call goes on.
-func (r *resumable) closeStream() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.released {
-		r.released = true
-		close(r.release)
-	}
-	if r.live != nil && !r.primed {
-		r.primed = true
-		_ = r.live.rc.Flush()
-	}
-	r.dropLive()
-}
-
-// serve waits on the request that reads r through l until the result is
-// written, the stream is given to another reader or closed, or the
-// reader leaves.
-func (r *resumable) serve(ctx context.Context, l *liveWriter) {
-	select {
-	case <-r.finished:
-	case <-l.gone:
-	case <-ctx.Done():
-	}
-	r.detachLive(l)
-}
-
-// resume attaches a new reader: it replays the events after last. It
-// reports false, and writes nothing, when last names an event the stream
-// never gave.
-func (r *resumable) resume(w http.ResponseWriter, last int) (*liveWriter, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if last < 0 || last >= r.next {
-		return nil, false
-	}
-	if r.live != nil {
-		r.live.detach() // the newest reader wins
-	}
-	if r.orphan != nil {
-		r.orphan.Stop()
-	}
-	setFraming(w.Header(), true)
-	w.WriteHeader(http.StatusOK)
-	l := &liveWriter{w: w, rc: http.NewResponseController(w), gone: make(chan struct{})}
-	from := min(max(last+1-r.first, 0), len(r.events))
-	replay := r.events[from:]
-	if r.lost > last {
-		replay = append(slices.Clip(replay), r.lostResult())
-	}
-	if len(replay) == 0 && !r.done {
-		replay = [][]byte{nil} // the headers go out now: the reader waits for what comes
-	}
-	for _, ev := range replay {
-		if !r.write(l, ev) {
-			l.detach()
-			r.live = nil
-			r.startOrphan()
-			return l, true
-		}
-	}
-	if r.done {
-		l.detach()
-		r.live = nil
-		go r.store.remove(r.id) // everything was read
-		return l, true
-	}
-	r.live = l
-	r.primed = true
-	return l, true
-}
-
-// lostResult is the event that stands for a result not kept: a JSON-RPC
-// error for the call. r.mu is held.
-func (r *resumable) lostResult() []byte {
-	var b bytes.Buffer
-	b.WriteString("id: ")
-	b.WriteString(r.eventID(r.lost))
-	b.WriteByte('\n')
-	beginReply(&b, true, r.reqID)
-	b.WriteString(`,"error":{"code":`)
-	b.WriteString(strconv.Itoa(codeServerError))
-	b.WriteString(`,"message":"The result of this call was too large to keep for resuming (a stream keeps at most `)
-	b.WriteString(strconv.Itoa(MaxResumeBytes >> 10))
-	b.WriteString(` KiB, within the budgets of its client and of the server); call again."}`)
-	endReply(&b, true)
-	return b.Bytes()
+func (h *handler) openResumable(w http.ResponseWriter, scope string, id owner.ID) (*clientreq.Stream, *clientreq.Live) {
+	return h.streams.Open(w, h.instanceID, scope, id, h.resumeGrace)
 }
 
 // serveResume serves GET with Last-Event-ID: the rest of a resumable
@@ -502,14 +57,14 @@ func (h *handler) serveResume(w http.ResponseWriter, r *http.Request, lastID str
 	if !ok {
 		return
 	}
-	streamID, n, ok := parseEventID(lastID)
-	var rs *resumable
+	streamID, n, ok := clientreq.ParseEventID(lastID)
+	var rs *clientreq.Stream
 	if ok {
-		rs = h.streams.get(streamID)
+		rs = h.streams.Get(streamID)
 	}
-	var l *liveWriter
-	if rs != nil && rs.scope == callScope(req, s) {
-		l, ok = rs.resume(w, n)
+	var l *clientreq.Live
+	if rs != nil && rs.Scope() == callScope(req, s) {
+		l, ok = rs.Resume(w, n)
 	}
 	if l == nil || !ok {
 		h.refuse(w, http.StatusBadRequest, nil, codeServerError,
@@ -517,90 +72,9 @@ func (h *handler) serveResume(w http.ResponseWriter, r *http.Request, lastID str
 				h.resumeGrace.String()+" after); call again.", nil)
 		return
 	}
-	rs.serve(r.Context(), l)
+	rs.Serve(r.Context(), l)
 }
-
-// streamRandLen is the length of the random part of a stream id.
-const streamRandLen = 16
-
-// maxEventDigits bounds the digits of an event number: 18 fit an int64,
-// and no stream comes near that many events.
-const maxEventDigits = 18
-
-// parseEventID splits "<instance>~<16 of a-z0-9>_<n>", written exactly as
-// the server writes ids: n in decimal, without sign or leading zero.
-func parseEventID(id string) (string, int, bool) {
-	i := strings.LastIndexByte(id, '_')
-	if i <= 0 {
-		return "", 0, false
-	}
-	stream, num := id[:i], id[i+1:]
-	j := strings.LastIndex(stream, requestIDSeparator)
-	if j < 0 || len(stream)-j-len(requestIDSeparator) != streamRandLen {
-		return "", 0, false
-	}
-	for _, c := range []byte(stream[j+len(requestIDSeparator):]) {
-		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
-			return "", 0, false
-		}
-	}
-	if num == "" || len(num) > maxEventDigits || (num[0] == '0' && len(num) > 1) {
-		return "", 0, false
-	}
-	n := 0
-	for _, c := range []byte(num) {
-		if c < '0' || c > '9' {
-			return "", 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return stream, n, true
-}
-
-// CloseStream ends the client's current response stream while the call
-// goes on (SSE polling): the client resumes it with GET and Last-Event-ID.
-// It fails with ErrNotResumable unless the call has a resumable stream.
-func (n *Notifier) CloseStream() error {
-	if n == nil || n.stream == nil {
-		return ErrNotResumable
-	}
-	n.stream.closeStream()
-	return nil
-}
-
-// Resumable reports whether the call's stream can be closed and resumed.
-func (n *Notifier) Resumable() bool { return n != nil && n.stream != nil }
-
-// resumableWriter is the ResponseWriter of a call with a resumable stream:
-// each Write is one whole SSE event, kept and sent to the live reader.
-type resumableWriter struct {
-	r   *resumable
-	hdr http.Header
-}
-
-func (rw *resumableWriter) Header() http.Header { return rw.hdr }
-func (rw *resumableWriter) WriteHeader(int)     {}
 
 // markLastEvent marks the next Write to w as the call's result when w
-// writes a resumable stream (itself, or as the tail of a started stream).
-func markLastEvent(w http.ResponseWriter) {
-	if t, ok := w.(*streamTail); ok {
-		w = t.w
-	}
-	if rw, ok := w.(*resumableWriter); ok {
-		rw.lastEvent()
-	}
-}
-
-// lastEvent marks the next Write as the call's result.
-func (rw *resumableWriter) lastEvent() {
-	rw.r.mu.Lock()
-	rw.r.last = true
-	rw.r.mu.Unlock()
-}
-func (rw *resumableWriter) Write(p []byte) (int, error) { rw.r.append(p); return len(p), nil }
-
-// FlushError and SetWriteDeadline let http.ResponseController work: every
-// event is flushed, and bounded, as it is written.
-func (rw *resumableWriter) FlushError() error                { return nil }
-func (rw *resumableWriter) SetWriteDeadline(time.Time) error { return nil }
+// writes a resumable stream (see clientreq.MarkLastEvent).
+func markLastEvent(w http.ResponseWriter) { clientreq.MarkLastEvent(w) }

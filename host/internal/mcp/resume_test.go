@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/testutil"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -80,7 +79,7 @@ func TestResumableStreamPriming(t *testing.T) {
 	assert.NotEmpty(t, events[0].ID)
 	assert.Equal(t, "1000", events[0].Retry)
 	assert.Empty(t, events[0].Data)
-	stream, n, ok := parseEventID(events[1].ID)
+	stream, n, ok := clientreq.ParseEventID(events[1].ID)
 	require.True(t, ok, events[1].ID)
 	assert.Equal(t, 1, n)
 	assert.Equal(t, events[0].ID, stream+"_0")
@@ -159,12 +158,9 @@ func TestResumeAfterTheClientLeft(t *testing.T) {
 	// Once the server has seen it (a result written before would be taken
 	// as read), the call goes on without a reader.
 	h := s.Config.Handler.(*Handler).h
-	stream, _, _ := parseEventID(prime.ID)
+	stream, _, _ := clientreq.ParseEventID(prime.ID)
 	require.Eventually(t, func() bool {
-		rs := h.streams.get(stream)
-		rs.mu.Lock()
-		defer rs.mu.Unlock()
-		return rs.live == nil
+		return !h.streams.Get(stream).Reading()
 	}, 10*time.Second, 5*time.Millisecond)
 	close(proceed)
 	require.NoError(t, <-cause, "the call was not cancelled")
@@ -192,7 +188,7 @@ func TestUnreadCallIsCancelled(t *testing.T) {
 	}
 	token := initWithCaps(t, s, "2025-11-25", map[string]any{})
 	drain(t, s.openCall(t, callEcho(1), map[string]string{headerSessionID: token}))
-	assert.ErrorIs(t, <-cause, errReaderGone)
+	assert.ErrorIs(t, <-cause, clientreq.ErrReaderGone)
 }
 
 // TestResumeRefusals: only the session's own streams resume, on the
@@ -214,7 +210,7 @@ func TestResumeRefusals(t *testing.T) {
 	events := drain(t, s.openCall(t, callEcho(1), map[string]string{headerSessionID: mine}))
 	require.NotEmpty(t, events)
 	id := events[0].ID
-	stream, _, _ := parseEventID(id)
+	stream, _, _ := clientreq.ParseEventID(id)
 	for name, tc := range map[string]struct{ session, last string }{
 		"another session":  {other, id},
 		"unknown stream":   {mine, "nope~x_0"},
@@ -226,36 +222,6 @@ func TestResumeRefusals(t *testing.T) {
 	}
 	status, _ := s.getStream(t, mine, "")
 	assert.Equal(t, http.StatusMethodNotAllowed, status)
-}
-
-// TestReadResultLeavesNoTimer: once the live reader got the result and its
-// request ends, the stream is forgotten and no orphan timer keeps it (and
-// its events) alive for the grace period; an unread result keeps its timer.
-func TestReadResultLeavesNoTimer(t *testing.T) {
-	for _, read := range []bool{true, false} {
-		rec := httptest.NewRecorder()
-		r := &resumable{id: "s", store: &resumeStore{}, grace: time.Hour, finished: make(chan struct{}), release: make(chan struct{})}
-		r.store.add(r)
-		l := &liveWriter{w: rec, rc: http.NewResponseController(rec), gone: make(chan struct{})}
-		r.live = l
-		if !read {
-			r.detachLive(l) // the client left before the result
-			r.orphan.Stop()
-			r.orphan = nil
-		}
-		r.mu.Lock()
-		r.last = true
-		r.mu.Unlock()
-		r.append([]byte("data: {}\n\n"))
-		r.finish()
-		r.detachLive(l) // the reading request returns
-		r.mu.Lock()
-		assert.Equal(t, !read, r.orphan != nil, "read %v: orphan timer", read)
-		if r.orphan != nil {
-			r.orphan.Stop()
-		}
-		r.mu.Unlock()
-	}
 }
 
 // TestResumeFromAnIDNeverGiven (finding 12): a Last-Event-ID past the
@@ -278,7 +244,7 @@ func TestResumeFromAnIDNeverGiven(t *testing.T) {
 	body := rpc(1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{}, "_meta": map[string]any{"progressToken": "p"}})
 	events := drain(t, s.openCall(t, body, map[string]string{headerSessionID: token}))
 	require.Len(t, events, 2)
-	stream, _, ok := parseEventID(events[0].ID)
+	stream, _, ok := clientreq.ParseEventID(events[0].ID)
 	require.True(t, ok)
 	for _, n := range []string{"2", "999999", "9223372036854775807", "9223372036854775808", "18446744073709551617",
 		"+1", "-0", "01", "0x1", "", "1_1"} {
@@ -292,37 +258,6 @@ func TestResumeFromAnIDNeverGiven(t *testing.T) {
 	status, st := s.getStream(t, token, stream+"_1")
 	require.Equal(t, http.StatusOK, status, "the last id given still resumes")
 	st.Close()
-}
-
-// FuzzParseEventID: any Last-Event-ID parses without panic; one that
-// parses names a stream id of the server's shape and an event number that
-// prints back to the same text; resuming from any number never panics.
-func FuzzParseEventID(f *testing.F) {
-	for _, seed := range []string{"inst~abcdefghijklmnop_0", "inst~abcdefghijklmnop_999999",
-		"inst~abcdefghijklmnop_9223372036854775807", "x_-1", "_1", "a~b_+1", "a~b_01", "~_", "a~B_1"} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, id string) {
-		stream, n, ok := parseEventID(id)
-		if !ok {
-			return
-		}
-		if stream+"_"+strconv.Itoa(n) != id || n < 0 {
-			t.Fatalf("parseEventID(%q) = %q, %d", id, stream, n)
-		}
-		rec := httptest.NewRecorder()
-		r := &resumable{id: stream, store: &resumeStore{}, grace: time.Hour, finished: make(chan struct{}), release: make(chan struct{}), cancel: func(error) {}}
-		r.append([]byte("data: {}\n\n"))
-		r.append([]byte("data: {}\n\n"))
-		if l, ok := r.resume(rec, n); ok {
-			r.detachLive(l)
-		}
-		r.mu.Lock()
-		if r.orphan != nil {
-			r.orphan.Stop()
-		}
-		r.mu.Unlock()
-	})
 }
 
 // TestResumableResultTooLargeToKeep (issue 25, finding 5): a result larger
@@ -347,13 +282,13 @@ func TestResumableResultTooLargeToKeep(t *testing.T) {
 	first := drain(t, s.openCall(t, body, map[string]string{headerSessionID: token}))
 	require.Len(t, first, 2)
 	h := s.Config.Handler.(*Handler).h
-	stream, _, _ := parseEventID(first[0].ID)
-	rs := h.streams.get(stream)
+	stream, _, _ := clientreq.ParseEventID(first[0].ID)
+	rs := h.streams.Get(stream)
 	require.NotNil(t, rs)
 	close(proceed)
-	<-rs.finished
+	<-rs.Finished()
 
-	assert.Zero(t, h.streams.bytes.Total(), "the result, and the events before it, are not kept")
+	assert.Zero(t, streamBytes(h), "the result, and the events before it, are not kept")
 	status, st := s.getStream(t, token, first[1].ID)
 	require.Equal(t, http.StatusOK, status)
 	rest := drain(t, st)
@@ -361,9 +296,9 @@ func TestResumableResultTooLargeToKeep(t *testing.T) {
 	assert.Equal(t, stream+"_2", rest[0].ID)
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"The result of this call was too large to keep for resuming `+
 		`(a stream keeps at most 1024 KiB, within the budgets of its client and of the server); call again."}}`, rest[0].Data)
-	require.Eventually(t, func() bool { return h.streams.get(stream) == nil }, 10*time.Second, 5*time.Millisecond)
-	assert.Zero(t, h.streams.bytes.Total(), "a stream read to its end gives its bytes back")
-	assert.Zero(t, h.streams.streams.Total())
+	require.Eventually(t, func() bool { return h.streams.Get(stream) == nil }, 10*time.Second, 5*time.Millisecond)
+	assert.Zero(t, streamBytes(h), "a stream read to its end gives its bytes back")
+	assert.Zero(t, streamCount(h))
 }
 
 // TestResumableStreamsBoundedPerOwner: a client (owner) keeps at most
@@ -391,8 +326,8 @@ func TestResumableStreamsBoundedPerOwner(t *testing.T) {
 	first := drain(t, s.openCall(t, body, map[string]string{headerSessionID: token}))
 	require.Len(t, first, 21, "the priming event and every progress reach the live reader")
 	h := s.Config.Handler.(*Handler).h
-	assert.LessOrEqual(t, h.streams.bytes.Total(), int64(2048), "the oldest went first")
-	assert.Positive(t, h.streams.bytes.Total())
+	assert.LessOrEqual(t, streamBytes(h), int64(2048), "the oldest went first")
+	assert.Positive(t, streamBytes(h))
 
 	second := drain(t, s.openCall(t, body, map[string]string{headerSessionID: token}))
 	require.Len(t, second, 21, "every progress and the result")
@@ -400,15 +335,15 @@ func TestResumableStreamsBoundedPerOwner(t *testing.T) {
 	assert.Equal(t, "done", resultText(t, second[20].Data))
 
 	close(proceed)
-	stream, _, _ := parseEventID(first[0].ID)
+	stream, _, _ := clientreq.ParseEventID(first[0].ID)
 	status, st := s.getStream(t, token, first[20].ID)
 	require.Equal(t, http.StatusOK, status)
 	rest := drain(t, st)
 	require.Len(t, rest, 1)
 	assert.Equal(t, "done", resultText(t, rest[0].Data))
-	require.Eventually(t, func() bool { return h.streams.get(stream) == nil }, 10*time.Second, 5*time.Millisecond)
-	assert.Zero(t, h.streams.bytes.Total())
-	assert.Zero(t, h.streams.streams.Total())
+	require.Eventually(t, func() bool { return h.streams.Get(stream) == nil }, 10*time.Second, 5*time.Millisecond)
+	assert.Zero(t, streamBytes(h))
+	assert.Zero(t, streamCount(h))
 }
 
 // TestResumableCallEndsItsExchangeAsTheCallDid: a call answered on a
@@ -434,4 +369,16 @@ func TestResumableCallEndsItsExchangeAsTheCallDid(t *testing.T) {
 		outcomes = append(outcomes, x.outcome)
 	}
 	assert.Equal(t, []string{"ok", "isError"}, outcomes)
+}
+
+// streamBytes returns the bytes of the resumable streams h keeps.
+func streamBytes(h *handler) int64 {
+	b, _ := h.streams.Held()
+	return b
+}
+
+// streamCount returns the resumable streams h keeps.
+func streamCount(h *handler) int64 {
+	_, n := h.streams.Held()
+	return n
 }

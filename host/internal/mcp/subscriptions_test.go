@@ -8,15 +8,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // subscriptionServer is notifyServer with its handler at hand.
@@ -60,7 +61,7 @@ func TestSessionSubscriptionsOfOneAddressAreBounded(t *testing.T) {
 	assert.Equal(t, codeServerError, refusal.Error.Code)
 	assert.Regexp(t, `^Too many subscriptions: too many bytes of resource subscriptions (for this client|from this client address) \(the limit is \d+\)\.$`,
 		refusal.Error.Message)
-	assert.LessOrEqual(t, h.sessions.bytes.HeldFrom(owner.Address("127.0.0.1:1")), DefaultSubscriptionBytes.PerAddress)
+	assert.LessOrEqual(t, h.sessions.HeldFrom(owner.Address("127.0.0.1:1")), DefaultSubscriptionBytes.PerAddress)
 	assert.Less(t, sessions, 100, "4 MiB from one address: about 66 sessions of 60 KB")
 }
 
@@ -85,10 +86,13 @@ func TestSessionSubscriptionBytesPerSession(t *testing.T) {
 // one whose stream is open keeps its subscriptions.
 func TestSessionSubscriptionsWithoutStreamExpire(t *testing.T) {
 	s, h, hub := subscriptionServer(t, nil)
+	var clock sync.Mutex
 	now := time.Now()
-	h.sessions.mu.Lock()
-	h.sessions.now = func() time.Time { return now }
-	h.sessions.mu.Unlock()
+	h.sessions.SetClock(func() time.Time {
+		clock.Lock()
+		defer clock.Unlock()
+		return now
+	})
 	subscribe := func(token string) {
 		r := s.post(t, rpc(1, methodSubscribe, map[string]any{"uri": "test://a"}), map[string]string{headerSessionID: token, "MCP-Protocol-Version": "2025-11-25"})
 		require.JSONEq(t, `{"jsonrpc":"2.0","id":1,"result":{}}`, r.data)
@@ -99,13 +103,13 @@ func TestSessionSubscriptionsWithoutStreamExpire(t *testing.T) {
 	st := open(t, http.MethodGet, s.URL, "", map[string]string{headerSessionID: streaming, "Accept": "text/event-stream"})
 	require.Equal(t, http.StatusOK, st.resp.StatusCode)
 	require.Eventually(t, func() bool { return hub.Listeners() == 1 }, 10*time.Second, 5*time.Millisecond)
-	require.Equal(t, 2, h.sessions.size())
+	require.Equal(t, 2, h.sessions.Size())
 
-	h.sessions.mu.Lock()
+	clock.Lock()
 	now = now.Add(10 * time.Minute) // within the token's day, past the grace
-	h.sessions.mu.Unlock()
+	clock.Unlock()
 	subscribe(initSession(t, s, "2025-11-25")) // any request sweeps
-	assert.Equal(t, 2, h.sessions.size(), "the session without a stream is forgotten; the one streaming, and the new one, are kept")
+	assert.Equal(t, 2, h.sessions.Size(), "the session without a stream is forgotten; the one streaming, and the new one, are kept")
 	hub.Publish(notify.Change{Kind: notify.ResourceUpdated, URI: "test://a"})
 	assert.JSONEq(t, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://a"}}`, st.next(t))
 }
@@ -117,34 +121,10 @@ func TestSessionSubscriptionsExpireWithoutTraffic(t *testing.T) {
 	token := initSession(t, s, "2025-11-25")
 	r := s.post(t, rpc(1, methodSubscribe, map[string]any{"uri": "test://a"}), map[string]string{headerSessionID: token, "MCP-Protocol-Version": "2025-11-25"})
 	require.JSONEq(t, `{"jsonrpc":"2.0","id":1,"result":{}}`, r.data)
-	require.Eventually(t, func() bool { return h.sessions.size() == 0 }, 10*time.Second, 5*time.Millisecond)
-	assert.Zero(t, h.sessions.bytes.Total())
-	assert.Empty(t, h.sessions.uris)
+	require.Eventually(t, func() bool { return h.sessions.Size() == 0 }, 10*time.Second, 5*time.Millisecond)
+	assert.Zero(t, h.sessions.Held())
+	assert.Zero(t, h.sessions.URIs())
 }
-
-// TestSessionsShareTheirURIs: a URI many sessions subscribe to is kept
-// once.
-func TestSessionsShareTheirURIs(t *testing.T) {
-	s, h, _ := subscriptionServer(t, nil)
-	for range 3 {
-		token := initSession(t, s, "2025-11-25")
-		r := s.post(t, rpc(1, methodSubscribe, map[string]any{"uri": "test://shared"}), map[string]string{headerSessionID: token, "MCP-Protocol-Version": "2025-11-25"})
-		require.JSONEq(t, `{"jsonrpc":"2.0","id":1,"result":{}}`, r.data)
-	}
-	h.sessions.mu.Lock()
-	defer h.sessions.mu.Unlock()
-	require.Len(t, h.sessions.uris, 1)
-	var first *byte
-	for _, e := range h.sessions.m {
-		p := unsafeStringData(e.uris[0])
-		if first == nil {
-			first = p
-		}
-		assert.Same(t, first, p, "one copy of the URI")
-	}
-}
-
-func unsafeStringData(s string) *byte { return unsafe.StringData(s) }
 
 // TestListenersOfOneAddressAreBounded: listen streams from one address,
 // each with a function key of its own (a client each, all of one address), are
@@ -216,7 +196,7 @@ func TestListenAcknowledgementIsBounded(t *testing.T) {
 	}
 	st := open(t, http.MethodPost, s.URL, listenBody("A", map[string]any{"resourceSubscriptions": uris(16)}, nil), modernHeaders(methodListen, ""))
 	ack := st.next(t)
-	assert.Contains(t, ack, notifyAcknowledged)
+	assert.Contains(t, ack, metadata.NotifyAcknowledged)
 	assert.LessOrEqual(t, len(ack), notify.DefaultSubscriptionBytes+2<<10, "the acknowledgement of what fits")
 
 	r := s.post(t, listenBody("B", map[string]any{"resourceSubscriptions": uris(20)}, nil), modernHeaders(methodListen, ""))

@@ -33,18 +33,10 @@ func TestListenersShareOneTaskResult(t *testing.T) {
 	}, func(hd *handler) {
 		h = hd
 		hd.hub = hub
-		hd.tasks.store = publishingStore{Store: hd.tasks.store, pub: hub}
+		hd.tasks.Publish(hub)
 	})
 	id := createTask(t, s, "job", map[string]any{}, nil)
-	writing := func() int {
-		h.shared.mu.Lock()
-		defer h.shared.mu.Unlock()
-		n := 0
-		for _, e := range h.shared.m {
-			n += e.users
-		}
-		return n
-	}
+	writing := h.shared.Writers
 	listen := func() *eventStream {
 		st := open(t, http.MethodPost, s.URL, listenBody("T", map[string]any{"taskIds": []string{id}}, tasksCaps), modernHeaders(methodListen, ""))
 		st.next(t) // the acknowledgement
@@ -72,7 +64,7 @@ func TestListenersShareOneTaskResult(t *testing.T) {
 	close(release)
 	require.Eventually(t, func() bool { return writing() == listeners }, 20*time.Second, 5*time.Millisecond,
 		"every listener writes the completed task")
-	assert.Equal(t, int64(1), h.shared.encodes.Load(), "the result is encoded once for all")
+	assert.Equal(t, int64(1), h.shared.Encodes(), "the result is encoded once for all")
 	for _, st := range heard {
 		readCompleted(st)
 	}
@@ -84,12 +76,10 @@ func TestListenersShareOneTaskResult(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return writing() == listeners }, 20*time.Second, 5*time.Millisecond,
 		"every listener opening writes the task as it is")
-	assert.Equal(t, int64(2), h.shared.encodes.Load(), "once more for those opening after")
+	assert.Equal(t, int64(2), h.shared.Encodes(), "once more for those opening after")
 	for _, st := range later {
 		st.next(t)
 		readCompleted(st)
 	}
-	h.shared.mu.Lock()
-	assert.Empty(t, h.shared.m, "nothing is kept once written")
-	h.shared.mu.Unlock()
+	assert.Zero(t, h.shared.Kept(), "nothing is kept once written")
 }

@@ -2,14 +2,13 @@ package mcp
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
@@ -40,54 +39,16 @@ import (
 // ExtensionTasks names the tasks extension in capabilities.extensions.
 const ExtensionTasks = metadata.ExtensionTasks
 
-// Task defaults.
+// Task defaults, as package taskrun (which runs the tasks) has them.
 const (
-	// DefaultTaskTTL is how long a task stays readable after its creation
-	// when its tool suggests nothing.
-	DefaultTaskTTL = time.Hour
-	// MaxTaskTTL bounds the time to live a tool may ask for (a longer one
-	// is refused at load, see metadata.MaxTaskTTLMs).
-	MaxTaskTTL = metadata.MaxTaskTTLMs * time.Millisecond
-	// DefaultTaskPollInterval is the poll interval suggested to clients
-	// when the tool suggests nothing.
-	DefaultTaskPollInterval = time.Second
-	// DefaultTaskHeartbeat is how often the instance running a task
-	// refreshes its record; see [TaskOptions.Heartbeat].
-	DefaultTaskHeartbeat = 5 * time.Second
-	// staleBeats heartbeats missed make a task's instance suspect, and as
-	// many more seen unchanged make it count as gone (see judgeStopped).
-	staleBeats = 3
-	// statusEvery is how often, at most, a running task stores its latest
-	// progress as its status message.
-	statusEvery = time.Second
-	// inputPoll is how often a task waiting for its client's answers reads
-	// its record, for answers that reach another instance.
-	inputPoll = 250 * time.Millisecond
+	DefaultTaskTTL          = taskrun.DefaultTaskTTL
+	MaxTaskTTL              = taskrun.MaxTaskTTL
+	DefaultTaskPollInterval = taskrun.DefaultTaskPollInterval
+	DefaultTaskHeartbeat    = taskrun.DefaultTaskHeartbeat
 )
 
 // TaskOptions turn tasks on (see [Options.Tasks]).
-type TaskOptions struct {
-	// Store keeps the task records; every instance of the app must share
-	// it. Required.
-	Store tasks.Store
-	// TTL and PollInterval are the defaults for tools that suggest none;
-	// 0 means DefaultTaskTTL and DefaultTaskPollInterval.
-	TTL, PollInterval time.Duration
-	// Traceparent, when set (telemetry on), gives the W3C traceparent of
-	// the span of a context: a task's record keeps the one of the context
-	// it was made under (its run), and a later tasks/get links to it
-	// ([Exchange.LinkedTrace]).
-	Traceparent func(context.Context) string
-	// Heartbeat is how often an instance running a task refreshes the
-	// task's record and reads it for a cancellation made on another
-	// instance. A task whose record went three heartbeats without a
-	// refresh is suspect; an instance that then reads the same heartbeat
-	// for three more, with no trouble reaching the store meanwhile, judges
-	// its instance stopped and ends it failed, or claims it and runs it
-	// again when its tool declares reruns (see rerun.go). 0 means
-	// DefaultTaskHeartbeat.
-	Heartbeat time.Duration
-}
+type TaskOptions = taskrun.Options
 
 // clientHasTasks reports whether a capabilities object declares the tasks
 // extension.
@@ -151,7 +112,7 @@ func (h *handler) serveTaskMethod(req *request, msg *message, meta *RequestMeta)
 	switch msg.method {
 	case methodTasksGet:
 		var t *tasks.Task
-		if t, err = h.tasks.get(ctx, scope, id); err == nil {
+		if t, err = h.tasks.Get(ctx, scope, id); err == nil {
 			req.linked = t.Trace
 			h.writeDetailedTask(req, t)
 			return
@@ -162,9 +123,9 @@ func (h *handler) serveTaskMethod(req *request, msg *message, meta *RequestMeta)
 			h.rpcError(req, CodeInvalidParams, "Invalid params: inputResponses must be an object of the answers (objects) by key.", nil)
 			return
 		}
-		err = h.tasks.update(ctx, scope, id, answers)
+		err = h.tasks.Answer(ctx, scope, id, answers)
 	case methodTasksCancel:
-		err = h.tasks.cancelTask(ctx, scope, id)
+		err = h.tasks.Cancel(ctx, scope, id)
 	}
 	switch {
 	case err == nil:
@@ -200,46 +161,11 @@ func taskAnswers(raw []byte) (map[string]json.RawMessage, bool) {
 	return out, size <= MaxInputResponseBytes
 }
 
-// taskTime is the form of the times of a task: RFC 3339 in UTC, to the
-// millisecond.
-const taskTime = "2006-01-02T15:04:05.000Z"
-
-// appendTaskHead writes the members every task result shares, after '{':
-// resultType, taskId, status, statusMessage, createdAt, lastUpdatedAt,
-// ttlMs, pollIntervalMs.
-func appendTaskHead(b *bytes.Buffer, resultType string, t *tasks.Task) {
-	b.WriteString(`"resultType":`)
-	appendString(b, resultType)
-	b.WriteByte(',')
-	appendTaskFields(b, t)
-}
-
-// appendTaskFields writes the members of a task after '{' or ',': taskId,
-// status, statusMessage, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs.
-func appendTaskFields(b *bytes.Buffer, t *tasks.Task) {
-	b.WriteString(`"taskId":`)
-	appendString(b, t.ID)
-	b.WriteString(`,"status":`)
-	appendString(b, string(t.Status))
-	if t.StatusMessage != "" {
-		b.WriteString(`,"statusMessage":`)
-		appendString(b, t.StatusMessage)
-	}
-	b.WriteString(`,"createdAt":"`)
-	b.WriteString(t.Created.UTC().Format(taskTime))
-	b.WriteString(`","lastUpdatedAt":"`)
-	b.WriteString(t.Updated.UTC().Format(taskTime))
-	b.WriteString(`","ttlMs":`)
-	b.WriteString(strconv.FormatInt(t.TTL.Milliseconds(), 10))
-	b.WriteString(`,"pollIntervalMs":`)
-	b.WriteString(strconv.FormatInt(max(t.PollInterval.Milliseconds(), 1), 10))
-}
-
 // createTaskResult is the answer to a tools/call that made task t.
 func (h *handler) createTaskResult(t *tasks.Task) []byte {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	appendTaskHead(&b, "task", t)
+	taskrun.AppendHead(&b, "task", t)
 	b.WriteString(`,"_meta":`)
 	b.Write(h.modernReplies.metaOnly)
 	b.WriteByte('}')
@@ -255,7 +181,7 @@ func (h *handler) writeDetailedTask(req *request, t *tasks.Task) {
 	defer putBuffer(tail)
 	beginReply(head, req.sse, req.id)
 	head.WriteString(`,"result":{`)
-	appendTaskHead(head, "complete", t)
+	taskrun.AppendHead(head, "complete", t)
 	var body []byte
 	switch {
 	case t.Status == tasks.StatusCompleted && len(t.Result) > 0:

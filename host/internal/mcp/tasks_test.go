@@ -487,7 +487,7 @@ func TestTaskSurvivesStoreStall(t *testing.T) {
 	const beat = 20 * time.Millisecond
 	store := &stallStore{Store: tasks.NewMemory(nil)}
 	clock := &fakeClock{now: time.Now()}
-	useClock := func(h *handler) { h.tasks.now = clock.Now }
+	useClock := func(h *handler) { h.tasks.SetClock(clock.Now) }
 	release := make(chan struct{})
 	a := taskServerWith(t, store, beat, false, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
 		select {
@@ -746,7 +746,7 @@ func TestTaskDiscardedResultIsSaid(t *testing.T) {
 	shared := tasks.NewMemory(nil)
 	cut := &stallStore{Store: shared} // A's way to the store only
 	clock := &fakeClock{now: time.Now()}
-	useClock := func(h *handler) { h.tasks.now = clock.Now }
+	useClock := func(h *handler) { h.tasks.SetClock(clock.Now) }
 	a := taskServerWith(t, cut, beat, false, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
 		<-ctx.Done()
 		return nil, ctx.Err()

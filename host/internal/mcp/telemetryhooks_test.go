@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -27,16 +28,17 @@ func TestTasksGetLinksToTheRunTrace(t *testing.T) {
 	const run = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	var mu sync.Mutex
 	linked := map[string]string{} // method → LinkedTrace
-	s := taskServerWith(t, tasks.NewMemory(nil), 0, true, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
+	store := tasks.NewMemory(nil)
+	s := taskServerWith(t, store, 0, true, func(ctx context.Context, req *CallRequest) (*metadata.CallToolResult, error) {
 		if err := req.Notify.Admitted(context.WithValue(ctx, runTraceKey{}, run)); err != nil {
 			return nil, err
 		}
 		return &metadata.CallToolResult{Content: []json.RawMessage{metadata.TextContent("ran")}}, nil
 	}, func(h *handler) {
-		h.tasks.traceparent = func(ctx context.Context) string {
+		h.tasks = taskrun.NewService(&TaskOptions{Store: store, Traceparent: func(ctx context.Context) string {
 			tp, _ := ctx.Value(runTraceKey{}).(string)
 			return tp
-		}
+		}}, h.instanceID, h.log)
 		h.chain = h.buildChain([]Middleware{func(next MethodHandler) MethodHandler {
 			return func(x *Exchange) {
 				next(x)
@@ -92,7 +94,7 @@ func TestLegacySSEMessagesCarryTheirOwnTraceparent(t *testing.T) {
 	st := openStream(t, s.URL, "", http.Header{"Traceparent": {get}})
 	u, err := url.Parse(st.Endpoint)
 	require.NoError(t, err)
-	client, _, _, ok := s.sse.openState(u.Query().Get(queryClientState))
+	client, _, _, ok := s.sse.OpenState(u.Query().Get(queryClientState))
 	require.True(t, ok)
 	call := func(id int) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`, id)

@@ -4,30 +4,14 @@ import (
 	"bytes"
 	"net/http"
 	"strconv"
-	"sync"
 
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
-// maxPooled is the largest buffer kept for reuse.
-const maxPooled = 64 << 10
-
 // chunkingThreshold: below it net/http sets Content-Length by itself when
 // the handler writes its whole body at once.
 const chunkingThreshold = 2048
-
-var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-func getBuffer() *bytes.Buffer { return bufferPool.Get().(*bytes.Buffer) }
-
-func putBuffer(b *bytes.Buffer) {
-	if b.Cap() > maxPooled {
-		return
-	}
-	b.Reset()
-	bufferPool.Put(b)
-}
 
 // beginReply writes the start of a response envelope (in an SSE event when
 // sse), up to the id.
@@ -82,16 +66,6 @@ func (h *handler) appendError(b *bytes.Buffer, code int, message string, data an
 	if err != nil {
 		h.log.Error("mcp: encoding error data failed", "code", code, "error", err)
 	}
-}
-
-func setFraming(hdr http.Header, sse bool) {
-	if sse {
-		hdr["Content-Type"] = sseContentType
-		hdr["Cache-Control"] = noCache
-		hdr["X-Accel-Buffering"] = noBuffering
-		return
-	}
-	hdr["Content-Type"] = jsonContentType
 }
 
 func (h *handler) send(w http.ResponseWriter, status int, sse bool, body []byte) {

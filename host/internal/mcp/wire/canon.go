@@ -1,4 +1,4 @@
-package mcp
+package wire
 
 import (
 	"bufio"
@@ -11,7 +11,7 @@ import (
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
-// argumentsDigest names an arguments object whatever its spacing and
+// ArgumentsDigest names an arguments object whatever its spacing and
 // member order: the SHA-256 of its canonical form, which is what
 // encoding/json gives for the object decoded into any (with UseNumber) and
 // encoded again — members sorted by name, the last of a repeated name
@@ -21,7 +21,7 @@ import (
 // nothing is decoded but member names and strings, one at a time. Absent
 // or null arguments are "{}"; text that is not valid JSON is hashed as it
 // is.
-func argumentsDigest(args []byte) string {
+func ArgumentsDigest(args []byte) string {
 	h := sha256.New()
 	raw := bytes.TrimSpace(args)
 	switch {

@@ -1,4 +1,4 @@
-package mcp
+package taskrun
 
 import (
 	"bytes"
@@ -9,24 +9,24 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 )
 
-// publishingStore is the task store of a handler with a hub: every write
+// PublishingStore is the task store of a handler with a hub: every write
 // that makes a task or changes its status or status message publishes a
 // TaskStatus change, from whichever instance wrote it, so a listener with
-// the task's id hears it on any instance (see listen.go).
-type publishingStore struct {
+// the task's id hears it on any instance (see package mcp, listen.go).
+type PublishingStore struct {
 	tasks.Store
-	pub notify.Publisher
+	Pub notify.Publisher // hears every change
 }
 
-func (s publishingStore) Create(ctx context.Context, t *tasks.Task) error {
+func (s PublishingStore) Create(ctx context.Context, t *tasks.Task) error {
 	if err := s.Store.Create(ctx, t); err != nil {
 		return err
 	}
-	s.pub.Publish(taskChange(t))
+	s.Pub.Publish(Change(t))
 	return nil
 }
 
-func (s publishingStore) Update(ctx context.Context, id string, change func(t *tasks.Task) error) (*tasks.Task, error) {
+func (s PublishingStore) Update(ctx context.Context, id string, change func(t *tasks.Task) error) (*tasks.Task, error) {
 	var before tasks.Status
 	var beforeMsg string
 	t, err := s.Store.Update(ctx, id, func(t *tasks.Task) error {
@@ -35,19 +35,19 @@ func (s publishingStore) Update(ctx context.Context, id string, change func(t *t
 		return change(t)
 	})
 	if err == nil && t != nil && (t.Status != before || t.StatusMessage != beforeMsg) {
-		s.pub.Publish(taskChange(t))
+		s.Pub.Publish(Change(t))
 	}
 	return t, err
 }
 
-// taskChange is the change a task's new state makes: the task as
+// Change is the change a task's new state makes: the task as
 // notifications/tasks carries it, without its result (which a listener's
-// instance reads from the store, see listener.taskParams) and without its
+// instance reads from the store, see package mcp, listen.go) and without its
 // input requests; the task's scope is the owner who may hear it.
-func taskChange(t *tasks.Task) notify.Change {
+func Change(t *tasks.Task) notify.Change {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	appendTaskFields(&b, t)
+	AppendFields(&b, t)
 	if t.Status == tasks.StatusFailed && t.Error != nil {
 		if e, err := jsonrpc.AppendErrorMember(b.AvailableBuffer(), t.Error.Code, t.Error.Message, t.Error.Data); err == nil {
 			b.Write(e)

@@ -1,4 +1,4 @@
-package mcp
+package taskrun
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 )
 
-// A notifications/tasks carries the whole task (see listen.go): for a
+// A notifications/tasks carries the whole task (see package mcp, listen.go): for a
 // completed task its result, which may be large. Every listener of the
 // task hears the same task, so it is encoded once and the same bytes are
 // written to every stream: the listeners writing it at the same time
@@ -17,12 +17,12 @@ import (
 // listener's own message around it (its subscription id) is written
 // separately, never copied together with it.
 
-// sharedTasks holds the whole tasks being written to listeners, by task
+// Shared holds the whole tasks being written to listeners, by task
 // scope and id.
-type sharedTasks struct {
+type Shared struct {
 	mu sync.Mutex
 	m  map[sharedTaskKey]*sharedTask
-	// encodes counts the encodings of tasks whole (for tests).
+	// encodes counts the encodings of tasks whole (see Encodes).
 	encodes atomic.Int64
 }
 
@@ -30,17 +30,17 @@ type sharedTaskKey struct{ scope, id string }
 
 // sharedTask is one task encoded whole, with the listeners writing it.
 type sharedTask struct {
-	state []byte        // the task without its result (taskChange): which state it is
+	state []byte        // the task without its result (Change): which state it is
 	ready chan struct{} // closed once task is set
 	task  []byte
 	users int
 }
 
-// acquire returns task t whole, as notifications/tasks carries it (see
-// detailedTask), encoded once for every listener that asks while another
+// Acquire returns task t whole, as notifications/tasks carries it (see
+// Detailed), encoded once for every listener that asks while another
 // holds it; release gives it back once written.
-func (s *sharedTasks) acquire(t *tasks.Task) (task []byte, release func()) {
-	state := taskChange(t).Task
+func (s *Shared) Acquire(t *tasks.Task) (task []byte, release func()) {
+	state := Change(t).Task
 	if !inlines(t) {
 		return state, func() {}
 	}
@@ -59,12 +59,12 @@ func (s *sharedTasks) acquire(t *tasks.Task) (task []byte, release func()) {
 	s.m[key] = e // an older state's listeners keep theirs
 	s.mu.Unlock()
 	s.encodes.Add(1)
-	e.task = detailedTask(t)
+	e.task = Detailed(t)
 	close(e.ready)
 	return e.task, s.releaser(key, e)
 }
 
-func (s *sharedTasks) releaser(key sharedTaskKey, e *sharedTask) func() {
+func (s *Shared) releaser(key sharedTaskKey, e *sharedTask) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -83,10 +83,10 @@ func inlines(t *tasks.Task) bool {
 	return t.Status == tasks.StatusCompleted && len(t.Result) > 0 || t.Status == tasks.StatusInputRequired && len(t.InputRequests) > 0
 }
 
-// detailedTask is a task whole, as notifications/tasks carries it: its
+// Detailed is a task whole, as notifications/tasks carries it: its
 // result (compact), or the input requests it waits for, inlined.
-func detailedTask(t *tasks.Task) []byte {
-	ch := taskChange(t)
+func Detailed(t *tasks.Task) []byte {
+	ch := Change(t)
 	body := ch.Task[:len(ch.Task)-1]
 	var b bytes.Buffer
 	switch {
@@ -107,4 +107,25 @@ func detailedTask(t *tasks.Task) []byte {
 	}
 	b.WriteByte('}')
 	return b.Bytes()
+}
+
+// Writers returns how many listeners are writing a task whole now.
+func (s *Shared) Writers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, e := range s.m {
+		n += e.users
+	}
+	return n
+}
+
+// Encodes returns how many times a task was encoded whole.
+func (s *Shared) Encodes() int64 { return s.encodes.Load() }
+
+// Kept returns how many tasks are kept encoded whole.
+func (s *Shared) Kept() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
 }

@@ -1,4 +1,4 @@
-package mcp
+package wire
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 )
 
 // digestByDecoding is how request states named their arguments before:
-// decoded into any and encoded again. argumentsDigest must agree with it.
+// decoded into any and encoded again. ArgumentsDigest must agree with it.
 func digestByDecoding(args []byte) string {
 	canon := bytes.TrimSpace(args)
 	var v any
@@ -44,10 +44,10 @@ var digestSeeds = []string{
 // repeated names.
 func TestArgumentsDigestAgreesWithDecoding(t *testing.T) {
 	for _, s := range digestSeeds {
-		assert.Equal(t, digestByDecoding([]byte(s)), argumentsDigest([]byte(s)), "%q", s)
+		assert.Equal(t, digestByDecoding([]byte(s)), ArgumentsDigest([]byte(s)), "%q", s)
 	}
-	assert.Equal(t, argumentsDigest([]byte(`{"a":1,"b":[2]}`)), argumentsDigest([]byte(" {\n\"b\" : [ 2 ] ,\"a\":1}")))
-	assert.NotEqual(t, argumentsDigest([]byte(`{"a":1}`)), argumentsDigest([]byte(`{"a":2}`)))
+	assert.Equal(t, ArgumentsDigest([]byte(`{"a":1,"b":[2]}`)), ArgumentsDigest([]byte(" {\n\"b\" : [ 2 ] ,\"a\":1}")))
+	assert.NotEqual(t, ArgumentsDigest([]byte(`{"a":1}`)), ArgumentsDigest([]byte(`{"a":2}`)))
 }
 
 // TestArgumentsDigestDoesNotMaterialise (issue 25, finding 4): naming
@@ -70,7 +70,7 @@ func TestArgumentsDigestDoesNotMaterialise(t *testing.T) {
 		return after.TotalAlloc - before.TotalAlloc
 	}
 	old := allocated(func() { digestByDecoding(args) })
-	now := allocated(func() { argumentsDigest(args) })
+	now := allocated(func() { ArgumentsDigest(args) })
 	t.Logf("naming 1 MiB of arguments allocated %d KiB by decoding, %d KiB streamed", old>>10, now>>10)
 	assert.Less(t, now, uint64(64<<10))
 }
@@ -82,7 +82,7 @@ func FuzzArgumentsDigest(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := argumentsDigest([]byte(s)), digestByDecoding([]byte(s)); got != want && json.Valid([]byte(s)) {
+		if got, want := ArgumentsDigest([]byte(s)), digestByDecoding([]byte(s)); got != want && json.Valid([]byte(s)) {
 			t.Fatalf("%q: streamed %s, decoded %s", s, got, want)
 		}
 	})
@@ -102,7 +102,7 @@ func BenchmarkArgumentsDigest(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(args)))
 		for b.Loop() {
-			argumentsDigest(args)
+			ArgumentsDigest(args)
 		}
 	})
 	b.Run("decoded", func(b *testing.B) {

@@ -1,4 +1,4 @@
-package mcp
+package listen
 
 import (
 	"slices"
@@ -19,11 +19,18 @@ import (
 //
 // What a session keeps here is bounded three ways: in bytes (every URI and
 // every session counted per owner, per client address and in all, see
-// [Options.SubscriptionBytes]), in number (sessions per owner and in all,
+// mcp.Options.SubscriptionBytes), in number (sessions per owner and in all,
 // URIs per session) and in time: the session's token lifetime, and, while
-// no stream of the session is open here, [Options.SubscriptionGrace]: the
+// no stream of the session is open here, mcp.Options.SubscriptionGrace: the
 // subscriptions of a session that never opens its stream, or left it, do
 // not stay for a day.
+
+// Session is a legacy session as the table knows it: its id and the
+// expiry of its token (zero: none named).
+type Session struct {
+	ID      string
+	Expires time.Time
+}
 
 // DefaultSubscribedSessions bounds the sessions whose subscriptions an
 // instance keeps, per client and in all.
@@ -38,7 +45,7 @@ var DefaultSubscriptionBytes = owner.BudgetLimit{PerOwner: 1 << 20, PerAddress: 
 const DefaultSubscriptionGrace = 5 * time.Minute
 
 // What a session's subscriptions are charged in bytes
-// ([Options.SubscriptionBytes]): each URI its length and
+// (mcp.Options.SubscriptionBytes): each URI its length and
 // subscriptionCost, each session with any sessionCost.
 const (
 	subscriptionCost = 64
@@ -46,15 +53,18 @@ const (
 )
 
 // SettingSubscribedSessions names the per-client bound of
-// [Options.SubscribedSessions] in refusals.
+// mcp.Options.SubscribedSessions in refusals.
 const SettingSubscribedSessions = "FUNCMCP_SUBSCRIBED_SESSIONS_PER_CLIENT"
 
-type sessionTable struct {
-	hub     *notify.Hub
-	counter *owner.Counter // sessions
-	bytes   *owner.Budget  // what they keep
-	grace   time.Duration
-	now     func() time.Time
+// Sessions keeps the resource subscriptions of the legacy sessions served
+// here, and their GET streams' listeners.
+type Sessions struct {
+	lifetime time.Duration // of a session token without an expiry
+	hub      *notify.Hub
+	counter  *owner.Counter // sessions
+	bytes    *owner.Budget  // what they keep
+	grace    time.Duration
+	now      func() time.Time
 
 	mu        sync.Mutex
 	m         map[string]*sessionSubs
@@ -73,7 +83,7 @@ type internedURI struct {
 type sessionSubs struct {
 	who, addr owner.ID // charged for it
 	charged   int64
-	uris      []string         // interned (sessionTable.uris)
+	uris      []string         // interned (Sessions.uris)
 	uriBytes  int              // their length together
 	live      *notify.Listener // its GET stream's listener; nil when none is open here
 	expires   time.Time        // the session token's expiry
@@ -81,7 +91,11 @@ type sessionSubs struct {
 	release   func()           // gives its place in the counter back
 }
 
-func newSessionTable(hub *notify.Hub, l owner.Limit, b owner.BudgetLimit, grace time.Duration) *sessionTable {
+// NewSessions returns the table of the sessions' subscriptions, whose
+// changes hub carries, bounded by l (sessions), b (bytes) and grace (the
+// time kept without a stream; 0 means the defaults); lifetime is that of a
+// session token that names no expiry.
+func NewSessions(hub *notify.Hub, l owner.Limit, b owner.BudgetLimit, grace, lifetime time.Duration) *Sessions {
 	if l.PerOwner <= 0 {
 		l.PerOwner = DefaultSubscribedSessions.PerOwner
 	}
@@ -100,16 +114,16 @@ func newSessionTable(hub *notify.Hub, l owner.Limit, b owner.BudgetLimit, grace 
 	if grace <= 0 {
 		grace = DefaultSubscriptionGrace
 	}
-	return &sessionTable{hub: hub, now: time.Now, m: map[string]*sessionSubs{}, uris: map[string]internedURI{}, grace: grace,
+	return &Sessions{lifetime: lifetime, hub: hub, now: time.Now, m: map[string]*sessionSubs{}, uris: map[string]internedURI{}, grace: grace,
 		counter: owner.NewCounter("sessions with resource subscriptions", SettingSubscribedSessions, l),
 		bytes:   owner.NewBudget("bytes of resource subscriptions", b)}
 }
 
 // entryLocked returns the session's entry, made (and counted) when it has
 // none; t.mu is held.
-func (t *sessionTable) entryLocked(s *session, who, addr owner.ID) (*sessionSubs, error) {
+func (t *Sessions) entryLocked(s Session, who, addr owner.ID) (*sessionSubs, error) {
 	t.sweepLocked(false)
-	if e := t.m[s.id]; e != nil {
+	if e := t.m[s.ID]; e != nil {
 		return e, nil
 	}
 	release, err := t.counter.Take(who, 1)
@@ -121,19 +135,19 @@ func (t *sessionTable) entryLocked(s *session, who, addr owner.ID) (*sessionSubs
 		return nil, err
 	}
 	now := t.now()
-	exp := s.expires
+	exp := s.Expires
 	if exp.IsZero() {
-		exp = now.Add(DefaultSessionLifetime)
+		exp = now.Add(t.lifetime)
 	}
 	e := &sessionSubs{who: who, addr: addr, charged: sessionCost, expires: exp, idleSince: now, release: release}
-	t.m[s.id] = e
+	t.m[s.ID] = e
 	t.armLocked()
 	return e, nil
 }
 
 // armLocked makes sure a sweep comes while the table keeps anything, so
 // that what expired goes without waiting for another request.
-func (t *sessionTable) armLocked() {
+func (t *Sessions) armLocked() {
 	if t.sweeper != nil || len(t.m) == 0 {
 		return
 	}
@@ -148,12 +162,12 @@ func (t *sessionTable) armLocked() {
 
 // sweepEvery is how often expired sessions are looked for: a fraction of
 // the grace, at most a minute.
-func (t *sessionTable) sweepEvery() time.Duration { return min(t.grace/4, time.Minute) }
+func (t *Sessions) sweepEvery() time.Duration { return min(t.grace/4, time.Minute) }
 
 // sweepLocked forgets sessions whose token expired and those without a
 // stream here for longer than the grace, at most once a sweepEvery unless
 // forced.
-func (t *sessionTable) sweepLocked(force bool) {
+func (t *Sessions) sweepLocked(force bool) {
 	now := t.now()
 	if !force && now.Sub(t.lastSweep) < t.sweepEvery() {
 		return
@@ -171,7 +185,7 @@ func (t *sessionTable) sweepLocked(force bool) {
 }
 
 // forgetLocked drops the entry of session id and gives back what it held.
-func (t *sessionTable) forgetLocked(id string, e *sessionSubs) {
+func (t *Sessions) forgetLocked(id string, e *sessionSubs) {
 	for _, u := range e.uris {
 		t.uninternLocked(u)
 	}
@@ -184,7 +198,7 @@ func (t *sessionTable) forgetLocked(id string, e *sessionSubs) {
 
 // forgetIdleLocked drops an entry that has neither subscriptions nor a
 // stream.
-func (t *sessionTable) forgetIdleLocked(id string, e *sessionSubs) {
+func (t *Sessions) forgetIdleLocked(id string, e *sessionSubs) {
 	if len(e.uris) == 0 && e.live == nil {
 		t.forgetLocked(id, e)
 	}
@@ -192,7 +206,7 @@ func (t *sessionTable) forgetIdleLocked(id string, e *sessionSubs) {
 
 // internLocked returns the copy of uri kept already, or uri itself, now
 // kept: every session subscribed to one URI shares its bytes.
-func (t *sessionTable) internLocked(uri string) string {
+func (t *Sessions) internLocked(uri string) string {
 	r, ok := t.uris[uri]
 	if !ok {
 		r.s = uri
@@ -202,7 +216,7 @@ func (t *sessionTable) internLocked(uri string) string {
 	return r.s
 }
 
-func (t *sessionTable) uninternLocked(uri string) {
+func (t *Sessions) uninternLocked(uri string) {
 	r := t.uris[uri]
 	if r.n <= 1 {
 		delete(t.uris, uri)
@@ -212,11 +226,11 @@ func (t *sessionTable) uninternLocked(uri string) {
 	t.uris[uri] = r
 }
 
-// subscribe adds uri to the subscriptions of session s, of owner who from
+// Subscribe adds uri to the subscriptions of session s, of owner who from
 // address addr. It is refused with a *notify.TooManySubscriptionsError
 // past the URIs of one session, an *owner.LimitError past the sessions, an
 // *owner.BudgetError past the bytes.
-func (t *sessionTable) subscribe(s *session, who, addr owner.ID, uri string) error {
+func (t *Sessions) Subscribe(s Session, who, addr owner.ID, uri string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, err := t.entryLocked(s, who, addr)
@@ -239,7 +253,7 @@ func (t *sessionTable) subscribe(s *session, who, addr owner.ID, uri string) err
 		}
 	}
 	if err != nil {
-		t.forgetIdleLocked(s.id, e)
+		t.forgetIdleLocked(s.ID, e)
 		return err
 	}
 	uri = t.internLocked(uri)
@@ -257,7 +271,7 @@ func (t *sessionTable) subscribe(s *session, who, addr owner.ID, uri string) err
 	return nil
 }
 
-func (t *sessionTable) unsubscribe(id, uri string) {
+func (t *Sessions) Unsubscribe(id, uri string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e := t.m[id]
@@ -280,11 +294,11 @@ func (t *sessionTable) unsubscribe(id, uri string) {
 	t.forgetIdleLocked(id, e)
 }
 
-// attach makes the listener of the session's GET stream: the lists of
+// Attach makes the listener of the session's GET stream: the lists of
 // filter and the URIs the session subscribed to; o says who the stream
 // is (its Wake, Owner, Address, Held). A stream open for the session
 // already is ended (replaced).
-func (t *sessionTable) attach(s *session, o notify.ListenerOptions, filter notify.Filter) (*notify.Listener, error) {
+func (t *Sessions) Attach(s Session, o notify.ListenerOptions, filter notify.Filter) (*notify.Listener, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, err := t.entryLocked(s, o.Owner, o.Address)
@@ -299,16 +313,16 @@ func (t *sessionTable) attach(s *session, o notify.ListenerOptions, filter notif
 	l, err := t.hub.Listen(o, filter)
 	if err != nil {
 		e.idleSince = t.now()
-		t.forgetIdleLocked(s.id, e)
+		t.forgetIdleLocked(s.ID, e)
 		return nil, err
 	}
 	e.live = l
 	return l, nil
 }
 
-// detach forgets the session's stream l when it ends: the grace of its
+// Detach forgets the session's stream l when it ends: the grace of its
 // subscriptions starts.
-func (t *sessionTable) detach(id string, l *notify.Listener) {
+func (t *Sessions) Detach(id string, l *notify.Listener) {
 	l.End(nil)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -319,9 +333,29 @@ func (t *sessionTable) detach(id string, l *notify.Listener) {
 	}
 }
 
-// size returns the sessions with subscriptions or a stream here.
-func (t *sessionTable) size() int {
+// Size returns the sessions with subscriptions or a stream here.
+func (t *Sessions) Size() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.m)
+}
+
+// SetClock replaces the clock the table reads (a test's fake clock).
+func (t *Sessions) SetClock(now func() time.Time) {
+	t.mu.Lock()
+	t.now = now
+	t.mu.Unlock()
+}
+
+// HeldFrom returns the bytes the subscriptions of client address addr hold.
+func (t *Sessions) HeldFrom(addr owner.ID) int64 { return t.bytes.HeldFrom(addr) }
+
+// Held returns the bytes the sessions' subscriptions hold in all.
+func (t *Sessions) Held() int64 { return t.bytes.Total() }
+
+// URIs returns how many distinct URIs the table keeps.
+func (t *Sessions) URIs() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.uris)
 }

@@ -1,4 +1,4 @@
-package mcp
+package taskrun
 
 import (
 	"bytes"
@@ -11,23 +11,25 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
+	"github.com/funcmcp/funcmcp/host/internal/peer"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
-// taskService runs the tasks of one handler and answers for all of them
+// Service runs the tasks of one handler and answers for all of them
 // from the store.
-type taskService struct {
+type Service struct {
 	store           tasks.Store
 	ttl, poll, beat time.Duration
 	instance        string
-	traceparent     func(context.Context) string // see TaskOptions.Traceparent
+	traceparent     func(context.Context) string // see Options.Traceparent
 	log             *slog.Logger
 	now             func() time.Time
 	wg              sync.WaitGroup
 	mu              sync.Mutex
-	local           map[string]*taskRun // tasks running on this instance, by id
+	local           map[string]*Run // tasks running on this instance, by id
 	stopping        bool
 	// suspects are the tasks of other instances this instance read with a
 	// stale heartbeat: the heartbeat seen and when it was first seen so.
@@ -37,7 +39,7 @@ type taskService struct {
 	// want of storage, not because its instance stopped.
 	trouble time.Time
 	// prepareRerun, set by the handler, prepares this instance to run
-	// again a task of a stopped instance (see rerun.go): it returns what
+	// again a task of a stopped instance (see Service.runAgain): it returns what
 	// starts the work once the task is claimed, nil when this instance
 	// cannot run it (the tool is unknown here, or no longer allows it).
 	prepareRerun func(t *tasks.Task) (start func(claimed *tasks.Task))
@@ -50,9 +52,11 @@ type suspect struct{ beat, since time.Time }
 // a stale task is not judged (the safe side) until others are.
 const maxSuspects = 10000
 
-func newTaskService(o *TaskOptions, instance string, log *slog.Logger) *taskService {
-	s := &taskService{store: o.Store, ttl: o.TTL, poll: o.PollInterval, beat: o.Heartbeat, instance: instance,
-		traceparent: o.Traceparent, log: log, now: time.Now, local: map[string]*taskRun{}, suspects: map[string]suspect{}}
+// NewService returns the service running the tasks of one endpoint, on
+// the instance named instance, with the options o (Store required).
+func NewService(o *Options, instance string, log *slog.Logger) *Service {
+	s := &Service{store: o.Store, ttl: o.TTL, poll: o.PollInterval, beat: o.Heartbeat, instance: instance,
+		traceparent: o.Traceparent, log: log, now: time.Now, local: map[string]*Run{}, suspects: map[string]suspect{}}
 	if s.ttl <= 0 {
 		s.ttl = DefaultTaskTTL
 	}
@@ -77,12 +81,12 @@ var errInstanceLost = errors.New("another instance judged this one stopped and e
 // runs again, having judged this one stopped.
 var errRunTaken = errors.New("another instance judged this one stopped and runs the task again")
 
-// errHostStopping ends the work of tasks when the host stops.
-var errHostStopping = errors.New("the host stopped while the task was running")
+// ErrHostStopping ends the work of tasks when the host stops.
+var ErrHostStopping = errors.New("the host stopped while the task was running")
 
-// get returns the task id of scope, ending it failed first when the
+// Get returns the task id of scope, ending it failed first when the
 // instance that ran it is judged stopped (see judgeStopped).
-func (s *taskService) get(ctx context.Context, scope, id string) (*tasks.Task, error) {
+func (s *Service) Get(ctx context.Context, scope, id string) (*tasks.Task, error) {
 	t, err := s.observe(func() (*tasks.Task, error) { return s.store.Get(ctx, id) })
 	if err != nil {
 		return nil, err
@@ -109,8 +113,8 @@ func (s *taskService) get(ctx context.Context, scope, id string) (*tasks.Task, e
 					runs = fmt.Sprintf(", on run %d of the %d its tool allows", t.RunNumber(), t.Attempts)
 				}
 				settle(t, tasks.StatusFailed, s.now(), fmt.Sprintf("The host instance running the task (%s) stopped answering: "+
-					"no heartbeat since %s. Any result it produces later is discarded.", t.Instance, t.Heartbeat.UTC().Format(taskTime)),
-					&jsonrpc.Error{Code: CodeInternalError, Message: fmt.Sprintf("The host instance running the task (%s) stopped before the task finished%s.", t.Instance, runs)}, nil)
+					"no heartbeat since %s. Any result it produces later is discarded.", t.Instance, t.Heartbeat.UTC().Format(TimeFormat)),
+					&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("The host instance running the task (%s) stopped before the task finished%s.", t.Instance, runs)}, nil)
 				t.InstanceLost = true
 			}
 			return nil
@@ -129,7 +133,7 @@ func (s *taskService) get(ctx context.Context, scope, id string) (*tasks.Task, e
 
 // observe runs a store call and notes trouble when it fails (not found
 // aside) or takes longer than a heartbeat.
-func (s *taskService) observe(call func() (*tasks.Task, error)) (*tasks.Task, error) {
+func (s *Service) observe(call func() (*tasks.Task, error)) (*tasks.Task, error) {
 	start := time.Now()
 	t, err := call()
 	if (err != nil && !errors.Is(err, tasks.ErrNotFound)) || time.Since(start) > s.beat {
@@ -148,7 +152,7 @@ func (s *taskService) observe(call func() (*tasks.Task, error)) (*tasks.Task, er
 // every instance's heartbeats at once, is not taken for a stopped
 // instance: after it the running instance's next heartbeat clears the
 // suspicion.
-func (s *taskService) judgeStopped(id string, beat time.Time) bool {
+func (s *Service) judgeStopped(id string, beat time.Time) bool {
 	now := s.now()
 	window := staleBeats * s.beat
 	s.mu.Lock()
@@ -175,7 +179,7 @@ func (s *taskService) judgeStopped(id string, beat time.Time) bool {
 }
 
 // pruneSuspectsLocked forgets suspects no reader came back for.
-func (s *taskService) pruneSuspectsLocked(now time.Time) {
+func (s *Service) pruneSuspectsLocked(now time.Time) {
 	for id, sp := range s.suspects {
 		if now.Sub(sp.since) > 10*staleBeats*s.beat {
 			delete(s.suspects, id)
@@ -183,7 +187,7 @@ func (s *taskService) pruneSuspectsLocked(now time.Time) {
 	}
 }
 
-func (s *taskService) runsHere(id string) bool {
+func (s *Service) runsHere(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.local[id] != nil
@@ -191,7 +195,7 @@ func (s *taskService) runsHere(id string) bool {
 
 // wake tells the run of task id on this instance, if any, to read its
 // record now.
-func (s *taskService) wake(id string) {
+func (s *Service) wake(id string) {
 	s.mu.Lock()
 	r := s.local[id]
 	s.mu.Unlock()
@@ -200,10 +204,10 @@ func (s *taskService) wake(id string) {
 	}
 }
 
-// update delivers the answers of tasks/update: each answers the pending
+// Answer delivers the answers of tasks/update: each answers the pending
 // request of its key (others are ignored); when none is left pending the
 // task is working again.
-func (s *taskService) update(ctx context.Context, scope, id string, answers map[string]json.RawMessage) error {
+func (s *Service) Answer(ctx context.Context, scope, id string, answers map[string]json.RawMessage) error {
 	_, err := s.store.Update(ctx, id, func(t *tasks.Task) error {
 		if t.Scope != scope {
 			return tasks.ErrNotFound
@@ -237,9 +241,9 @@ func (s *taskService) update(ctx context.Context, scope, id string, answers map[
 	return err
 }
 
-// cancelTask ends a task cancelled (a terminal task stays as it is); the
+// Cancel ends a task cancelled (a terminal task stays as it is); the
 // instance running it stops the work.
-func (s *taskService) cancelTask(ctx context.Context, scope, id string) error {
+func (s *Service) Cancel(ctx context.Context, scope, id string) error {
 	_, err := s.store.Update(ctx, id, func(t *tasks.Task) error {
 		if t.Scope != scope {
 			return tasks.ErrNotFound
@@ -265,18 +269,18 @@ func settle(t *tasks.Task, st tasks.Status, now time.Time, message string, e *js
 	t.InputRequests, t.InputResponses = nil, nil
 }
 
-// stop ends the tasks running here (failed: the host stopped) and waits
+// Stop ends the tasks running here (failed: the host stopped) and waits
 // for their records, at most until ctx ends.
-func (s *taskService) stop(ctx context.Context) {
+func (s *Service) Stop(ctx context.Context) {
 	s.mu.Lock()
 	s.stopping = true
-	runs := make([]*taskRun, 0, len(s.local))
+	runs := make([]*Run, 0, len(s.local))
 	for _, r := range s.local {
 		runs = append(runs, r)
 	}
 	s.mu.Unlock()
 	for _, r := range runs {
-		r.cancel(errHostStopping)
+		r.cancel(ErrHostStopping)
 	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
@@ -286,9 +290,9 @@ func (s *taskService) stop(ctx context.Context) {
 	}
 }
 
-// taskRun is one task whose work runs on this instance.
-type taskRun struct {
-	s       *taskService
+// Run is one task whose work runs on this instance.
+type Run struct {
+	s       *Service
 	id      string
 	scope   string
 	owner   owner.ID // counted against the store's limits
@@ -320,9 +324,9 @@ type taskRun struct {
 	finished bool
 }
 
-// newRun prepares a task for a call of tool; nothing is stored yet.
-func (s *taskService) newRun(ctx context.Context, cancel context.CancelCauseFunc, scope string, who owner.ID, tool string, ts *metadata.TaskSupport) *taskRun {
-	r := &taskRun{s: s, id: tasks.NewID(), scope: scope, owner: who, tool: tool, ttl: s.ttl, poll: s.poll, attempt: 1,
+// NewRun prepares a task for a call of tool; nothing is stored yet.
+func (s *Service) NewRun(ctx context.Context, cancel context.CancelCauseFunc, scope string, who owner.ID, tool string, ts *metadata.TaskSupport) *Run {
+	r := &Run{s: s, id: tasks.NewID(), scope: scope, owner: who, tool: tool, ttl: s.ttl, poll: s.poll, attempt: 1,
 		ctx: ctx, cancel: cancel, started: make(chan struct{}), wakeCh: make(chan struct{}, 1), waiters: map[string]chan json.RawMessage{}}
 	if ts.TTLMs > 0 {
 		r.ttl = time.Duration(ts.TTLMs) * time.Millisecond
@@ -334,10 +338,10 @@ func (s *taskService) newRun(ctx context.Context, cancel context.CancelCauseFunc
 	return r
 }
 
-// start stores the task's record (durably: once it returns, any instance
+// Start stores the task's record (durably: once it returns, any instance
 // finds it) and starts watching it. It is done once; later calls return
 // the record made by the first.
-func (r *taskRun) start(ctx context.Context) (*tasks.Task, error) {
+func (r *Run) Start(ctx context.Context) (*tasks.Task, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.isOn {
@@ -353,7 +357,7 @@ func (r *taskRun) start(ctx context.Context) (*tasks.Task, error) {
 	stopping := r.s.stopping
 	r.s.mu.Unlock()
 	if stopping {
-		return nil, errHostStopping
+		return nil, ErrHostStopping
 	}
 	now := r.s.now()
 	t := &tasks.Task{ID: r.id, Scope: r.scope, Owner: r.owner, Tool: r.tool, Instance: r.s.instance, Status: tasks.StatusWorking,
@@ -378,8 +382,8 @@ func (r *taskRun) start(ctx context.Context) (*tasks.Task, error) {
 	return t, nil
 }
 
-// on reports whether the task exists (start succeeded).
-func (r *taskRun) on() bool {
+// On reports whether the task exists (start succeeded).
+func (r *Run) On() bool {
 	if r == nil {
 		return false
 	}
@@ -388,18 +392,18 @@ func (r *taskRun) on() bool {
 	return r.isOn
 }
 
-func (r *taskRun) poke() {
+func (r *Run) poke() {
 	select {
 	case r.wakeCh <- struct{}{}:
 	default:
 	}
 }
 
-// progress keeps the latest progress as the task's status message, stored
+// Progress keeps the latest progress as the task's status message, stored
 // at the next heartbeat.
-func (r *taskRun) progress(progress, total float64, message string) error {
-	if !r.on() {
-		return ErrNotRequested // a deferred task not started: the call has no progress token
+func (r *Run) Progress(progress, total float64, message string) error {
+	if !r.On() {
+		return peer.ErrNotRequested // a deferred task not started: the call has no progress token
 	}
 	if message == "" {
 		message = formatProgress(progress, total)
@@ -422,12 +426,12 @@ func formatProgress(progress, total float64) string {
 	return fmt.Sprintf("%g done", progress)
 }
 
-// request records a request to the client as one of the task's input
+// Request records a request to the client as one of the task's input
 // requests and waits for the answer a tasks/update brings, on any
 // instance.
-func (r *taskRun) request(ctx context.Context, key, method string, params json.RawMessage) (*metadata.RequestReply, error) {
+func (r *Run) Request(ctx context.Context, key, method string, params json.RawMessage) (*metadata.RequestReply, error) {
 	if key == "" {
-		return nil, fmt.Errorf("%w: a request needs a key", ErrBadClientRequest)
+		return nil, fmt.Errorf("%w: a request needs a key", peer.ErrBadClientRequest)
 	}
 	var entry bytes.Buffer
 	entry.WriteString(`{"method":`)
@@ -439,7 +443,7 @@ func (r *taskRun) request(ctx context.Context, key, method string, params json.R
 	r.mu.Lock()
 	if r.finished {
 		r.mu.Unlock()
-		return nil, ErrCallEnded
+		return nil, peer.ErrCallEnded
 	}
 	r.waiters[key] = answer
 	r.mu.Unlock()
@@ -472,7 +476,7 @@ func (r *taskRun) request(ctx context.Context, key, method string, params json.R
 }
 
 // waiting reports whether a request waits for its answer.
-func (r *taskRun) waiting() bool {
+func (r *Run) waiting() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.waiters) > 0
@@ -482,7 +486,7 @@ func (r *taskRun) waiting() bool {
 // latest status message, and from the record the answers to hand to
 // waiting requests and a cancellation (or expiry) to stop the work. It
 // ends with ctx (the work's).
-func (r *taskRun) watch(ctx context.Context) {
+func (r *Run) watch(ctx context.Context) {
 	timer := time.NewTimer(r.s.beat)
 	defer timer.Stop()
 	for {
@@ -507,7 +511,7 @@ func (r *taskRun) watch(ctx context.Context) {
 }
 
 // pass is one read and write of the record.
-func (r *taskRun) pass(ctx context.Context) {
+func (r *Run) pass(ctx context.Context) {
 	r.mu.Lock()
 	message, dirty := r.message, r.dirty
 	r.mu.Unlock()
@@ -587,10 +591,10 @@ func (r *taskRun) pass(ctx context.Context) {
 	r.mu.Unlock()
 }
 
-// finish stores the outcome of the work: the result (completed, also when
+// Finish stores the outcome of the work: the result (completed, also when
 // it is an isError result), or failed with the protocol error. A task
 // cancelled meanwhile stays cancelled.
-func (r *taskRun) finish(ctx context.Context, result json.RawMessage, failure *jsonrpc.Error) {
+func (r *Run) Finish(ctx context.Context, result json.RawMessage, failure *jsonrpc.Error) {
 	r.mu.Lock()
 	r.finished = true
 	message, dirty := r.message, r.dirty
@@ -638,7 +642,7 @@ func (r *taskRun) finish(ctx context.Context, result json.RawMessage, failure *j
 			if t.Status.Terminal() || !r.owns(t) {
 				return nil
 			}
-			settle(t, tasks.StatusFailed, r.s.now(), "", &jsonrpc.Error{Code: codeServerError,
+			settle(t, tasks.StatusFailed, r.s.now(), "", &jsonrpc.Error{Code: jsonrpc.CodeServerError,
 				Message: fmt.Sprintf("The task's result (%d bytes) was not kept: %s.", len(result), le)}, nil)
 			return nil
 		})
@@ -648,89 +652,8 @@ func (r *taskRun) finish(ctx context.Context, result json.RawMessage, failure *j
 	}
 }
 
-// callAsTask runs a tools/call of a client that negotiated tasks, for a
-// tool that supports them: as a task from the start, or, for a deferred
-// tool, synchronously until its handler makes it one. The call runs on a
-// goroutine with a context of its own; this request answers with the task
-// handle once the task exists, or with the call's own result when it ended
-// first.
-func (h *handler) callAsTask(req *request, call *CallRequest, meta *RequestMeta, in *inputState, ident callIdentity, ts *metadata.TaskSupport) {
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(req.r.Context()))
-	run := h.tasks.newRun(ctx, cancel, taskScope(req.r), owner.Of(req.r), call.Name, ts)
-	n := &Notifier{h: h, minLevel: -1, mode: metadata.InputModeInputRequired, caps: meta.ClientCapabilities, answers: in, task: run}
-	call.Notify = n
-	call.Headers = req.r.Header.Clone()
-	h.keepForRerun(run, call, meta, ts)
-	if !ts.Deferred {
-		if h.srv.AdmitsTasks {
-			run.onAdmission = true // made by Notifier.Admitted, once the call has its slot
-		} else if _, err := n.startTask(ctx); err != nil {
-			cancel(err)
-			pe := h.taskNotCreated(call.Name, err)
-			h.rpcError(req, pe.Code, pe.Message, nil)
-			return
-		}
-	}
-	// Until the task exists, the client leaving ends the call.
-	stop := context.AfterFunc(req.r.Context(), func() {
-		if !run.on() {
-			cancel(context.Cause(req.r.Context()))
-		}
-	})
-	defer stop()
-	var (
-		res  *metadata.CallToolResult
-		err  error
-		done = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		res, err = h.runTask(ctx, cancel, run, call)
-	}()
-	select {
-	case <-run.started:
-	case <-done:
-	case <-req.r.Context().Done():
-		return
-	}
-	if run.on() {
-		req.setOutcome("task")
-		h.result(req, h.createTaskResult(run.created))
-		return
-	}
-	h.writeCall(req, call, meta, ident, res, err)
-}
-
-// runTask runs the work of a task (or of a call that may become one) and
-// stores its outcome once the task exists; it returns the call's own
-// outcome, for a call that ended before it became a task.
-func (h *handler) runTask(ctx context.Context, cancel context.CancelCauseFunc, run *taskRun, call *CallRequest) (res *metadata.CallToolResult, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("calling tool %q: panic: %v", call.Name, p)
-			if run.on() {
-				run.finish(ctx, nil, &jsonrpc.Error{Code: CodeInternalError, Message: "Internal error"})
-			}
-		}
-		cancel(nil)
-	}()
-	go run.watchWhenStarted(ctx)
-	res, err = h.callTool(ctx, call)
-	if run.on() {
-		result, failure := h.taskOutcome(call, res, err)
-		if ctx.Err() != nil {
-			// Cancelled (the record says so already), expired, or the
-			// host is stopping: not the tool's outcome.
-			result, failure = nil, &jsonrpc.Error{Code: CodeInternalError,
-				Message: "The task's work stopped: " + context.Cause(ctx).Error() + "."}
-		}
-		run.finish(ctx, result, failure)
-	}
-	return res, err
-}
-
-// watchWhenStarted watches the task's record once it exists.
-func (r *taskRun) watchWhenStarted(ctx context.Context) {
+// WatchWhenStarted watches the task's record once it exists.
+func (r *Run) WatchWhenStarted(ctx context.Context) {
 	select {
 	case <-r.started:
 		r.watch(ctx)
@@ -738,115 +661,116 @@ func (r *taskRun) watchWhenStarted(ctx context.Context) {
 	}
 }
 
-// taskOutcome is what a task's record keeps of the call: the result as
-// the synchronous call would have answered it, or the protocol error.
-func (h *handler) taskOutcome(call *CallRequest, res *metadata.CallToolResult, err error) (json.RawMessage, *jsonrpc.Error) {
+// owns reports whether record t is of this run: the instance that last
+// claimed the task is this one, for this run.
+func (r *Run) owns(t *tasks.Task) bool {
+	return t.Instance == r.s.instance && t.RunNumber() == r.attempt
+}
+
+// runAgain claims task seen, whose instance was judged stopped, and runs it
+// again here. ok is false when this instance does not (it does not serve
+// the tool with reruns): the task then ends failed as any other. When
+// another instance claimed it first, the task is read again.
+func (s *Service) runAgain(ctx context.Context, seen *tasks.Task) (t *tasks.Task, err error, ok bool) {
+	if s.prepareRerun == nil {
+		return nil, nil, false
+	}
+	s.mu.Lock()
+	stopping := s.stopping
+	s.mu.Unlock()
+	if stopping {
+		return seen, nil, true // an instance that runs nothing new leaves the verdict to others
+	}
+	start := s.prepareRerun(seen)
+	if start == nil {
+		return nil, nil, false
+	}
+	next := seen.RunNumber() + 1
+	msg := fmt.Sprintf("The host instance running the task (%s) stopped answering: run again on another instance (%s), attempt %d of %d.",
+		seen.Instance, s.instance, next, seen.Attempts)
+	claimed, err := s.observe(func() (*tasks.Task, error) {
+		return tasks.Claim(ctx, s.store, seen.ID, seen, s.instance, s.now(), msg)
+	})
+	if errors.Is(err, tasks.ErrNotClaimed) {
+		t, err = s.store.Get(ctx, seen.ID) // another instance was first, or the task ended
+		return t, err, true
+	}
 	if err != nil {
-		if pe, ok := errors.AsType[*ProtocolError](err); ok {
-			return nil, pe
-		}
-		if errors.Is(err, errHostStopping) {
-			return nil, &jsonrpc.Error{Code: CodeInternalError, Message: "The host stopped while the task was running."}
-		}
-		h.log.Error("mcp tools/call failed", "tool", call.Name, "error", err)
-		return nil, &jsonrpc.Error{Code: CodeInternalError, Message: "Internal error"}
+		return nil, err, true
 	}
-	if res == nil {
-		return nil, &jsonrpc.Error{Code: CodeInternalError, Message: "Internal error: the tool returned no result."}
-	}
-	cp := *res
-	cp.Meta = h.modernReplies.withServerInfo(res.Meta)
-	out, aerr := cp.AppendCheckedJSON(nil, h.modernReplies.callHead)
-	if aerr != nil {
-		h.log.Error("mcp tools/call failed", "tool", call.Name, "error", aerr)
-		return nil, &jsonrpc.Error{Code: CodeInternalError, Message: "Internal error"}
-	}
-	return out, nil
+	s.log.Warn("mcp: a task's instance was judged stopped (no heartbeat): the task runs again on this instance",
+		"task", seen.ID, "tool", seen.Tool, "instance", seen.Instance, "heartbeat", seen.Heartbeat, "attempt", next, "attempts", seen.Attempts)
+	start(claimed)
+	return claimed, nil, true
 }
 
-// TaskState is metadata.TaskStateRunning when the call runs as a task,
-// TaskStateOffered when it may become one ([Notifier.StartTask]), "" when
-// it cannot.
-func (n *Notifier) TaskState() string {
-	switch {
-	case n == nil || n.task == nil:
-		return ""
-	case n.task.on():
-		return metadata.TaskStateRunning
-	}
-	return metadata.TaskStateOffered
-}
-
-// TaskID is the id of the call's task once it exists, "" before or when
-// the call is no task.
-func (n *Notifier) TaskID() string {
-	if !n.InTask() {
-		return ""
-	}
-	return n.task.id
-}
-
-// InTask reports whether the call runs as a task: a failure of the
-// function is then the task's error, not an isError result.
-func (n *Notifier) InTask() bool { return n != nil && n.task.on() }
-
-// MayBeTask reports whether the call runs as a task or may become one (a
-// tool declared Deferred, called by a client that negotiated tasks): work
-// that may outlive its request.
-func (n *Notifier) MayBeTask() bool { return n != nil && n.task != nil }
-
-// ErrNoTask: the call cannot become a task.
-var ErrNoTask = errors.New("this call cannot run as a task")
-
-// StartTask makes the call a task now, for a tool declared Deferred: the
-// client gets the task handle and requests to the client wait for
-// tasks/update from now on. Starting a task that runs is no error.
-func (n *Notifier) StartTask(ctx context.Context) (*metadata.StartTaskReply, error) {
-	if n == nil || n.task == nil {
-		return nil, ErrNoTask
-	}
-	t, err := n.startTask(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNoTask, err)
-	}
-	return &metadata.StartTaskReply{TaskID: t.ID, InputMode: metadata.InputModeStream}, nil
-}
-
-// Admitted makes the record of the call's task, for a task that waits for
-// its call to be admitted; otherwise it does nothing. A store that refuses
-// the task (one of its limits reached) makes the call fail with a
-// *ProtocolError saying which limit.
-func (n *Notifier) Admitted(ctx context.Context) error {
-	if n == nil || n.task == nil || !n.task.onAdmission {
+// Adopt makes the run on this instance of task t, which this instance
+// claimed: its record exists, so it is started at once. nil when the host
+// is stopping.
+func (s *Service) Adopt(ctx context.Context, cancel context.CancelCauseFunc, t *tasks.Task) *Run {
+	r := &Run{s: s, id: t.ID, scope: t.Scope, owner: t.Owner, tool: t.Tool, ttl: t.TTL, poll: t.PollInterval,
+		attempt: t.RunNumber(), attempts: t.Attempts, rerun: t.Rerun, created: t, isOn: true,
+		note: fmt.Sprintf("Attempt %d of %d (run again on another instance): ", t.RunNumber(), t.Attempts),
+		ctx:  ctx, cancel: cancel, started: make(chan struct{}), wakeCh: make(chan struct{}, 1), waiters: map[string]chan json.RawMessage{}}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
 		return nil
 	}
-	if _, err := n.startTask(ctx); err != nil {
-		return n.h.taskNotCreated(n.task.tool, err)
-	}
-	return nil
+	s.local[r.id] = r
+	s.wg.Add(1)
+	close(r.started)
+	return r
 }
 
-// taskNotCreated is the error of a call whose task could not be made:
-// busy, naming the limit, when the store refused it.
-func (h *handler) taskNotCreated(tool string, err error) *ProtocolError {
-	if le, ok := errors.AsType[*owner.LimitError](err); ok {
-		return &ProtocolError{Code: codeServerError, Message: "Server busy: " + le.Error() + "; try again once some tasks have expired."}
-	}
-	if errors.Is(err, errHostStopping) || errors.Is(err, context.Canceled) {
-		return &ProtocolError{Code: CodeInternalError, Message: "Internal error: the task could not be created: " + err.Error() + "."}
-	}
-	h.log.Error("mcp: creating a task failed", "tool", tool, "error", err)
-	return &ProtocolError{Code: CodeInternalError, Message: "Internal error: the task could not be created."}
+// Started is closed once the task's record exists.
+func (r *Run) Started() <-chan struct{} { return r.started }
+
+// Created is the task's record as created; nil before [Run.Start].
+func (r *Run) Created() *tasks.Task {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.created
 }
 
-// startTask makes the call a task now.
-func (n *Notifier) startTask(ctx context.Context) (*tasks.Task, error) {
-	t, err := n.task.start(ctx)
-	if err != nil {
-		return nil, err
-	}
-	n.mu.Lock()
-	n.mode = metadata.InputModeStream
-	n.mu.Unlock()
-	return t, nil
+// ID is the task's id.
+func (r *Run) ID() string { return r.id }
+
+// Tool is the name of the tool the task calls.
+func (r *Run) Tool() string { return r.tool }
+
+// Attempt is the run of the task this is, 1 the first.
+func (r *Run) Attempt() int { return r.attempt }
+
+// KeepForRerun makes the task's record keep call (encoded) for a run on
+// another instance, allowing attempts runs in all. It is set before
+// [Run.Start].
+func (r *Run) KeepForRerun(call json.RawMessage, attempts int) {
+	r.rerun, r.attempts = call, attempts
 }
+
+// MakeOnAdmission has the record made when the call is admitted (by the
+// caller's [Run.Start] then), not before the call runs.
+func (r *Run) MakeOnAdmission() { r.onAdmission = true }
+
+// OnAdmission reports whether the record is made on admission.
+func (r *Run) OnAdmission() bool { return r.onAdmission }
+
+// OnRerun sets what prepares this instance to run again a task of a
+// stopped instance: it returns what starts the work once the task is
+// claimed, nil when this instance cannot run it (the tool is unknown here,
+// or no longer allows it). Set before the service is used.
+func (s *Service) OnRerun(prepare func(t *tasks.Task) (start func(claimed *tasks.Task))) {
+	s.prepareRerun = prepare
+}
+
+// Publish makes every write of the service that makes a task or changes
+// its status or status message publish the change to pub (see
+// [PublishingStore]). Set before the service is used.
+func (s *Service) Publish(pub notify.Publisher) {
+	s.store = PublishingStore{Store: s.store, Pub: pub}
+}
+
+// SetClock replaces the clock heartbeats are written and judged by (a
+// test's fake clock). Set before the service is used.
+func (s *Service) SetClock(now func() time.Time) { s.now = now }

@@ -1,4 +1,4 @@
-package mcp
+package legacysse
 
 import (
 	"bytes"
@@ -18,18 +18,20 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/dedup"
+	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
-// Defaults of [LegacySSEOptions].
+// Defaults of [Options].
 const (
 	DefaultKeepAlive   = 25 * time.Second
 	DefaultMaxStreams  = 10000
 	DefaultStreamInbox = 256
 	// DefaultStreamInboxBytes bounds the bytes waiting for one stream: four
 	// messages of the largest size.
-	DefaultStreamInboxBytes = 4 * DefaultMaxBodyBytes
+	DefaultStreamInboxBytes = 4 * wire.DefaultMaxBodyBytes
 	// DefaultInboxBytes bounds the bytes waiting for all the streams of a
 	// host.
 	DefaultInboxBytes = 128 << 20
@@ -42,10 +44,31 @@ const ClientStatePurpose = "mcp-sse-client-state"
 // longer needs a new connection.
 const clientStateTTL = 24 * time.Hour
 
-// The query parameters of the message endpoint.
-const (
-	queryClientState = "azmcpcs"
-)
+// QueryClientState is the query parameter of the message endpoint that
+// carries the client-state token.
+const QueryClientState = "azmcpcs"
+
+// jsonContentType is the Content-Type of the requests a stream's messages
+// become; net/http never writes into it.
+var jsonContentType = []string{"application/json"}
+
+// Endpoint is what the transport needs of the MCP endpoint its messages
+// run through (the Streamable HTTP handler of package mcp).
+type Endpoint interface {
+	// Route decodes a message for the transport to route it.
+	Route(msg []byte) Route
+	// Serve answers one message of a stream as a POST of the endpoint,
+	// with the stream's origin.
+	Serve(w http.ResponseWriter, r *http.Request, origin *Origin)
+	// Listen opens the listener of the stream r opens, which wake wakes:
+	// it hears the list changes and the resources the stream subscribes
+	// to. It is nil when notifications are off; an error means the host
+	// is stopping.
+	Listen(r *http.Request, wake func()) (*notify.Listener, error)
+	// Change renders a change a stream's listener heard as the
+	// notification to write on it; nil for none.
+	Change(c notify.Change) []byte
+}
 
 // StateSealer seals client-state tokens and opens them again. Instances
 // sharing the key open each other's tokens.
@@ -70,9 +93,9 @@ var ErrNoInstance = errors.New("no such host instance")
 // refused the message: the stream takes no more for now.
 var ErrStreamFull = errors.New("the stream takes no more messages for now")
 
-// LegacySSEOptions configures [NewLegacySSE]. InstanceID and Sealer are
+// Options configures [New]. InstanceID and Sealer are
 // required.
-type LegacySSEOptions struct {
+type Options struct {
 	// InstanceID names this host instance in client-state tokens.
 	InstanceID string
 	// Sealer seals and opens client-state tokens.
@@ -94,19 +117,20 @@ type LegacySSEOptions struct {
 	// HostInboxBytes bounds the bytes waiting for all the streams together;
 	// default DefaultInboxBytes (128 MiB). Beyond, POST is 503.
 	HostInboxBytes int64
-	// MaxBodyBytes limits a POSTed message; 0 means DefaultMaxBodyBytes.
+	// MaxBodyBytes limits a POSTed message; 0 means wire.DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// Logger receives dropped messages; nil discards.
 	Logger *slog.Logger
 }
 
-// LegacySSE is the HTTP+SSE transport of MCP 2024-11-05: a GET opens a
+// Transport is the HTTP+SSE transport of MCP 2024-11-05: a GET opens a
 // stream whose first event names the message endpoint, POSTs there are
 // answered 202 and their replies travel on the stream. Messages run through
-// the Streamable HTTP handler, so both transports answer alike.
-type LegacySSE struct {
-	endpoint *handler
-	o        LegacySSEOptions
+// the Streamable HTTP endpoint ([Endpoint]), so both transports answer
+// alike.
+type Transport struct {
+	endpoint Endpoint
+	o        Options
 	log      *slog.Logger
 
 	mu      sync.Mutex
@@ -124,7 +148,7 @@ type stream struct {
 	remote  string          // the GET's RemoteAddr: its messages' client address
 	ctx     context.Context // ends with the stream
 	wake    chan struct{}   // a message is waiting (capacity 1)
-	out     *sseWriter      // the stream: replies, and the calls' notifications and requests
+	out     *wire.SSEWriter // the stream: replies, and the calls' notifications and requests
 
 	mu     sync.Mutex
 	token  string    // Mcp-Session-Id minted by initialize, "" before
@@ -144,12 +168,13 @@ func (s *stream) signal() {
 	}
 }
 
-// waiting is a message in a stream's inbox: its bytes and the W3C
-// traceparent of the POST that sent it ("" when none), which its request
-// carries instead of the stream's GET's, so that its SERVER span continues
-// the POST's trace (or the backplane hop's).
+// waiting is a message in a stream's inbox: its bytes, its route (decoded
+// once, when it came) and the W3C traceparent of the POST that sent it (""
+// when none), which its request carries instead of the stream's GET's, so
+// that its SERVER span continues the POST's trace (or the backplane hop's).
 type waiting struct {
 	msg   []byte
+	route Route
 	trace string
 }
 
@@ -180,11 +205,11 @@ func (s *stream) firstRun(id string) bool {
 // requestIDWindow is how many request ids a stream remembers.
 const requestIDWindow = 4096
 
-// NewLegacySSE returns the legacy transport running messages through
-// endpoint. Each message reaches the endpoint with its stream's
-// [streamOrigin]: the stream's scope and the writer of the stream.
-func NewLegacySSE(endpoint *Handler, opts *LegacySSEOptions) (*LegacySSE, error) {
-	var o LegacySSEOptions
+// New returns the legacy transport running messages through endpoint.
+// Each message reaches the endpoint with its stream's [Origin]: the
+// stream's scope and the writer of the stream.
+func New(endpoint Endpoint, opts *Options) (*Transport, error) {
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
@@ -210,7 +235,7 @@ func NewLegacySSE(endpoint *Handler, opts *LegacySSEOptions) (*LegacySSE, error)
 		o.HostInboxBytes = DefaultInboxBytes
 	}
 	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
+		o.MaxBodyBytes = wire.DefaultMaxBodyBytes
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -218,18 +243,18 @@ func NewLegacySSE(endpoint *Handler, opts *LegacySSEOptions) (*LegacySSE, error)
 	if endpoint == nil {
 		return nil, errors.New("creating the legacy SSE transport: an endpoint is required")
 	}
-	return &LegacySSE{endpoint: endpoint.h, o: o, log: o.Logger, streams: map[string]*stream{}, stop: make(chan struct{})}, nil
+	return &Transport{endpoint: endpoint, o: o, log: o.Logger, streams: map[string]*stream{}, stop: make(chan struct{})}, nil
 }
 
 // Streams returns the number of open streams.
-func (l *LegacySSE) Streams() int {
+func (l *Transport) Streams() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.streams)
 }
 
 // Close ends every open stream and refuses new ones.
-func (l *LegacySSE) Close() {
+func (l *Transport) Close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.closed {
@@ -238,7 +263,7 @@ func (l *LegacySSE) Close() {
 	}
 }
 
-func (l *LegacySSE) plainError(w http.ResponseWriter, status int, text string) {
+func (l *Transport) plainError(w http.ResponseWriter, status int, text string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
@@ -246,13 +271,13 @@ func (l *LegacySSE) plainError(w http.ResponseWriter, status int, text string) {
 }
 
 // ServeStream serves GET …/sse: the stream of one client.
-func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
+func (l *Transport) ServeStream(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header()["Allow"] = []string{http.MethodGet}
 		l.plainError(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return
 	}
-	id := newID()
+	id := ids.Random(ids.LowerAlnum, 16)
 	state := id + "|" + l.o.InstanceID
 	if owner.Principal(r.Context()) != "" {
 		// Behind the access token check the stream belongs to its
@@ -267,7 +292,7 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	out := &sseWriter{w: w, rc: http.NewResponseController(w), window: l.o.KeepAlive + time.Minute}
+	out := wire.NewSSEWriter(w, l.o.KeepAlive+time.Minute)
 	// The GET's headers live as long as the stream: they are kept, not
 	// copied, and only read.
 	s := &stream{id: id, headers: r.Header, remote: r.RemoteAddr, ctx: ctx, wake: make(chan struct{}, 1), out: out}
@@ -276,13 +301,12 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 	// listener does not count against the listener limits, but the URIs
 	// it follows count against its owner's and its address's bytes.
 	var heard <-chan struct{}
-	if hub := l.endpoint.hub; hub != nil {
-		lst, err := hub.Listen(notify.ListenerOptions{Owner: owner.Of(r), Address: owner.ClientAddress(r), Uncounted: true, Wake: s.signal},
-			l.endpoint.listFilter())
-		if err != nil {
-			l.plainError(w, http.StatusServiceUnavailable, "Service Unavailable: the host is stopping")
-			return
-		}
+	lst, err := l.endpoint.Listen(r, s.signal)
+	if err != nil {
+		l.plainError(w, http.StatusServiceUnavailable, "Service Unavailable: the host is stopping")
+		return
+	}
+	if lst != nil {
 		defer lst.End(nil)
 		s.listener, heard = lst, lst.Done()
 	}
@@ -308,22 +332,22 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 		l.mu.Unlock()
 	}()
 
-	endpoint := "message?" + queryClientState + "=" + url.QueryEscape(token)
+	endpoint := "message?" + QueryClientState + "=" + url.QueryEscape(token)
 	// The key copied is the one the host checks (auth.RequestKey), so the
 	// message URL carries the key that opened the stream.
 	if key := auth.RequestKey(r); key != "" {
 		endpoint += "&" + auth.QueryCode + "=" + url.QueryEscape(key)
 	}
 	hdr := w.Header()
-	setFraming(hdr, true)
+	wire.SetFraming(hdr, true)
 	hdr.Set("Connection", "keep-alive")
 	w.WriteHeader(http.StatusOK)
-	if err := out.event("endpoint", []byte(endpoint)); err != nil {
+	if err := out.Event("endpoint", []byte(endpoint)); err != nil {
 		return
 	}
 	// Keep-alives come from a timer, not a goroutine of the stream's own:
 	// an idle stream costs no goroutine but the connection's.
-	stopKeepAlive := out.keepAlive(l.o.KeepAlive, cancel)
+	stopKeepAlive := out.KeepAlive(l.o.KeepAlive, cancel)
 	defer stopKeepAlive()
 	for {
 		select {
@@ -337,8 +361,8 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 		}
 		if s.listener != nil {
 			for c, ok := s.listener.Next(); ok; c, ok = s.listener.Next() {
-				if msg := renderChange(c, nil); msg != nil {
-					if err := out.event(eventMessage, msg); err != nil {
+				if msg := l.endpoint.Change(c); msg != nil {
+					if err := out.Event(wire.EventMessage, msg); err != nil {
 						return
 					}
 				}
@@ -349,11 +373,11 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 			if m.msg == nil {
 				break
 			}
-			reply := l.run(ctx, s, m.msg, m.trace)
+			reply := l.run(ctx, s, m)
 			if len(reply) == 0 {
 				continue
 			}
-			if err := out.event(eventMessage, reply); err != nil {
+			if err := out.Event(wire.EventMessage, reply); err != nil {
 				return
 			}
 		}
@@ -362,7 +386,7 @@ func (l *LegacySSE) ServeStream(w http.ResponseWriter, r *http.Request) {
 
 // take removes the oldest waiting message of s; its msg is nil when none
 // waits.
-func (l *LegacySSE) take(s *stream) waiting {
+func (l *Transport) take(s *stream) waiting {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.inbox) == 0 {
@@ -379,7 +403,7 @@ func (l *LegacySSE) take(s *stream) waiting {
 }
 
 // drop forgets the messages of a stream that ended.
-func (l *LegacySSE) drop(s *stream) {
+func (l *Transport) drop(s *stream) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
@@ -389,13 +413,14 @@ func (l *LegacySSE) drop(s *stream) {
 
 // QueuedBytes returns the bytes of the messages waiting for this host's
 // streams.
-func (l *LegacySSE) QueuedBytes() int64 { return l.queued.Load() }
+func (l *Transport) QueuedBytes() int64 { return l.queued.Load() }
 
 // run answers one message through the endpoint and returns the reply to
-// put on the stream ("" for none). trace, when not "", is the traceparent
-// its request carries instead of the stream's.
-func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte, trace string) []byte {
-	if id := routeOf(msg).id; id != "" && !s.firstRun(id) {
+// put on the stream ("" for none). Its trace, when not "", is the
+// traceparent its request carries instead of the stream's.
+func (l *Transport) run(ctx context.Context, s *stream, m waiting) []byte {
+	msg, trace := m.msg, m.trace
+	if id := m.route.ID; id != "" && !s.firstRun(id) {
 		// A request sent again (a retry after a failure that left the client
 		// unsure): it ran already, and its reply is on the stream.
 		l.log.Debug("mcp sse: dropping a repeated request", "client", s.id, "id", id)
@@ -410,25 +435,25 @@ func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte, trace string
 	// The stream's client sent it: its messages are counted to the
 	// stream's owner (its principal or key on ctx, else its address).
 	req.RemoteAddr = s.remote
-	req.Header[headerAccept] = jsonContentType
+	req.Header["Accept"] = jsonContentType
 	req.Header["Content-Type"] = jsonContentType
-	delete(req.Header, headerProtocolVersion)
-	delete(req.Header, headerSessionID)
+	delete(req.Header, "Mcp-Protocol-Version")
+	delete(req.Header, "Mcp-Session-Id")
 	if token := s.sessionToken(); token != "" {
-		req.Header[headerSessionID] = []string{token}
+		req.Header["Mcp-Session-Id"] = []string{token}
 	}
 	if trace != "" {
 		req.Header["Traceparent"] = []string{trace}
 		delete(req.Header, "Tracestate")
 	}
 	req.ContentLength = int64(len(msg))
-	rec := &recorder{header: http.Header{}}
-	l.endpoint.serve(rec, req, &streamOrigin{clientID: s.id, out: s.out, listener: s.listener})
-	if vals := rec.header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
+	rec := wire.NewRecorder()
+	l.endpoint.Serve(rec, req, &Origin{ClientID: s.id, Out: s.out, Listener: s.listener})
+	if vals := rec.Header()["Mcp-Session-Id"]; len(vals) > 0 && vals[0] != "" {
 		s.setSessionToken(vals[0])
 	}
-	body := bytes.TrimSpace(rec.body.Bytes())
-	if len(body) == 0 || rec.status == http.StatusAccepted {
+	body := bytes.TrimSpace(rec.Body.Bytes())
+	if len(body) == 0 || rec.Status == http.StatusAccepted {
 		return nil
 	}
 	if bytes.ContainsAny(body, "\r\n") {
@@ -442,39 +467,25 @@ func (l *LegacySSE) run(ctx context.Context, s *stream, msg []byte, trace string
 	return body
 }
 
-// route is what the router needs of a message, read by the decoder every
-// other path uses (decodeMessage), so that the router and the handler never
-// see two messages in the same bytes.
-type route struct {
-	// id is the id of a request as sent, when the handler answers it with
+// Route is what the transport needs of a message to route it, read by
+// the endpoint's decoder ([Endpoint.Route]) so that the transport and the
+// endpoint never see two messages in the same bytes.
+type Route struct {
+	// JSON is false for a body that is not JSON at all: it is refused
+	// before it is queued.
+	JSON bool
+	// ID is the id of a request as sent, when the endpoint answers it with
 	// that id; "" for anything else (a notification, a response, a message
 	// refused without an id).
-	id string
-	// cancel marks a well-formed notifications/cancelled notification.
-	cancel bool
-	// response marks a response (to a request a call sent the client).
-	response bool
+	ID string
+	// Cancel marks a well-formed notifications/cancelled notification.
+	Cancel bool
+	// Response marks a response (to a request a call sent the client).
+	Response bool
 }
 
-func routeOf(msg []byte) route {
-	var m message
-	code, _ := decodeMessage(msg, &m)
-	switch {
-	case code == 0 && m.method == "" && (m.hasResult || m.hasError) && m.id != nil:
-		return route{response: true}
-	case m.id == nil:
-		return route{cancel: code == 0 && m.method == methodCancelled && m.paramsProblem == ""}
-	}
-	// The id the handler echoes, refusal or not: a request sent again gets
-	// no second answer.
-	if id := validID(m.id); id != nil {
-		return route{id: string(id)}
-	}
-	return route{}
-}
-
-// streamOrigin is what the legacy SSE transport gives the handler with
-// each message of a stream, in the open: the handler reads no context key.
+// Origin is what the transport gives the endpoint with each message of a
+// stream, in the open: the endpoint reads no context key.
 //
 //   - The stream's messages share its cancellation scope, "sse:<client
 //     id>", whether or not they initialized a session: its calls are its
@@ -483,31 +494,33 @@ func routeOf(msg []byte) route {
 //     runs, before its reply (send).
 //   - A call reports the transport as metadata.TransportSSE, with no
 //     session id.
-type streamOrigin struct {
-	clientID string
-	out      *sseWriter
-	// listener hears the stream's list changes and the resources it
+type Origin struct {
+	// ClientID names the stream (its scope is "sse:" + ClientID).
+	ClientID string
+	// Out writes on the stream.
+	Out *wire.SSEWriter
+	// Listener hears the stream's list changes and the resources it
 	// subscribed to; nil when notifications are off.
-	listener *notify.Listener
+	Listener *notify.Listener
 }
 
-// send writes one JSON-RPC message on the stream.
-func (o *streamOrigin) send(msg []byte) error { return o.out.event(eventMessage, msg) }
+// Send writes one JSON-RPC message on the stream.
+func (o *Origin) Send(msg []byte) error { return o.Out.Event(wire.EventMessage, msg) }
 
 // ServeMessage serves POST …/message?azmcpcs=<client state>: the message
 // goes to the client's stream, here or on its instance, and is answered 202.
-func (l *LegacySSE) ServeMessage(w http.ResponseWriter, r *http.Request) {
+func (l *Transport) ServeMessage(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
-		w.Header()["Allow"] = allowPost
+		w.Header()["Allow"] = []string{http.MethodPost}
 		l.plainError(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return
 	}
-	state := r.URL.Query().Get(queryClientState)
+	state := r.URL.Query().Get(QueryClientState)
 	if state == "" {
 		l.plainError(w, http.StatusBadRequest, "Missing service context. Please connect to the /sse endpoint to initiate your session.")
 		return
 	}
-	clientID, instanceID, streamOwner, ok := l.openState(state)
+	clientID, instanceID, streamOwner, ok := l.OpenState(state)
 	if !ok {
 		l.plainError(w, http.StatusBadRequest, "Invalid client state. Please connect to the /sse endpoint to initiate your session.")
 		return
@@ -532,7 +545,10 @@ func (l *LegacySSE) ServeMessage(w http.ResponseWriter, r *http.Request) {
 		l.plainError(w, http.StatusBadRequest, "No message in request body.")
 		return
 	}
-	if !json.Valid(body) {
+	// The one decoding of the message here: it refuses what is not JSON,
+	// and its route travels with the message through the inbox.
+	rt := l.endpoint.Route(body)
+	if !rt.JSON {
 		l.plainError(w, http.StatusBadRequest, "Bad Request: the body is not JSON.")
 		return
 	}
@@ -540,7 +556,7 @@ func (l *LegacySSE) ServeMessage(w http.ResponseWriter, r *http.Request) {
 		body = bytes.Clone(body) // what waits in an inbox is what is counted
 	}
 	noSession := fmt.Sprintf("No active session for client '%s' and instance '%s'. Please connect to the /sse endpoint to initiate your session.", clientID, instanceID)
-	switch l.enqueue(clientID, body, r.Header.Get("Traceparent")) {
+	switch l.enqueue(clientID, waiting{msg: body, route: rt, trace: r.Header.Get("Traceparent")}) {
 	case enqueued:
 		l.accepted(w)
 		return
@@ -574,15 +590,15 @@ func (l *LegacySSE) ServeMessage(w http.ResponseWriter, r *http.Request) {
 	l.accepted(w)
 }
 
-func (l *LegacySSE) accepted(w http.ResponseWriter) {
+func (l *Transport) accepted(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusAccepted)
 	_, _ = io.WriteString(w, "Accepted")
 }
 
-// openState returns the client and instance of a client-state token, and
+// OpenState returns the client and instance of a client-state token, and
 // the owner of its stream when a principal opened it ("" otherwise).
-func (l *LegacySSE) openState(token string) (clientID, instanceID, streamOwner string, ok bool) {
+func (l *Transport) OpenState(token string) (clientID, instanceID, streamOwner string, ok bool) {
 	plain, err := l.o.Sealer.Open(ClientStatePurpose, token)
 	if err != nil {
 		return "", "", "", false
@@ -605,25 +621,25 @@ const (
 	hostBytesFull
 )
 
-// enqueue hands msg to the local stream of clientID; trace is the
+// enqueue hands m to the local stream of clientID; its trace is the
 // traceparent its request is to carry ("" for the stream's).
-func (l *LegacySSE) enqueue(clientID string, msg []byte, trace string) enqueueResult {
+func (l *Transport) enqueue(clientID string, m waiting) enqueueResult {
 	l.mu.Lock()
 	s := l.streams[clientID]
 	l.mu.Unlock()
 	if s == nil {
 		return noStream
 	}
-	if rt := routeOf(msg); rt.cancel || rt.response {
+	if m.route.Cancel || m.route.Response {
 		// The stream runs one request at a time: queued behind the call it
 		// names, a cancellation (or the answer the call waits for) would
 		// arrive only once that call is over. It is run at once instead, in
 		// the stream's scope and context, so it can only reach a call of
 		// this stream.
-		l.run(s.ctx, s, msg, trace)
+		l.run(s.ctx, s, m)
 		return enqueued
 	}
-	n := int64(len(msg))
+	n := int64(len(m.msg))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -638,7 +654,7 @@ func (l *LegacySSE) enqueue(clientID string, msg []byte, trace string) enqueueRe
 		l.queued.Add(-n)
 		return hostBytesFull
 	}
-	s.inbox = append(s.inbox, waiting{msg: msg, trace: trace})
+	s.inbox = append(s.inbox, m)
 	s.queued += n
 	select {
 	case s.wake <- struct{}{}:
@@ -647,7 +663,7 @@ func (l *LegacySSE) enqueue(clientID string, msg []byte, trace string) enqueueRe
 	return enqueued
 }
 
-// Delivery is what became of a message handed to [LegacySSE.Deliver]. It
+// Delivery is what became of a message handed to [Transport.Deliver]. It
 // is the stream's side of the backplane's outcome of a forwarded message,
 // one to one (the host maps them where it delivers, host.legacy.deliver):
 // Delivered is backplane.Taken, DeliveryFull backplane.Full and
@@ -682,135 +698,19 @@ func (d Delivery) String() string {
 // Deliver hands a message that another instance forwarded to the local
 // stream of clientID and reports what became of it; the caller keeps a
 // message the stream did not take.
-func (l *LegacySSE) Deliver(clientID string, message []byte) Delivery {
+func (l *Transport) Deliver(clientID string, message []byte) Delivery {
 	return l.DeliverTraced(clientID, message, "")
 }
 
 // DeliverTraced is Deliver of a message whose request is to carry the W3C
 // traceparent trace (the backplane hop's, telemetry on) instead of the
 // stream's.
-func (l *LegacySSE) DeliverTraced(clientID string, message []byte, trace string) Delivery {
-	switch l.enqueue(clientID, message, trace) {
+func (l *Transport) DeliverTraced(clientID string, message []byte, trace string) Delivery {
+	switch l.enqueue(clientID, waiting{msg: message, route: l.endpoint.Route(message), trace: trace}) {
 	case enqueued:
 		return Delivered
 	case inboxFull, inboxBytesFull, hostBytesFull:
 		return DeliveryFull
 	}
 	return DeliveryGone
-}
-
-// sseWriter writes events to one stream; the stream's loop and its
-// keep-alive timer share it.
-type sseWriter struct {
-	mu     sync.Mutex
-	w      http.ResponseWriter
-	rc     *http.ResponseController
-	closed bool // the handler returned: w must not be used
-	// window is the write deadline set before each write: a stream lives
-	// longer than any request deadline a server sets, but a client that
-	// stops reading is dropped.
-	window time.Duration
-}
-
-// write writes p and flushes it; the caller holds mu.
-func (s *sseWriter) write(p []byte) error {
-	if s.closed {
-		return http.ErrHandlerTimeout
-	}
-	_ = s.rc.SetWriteDeadline(time.Now().Add(s.window))
-	if _, err := s.w.Write(p); err != nil {
-		return err
-	}
-	return s.rc.Flush()
-}
-
-func (s *sseWriter) event(name string, data []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	buf := getBuffer()
-	defer putBuffer(buf)
-	appendEvent(buf, name, data)
-	return s.write(buf.Bytes())
-}
-
-// eventParts writes one event whose data is parts one after the other,
-// each written as it is: a large part shared by many streams (a task's
-// result) is never copied into a frame.
-func (s *sseWriter) eventParts(name string, parts ...[]byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return http.ErrHandlerTimeout
-	}
-	_ = s.rc.SetWriteDeadline(time.Now().Add(s.window))
-	buf := getBuffer()
-	defer putBuffer(buf)
-	beginEvent(buf, name)
-	for _, p := range parts {
-		if buf.Len()+len(p) <= maxPooled {
-			buf.Write(p)
-			continue
-		}
-		if _, err := s.w.Write(buf.Bytes()); err != nil {
-			return err
-		}
-		buf.Reset()
-		if _, err := s.w.Write(p); err != nil {
-			return err
-		}
-	}
-	endEvent(buf)
-	if _, err := s.w.Write(buf.Bytes()); err != nil {
-		return err
-	}
-	return s.rc.Flush()
-}
-
-// keepAlive writes a comment every interval, from a timer, until the
-// returned stop is called; a failed write (the client left) cancels the
-// stream. stop returns once no write can happen any more.
-func (s *sseWriter) keepAlive(every time.Duration, cancel context.CancelFunc) (stop func()) {
-	var t *time.Timer
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t = time.AfterFunc(every, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.closed {
-			return
-		}
-		if err := s.write(keepAliveComment); err != nil {
-			cancel()
-			return
-		}
-		t.Reset(every)
-	})
-	return func() {
-		t.Stop()
-		s.mu.Lock()
-		s.closed = true
-		s.mu.Unlock()
-	}
-}
-
-// recorder is the ResponseWriter of a message run through the endpoint.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (r *recorder) Header() http.Header { return r.header }
-
-func (r *recorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
-}
-
-func (r *recorder) Write(p []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.body.Write(p)
 }

@@ -1,0 +1,62 @@
+package wire
+
+import (
+	"bytes"
+	"net/http"
+)
+
+// The front's one SSE framer: every event on a stream (a reply, a
+// notification, the legacy transport's endpoint and message events) is
+//
+//	event: <name>
+//	data: <one line of JSON>
+//	<empty line>
+//
+// and a keep-alive is a comment line followed by an empty line.
+
+// EventMessage is the name of the events carrying JSON-RPC messages.
+const EventMessage = "message"
+
+// EventEnd ends an event: the line break after its data and an empty line.
+const EventEnd = "\n\n"
+
+// BeginEvent writes the start of an event up to its data; the caller writes
+// the data (one line) and then calls EndEvent.
+func BeginEvent(b *bytes.Buffer, name string) {
+	b.WriteString("event: ")
+	b.WriteString(name)
+	b.WriteString("\ndata: ")
+}
+
+// EndEvent ends the event begun by BeginEvent.
+func EndEvent(b *bytes.Buffer) { b.WriteString(EventEnd) }
+
+// AppendEvent writes a whole event.
+func AppendEvent(b *bytes.Buffer, name string, data []byte) {
+	BeginEvent(b, name)
+	b.Write(data)
+	EndEvent(b)
+}
+
+// KeepAliveComment is the comment written on an idle stream.
+var KeepAliveComment = []byte(": keep-alive" + EventEnd)
+
+// Shared header values; net/http never writes into them.
+var (
+	jsonContentType = []string{"application/json"}
+	sseContentType  = []string{"text/event-stream"}
+	noCache         = []string{"no-cache"}
+	noBuffering     = []string{"no"}
+)
+
+// SetFraming sets the header of a response framed as SSE events (sse) or
+// as one JSON body.
+func SetFraming(hdr http.Header, sse bool) {
+	if sse {
+		hdr["Content-Type"] = sseContentType
+		hdr["Cache-Control"] = noCache
+		hdr["X-Accel-Buffering"] = noBuffering
+		return
+	}
+	hdr["Content-Type"] = jsonContentType
+}
