@@ -145,6 +145,9 @@ type Host struct {
 // served (no host.json, a bad configuration, an unreadable script root).
 func New(opts *Options) (*Host, error) {
 	o := withDefaults(opts)
+	if o.WorkerHandler != nil {
+		o.WorkerURL = inProcessWorker // no process to start, none to wait for
+	}
 	root, err := filepath.Abs(o.ScriptRoot)
 	if err != nil {
 		return nil, fmt.Errorf("resolving the script root: %w", err)
@@ -183,14 +186,21 @@ func New(opts *Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the host keys: %w", err)
 	}
-	cat, err := catalog.Load(root, &catalog.Limits{
+	lim := &catalog.Limits{
 		FileBytes:     int64(o.MaxFunctionFileBytes),
 		Schema:        binding.Limits{SchemaBytes: o.MaxSchemaBytes, SchemaDepth: o.MaxSchemaDepth, CompileTime: o.SchemaCompileTime},
 		ArgumentBytes: o.MaxArgumentBytes, ArgumentDepth: o.MaxArgumentDepth, ArgumentKeys: o.MaxArgumentKeys,
-	}, func(name string) (string, bool) {
+	}
+	setting := func(name string) (string, bool) {
 		v, from := cfg.Lookup(name)
 		return v, from != ""
-	})
+	}
+	var cat *catalog.Catalog
+	if o.Functions != nil {
+		cat, err = catalog.FromFunctions(root, o.Functions, lim, setting)
+	} else {
+		cat, err = catalog.Load(root, lim, setting)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("loading functions: %w", err)
 	}
@@ -237,7 +247,7 @@ func New(opts *Options) (*Host, error) {
 	}
 	// A call waits for a starting worker as long as its start may take.
 	h.inv = invoke.NewClient(&invoke.Options{HostVersion: Version, Timeout: o.CallTimeout, RestartWait: max(o.RestartWait, o.StartupTimeout),
-		MaxCalls: o.MaxCallsInFlight, Unhealthy: h.unhealthyReason, Trace: h.tel.InvokeTrace()})
+		MaxCalls: o.MaxCallsInFlight, Unhealthy: h.unhealthyReason, Trace: h.tel.InvokeTrace(), Local: o.WorkerHandler})
 	h.state.Store(StateStarting)
 	if o.WorkerURL != "" {
 		h.inv.SetWorker(o.WorkerURL)

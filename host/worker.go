@@ -3,11 +3,13 @@ package host
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/supervise"
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // newSupervisor makes the supervisor of the worker host.json describes,
@@ -23,6 +25,30 @@ func (h *Host) newSupervisor() *supervise.Supervisor {
 		RestartDelay:   h.restartDelay,
 		Probe:          supervise.Probe{Interval: h.opts.ProbeInterval, Timeout: h.opts.ProbeTimeout, Failures: h.opts.ProbeFailures},
 	}, workerEvents{h})
+}
+
+// inProcessWorker is the worker's base URL when it is a handler in this
+// process (Options.WorkerHandler): the invoke client serves every call
+// through the handler, and never dials it.
+const inProcessWorker = "http://in-process.invalid"
+
+// InProcessSettings returns what an app serving in this process
+// (Options.WorkerHandler) reads from its environment, as "KEY=VALUE"
+// entries: the local.settings.json Values (but the host's keys, which a
+// worker never gets), then where to announce changes (the host's change
+// channel, started now; none once the host is closed). Package serve puts
+// them in the process environment.
+func (h *Host) InProcessSettings() []string {
+	var env []string
+	for _, v := range h.cfg.Values {
+		if !slices.Contains(auth.WorkerHidden, v.Key) {
+			env = append(env, v.Key+"="+v.Value)
+		}
+	}
+	if u, key := h.announced.offer(); u != "" {
+		env = append(env, metadata.EnvChangesURL+"="+u, metadata.EnvChangesKey+"="+key)
+	}
+	return env
 }
 
 // workerEvents is what the supervisor's reports do to the host: calls go
