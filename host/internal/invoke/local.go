@@ -15,7 +15,11 @@ func (inv *Client) postLocal(ctx context.Context, path string, f *Function, body
 	if err != nil {
 		return nil, &Error{Err: fmt.Errorf("building the request: %w", err)}
 	}
-	req.Header = inv.requestHeader(ctx, f)
+	// The hop writes its header as it is; a handler reads it through
+	// Header.Get, which looks up the canonical spelling.
+	for k, v := range inv.requestHeader(ctx, f) {
+		req.Header[http.CanonicalHeaderKey(k)] = v
+	}
 	req.Host = "worker"
 	req.RemoteAddr = "127.0.0.1:0"
 	w := &localWriter{header: http.Header{}}

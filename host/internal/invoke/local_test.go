@@ -1,0 +1,63 @@
+package invoke
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/metadata"
+)
+
+// TestLocalWorkerServesCalls: with Options.Local every call is served by
+// the handler in process, whatever base URL the worker has (none that
+// answers here), with the headers the hop sends and the body as sent.
+func TestLocalWorkerServesCalls(t *testing.T) {
+	var got *http.Request
+	var body string
+	inv := NewClient(&Options{HostVersion: "v9", MaxCalls: 4, Local: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r
+		data, _ := io.ReadAll(r.Body)
+		body = string(data)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"Outputs":{},"Logs":[],"ReturnValue":"ok"}`))
+	})})
+	inv.SetWorker("http://in-process.invalid")
+	reply, err := inv.Invoke(t.Context(), &Function{Name: "f", DataKey: "context", Tool: "f", Method: "completion/complete"}, "id-1", []byte(`{"Data":{}}`))
+	require.NoError(t, err)
+	require.NotNil(t, reply)
+	require.NotNil(t, got)
+	assert.Equal(t, "/f", got.URL.Path)
+	assert.Equal(t, http.MethodPost, got.Method)
+	assert.Equal(t, "id-1", got.Header.Get(metadata.HeaderInvocationID))
+	assert.Equal(t, "v9", got.Header.Get(metadata.HeaderHostVersion))
+	assert.Equal(t, "completion/complete", got.Header.Get(metadata.HeaderMethod))
+	assert.Equal(t, `{"Data":{}}`, body)
+}
+
+// TestLocalWorkerFailures: a non-2xx answer is a failed call with its
+// status, and a handler that panics fails its call rather than the
+// process.
+func TestLocalWorkerFailures(t *testing.T) {
+	f := &Function{Name: "f", DataKey: "context", Tool: "f"}
+	inv := NewClient(&Options{HostVersion: "v", MaxCalls: 1, Local: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "no such function", http.StatusNotFound)
+	})})
+	inv.SetWorker("http://in-process.invalid")
+	_, err := inv.Invoke(t.Context(), f, "id", []byte(`{}`))
+	var ie *Error
+	require.ErrorAs(t, err, &ie)
+	assert.Equal(t, http.StatusNotFound, ie.Status)
+	assert.Contains(t, string(ie.Body), "no such function")
+
+	inv = NewClient(&Options{HostVersion: "v", MaxCalls: 1, Local: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		panic("boom")
+	})})
+	inv.SetWorker("http://in-process.invalid")
+	_, err = inv.Invoke(t.Context(), f, "id", []byte(`{}`))
+	require.ErrorAs(t, err, &ie)
+	assert.True(t, strings.Contains(err.Error(), "panicked: boom"), err.Error())
+}
