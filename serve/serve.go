@@ -168,7 +168,9 @@ func (f *flags) options(stdout, stderr io.Writer) (*host.Options, error) {
 // the app's own metadata, every call served by the app's handler. The
 // local.settings.json Values an environment variable does not already set
 // become the process environment, where the app's code reads its
-// settings, with where the app announces changes. Run the host with
+// settings, with where the app announces changes; the function keys
+// (host.EnvMasterKey, host.EnvSystemKey) leave it once the host has read
+// them. Run the host with
 // [host.Host.Run], or serve [host.Host.Handler]; close it when done.
 func New(app *worker.App, opts *host.Options) (*host.Host, error) {
 	var o host.Options
@@ -188,6 +190,14 @@ func New(app *worker.App, opts *host.Options) (*host.Host, error) {
 	if err := setEnviron(h.InProcessSettings()); err != nil {
 		_ = h.Close()
 		return nil, err
+	}
+	// The host has read its keys; the app's code, in the same process,
+	// does not see them in the environment, as funchost's worker does not.
+	for _, k := range []string{host.EnvMasterKey, host.EnvSystemKey} {
+		if err := os.Unsetenv(k); err != nil {
+			_ = h.Close()
+			return nil, fmt.Errorf("hiding %s from the app: %w", k, err)
+		}
 	}
 	return h, nil
 }

@@ -3,6 +3,10 @@ package serve_test
 import (
 	"bytes"
 	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/funcmcptest"
+	"github.com/funcmcp/funcmcp/host"
 	"github.com/funcmcp/funcmcp/serve"
 	"github.com/funcmcp/funcmcp/worker"
 )
@@ -97,4 +102,32 @@ func TestRunArgsFailsWithoutHostJSON(t *testing.T) {
 	code := serve.RunArgs(t.Context(), settingsApp(), []string{"handler", "serve", "--port", "0"}, &stdout, &stderr)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr.String(), "host.json")
+}
+
+// TestKeysAreHiddenFromTheApp: the host reads its function keys from the
+// environment, then the app's code no longer sees them there, as
+// funchost's worker never does.
+func TestKeysAreHiddenFromTheApp(t *testing.T) {
+	t.Setenv(host.EnvMasterKey, "master-key-from-env")
+	t.Setenv(host.EnvSystemKey, "system-key-from-env")
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "host.json"), []byte(`{"version":"2.0"}`), 0o600))
+	t.Chdir(dir)
+	h, err := serve.New(settingsApp(), &host.Options{Logger: slog.New(slog.DiscardHandler), Output: io.Discard})
+	require.NoError(t, err)
+	defer h.Close()
+	srv := httptest.NewServer(h.Handler())
+	defer srv.Close()
+
+	for _, k := range []string{host.EnvMasterKey, host.EnvSystemKey} {
+		_, set := os.LookupEnv(k)
+		assert.False(t, set, "%s is out of the app's environment", k)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+host.StatusPath, nil)
+	require.NoError(t, err)
+	req.Header.Set("x-functions-key", "master-key-from-env")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the host took the key from the environment")
 }
