@@ -130,8 +130,11 @@ func TestOfficialClientSeesWhatAClientSees(t *testing.T) {
 
 // TestCallTool calls tools with the package's own small client.
 func TestCallTool(t *testing.T) {
-	srv := funcmcptest.Start(t, testApp(), nil)
+	//docs:begin calltool
+	srv := funcmcptest.Start(t, testApp(), nil) // host.json of the package folder, if any
 	res, err := srv.CallTool(t.Context(), "sum", map[string]any{"a": 40, "b": 2})
+	// res.StructuredContent, res.IsError, res.Text(); a JSON-RPC error is a *funcmcptest.Error
+	//docs:end calltool
 	require.NoError(t, err)
 	assert.False(t, res.IsError)
 	assert.JSONEq(t, `{"sum":42}`, string(res.StructuredContent))
