@@ -5,12 +5,19 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+
+	"github.com/go-chi/chi/v5"
 )
 
 // postLocal sends one invocation to the worker's handler in this process:
 // the request the hop would send, served on the calling goroutine, its
 // answer read as the hop's is. No connection is made.
 func (inv *Client) postLocal(ctx context.Context, path string, f *Function, body []byte) (reply *Reply, err error) {
+	// The call's context comes from the client's request, routed by the
+	// host's chi router; a chi router in the worker that found its route
+	// context would route this request as the client's (its method, its
+	// path): the worker's request is routed afresh.
+	ctx = context.WithValue(ctx, chi.RouteCtxKey, (*chi.Context)(nil))
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://worker"+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, &Error{Err: fmt.Errorf("building the request: %w", err)}

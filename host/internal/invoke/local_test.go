@@ -3,9 +3,11 @@ package invoke
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -60,4 +62,27 @@ func TestLocalWorkerFailures(t *testing.T) {
 	_, err = inv.Invoke(t.Context(), f, "id", []byte(`{}`))
 	require.ErrorAs(t, err, &ie)
 	assert.True(t, strings.Contains(err.Error(), "panicked: boom"), err.Error())
+}
+
+// TestLocalWorkerIsRoutedAfresh: a call made under a request the host's
+// chi router routed (a legacy SSE stream's GET) reaches a worker whose
+// chi router routes POST /{function}.
+func TestLocalWorkerIsRoutedAfresh(t *testing.T) {
+	worker := chi.NewRouter()
+	worker.Post("/{function}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"Outputs":{},"Logs":[],"ReturnValue":"` + chi.URLParam(r, "function") + `"}`))
+	})
+	inv := NewClient(&Options{HostVersion: "v", MaxCalls: 1, Local: worker})
+	inv.SetWorker("http://in-process.invalid")
+
+	host := chi.NewRouter()
+	var reply *Reply
+	var err error
+	host.Get("/runtime/webhooks/mcp/sse", func(_ http.ResponseWriter, r *http.Request) {
+		reply, err = inv.Invoke(r.Context(), &Function{Name: "get_weather", DataKey: "context", Tool: "get_weather"}, "id", []byte(`{}`))
+	})
+	host.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/runtime/webhooks/mcp/sse", nil))
+	require.NoError(t, err)
+	require.NotNil(t, reply)
 }
