@@ -34,21 +34,26 @@ const inProcessWorker = "http://in-process.invalid"
 
 // InProcessSettings returns what an app serving in this process
 // (Options.WorkerHandler) reads from its environment, as "KEY=VALUE"
-// entries: the local.settings.json Values (but the host's keys, which a
-// worker never gets), then where to announce changes (the host's change
-// channel, started now; none once the host is closed). Package serve puts
-// them in the process environment.
-func (h *Host) InProcessSettings() []string {
-	var env []string
+// entries, in two parts: values are the local.settings.json Values (but
+// the host's keys, which a worker never gets), which the environment may
+// override as it does the host's settings; own are the host's own, which
+// it always sets: where to announce changes (the host's change channel,
+// started now; none once the host is closed) and, with the host's
+// telemetry off, OTEL_SDK_DISABLED=true, as funchost gives its worker.
+// Package serve puts them in the process environment.
+func (h *Host) InProcessSettings() (values, own []string) {
 	for _, v := range h.cfg.Values {
 		if !slices.Contains(auth.WorkerHidden, v.Key) {
-			env = append(env, v.Key+"="+v.Value)
+			values = append(values, v.Key+"="+v.Value)
 		}
 	}
-	if u, key := h.announced.offer(); u != "" {
-		env = append(env, metadata.EnvChangesURL+"="+u, metadata.EnvChangesKey+"="+key)
+	for _, v := range h.workerTelemetry() {
+		own = append(own, v.Key+"="+v.Value)
 	}
-	return env
+	if u, key := h.announced.offer(); u != "" {
+		own = append(own, metadata.EnvChangesURL+"="+u, metadata.EnvChangesKey+"="+key)
+	}
+	return values, own
 }
 
 // workerEvents is what the supervisor's reports do to the host: calls go

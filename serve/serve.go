@@ -8,11 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -86,11 +88,12 @@ func RunArgs(ctx context.Context, app *worker.App, args []string, stdout, stderr
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return 2
 	}
-	h, err := New(app, opts)
+	h, stop, err := newHost(ctx, app, opts, true)
 	if err != nil {
 		opts.Logger.Error("serve: " + err.Error())
 		return 1
 	}
+	defer stop()
 	defer h.Close()
 	if err := h.Run(ctx); err != nil {
 		opts.Logger.Error("serve: " + err.Error())
@@ -170,36 +173,66 @@ func (f *flags) options(stdout, stderr io.Writer) (*host.Options, error) {
 // become the process environment, where the app's code reads its
 // settings, with where the app announces changes; the function keys
 // (host.EnvMasterKey, host.EnvSystemKey) leave it once the host has read
-// them. Run the host with
-// [host.Host.Run], or serve [host.Host.Handler]; close it when done.
+// them. The app's Telemetry is not started (the serve command starts it).
+// Run the host with [host.Host.Run], or serve [host.Host.Handler]; close
+// it when done.
 func New(app *worker.App, opts *host.Options) (*host.Host, error) {
+	h, _, err := newHost(context.Background(), app, opts, false)
+	return h, err
+}
+
+// newHost is New; with telemetry it also starts the app's Telemetry when
+// the host's is on (as funchost lets its worker export only then), and
+// returns the func that stops it.
+func newHost(ctx context.Context, app *worker.App, opts *host.Options, telemetry bool) (*host.Host, func(), error) {
 	var o host.Options
 	if opts != nil {
 		o = *opts
 	}
 	fns, err := Functions(app, o.ScriptRoot)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	o.Functions = fns
-	o.WorkerHandler = app.Handler()
+	// The app's handler is made once its environment is set and its
+	// telemetry started (which wraps it); no call comes before New returns.
+	handler := &lateHandler{}
+	o.Functions, o.WorkerHandler = fns, handler
 	h, err := host.New(&o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := setEnviron(h.InProcessSettings()); err != nil {
+	stop := func() {}
+	fail := func(err error) (*host.Host, func(), error) {
+		stop()
 		_ = h.Close()
-		return nil, err
+		return nil, nil, err
+	}
+	values, own := h.InProcessSettings()
+	if err := setEnviron(values, own); err != nil {
+		return fail(err)
 	}
 	// The host has read its keys; the app's code, in the same process,
 	// does not see them in the environment, as funchost's worker does not.
 	for _, k := range []string{host.EnvMasterKey, host.EnvSystemKey} {
 		if err := os.Unsetenv(k); err != nil {
-			_ = h.Close()
-			return nil, fmt.Errorf("hiding %s from the app: %w", k, err)
+			return fail(fmt.Errorf("hiding %s from the app: %w", k, err))
 		}
 	}
-	return h, nil
+	if telemetry {
+		if stop, err = app.StartTelemetry(ctx); err != nil {
+			stop = func() {}
+			return fail(err)
+		}
+	}
+	handler.h.Store(app.Handler())
+	return h, stop, nil
+}
+
+// lateHandler is the app's handler, set once made.
+type lateHandler struct{ h atomic.Value }
+
+func (l *lateHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	l.h.Load().(http.Handler).ServeHTTP(w, r)
 }
 
 // Functions returns the app's functions as the host reads them from the
@@ -225,17 +258,22 @@ func Functions(app *worker.App, root string) ([]*metadata.Function, error) {
 	return out, nil
 }
 
-// setEnviron sets each "KEY=VALUE" of settings in the process environment,
-// but a local.settings.json value whose variable the environment already
-// sets (non-empty): settings given as environment (a container's) win.
-// The change channel is the host's own and always set.
-func setEnviron(settings []string) error {
-	for _, kv := range settings {
+// setEnviron sets each "KEY=VALUE" of values and own in the process
+// environment, but a value whose variable the environment already sets
+// (non-empty): settings given as environment (a container's) win over
+// local.settings.json. own are the host's and always set.
+func setEnviron(values, own []string) error {
+	for _, kv := range values {
 		k, v, _ := strings.Cut(kv, "=")
-		own := k == metadata.EnvChangesURL || k == metadata.EnvChangesKey
-		if cur, ok := os.LookupEnv(k); ok && cur != "" && !own {
+		if cur, ok := os.LookupEnv(k); ok && cur != "" {
 			continue
 		}
+		if err := os.Setenv(k, v); err != nil {
+			return fmt.Errorf("setting %s: %w", k, err)
+		}
+	}
+	for _, kv := range own {
+		k, v, _ := strings.Cut(kv, "=")
 		if err := os.Setenv(k, v); err != nil {
 			return fmt.Errorf("setting %s: %w", k, err)
 		}

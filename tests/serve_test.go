@@ -73,6 +73,16 @@ func startServe(t testing.TB, handler, dir string, env []string, args ...string)
 	return h
 }
 
+// startSampleHost serves the built sample app with funchost, or (serve)
+// by itself in one process from a folder with no function folder.
+func startSampleHost(t *testing.T, app string, serve bool) *host {
+	t.Helper()
+	if !serve {
+		return startHost(t, app)
+	}
+	return startServe(t, filepath.Join(app, "handler"), serveFolder(t, app, filepath.Join("..", "function-app-sample")), nil)
+}
+
 // TestServeSample builds the sample, runs `handler serve` as a real process
 // from a folder with no function folder, and drives it with the official Go
 // SDK client: a tools/call whose structuredContent matches the advertised
@@ -152,4 +162,52 @@ func TestServeFlags(t *testing.T) {
 	out, err = exec.CommandContext(ctx, handler, "help").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.True(t, strings.Contains(string(out), "serve [flags]") && strings.Contains(string(out), "emit-metadata DIR"), "%s", out)
+}
+
+// TestServeTelemetryOneTrace: with telemetry on (host.json telemetryMode,
+// an OTLP endpoint in the environment), `handler serve` makes one trace of
+// a tools/call in one process, as funchost and its worker make it in two:
+// the SERVER span → the invocation → the app's execute_tool span → the
+// tool's own span, all of one pid.
+func TestServeTelemetryOneTrace(t *testing.T) {
+	rc := startOTLPReceiver(t)
+	app := telemetrySample(t)
+	h := startServe(t, filepath.Join(app, "handler"), serveFolder(t, app, filepath.Join("..", "function-app-sample")), []string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT=" + rc.url,
+		"OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
+		"OTEL_BSP_SCHEDULE_DELAY=50",
+		"OTEL_METRIC_EXPORT_INTERVAL=200",
+		"OTEL_TRACES_SAMPLER=always_on",
+	})
+	const clientTrace = "7bf92f3577b34da6a3ce929d0e0e4739"
+	session, _ := postMCP(t, h.endpoint, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	require.NotEmpty(t, session)
+	_, out := postMCP(t, h.endpoint, session, `{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"name":"to_roman","arguments":{"number":2026},"_meta":{"traceparent":"00-`+clientTrace+`-00f067aa0ba902b7-01"}}}`)
+	require.Contains(t, out, "MMXXVI")
+
+	inTrace := func(name string) func(recvSpan) bool {
+		return func(s recvSpan) bool { return s.traceID == clientTrace && s.name == name }
+	}
+	names := []string{"tools/call to_roman", "invoke to_roman", "execute_tool to_roman", "roman"}
+	rc.waitFor(t, "the call's four spans", func(spans []recvSpan, _ map[string]string) bool {
+		for _, n := range names {
+			if _, ok := findSpan(spans, inTrace(n)); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var chain []recvSpan
+	for _, n := range names {
+		s, _ := findSpan(rc.spans, inTrace(n))
+		chain = append(chain, s)
+	}
+	assert.Equal(t, "00f067aa0ba902b7", chain[0].parentID, "the server span's parent is the _meta traceparent")
+	for i := 1; i < len(chain); i++ {
+		assert.Equal(t, chain[i-1].spanID, chain[i].parentID, "%s is the parent of %s", names[i-1], names[i])
+		assert.Equal(t, chain[0].pid, chain[i].pid, "%s comes from the one process", names[i])
+	}
+	assert.NotEmpty(t, chain[0].pid)
 }
