@@ -16,4 +16,10 @@
 // working folder (its package folder), as the app's own folder; without a
 // host.json it serves with anonymous access. [Server.CallTool] is a small
 // client of its own, so that a test needs no other module.
+//
+// The app runs in the test's process, whose environment it shares with the
+// server, as with "handler serve": the local.settings.json Values become
+// that environment (a variable already set wins), a change the app
+// announces goes to the server started last, and the function-key
+// variables leave it.
 package funcmcptest
