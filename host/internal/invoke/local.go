@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // postLocal sends one invocation to the worker's handler in this process:
@@ -18,6 +21,11 @@ func (inv *Client) postLocal(ctx context.Context, path string, f *Function, body
 	// context would route this request as the client's (its method, its
 	// path): the worker's request is routed afresh.
 	ctx = context.WithValue(ctx, chi.RouteCtxKey, (*chi.Context)(nil))
+	// The call channel back (progress, logs, requests to the client) is
+	// the hub's handler, reached in process too.
+	if o, ok := ctx.Value(offerKey{}).(*Offer); ok && o != nil && o.hub != nil {
+		ctx = metadata.WithChannel(ctx, hubTransport{o.hub})
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://worker"+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, &Error{Err: fmt.Errorf("building the request: %w", err)}
@@ -70,4 +78,25 @@ func (w *localWriter) Write(p []byte) (int, error) {
 		w.body.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
+}
+
+// hubTransport carries the worker's call channel requests to the hub's
+// handler in this process: the hub answers them as over its listener.
+type hubTransport struct{ hub *Hub }
+
+func (t hubTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		defer r.Body.Close()
+	}
+	w := &localWriter{header: http.Header{}}
+	t.hub.serve(w, r)
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return &http.Response{
+		Status: fmt.Sprintf("%d %s", w.status, http.StatusText(w.status)), StatusCode: w.status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: w.header, Body: io.NopCloser(bytes.NewReader(w.body.Bytes())), ContentLength: int64(w.body.Len()),
+		Request: r,
+	}, nil
 }

@@ -86,3 +86,38 @@ func TestLocalWorkerIsRoutedAfresh(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, reply)
 }
+
+// TestLocalWorkerChannelInProcess: a worker served in process reaches the
+// call channel back through the transport its request's context carries
+// (metadata.Channel), the hub answering as over its listener; the
+// listener is closed here, so nothing goes over the network.
+func TestLocalWorkerChannelInProcess(t *testing.T) {
+	hub := NewHub(discard(), 0)
+	t.Cleanup(hub.Close)
+	client := &fakeNotifier{progress: true}
+	offer, closeChannel := hub.Open("inv-1", client)
+	defer closeChannel()
+	require.NotNil(t, offer)
+	require.NoError(t, hub.srv.Close(), "the hub's listener is gone")
+
+	var status int
+	inv := NewClient(&Options{HostVersion: "v", MaxCalls: 1, Local: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rt := metadata.Channel(r.Context())
+		require.NotNil(t, rt, "the request carries the in-process channel")
+		req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, r.Header.Get(metadata.HeaderNotifyURL),
+			strings.NewReader(`{"type":"progress","progress":1,"total":2,"message":"half"}`))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+r.Header.Get(metadata.HeaderNotifyToken))
+		resp, err := (&http.Client{Transport: rt}).Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		status = resp.StatusCode
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"Outputs":{},"Logs":[],"ReturnValue":"ok"}`))
+	})})
+	inv.SetWorker("http://in-process.invalid")
+	_, err := inv.Invoke(WithOffer(t.Context(), offer), &Function{Name: "f", DataKey: "context", Tool: "f"}, "inv-1", []byte(`{}`))
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusNoContent, status)
+	assert.Equal(t, []string{"progress half"}, client.received())
+}
