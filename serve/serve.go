@@ -224,8 +224,54 @@ func newHost(ctx context.Context, app *worker.App, opts *host.Options, telemetry
 			return fail(err)
 		}
 	}
-	handler.h.Store(app.Handler())
+	wh := app.Handler()
+	if err := ready(wh); err != nil {
+		return fail(err)
+	}
+	handler.h.Store(wh)
 	return h, stop, nil
+}
+
+// ready asks the app's handler what a host's readiness probe asks (GET
+// /): a handler whose configuration is broken (a view file that is not
+// there, bad output settings in host.json) answers every request 500 with
+// the problems, which serving it would hide behind every call's failure.
+func ready(h http.Handler) error {
+	w := &probeWriter{header: http.Header{}}
+	h.ServeHTTP(w, probeRequest())
+	if w.status != 0 && w.status != http.StatusOK {
+		return fmt.Errorf("the app cannot serve: %s", strings.TrimSpace(w.body.String()))
+	}
+	return nil
+}
+
+// probeRequest is the probe's request.
+func probeRequest() *http.Request {
+	r, _ := http.NewRequest(http.MethodGet, "http://worker/", nil)
+	return r
+}
+
+// probeWriter keeps the probe's answer.
+type probeWriter struct {
+	header http.Header
+	status int
+	body   strings.Builder
+}
+
+func (w *probeWriter) Header() http.Header { return w.header }
+
+func (w *probeWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+}
+
+func (w *probeWriter) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	if w.body.Len() < 4096 {
+		w.body.Write(p[:min(len(p), 4096-w.body.Len())])
+	}
+	return len(p), nil
 }
 
 // lateHandler is the app's handler, set once made.

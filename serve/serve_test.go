@@ -131,3 +131,26 @@ func TestKeysAreHiddenFromTheApp(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "the host took the key from the environment")
 }
+
+// TestBrokenHandlerFailsTheStart: a configuration the app's handler
+// refuses (a view file that is not there) fails the start with the
+// problem, as the custom handler's own start does, instead of every call.
+func TestBrokenHandlerFailsTheStart(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "host.json"), []byte(`{"version":"2.0"}`), 0o600))
+	t.Chdir(dir)
+	app := worker.New(nil)
+	app.ConfigureMcpTool("chart").
+		AsMcpApp(func(a *worker.AppBuilder) { a.WithView(worker.ViewFromFile("no-such-view.html")) }).
+		Handle(func(context.Context, *worker.ToolContext) (*worker.Result, error) {
+			return worker.TextResult("ok"), nil
+		})
+	require.NoError(t, app.Build(), "the configuration builds: only the server finds the file missing")
+	// Already done: a server that started would stop at once, with 0.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := serve.RunArgs(ctx, app, []string{"handler", "serve", "--port", "0"}, &stdout, &stderr)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr.String(), "no-such-view.html")
+}
