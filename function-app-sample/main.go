@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/funcmcp/funcmcp/serve"
 	"github.com/funcmcp/funcmcp/worker"
 	workerotel "github.com/funcmcp/funcmcp/worker/otel"
 )
@@ -13,7 +14,9 @@ func main() {
 	// A timer of the process, outside any invocation: it announces that
 	// clock://utc/minute changed every minute (under funchost).
 	go tickClock(context.Background(), slog.Default())
-	app.Main()
+	// "handler serve" serves MCP in this one process (package serve);
+	// every other command is the app's own (app.Main).
+	serve.Main(app)
 }
 
 // newApp configures every tool, resource and prompt of the sample.

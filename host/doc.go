@@ -59,7 +59,9 @@
 // started outlives the host. On shutdown the host stops
 // accepting, lets running calls finish within [Options.DrainTimeout] (those
 // left get a JSON-RPC error), then the worker's group gets SIGTERM and a kill
-// after [Options.StopTimeout]. With [Options.WorkerURL] no process is started.
+// after [Options.StopTimeout]. With [Options.WorkerURL] no process is started;
+// with [Options.WorkerHandler] (an app serving itself, package serve) none
+// either, and every call is served by that handler in the host's process.
 //
 // The host listens before the worker is ready: a call that comes while the
 // worker starts waits for it and runs as soon as it answers its first probe.

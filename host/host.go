@@ -141,6 +141,9 @@ type Host struct {
 // served (no host.json, a bad configuration, an unreadable script root).
 func New(opts *Options) (*Host, error) {
 	o := withDefaults(opts)
+	if o.WorkerHandler != nil {
+		o.WorkerURL = inProcessWorker // no process to start, none to wait for
+	}
 	root, err := filepath.Abs(o.ScriptRoot)
 	if err != nil {
 		return nil, fmt.Errorf("resolving the script root: %w", err)
@@ -179,14 +182,21 @@ func New(opts *Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the host keys: %w", err)
 	}
-	cat, err := catalog.Load(root, &catalog.Limits{
+	lim := &catalog.Limits{
 		FileBytes:     int64(o.MaxFunctionFileBytes),
 		Schema:        binding.Limits{SchemaBytes: o.MaxSchemaBytes, SchemaDepth: o.MaxSchemaDepth, CompileTime: o.SchemaCompileTime},
 		ArgumentBytes: o.MaxArgumentBytes, ArgumentDepth: o.MaxArgumentDepth, ArgumentKeys: o.MaxArgumentKeys,
-	}, func(name string) (string, bool) {
+	}
+	setting := func(name string) (string, bool) {
 		v, from := cfg.Lookup(name)
 		return v, from != ""
-	})
+	}
+	var cat *catalog.Catalog
+	if o.Functions != nil {
+		cat, err = catalog.FromFunctions(root, o.Functions, lim, setting)
+	} else {
+		cat, err = catalog.Load(root, lim, setting)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("loading functions: %w", err)
 	}
@@ -238,7 +248,7 @@ func New(opts *Options) (*Host, error) {
 	}
 	// A call waits for a starting worker as long as its start may take.
 	h.inv = invoke.NewClient(&invoke.Options{HostVersion: Version, Timeout: o.CallTimeout, RestartWait: max(o.RestartWait, o.StartupTimeout),
-		MaxCalls: o.MaxCallsInFlight, Unhealthy: h.board.Reason, Trace: h.tel.InvokeTrace()})
+		MaxCalls: o.MaxCallsInFlight, Unhealthy: h.board.Reason, Trace: h.tel.InvokeTrace(), Local: o.WorkerHandler})
 	if o.WorkerURL != "" {
 		h.inv.SetWorker(o.WorkerURL)
 		h.board.Set(StateRunning)
@@ -487,4 +497,29 @@ func otelSettings(values []config.Setting) error {
 		}
 	}
 	return nil
+}
+
+// inProcessWorker is the worker's base URL when it is a handler in this
+// process (Options.WorkerHandler): the invoke client serves every call
+// through the handler, and never dials it.
+const inProcessWorker = "http://in-process.invalid"
+
+// InProcessSettings returns what an app serving in this process
+// (Options.WorkerHandler) reads from its environment, as "KEY=VALUE"
+// entries, in two parts: values are the local.settings.json Values (but
+// the host's keys, which a worker never gets), which the environment may
+// override as it does the host's settings; own are the host's own, which
+// it always sets: where to announce changes (the host's change channel,
+// started now; none once the host is closed) and, with the host's
+// telemetry off, OTEL_SDK_DISABLED=true, as funchost gives its worker.
+// Package serve puts them in the process environment.
+func (h *Host) InProcessSettings() (values, own []string) {
+	vs, os := h.worker.InProcess()
+	for _, v := range vs {
+		values = append(values, v.Key+"="+v.Value)
+	}
+	for _, v := range os {
+		own = append(own, v.Key+"="+v.Value)
+	}
+	return values, own
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"time"
 
@@ -80,6 +81,17 @@ type Options struct {
 	// WorkerURL, when set, is the base URL of a running worker: the host
 	// starts no process and host.json needs no customHandler section.
 	WorkerURL string
+	// Functions, when not nil, are the app's functions as its function
+	// folders would hold them (the function.json content emit-metadata
+	// writes), sorted by name: the catalog is loaded from them and no
+	// function folder under ScriptRoot is read. An app that serves itself
+	// (package serve) passes its own.
+	Functions []*metadata.Function
+	// WorkerHandler, when set, is the app's custom-handler HTTP handler
+	// (worker.App.Handler) in this process: every invocation is served by
+	// it directly, with no connection; the host starts no process and
+	// host.json needs no customHandler section.
+	WorkerHandler http.Handler
 
 	// StartupTimeout bounds the wait for the worker to answer GET /;
 	// default 30s.

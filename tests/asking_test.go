@@ -52,8 +52,21 @@ func toolOutput(t *testing.T, raw json.RawMessage) map[string]any {
 // messages on each.
 func TestTypeScriptClientsAnswerTheTools(t *testing.T) {
 	t.Parallel()
+	testTypeScriptClientsAnswerTheTools(t, false)
+}
+
+// TestTypeScriptClientsAnswerTheToolsServe is TestTypeScriptClientsAnswerTheTools against the sample serving itself in one
+// process (`handler serve`).
+func TestTypeScriptClientsAnswerTheToolsServe(t *testing.T) {
+	t.Parallel()
+	testTypeScriptClientsAnswerTheTools(t, true)
+}
+
+// testTypeScriptClientsAnswerTheTools runs the test against the sample served by funchost, or by itself
+// in one process (serve).
+func testTypeScriptClientsAnswerTheTools(t *testing.T, serve bool) {
 	nodeBin(t, tsClientPackages[tsClientV1], tsClientPackages[tsClientV2Auto])
-	h := startHost(t, sample(t))
+	h := startSampleHost(t, sample(t), serve)
 	for mode, version := range map[string]string{"v1": "2025-11-25", "v2-auto": "2026-07-28", "v1-sse": ""} {
 		t.Run(mode, func(t *testing.T) {
 			node, dir := nodeBin(t, tsClientPackages[tsClientV1])
@@ -100,7 +113,20 @@ func TestTypeScriptClientsAnswerTheTools(t *testing.T) {
 // SSE.
 func TestGoSDKClientAnswersTheTools(t *testing.T) {
 	t.Parallel()
-	h := startHost(t, sample(t))
+	testGoSDKClientAnswersTheTools(t, false)
+}
+
+// TestGoSDKClientAnswersTheToolsServe is TestGoSDKClientAnswersTheTools against the sample serving itself in one
+// process (`handler serve`).
+func TestGoSDKClientAnswersTheToolsServe(t *testing.T) {
+	t.Parallel()
+	testGoSDKClientAnswersTheTools(t, true)
+}
+
+// testGoSDKClientAnswersTheTools runs the test against the sample served by funchost, or by itself
+// in one process (serve).
+func testGoSDKClientAnswersTheTools(t *testing.T, serve bool) {
+	h := startSampleHost(t, sample(t), serve)
 	for _, tc := range []struct{ name, version string }{{"2025-11-25", "2025-11-25"}, {"default", ""}, {"legacy SSE", "sse"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), clientTimeout)

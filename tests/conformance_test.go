@@ -50,8 +50,27 @@ func conformanceFixture(t testing.TB) string {
 // passes, so the file stays exact.
 func TestConformance(t *testing.T) {
 	node, dir := nodeBin(t, conformancePkg)
+	runConformance(t, node, dir, startHost(t, conformanceFixture(t)))
+}
+
+// TestConformanceServe runs the same suite, against the same expected
+// failures, on the fixture app serving itself in one process (`handler
+// serve`, package serve) from a folder with its host.json alone: one
+// process passes what funchost passes.
+func TestConformanceServe(t *testing.T) {
+	node, dir := nodeBin(t, conformancePkg)
+	app := conformanceFixture(t)
+	folder := t.TempDir()
+	hostJSON, err := os.ReadFile(filepath.Join(app, "host.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(folder, "host.json"), hostJSON, 0o600))
+	runConformance(t, node, dir, startServe(t, filepath.Join(app, "handler"), folder, nil))
+}
+
+// runConformance runs the suite's server scenarios against h at every
+// revision of conformanceRevisions (node and dir from nodeBin).
+func runConformance(t *testing.T, node, dir string, h *host) {
 	suite := filepath.Join(dir, "node_modules", filepath.FromSlash(conformancePkg), "dist", "index.js")
-	h := startHost(t, conformanceFixture(t))
 	for _, rev := range conformanceRevisions {
 		t.Run(rev, func(t *testing.T) {
 			baseline, err := filepath.Abs(filepath.Join("conformance", "expected-failures", rev+".yaml"))

@@ -81,8 +81,10 @@ func under(path, dir string) bool {
 // standard library and, for metadata, internal/jsonx and internal/tablehook
 // (a leaf of no imports through which the module's own tests add a method
 // to the table); binding only metadata (and jsonschema/v6); worker not host (nor azcore, but for
-// worker/obo, the on-behalf-of helper); nothing but
-// cmd/ and tests/ imports host; the sample imports the worker only.
+// worker/obo, the on-behalf-of helper); nothing but cmd/, serve,
+// funcmcptest, the sample (which serves itself) and tests/ imports host;
+// the sample imports the worker and serve only; an app that does not
+// import serve (examples/hello) links no host.
 func TestDependencyDirection(t *testing.T) {
 	pkgs := listPackages(t)
 	for _, want := range []string{"metadata", "binding", "worker", "host", "cmd/funchost", "function-app-sample"} {
@@ -114,9 +116,16 @@ func TestDependencyDirection(t *testing.T) {
 		// The on-behalf-of helper links azidentity, for the apps that
 		// import it only.
 		{dir: "worker/obo", allowed: func(dep string) bool { return !under(dep, "host") && !under(dep, "cmd") && !under(dep, "tests") }},
-		{dir: "function-app-sample", allowed: func(dep string) bool {
-			return !under(dep, "host") && !under(dep, "cmd") && !under(dep, "tests")
+		// The sample serves itself too ("handler serve"): through serve, it
+		// links the host.
+		{dir: "function-app-sample", allowed: func(dep string) bool { return !under(dep, "cmd") && !under(dep, "tests") }},
+		// An app that does not opt into serving itself links none of the
+		// host: the smallest example imports the worker only.
+		{dir: "examples/hello", allowed: func(dep string) bool {
+			return !under(dep, "host") && !under(dep, "serve") && !under(dep, "cmd") && !under(dep, "tests")
 		}},
+		{dir: "serve", allowed: func(dep string) bool { return !under(dep, "cmd") && !under(dep, "tests") && !under(dep, "funcmcptest") }},
+		{dir: "funcmcptest", allowed: func(dep string) bool { return !under(dep, "cmd") && !under(dep, "tests") }},
 	}
 	for _, r := range rules {
 		t.Run(r.dir, func(t *testing.T) {
@@ -139,9 +148,10 @@ func TestDependencyDirection(t *testing.T) {
 		})
 	}
 
-	t.Run("only cmd and tests import host", func(t *testing.T) {
+	t.Run("only cmd, serve, funcmcptest, the sample and tests import host", func(t *testing.T) {
 		for path, p := range pkgs {
-			if under(path, "host") || under(path, "cmd") || under(path, "tests") {
+			if under(path, "host") || under(path, "cmd") || under(path, "tests") || under(path, "serve") || under(path, "funcmcptest") ||
+				under(path, "function-app-sample") {
 				continue
 			}
 			for _, dep := range p.Deps {
@@ -180,7 +190,22 @@ func TestDependencyDirection(t *testing.T) {
 			}
 		}
 		slices.Sort(mine)
-		assert.Equal(t, []string{modulePath + "/worker", modulePath + "/worker/otel"}, mine)
+		assert.Equal(t, []string{modulePath + "/serve", modulePath + "/worker", modulePath + "/worker/otel"}, mine)
+	})
+
+	// Serving in one process is opt-in: the worker links no host, so a
+	// custom handler that does not import serve stays as small as before.
+	t.Run("the worker links no host and no serve", func(t *testing.T) {
+		for path, p := range pkgs {
+			if !under(path, "worker") {
+				continue
+			}
+			for _, dep := range p.Deps {
+				if under(dep, "host") || under(dep, "serve") || under(dep, "funcmcptest") {
+					t.Errorf("%s depends on %s", path, dep)
+				}
+			}
+		}
 	})
 }
 

@@ -17,7 +17,20 @@ import (
 // the legacy ones that have them.
 func TestGoSDKClientResourcesAndPrompts(t *testing.T) {
 	t.Parallel()
-	h := startHost(t, sample(t))
+	testGoSDKClientResourcesAndPrompts(t, false)
+}
+
+// TestGoSDKClientResourcesAndPromptsServe is TestGoSDKClientResourcesAndPrompts against the sample serving itself in one
+// process (`handler serve`).
+func TestGoSDKClientResourcesAndPromptsServe(t *testing.T) {
+	t.Parallel()
+	testGoSDKClientResourcesAndPrompts(t, true)
+}
+
+// testGoSDKClientResourcesAndPrompts runs the test against the sample served by funchost, or by itself
+// in one process (serve).
+func testGoSDKClientResourcesAndPrompts(t *testing.T, serve bool) {
+	h := startSampleHost(t, sample(t), serve)
 	for _, version := range []string{"", "2025-06-18", "2025-11-25"} {
 		t.Run("protocol "+cmpOr(version, "default"), func(t *testing.T) {
 			cs := connectGoSDK(t, h.endpoint, version)
@@ -102,7 +115,20 @@ func TestGoSDKClientResourcesAndPrompts(t *testing.T) {
 // HTTP+SSE transport.
 func TestGoSDKClientResourcesOverLegacySSE(t *testing.T) {
 	t.Parallel()
-	h := startHost(t, sample(t))
+	testGoSDKClientResourcesOverLegacySSE(t, false)
+}
+
+// TestGoSDKClientResourcesOverLegacySSEServe is TestGoSDKClientResourcesOverLegacySSE against the sample serving itself in one
+// process (`handler serve`).
+func TestGoSDKClientResourcesOverLegacySSEServe(t *testing.T) {
+	t.Parallel()
+	testGoSDKClientResourcesOverLegacySSE(t, true)
+}
+
+// testGoSDKClientResourcesOverLegacySSE runs the test against the sample served by funchost, or by itself
+// in one process (serve).
+func testGoSDKClientResourcesOverLegacySSE(t *testing.T, serve bool) {
+	h := startSampleHost(t, sample(t), serve)
 	ctx, cancel := context.WithTimeout(t.Context(), clientTimeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "funcmcp-e2e-sse", Version: "1.0.0"}, nil)

@@ -32,10 +32,23 @@ type tsFunctionsReport struct {
 // and the 2.x client negotiating 2026-07-28.
 func TestTypeScriptClientsResourcesAndPrompts(t *testing.T) {
 	t.Parallel()
+	testTypeScriptClientsResourcesAndPrompts(t, false)
+}
+
+// TestTypeScriptClientsResourcesAndPromptsServe is TestTypeScriptClientsResourcesAndPrompts against the sample serving itself in one
+// process (`handler serve`).
+func TestTypeScriptClientsResourcesAndPromptsServe(t *testing.T) {
+	t.Parallel()
+	testTypeScriptClientsResourcesAndPrompts(t, true)
+}
+
+// testTypeScriptClientsResourcesAndPrompts runs the test against the sample served by funchost, or by itself
+// in one process (serve).
+func testTypeScriptClientsResourcesAndPrompts(t *testing.T, serve bool) {
 	for _, client := range []string{tsClientV1, tsClientV2Auto} {
 		nodeBin(t, tsClientPackages[client]) // fail fast when the clients are not installed
 	}
-	h := startHost(t, sample(t))
+	h := startSampleHost(t, sample(t), serve)
 	plan := map[string]any{
 		"read":    []string{"holidays://countries", "holidays://US/2026", "holidays://XX/2026"},
 		"prompts": []map[string]any{{"name": "plan_days_off", "arguments": map[string]string{"country": "NO"}}, {"name": "plan_days_off", "arguments": map[string]string{}}},

@@ -44,8 +44,21 @@ func toJSON(t *testing.T, v any) json.RawMessage {
 
 func TestGoSDKClient(t *testing.T) {
 	t.Parallel()
+	testGoSDKClient(t, false)
+}
+
+// TestGoSDKClientServe is TestGoSDKClient against the sample serving
+// itself in one process (`handler serve`).
+func TestGoSDKClientServe(t *testing.T) {
+	t.Parallel()
+	testGoSDKClient(t, true)
+}
+
+// testGoSDKClient drives the sample with the Go SDK client at every
+// revision, served by funchost or by itself (serve).
+func testGoSDKClient(t *testing.T, serve bool) {
 	app := sample(t)
-	h := startHost(t, app)
+	h := startSampleHost(t, app, serve)
 	legacySchemas, naturalSchemas := readOutputSchemas(t, app), readNaturalOutputSchemas(t, app)
 
 	weatherSource, err := os.ReadFile(filepath.Join("..", "function-app-sample", "weather.schema.json"))

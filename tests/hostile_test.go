@@ -113,11 +113,21 @@ func TestHostile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the hostile suite drives real processes for minutes; -short leaves it out")
 	}
-	t.Run("telemetry off", func(t *testing.T) { runHostile(t, sample(t), nil) })
+	t.Run("telemetry off", func(t *testing.T) { runHostile(t, sample(t), nil, false) })
 	t.Run("telemetry on", func(t *testing.T) {
 		be := startOTelBackend(t)
-		runHostile(t, telemetrySample(t), be)
+		runHostile(t, telemetrySample(t), be, false)
 	})
+}
+
+// TestHostileServe runs the suite against the sample serving itself in
+// one process (`handler serve`): the same attacks, the same ceiling on
+// that one process.
+func TestHostileServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the hostile suite drives real processes for minutes; -short leaves it out")
+	}
+	runHostile(t, sample(t), nil, true)
 }
 
 // hostileHost is the attacked funchost with its worker.
@@ -129,14 +139,23 @@ type hostileHost struct {
 	stopc chan struct{}
 }
 
-func runHostile(t *testing.T, app string, be *otelBackend) {
+// runHostile attacks app served by funchost, or by itself in one process
+// (serve: `handler serve`, whose one process is named "handler serve").
+func runHostile(t *testing.T, app string, be *otelBackend, serve bool) {
 	env := []string{"FUNCMCP_AUTH_ISSUER="}
 	if be != nil {
 		env = append(env, "OTEL_EXPORTER_OTLP_ENDPOINT="+be.url, "OTEL_BSP_SCHEDULE_DELAY=200", "OTEL_METRIC_EXPORT_INTERVAL=500")
 	}
-	h := &hostileHost{host: startHostEnv(t, app, env), stopc: make(chan struct{})}
-	h.pids = processTree(t, h.cmd.Process.Pid)
-	require.Contains(t, h.pids, "worker", "the worker's process: %v", h.pids)
+	var h *hostileHost
+	if serve {
+		folder := serveFolder(t, app, filepath.Join("..", "function-app-sample"))
+		h = &hostileHost{host: startServe(t, filepath.Join(app, "handler"), folder, env), stopc: make(chan struct{})}
+		h.pids = map[string]int{"handler serve": h.cmd.Process.Pid}
+	} else {
+		h = &hostileHost{host: startHostEnv(t, app, env), stopc: make(chan struct{})}
+		h.pids = processTree(t, h.cmd.Process.Pid)
+		require.Contains(t, h.pids, "worker", "the worker's process: %v", h.pids)
+	}
 
 	good := newGoodClient(t, h.endpoint)
 	good.once(t) // warm: the worker has answered before idle is read
@@ -147,7 +166,9 @@ func runHostile(t *testing.T, app string, be *otelBackend) {
 		h.idle[name] = rss
 		h.peak.Store(name, new(atomic.Int64))
 	}
-	t.Logf("idle: funchost %s, worker %s", mib(h.idle["funchost"]), mib(h.idle["worker"]))
+	for name := range h.pids {
+		t.Logf("idle: %s %s", name, mib(h.idle[name]))
+	}
 	go h.sample()
 	defer close(h.stopc)
 

@@ -89,7 +89,20 @@ func (b *tappedBody) Read(p []byte) (int, error) {
 // handlers receive them all.
 func TestGoSDKClientReceivesProgress(t *testing.T) {
 	t.Parallel()
-	h := startHost(t, sample(t))
+	testGoSDKClientReceivesProgress(t, false)
+}
+
+// TestGoSDKClientReceivesProgressServe is TestGoSDKClientReceivesProgress against the sample serving itself in one
+// process (`handler serve`).
+func TestGoSDKClientReceivesProgressServe(t *testing.T) {
+	t.Parallel()
+	testGoSDKClientReceivesProgress(t, true)
+}
+
+// testGoSDKClientReceivesProgress runs the test against the sample served by funchost, or by itself
+// in one process (serve).
+func testGoSDKClientReceivesProgress(t *testing.T, serve bool) {
+	h := startSampleHost(t, sample(t), serve)
 	const batches = 5
 	for _, version := range []string{"2025-11-25", ""} {
 		t.Run("protocol "+cmpOr(version, "default"), func(t *testing.T) {

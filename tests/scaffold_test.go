@@ -26,8 +26,9 @@ import (
 // new DIR`, then `make -C DIR run`, the app's own Makefile target, which
 // builds DIR/dist and serves it with funchost from go.mod's tool directive.
 // The official Go SDK client then finds the scaffolded tool with its output
-// schema and calls it. Then the app's make test and its build for Linux
-// x86-64.
+// schema and calls it. Then the app's make test, whose
+// TestTextStatsThroughMCP calls the tool through the MCP front that
+// funcmcptest serves in the test, and its build for Linux x86-64.
 func TestScaffoldedApp(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Fatalf("make is needed to run the scaffolded app's Makefile: %v", err)
@@ -128,6 +129,16 @@ func TestScaffoldedApp(t *testing.T) {
 		require.NoError(t, err, "%s:\n%s", line, out)
 		t.Logf("%s:\n%s", line, out)
 	}
+	// The app's own test calls its tool through the MCP front, served in
+	// the test by funcmcptest.
+	ctx, cancel = context.WithTimeout(t.Context(), buildTimeout)
+	defer cancel()
+	mcpTest := exec.Command("go", "test", "-count=1", "-v", "-run", "TestTextStatsThroughMCP", ".")
+	mcpTest.Dir, mcpTest.Env = dir, env
+	out, err = runBounded(ctx, mcpTest)
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, out, "--- PASS: TestTextStatsThroughMCP", "the scaffold's test calls text_stats through MCP")
+
 	f, err := elf.Open(filepath.Join(dist, "handler"))
 	require.NoError(t, err)
 	assert.Equal(t, elf.EM_X86_64, f.Machine)

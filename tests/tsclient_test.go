@@ -75,7 +75,14 @@ func runTSClient(t *testing.T, client, endpoint string, calls []tsCall) *tsRepor
 // schema is not a root object, so a clean run is a real interop check.
 func TestTypeScriptSDKClient(t *testing.T) {
 	t.Parallel()
-	testTSClient(t, tsClientV1, []string{"2025-06-18", "2025-11-25"})
+	testTSClient(t, tsClientV1, []string{"2025-06-18", "2025-11-25"}, false)
+}
+
+// TestTypeScriptSDKClientServe is TestTypeScriptSDKClient against the
+// sample serving itself in one process (`handler serve`).
+func TestTypeScriptSDKClientServe(t *testing.T) {
+	t.Parallel()
+	testTSClient(t, tsClientV1, []string{"2025-06-18", "2025-11-25"}, true)
 }
 
 // TestTypeScriptV2Client runs the official TypeScript client 2.4.0 with
@@ -84,15 +91,23 @@ func TestTypeScriptSDKClient(t *testing.T) {
 // validates every natural structuredContent against them with Ajv 2020-12.
 func TestTypeScriptV2Client(t *testing.T) {
 	t.Parallel()
-	testTSClient(t, tsClientV2Auto, []string{"2026-07-28"})
+	testTSClient(t, tsClientV2Auto, []string{"2026-07-28"}, false)
+}
+
+// TestTypeScriptV2ClientServe is TestTypeScriptV2Client against the sample
+// serving itself in one process (`handler serve`).
+func TestTypeScriptV2ClientServe(t *testing.T) {
+	t.Parallel()
+	testTSClient(t, tsClientV2Auto, []string{"2026-07-28"}, true)
 }
 
 // testTSClient calls every sample tool and a few bad calls with a
-// TypeScript client, which must negotiate one of versions.
-func testTSClient(t *testing.T, client string, versions []string) {
+// TypeScript client, which must negotiate one of versions; the sample is
+// served by funchost, or by itself in one process (serve).
+func testTSClient(t *testing.T, client string, versions []string, serve bool) {
 	nodeBin(t, tsClientPackages[client]) // fail fast, before starting anything, when the clients are not installed
 	app := sample(t)
-	h := startHost(t, app)
+	h := startSampleHost(t, app, serve)
 	declared := readOutputSchemas(t, app)
 	modern := versions[0] == "2026-07-28"
 	if modern {

@@ -461,7 +461,7 @@ func (cr *ClientRequests) send(ctx context.Context, key string, r InputRequest) 
 	}
 	req.Header.Set("Authorization", cr.ch.auth)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := requestClient.Do(req)
+	resp, err := cr.ch.requestsClient().Do(req)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil && cr.ch.ctx.Err() == nil {
 			return nil, fmt.Errorf("the MCP client did not answer %s within %v: %w", r.Method, cr.timeout, context.DeadlineExceeded)

@@ -57,6 +57,11 @@ type notifier struct {
 	task      string // metadata.TaskStateRunning, TaskStateOffered or "" (see task.go); under mu
 	inTask    atomic.Bool
 
+	// client sends the notifications, requests the requests to the
+	// client through the host's channel in this process
+	// (metadata.Channel); nil: notifyClient and requestClient.
+	client, requests *http.Client
+
 	mu     sync.Mutex // sends one at a time, in call order
 	broken bool       // a send failed: the channel is gone, stop trying
 }
@@ -82,10 +87,30 @@ func newNotifier(ctx context.Context, h http.Header) *notifier {
 		resumable: h.Get(metadata.HeaderResumable) == "true",
 		task:      h.Get(metadata.HeaderTask)}
 	n.inTask.Store(n.task == metadata.TaskStateRunning)
+	if rt := metadata.Channel(ctx); rt != nil {
+		n.client = &http.Client{Timeout: notifyTimeout, Transport: rt}
+		n.requests = &http.Client{Transport: rt}
+	}
 	if lvl := h.Get(metadata.HeaderNotifyLogLevel); lvl != "" {
 		n.minLevel = metadata.LogLevelRank(lvl)
 	}
 	return n
+}
+
+// notifications is the client that sends the notifications.
+func (n *notifier) notifications() *http.Client {
+	if n.client != nil {
+		return n.client
+	}
+	return notifyClient
+}
+
+// requestsClient is the client that sends the requests to the MCP client.
+func (n *notifier) requestsClient() *http.Client {
+	if n.requests != nil {
+		return n.requests
+	}
+	return requestClient
 }
 
 // notifies reports whether the client wants progress or log messages.
@@ -149,7 +174,7 @@ func (n *notifier) exchangeLocked(parent context.Context, body []byte) (int, []b
 	}
 	req.Header.Set("Authorization", n.auth)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := notifyClient.Do(req)
+	resp, err := n.notifications().Do(req)
 	if err != nil {
 		if parent.Err() == nil || n.ctx.Err() != nil {
 			n.broken = true

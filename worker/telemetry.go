@@ -32,6 +32,15 @@ type Instrumentation struct {
 	Stop func()
 }
 
+// StartTelemetry starts the app's Telemetry ([Options.Telemetry]), as
+// serving under a host does, and returns the func that stops it (flushing
+// what is buffered); without Telemetry, or when the environment asks for
+// none, both do nothing. It is for an app that a host serves in its own
+// process (package serve): call it once, before [App.Handler].
+func (a *App) StartTelemetry(ctx context.Context) (stop func(), err error) {
+	return a.startTelemetry(ctx)
+}
+
 // startTelemetry starts the app's Telemetry, if it has one, and returns
 // the func to call when serving ends.
 func (a *App) startTelemetry(ctx context.Context) (func(), error) {

@@ -318,8 +318,9 @@ func (p *appPlan) write(w io.Writer) error {
 }
 
 // newAppPackages are the funcmcp packages a new app builds: its worker
-// library and the funchost tool.
-var newAppPackages = []string{funcmcpModule + "/worker", funcmcpModule + "/cmd/funchost"}
+// library, funcmcptest (its test calls a tool through MCP) and the
+// funchost tool.
+var newAppPackages = []string{funcmcpModule + "/worker", funcmcpModule + "/funcmcptest", funcmcpModule + "/cmd/funchost"}
 
 // RequirementsError reports that the modules a funcmcp checkout builds its
 // worker and funchost with could not be listed.
@@ -330,7 +331,7 @@ type RequirementsError struct {
 
 func (e *RequirementsError) Error() string {
 	return fmt.Sprintf("listing the modules %s builds %s with: %v (the go command downloads what the module cache lacks through GOPROXY; offline, build funcmcp once where the network is at hand)",
-		e.Checkout, strings.Join(newAppPackages, " and "), e.Err)
+		e.Checkout, strings.Join(newAppPackages[:len(newAppPackages)-1], ", ")+" and "+newAppPackages[len(newAppPackages)-1], e.Err)
 }
 
 func (e *RequirementsError) Unwrap() error { return e.Err }
@@ -348,7 +349,7 @@ func listRequirements(ctx context.Context, checkout string, stdout, stderr io.Wr
 	if err != nil {
 		return nil, &RequirementsError{Checkout: checkout, Err: fmt.Errorf("finding the go command: %w", err)}
 	}
-	args := append([]string{"list", "-deps", "-f", "{{with .Module}}{{if .Version}}{{.Path}} {{.Version}}{{end}}{{end}}"}, "./worker", "./cmd/funchost")
+	args := append([]string{"list", "-deps", "-f", "{{with .Module}}{{if .Version}}{{.Path}} {{.Version}}{{end}}{{end}}"}, "./worker", "./funcmcptest", "./cmd/funchost")
 	fmt.Fprintf(stdout, "Listing the modules funcmcp's worker and funchost build with (in %s):\n  go %s\n", checkout, strings.Join(args, " "))
 	cmd := exec.CommandContext(ctx, goCmd, args...)
 	cmd.Dir = checkout

@@ -442,7 +442,7 @@ func TestNewReportsListFailure(t *testing.T) {
 	assert.NoDirExists(t, dir)
 	assert.Contains(t, stdout.String(), "Listing the modules funcmcp's worker and funchost build with (in "+fake+")")
 	assert.Contains(t, stderr.String(), "worker", "go list's own output")
-	assert.Contains(t, stderr.String(), "funchost new: listing the modules "+fake+" builds github.com/funcmcp/funcmcp/worker and github.com/funcmcp/funcmcp/cmd/funchost with: running go list: exit status 1")
+	assert.Contains(t, stderr.String(), "funchost new: listing the modules "+fake+" builds github.com/funcmcp/funcmcp/worker, github.com/funcmcp/funcmcp/funcmcptest and github.com/funcmcp/funcmcp/cmd/funchost with: running go list: exit status 1")
 	assert.NotContains(t, stdout.String(), "Done.")
 }
 

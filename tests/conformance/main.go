@@ -18,11 +18,14 @@
 package main
 
 import (
+	"github.com/funcmcp/funcmcp/serve"
 	"github.com/funcmcp/funcmcp/worker"
 )
 
+// main serves under funchost as a custom handler, and with "serve" in one
+// process (package serve): the suite runs against both.
 func main() {
-	newApp().Main()
+	serve.Main(newApp())
 }
 
 // newApp configures every fixture tool, resource and prompt.

@@ -64,6 +64,10 @@ type Options struct {
 	// Trace, when set, wraps every invocation in a span and sends its
 	// trace context to the worker (telemetry on); nil costs nothing.
 	Trace Trace
+	// Local, when set, is the worker's custom-handler HTTP handler in this
+	// process: every call is served by it directly, whatever base URL the
+	// worker has (see local.go).
+	Local http.Handler
 }
 
 // Client sends invocations to the worker, never twice (a tool call is not
@@ -85,6 +89,7 @@ type Client struct {
 	// unhealthy, when it returns a reason, makes calls fail at once.
 	unhealthy func() string
 	trace     Trace
+	local     http.Handler // the in-process worker, nil: none
 
 	mu      sync.Mutex
 	changed chan struct{} // closed (and replaced) when base or health changes
@@ -140,7 +145,7 @@ func NewClient(o *Options) *Client {
 	})
 	return &Client{pl: pl, hop: &hop{dialer: net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}, maxIdle: maxCalls},
 		version: hostVersion, timeout: o.Timeout, client: client, restartWait: o.RestartWait, unhealthy: o.Unhealthy,
-		trace: o.Trace, changed: make(chan struct{})}
+		trace: o.Trace, local: o.Local, changed: make(chan struct{})}
 }
 
 // SetWorker sends the calls from now on to the worker at the base URL url,
@@ -313,6 +318,9 @@ func neverSent(err error) bool {
 // post sends one invocation to the worker at base.
 func (inv *Client) post(ctx context.Context, base string, f *Function, body []byte) (*Reply, error) {
 	path := "/" + f.Name // function names are [A-Za-z0-9_-]: nothing to escape
+	if inv.local != nil {
+		return inv.postLocal(ctx, path, f, body)
+	}
 	if addr := hopAddr(base); addr != "" {
 		return inv.postHop(ctx, addr, path, f, body)
 	}
@@ -342,6 +350,17 @@ func (inv *Client) post(ctx context.Context, base string, f *Function, body []by
 // postHop is post over the hop: the same request headers as the pipeline
 // sends, the same answer handling.
 func (inv *Client) postHop(ctx context.Context, addr, path string, f *Function, body []byte) (*Reply, error) {
+	ans, err := inv.hop.do(ctx, &hopRequest{addr: addr, path: path, header: inv.requestHeader(ctx, f), body: body}, maxResponseBytes)
+	if err != nil {
+		return nil, inv.failed(ctx, path, 0, err)
+	}
+	return answered(f, ans.status, ans.statusText, ans.contentType, ans.body)
+}
+
+// requestHeader is the header of an invocation sent by the hop or in
+// process: the pipeline's headers, the trace context and the call
+// channel's offer.
+func (inv *Client) requestHeader(ctx context.Context, f *Function) http.Header {
 	id, _ := ctx.Value(invocationIDKey{}).(string)
 	if id == "" {
 		id = ids.GUID()
@@ -362,11 +381,7 @@ func (inv *Client) postHop(ctx context.Context, addr, path string, f *Function, 
 			h[k] = v
 		}
 	}
-	ans, err := inv.hop.do(ctx, &hopRequest{addr: addr, path: path, header: h, body: body}, maxResponseBytes)
-	if err != nil {
-		return nil, inv.failed(ctx, path, 0, err)
-	}
-	return answered(f, ans.status, ans.statusText, ans.contentType, ans.body)
+	return h
 }
 
 // failed is the error of a call that got no complete answer (status 0:

@@ -67,7 +67,10 @@ type channel struct {
 
 // Offer is what an invocation request carries of its channel: the headers
 // the worker reads. Attach it with [WithOffer].
-type Offer struct{ header http.Header }
+type Offer struct {
+	header http.Header
+	hub    *Hub // whose channel it is: an in-process call reaches it directly (local.go)
+}
 
 type offerKey struct{}
 
@@ -167,7 +170,7 @@ func (hub *Hub) Open(id string, n Notifier) (*Offer, func()) {
 			hdr.Set(metadata.HeaderInputResponses, metadata.EncodeHeaderJSON(answers))
 		}
 	}
-	return &Offer{header: hdr}, func() {
+	return &Offer{header: hdr, hub: hub}, func() {
 		cancel()
 		hub.mu.Lock()
 		delete(hub.calls, id)

@@ -80,6 +80,26 @@ func (w *Worker) Values() []config.Setting {
 		config.Setting{Key: metadata.EnvChangesKey, Value: key})
 }
 
+// InProcess is what an app serving in funchost's process reads from its
+// environment instead of Values: values are the app's Values but the
+// host's keys (auth.WorkerHidden), which a worker never gets; own are the
+// telemetry switch (workerTelemetry) and, when the channel is offered, the
+// change channel, which the host always sets.
+func (w *Worker) InProcess() (values, own []config.Setting) {
+	for _, v := range w.o.Config.Values {
+		if !slices.Contains(auth.WorkerHidden, v.Key) {
+			values = append(values, v)
+		}
+	}
+	own = w.workerTelemetry()
+	if w.o.Changes != nil {
+		if u, key := w.o.Changes(); u != "" {
+			own = append(own, config.Setting{Key: metadata.EnvChangesURL, Value: u}, config.Setting{Key: metadata.EnvChangesKey, Value: key})
+		}
+	}
+	return values, own
+}
+
 // Events is what the supervisor's reports do to the host: calls go to the
 // ready worker, wait while it starts or restarts, fail at once while it is
 // unhealthy; problems go to the status page.
