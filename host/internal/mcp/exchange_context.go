@@ -74,9 +74,10 @@ func (x *Exchange) Target() Target {
 }
 
 // ID is the JSON-RPC id as text: a string id without its quotes, a number
-// as written; "" for a notification.
+// as written; "" for a notification, and for a message refused for its id
+// (one that cannot be echoed is never read).
 func (x *Exchange) ID() string {
-	id := x.msg.id
+	id := x.id
 	if s, ok := stringValue(id); ok {
 		return s
 	}
