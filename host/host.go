@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
+	"github.com/funcmcp/funcmcp/host/internal/ratelimit"
 	"github.com/funcmcp/funcmcp/host/internal/telemetry"
 )
 
@@ -275,6 +277,12 @@ func (h *Host) routes() (http.Handler, error) {
 	if h.legacy, err = h.newLegacy(); err != nil {
 		return nil, err
 	}
+	// The links of the chain, outermost first: telemetry sees what the
+	// rate limit refuses.
+	limiter, err := ratelimit.Load(h.cfg.Lookup)
+	if err != nil {
+		return nil, err
+	}
 	opts := &mcp.Options{
 		ServerInfo:      mcp.Implementation{Name: h.cfg.ServerName, Version: h.cfg.ServerVersion},
 		Instructions:    h.cfg.Instructions,
@@ -285,7 +293,7 @@ func (h *Host) routes() (http.Handler, error) {
 		ForwardResponse: h.legacy.forwardResponse,
 		RequestID:       h.legacy.requestID,
 		CheckArguments:  h.cat.CheckRawArguments,
-		Middleware:      h.tel.Middleware(),
+		Middleware:      slices.Concat(h.tel.Middleware(), limiter.Middleware()),
 		Notify:          h.changes,
 
 		ListenKeepAlive:    h.opts.listenKeepAlive,

@@ -192,6 +192,7 @@ func TestDependencyDirection(t *testing.T) {
 // under host/internal must be added here with what it may import.
 var hostInternalImports = map[string][]string{
 	"telemetry": {"mcp", "invoke"},
+	"ratelimit": {"mcp", "owner"},
 	"invoke":    {"peer", "auth", "ids"},
 	"mcp":       {"peer", "auth", "jsonrpc", "dedup", "ids", "tasks", "owner", "notify"},
 	"supervise": {"config", "backoff", "ids", "reaper"},

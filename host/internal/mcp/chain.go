@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -81,6 +82,11 @@ type Exchange struct {
 	stream StreamKind
 	// lastID is the Last-Event-ID of a StreamResume.
 	lastID string
+	// target is what Target found, once targetRead.
+	target     Target
+	targetRead bool
+	// owner is what Owner found, "" until then.
+	owner owner.ID
 
 	out     statusWriter // w writes through it: the status it wrote
 	outcome string       // set by the handlers: "error <code>", "isError", "task", …

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/funcmcp/funcmcp/host/internal/owner"
+
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -44,10 +46,27 @@ type Target struct {
 	Known string
 }
 
-// Target reads what the exchange names. It costs one lookup of the name
-// in the app's catalog ([Server.Known]) and, for a tool or a prompt, the
-// decoding of the name; a link calls it once.
+// Target reads what the exchange names. The first call costs one lookup
+// of the name in the app's catalog ([Server.Known]) and, for a tool or a
+// prompt, the decoding of the name; the others read what it found.
 func (x *Exchange) Target() Target {
+	if !x.targetRead {
+		x.target, x.targetRead = x.readTarget(), true
+	}
+	return x.target
+}
+
+// Owner is whom what the exchange leaves behind counts for: its verified
+// principal, else its verified function key, else its client address
+// ([owner.Of]), worked out once.
+func (x *Exchange) Owner() owner.ID {
+	if x.owner == "" {
+		x.owner = owner.Of(x.r)
+	}
+	return x.owner
+}
+
+func (x *Exchange) readTarget() Target {
 	var t Target
 	var spec *metadata.MethodSpec
 	if x.method != nil {
