@@ -38,9 +38,6 @@ func (h *Host) readResource(ctx context.Context, req *mcp.ReadRequest) (mcp.Resu
 	if !ok {
 		return none, mcp.ResourceNotFound(req.ProtocolVersion, req.URI)
 	}
-	if err := h.lacksScopes(ctx, res.Kind()+" '"+res.URI+"'", res.RequiredScopes); err != nil {
-		return none, err
-	}
 	c := metadata.ResourceInvocationContext{URI: req.URI, SessionID: req.SessionID, ClientInfo: req.ClientInfo,
 		Transport: transportOf(&req.Caller)}
 	fn := &invoke.Function{Name: res.Function, DataKey: dataKey(res.Binding), Tool: res.URI, Encoded: true}
@@ -70,9 +67,6 @@ func (h *Host) getPrompt(ctx context.Context, req *mcp.PromptRequest) (mcp.Resul
 	p, ok := h.cat.Prompt(req.Name)
 	if !ok {
 		return none, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Unknown prompt: '%s'", jsonx.SafeText(req.Name))}
-	}
-	if err := h.lacksScopes(ctx, "prompt '"+p.Name+"'", p.RequiredScopes); err != nil {
-		return none, err
 	}
 	if missing := p.MissingArguments(req.Arguments); len(missing) > 0 {
 		return none, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: binding.MissingPromptArgumentsMessage(missing)}

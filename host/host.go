@@ -293,7 +293,7 @@ func (h *Host) routes() (http.Handler, error) {
 		ForwardResponse: h.legacy.forwardResponse,
 		RequestID:       h.legacy.requestID,
 		CheckArguments:  h.cat.CheckRawArguments,
-		Middleware:      slices.Concat(h.tel.Middleware(), limiter.Middleware()),
+		Middleware:      slices.Concat(h.tel.Middleware(), limiter.Middleware(), h.scopes()),
 		Notify:          h.changes,
 
 		ListenKeepAlive:    h.opts.listenKeepAlive,

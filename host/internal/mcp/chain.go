@@ -217,6 +217,15 @@ func (x *Exchange) Refuse(status int, hdr http.Header, code int, message string,
 	x.h.refuse(x.w, status, validID(x.id), code, message, data)
 }
 
+// FailWith is Fail with the code, message and data of pe.
+func (x *Exchange) FailWith(pe *ProtocolError) {
+	if x.msg.id == nil {
+		x.w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	x.h.rpcError(x, pe.Code, pe.Message, pe.Data)
+}
+
 // setOutcome notes how the exchange ended; the first note stays.
 func (x *Exchange) setOutcome(o string) {
 	if x.outcome == "" {

@@ -44,6 +44,21 @@ type Target struct {
 	// URI matches; "" when the app serves nothing by Name (or Kind is
 	// TargetNone, or the Server has no Known).
 	Known string
+	// Scoped says that the method's target may require scopes (the
+	// method table's Scoped).
+	Scoped bool
+	// Resolved is what the app serves by Name, found once; nil when it
+	// serves nothing by that name (or Kind is TargetNone).
+	Resolved *Resolved
+}
+
+// RequiredScopes are the scopes the request needs beyond a valid access
+// token: those of what it names when its method is scoped; nil otherwise.
+func (t *Target) RequiredScopes() []string {
+	if !t.Scoped || t.Resolved == nil {
+		return nil
+	}
+	return t.Resolved.RequiredScopes
 }
 
 // Target reads what the exchange names. The first call costs one lookup
@@ -77,16 +92,16 @@ func (x *Exchange) readTarget() Target {
 	if spec == nil {
 		return t
 	}
-	t.Method, t.Kind = spec.Name, spec.Target
+	t.Method, t.Kind, t.Scoped = spec.Name, spec.Target, spec.Scoped
 	switch t.Kind {
 	case TargetTool, TargetPrompt:
 		t.Name, _ = stringValue(x.msg.name)
 	case TargetResource:
 		t.Name = paramString(x.msg.params, "uri")
 	}
-	if t.Name != "" && x.h.srv.Known != nil {
-		if known, ok := x.h.srv.Known(t.Kind, t.Name); ok {
-			t.Known = known
+	if t.Name != "" && t.Kind != TargetNone {
+		if t.Resolved = x.h.srv.resolve(t.Kind, t.Name); t.Resolved != nil {
+			t.Known = t.Resolved.Known
 		}
 	}
 	return t

@@ -587,7 +587,12 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 			return
 		}
 	}
-	if ts := h.taskToolSupport(name); ts != nil && meta != nil && req.method.Task {
+	call.Tool = req.Target().Resolved
+	var ts *metadata.TaskSupport
+	if call.Tool != nil && h.tasks != nil {
+		ts = call.Tool.Task
+	}
+	if ts != nil && meta != nil && req.method.Task {
 		if clientHasTasks(meta.ClientCapabilities) {
 			h.callAsTask(req, call, meta, in, ident, ts)
 			return
