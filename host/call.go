@@ -127,7 +127,7 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 	if res, err := h.checkInput(ctx, t, req); res != nil || err != nil {
 		return res, err
 	}
-	ctx, iv, done, err := h.admit(ctx, t.Function, req.Notify.MayBeTask(), slog.String("tool", t.Name))
+	ctx, iv, done, err := h.admit(ctx, t.Function, req.Notify.MayBeTask(), req.Owner, slog.String("tool", t.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +252,7 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, iv *invocation, 
 	h.traceLogs(ctx, req.Notify)
 	offer, closeChannel := h.notify.Open(id, req.Notify)
 	defer closeChannel()
-	resp, err := h.inv.Invoke(invoke.WithOffer(ctx, offer), fn, id, body)
+	resp, err := h.inv.Invoke(ctx, fn, id, body, offer)
 	if err != nil && req.Notify.InTask() {
 		// A task tells a failure of the function (failed, with this
 		// error) from the tool's own error result (completed).

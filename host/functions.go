@@ -184,7 +184,7 @@ func (h *Host) invokeFunction(ctx context.Context, fn *invoke.Function, what str
 	if err != nil {
 		return nil, h.functionFailed(ctx, fn, fmt.Errorf("encoding the %s context: %w", what, err))
 	}
-	ctx, iv, done, err := h.admit(ctx, fn.Name, false)
+	ctx, iv, done, err := h.admit(ctx, fn.Name, false, "")
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func (h *Host) invokeFunction(ctx context.Context, fn *invoke.Function, what str
 	h.traceLogs(ctx, notify)
 	offer, closeChannel := h.notify.Open(iv.id, notify)
 	defer closeChannel()
-	reply, err := h.inv.Invoke(invoke.WithOffer(ctx, offer), fn, iv.id, invoke.ContextBody(fn, ctxJSON, iv.start))
+	reply, err := h.inv.Invoke(ctx, fn, iv.id, invoke.ContextBody(fn, ctxJSON, iv.start), offer)
 	if ctx.Err() != nil {
 		if stopping := iv.cancelled(ctx); stopping != nil {
 			return nil, stopping

@@ -357,7 +357,7 @@ func (h *Host) routes() (http.Handler, error) {
 	r.Group(func(r chi.Router) {
 		r.Use(h.tel.HTTP)
 		r.Use(guard.New(h.opts.AllowedHosts, h.opts.AllowedOrigins).Check)
-		r.Handle(MCPPath, h.protect(h.secrets.RequireKey(guard.RequireJSON(h.tel.Sessions(withOwner(endpoint), endpoint.Session)))))
+		r.Handle(MCPPath, h.protect(h.secrets.RequireKey(guard.RequireJSON(h.tel.Sessions(endpoint, endpoint.Session)))))
 		r.Handle(SSEPath, h.protect(h.secrets.RequireKey(h.tel.Stream(http.HandlerFunc(h.legacy.sse.ServeStream)))))
 		r.Handle(MessagePath, h.protect(h.secrets.RequireKey(guard.RequireJSON(http.HandlerFunc(h.legacy.sse.ServeMessage)))))
 		r.Method(http.MethodGet, StatusPath, h.secrets.RequireKey(http.HandlerFunc(h.serveStatus)))

@@ -16,7 +16,6 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
-	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -569,6 +568,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 		ProtocolVersion: version,
 		Headers:         req.r.Header,
 		Transport:       req.Transport(),
+		Owner:           req.Owner(),
 	}
 	if meta != nil {
 		call.Meta, call.ClientInfo = meta, meta.ClientInfo
@@ -579,7 +579,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 		call.ClientInfo = s.client
 	}
 	var in *inputState
-	ident := callIdentity{method: methodToolsCall, name: name, args: rawArgs, owner: owner.Of(req.r)}
+	ident := callIdentity{method: methodToolsCall, name: name, args: rawArgs, owner: call.Owner}
 	if meta != nil {
 		var code int
 		if in, code, problem = h.readInput(req.r.Context(), msg.params, ident); problem != "" {
@@ -618,7 +618,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 // context, and this request reads its stream until the result, until the
 // stream is closed, or until the client leaves.
 func (h *handler) callResumable(req *request, msg *message, s *session, call *CallRequest, ident callIdentity) {
-	rs, post := h.openResumable(req.w, req.scope, owner.Of(req.r))
+	rs, post := h.openResumable(req.w, req.scope, call.Owner)
 	if rs == nil {
 		// The store keeps as many streams as it may: a plain stream.
 		call.Notify = h.notifier(req, msg, nil, s, nil)

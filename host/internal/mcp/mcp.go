@@ -273,6 +273,11 @@ type CallRequest struct {
 	// Notify sends progress and log notifications to the client during the
 	// call; nil when the client can receive none (see [Notifier]).
 	Notify *Notifier
+	// Owner is whom the call's work counts for (its verified principal,
+	// else its verified function key, else its client address, as the
+	// endpoint worked it out once; a task run again keeps its first
+	// run's).
+	Owner owner.ID
 	// Tool is what the app serves by Name, found once when the request
 	// was read ([Server.Resolve]); nil for a call the endpoint did not
 	// read (a task run again), or when nothing is served by that name.

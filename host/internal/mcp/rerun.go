@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -162,31 +161,16 @@ func (h *handler) prepareRerun(t *tasks.Task) func(claimed *tasks.Task) {
 		return nil
 	}
 	return func(claimed *tasks.Task) {
-		ctx, cancel := context.WithCancelCause(WithTaskOwner(context.Background(), claimed.Owner))
+		ctx, cancel := context.WithCancelCause(context.Background())
 		run := h.tasks.adopt(ctx, cancel, claimed)
 		if run == nil {
 			cancel(errHostStopping) // claimed, not run: another instance judges it again
 			return
 		}
 		call := &CallRequest{Name: claimed.Tool, Arguments: args, RawArguments: rc.Arguments, ProtocolVersion: rc.ProtocolVersion,
-			SessionID: rc.SessionID, ClientInfo: rc.ClientInfo, Headers: rc.Headers, Transport: rc.Transport, Attempt: run.attempt,
+			SessionID: rc.SessionID, ClientInfo: rc.ClientInfo, Headers: rc.Headers, Transport: rc.Transport, Attempt: run.attempt, Owner: claimed.Owner,
 			Meta: &RequestMeta{ProtocolVersion: rc.ProtocolVersion, ClientInfo: rc.ClientInfo, ClientCapabilities: rc.Capabilities}}
 		call.Notify = &Notifier{h: h, minLevel: -1, mode: metadata.InputModeStream, caps: rc.Capabilities, task: run}
 		go func() { _, _ = h.runTask(ctx, cancel, run, call) }()
 	}
-}
-
-type taskOwnerKey struct{}
-
-// WithTaskOwner returns ctx carrying the owner of the task whose run it
-// is: a task run again on another instance has no request, and counts
-// against its owner's limits as its first run did.
-func WithTaskOwner(ctx context.Context, id owner.ID) context.Context {
-	return context.WithValue(ctx, taskOwnerKey{}, id)
-}
-
-// TaskOwner is the owner WithTaskOwner put in ctx, "" for none.
-func TaskOwner(ctx context.Context) owner.ID {
-	id, _ := ctx.Value(taskOwnerKey{}).(owner.ID)
-	return id
 }

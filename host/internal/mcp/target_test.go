@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
 // TestExchangeTarget: what a link reads of what a request names: the
@@ -99,6 +101,7 @@ func TestTargetResolvedOnce(t *testing.T) {
 	call := ft.lastCall(t)
 	require.NotNil(t, call.Tool)
 	assert.Same(t, entry, call.Tool.Entry, "the call gets what was found")
+	assert.Equal(t, owner.ID("addr:127.0.0.1"), call.Owner, "and its owner, a typed field")
 
 	r = s.post(t, rpc(2, methodToolsCall, map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}, "_meta": modernMeta(ModernVersion)}),
 		modernHeaders(methodToolsCall, "echo"))
