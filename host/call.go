@@ -49,11 +49,7 @@ func (h *Host) resolve(kind mcp.TargetKind, name string) *mcp.Resolved {
 	switch kind {
 	case mcp.TargetTool:
 		if t := h.cat.Lookup(name); t != nil {
-			r := &mcp.Resolved{Known: t.Name, What: "tool '" + t.Name + "'", ParamHeaders: h.params[t.Name], Entry: t}
-			if tr := t.Binding.Trigger; tr != nil {
-				r.RequiredScopes, r.Task = tr.RequiredScopes, tr.Task
-			}
-			return r
+			return h.tools[t]
 		}
 	case mcp.TargetPrompt:
 		if p, ok := h.cat.Prompt(name); ok {
@@ -67,10 +63,12 @@ func (h *Host) resolve(kind mcp.TargetKind, name string) *mcp.Resolved {
 	return nil
 }
 
-// paramHeaders finds the x-mcp-header arguments of every tool, once, and
-// once per input schema that tools share.
-func paramHeaders(cat *catalog.Catalog) map[string][]mcp.ParamHeader {
-	out := map[string][]mcp.ParamHeader{}
+// toolRecords makes, once, what the endpoint resolves each tool to (see
+// resolve): its name, its scopes, its task declaration and its
+// x-mcp-header arguments (found once per input schema that tools share),
+// so that resolving a call allocates nothing.
+func toolRecords(cat *catalog.Catalog) map[*catalog.Tool]*mcp.Resolved {
+	out := map[*catalog.Tool]*mcp.Resolved{}
 	bySchema := map[*binding.Schema][]mcp.ParamHeader{}
 	for _, t := range cat.Tools() {
 		in := t.Binding.Input
@@ -79,9 +77,11 @@ func paramHeaders(cat *catalog.Catalog) map[string][]mcp.ParamHeader {
 			ph = mcp.ParamHeadersOf(in.JSON())
 			bySchema[in] = ph
 		}
-		if len(ph) > 0 {
-			out[t.Name] = ph
+		r := &mcp.Resolved{Known: t.Name, What: "tool '" + t.Name + "'", ParamHeaders: ph, Entry: t}
+		if tr := t.Binding.Trigger; tr != nil {
+			r.RequiredScopes, r.Task = tr.RequiredScopes, tr.Task
 		}
+		out[t] = r
 	}
 	return out
 }

@@ -85,8 +85,8 @@ type Host struct {
 	root string
 	cfg  *config.Config
 	cat  *catalog.Catalog
-	// params are the x-mcp-header arguments of each tool, by exact name.
-	params  map[string][]mcp.ParamHeader
+	// tools are what the endpoint resolves each tool to (toolRecords).
+	tools   map[*catalog.Tool]*mcp.Resolved
 	lists   *mcp.FunctionLists // resources, templates, prompts
 	inv     *invoke.Client
 	notify  *invoke.Hub
@@ -224,7 +224,7 @@ func New(opts *Options) (*Host, error) {
 		root:    root,
 		cfg:     cfg,
 		cat:     cat,
-		params:  paramHeaders(cat),
+		tools:   toolRecords(cat),
 		lists:   functionLists(cat),
 		notify:  invoke.NewHub(o.Logger, MaxNotificationsPerCall),
 		log:     o.Logger,
