@@ -217,3 +217,40 @@ func TestOAuthScopesCheckedOnceOverLegacySSE(t *testing.T) {
 	assert.Contains(t, call("user_impersonation", "Weather.Admin"), "Bergen")
 	assert.Len(t, fw.requests(), 1)
 }
+
+// TestOAuthScopesPerBatchElement: each element of a batch (2025-03-26) is
+// a request of its own, checked on its own: the element whose tool needs a
+// scope the token lacks gets the refusal in its place, and the other is
+// served.
+func TestOAuthScopesPerBatchElement(t *testing.T) {
+	op := testutil.StartOIDC(t)
+	fw := newFakeWorker(t)
+	h, _ := newTestHost(t, oauthApp(t, op, ""), fw.srv.URL, nil)
+	srv := httptest.NewServer(h.Handler())
+	defer srv.Close()
+	token := op.Token(t, testutil.Claims(op.URL, oauthAudience, "user-7", "user_impersonation"))
+	batch := "[" + listBody + "," + callBody(2, "get_weather", `{"city":"Oslo"}`) + "]"
+	resp := bearerPost(t, srv.URL+MCPPath, token, batch, map[string]string{"MCP-Protocol-Version": "2025-03-26", "Accept": "application/json"})
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(raw))
+	var replies []struct {
+		ID     int             `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Data    struct {
+				RequiredScopes []string `json:"requiredScopes"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &replies), string(raw))
+	require.Len(t, replies, 2)
+	assert.Nil(t, replies[0].Error, "tools/list is served")
+	require.NotNil(t, replies[1].Error)
+	assert.Equal(t, -32600, replies[1].Error.Code)
+	assert.Contains(t, replies[1].Error.Message, "lacks a scope this request needs: "+oauthAdmin)
+	assert.Equal(t, []string{oauthAdmin}, replies[1].Error.Data.RequiredScopes)
+	assert.Empty(t, fw.requests(), "the refused call reached no worker")
+}
