@@ -26,47 +26,49 @@ import (
 // templates, prompts and completions.
 func (h *Host) mcpServer() mcp.Server {
 	return mcp.Server{
-		ToolsList:    h.cat.ToolsList,
-		CallTool:     h.callTool,
-		ParamHeaders: func(name string) []mcp.ParamHeader { return h.params[name] },
-		TaskSupport:  h.taskSupport,
-		AdmitsTasks:  true, // callTool calls Notifier.Admitted once the call has its slot
+		ToolsList:   h.cat.ToolsList,
+		CallTool:    h.callTool,
+		AdmitsTasks: true, // callTool calls Notifier.Admitted once the call has its slot
 		Functions: &mcp.Functions{
 			Lists:        h.lists,
 			ReadResource: h.readResource,
 			GetPrompt:    h.getPrompt,
 			Complete:     h.complete,
 		},
-		Known: h.known,
+		Resolve: h.resolve,
 	}
 }
 
-// known is the app's own name for what a request names (mcp.Server.Known):
-// the tool's or prompt's declared name, the static resource's URI or the
-// template a URI matches. Telemetry labels spans and metrics with it and
-// never with a client's text.
-func (h *Host) known(kind mcp.TargetKind, name string) (string, bool) {
+// resolve finds, once per request, what the app serves by what a request
+// names (mcp.Server.Resolve): the tool, the prompt, the static resource or
+// the template a URI matches, with the app's own name for it (telemetry
+// labels spans and metrics with it and never with a client's text), the
+// scopes it requires, and for a tool its task declaration and x-mcp-header
+// arguments; nil when the app serves nothing by that name.
+func (h *Host) resolve(kind mcp.TargetKind, name string) *mcp.Resolved {
 	switch kind {
 	case mcp.TargetTool:
 		if t := h.cat.Lookup(name); t != nil {
-			return t.Name, true
+			return h.tools[t]
 		}
 	case mcp.TargetPrompt:
 		if p, ok := h.cat.Prompt(name); ok {
-			return p.Name, true
+			return &mcp.Resolved{Known: p.Name, What: "prompt '" + p.Name + "'", RequiredScopes: p.RequiredScopes}
 		}
 	case mcp.TargetResource:
 		if r, _, ok := h.cat.LookupResource(name); ok {
-			return r.URI, true
+			return &mcp.Resolved{Known: r.URI, What: r.Kind() + " '" + r.URI + "'", RequiredScopes: r.RequiredScopes}
 		}
 	}
-	return "", false
+	return nil
 }
 
-// paramHeaders finds the x-mcp-header arguments of every tool, once, and
-// once per input schema that tools share.
-func paramHeaders(cat *catalog.Catalog) map[string][]mcp.ParamHeader {
-	out := map[string][]mcp.ParamHeader{}
+// toolRecords makes, once, what the endpoint resolves each tool to (see
+// resolve): its name, its scopes, its task declaration and its
+// x-mcp-header arguments (found once per input schema that tools share),
+// so that resolving a call allocates nothing.
+func toolRecords(cat *catalog.Catalog) map[*catalog.Tool]*mcp.Resolved {
+	out := map[*catalog.Tool]*mcp.Resolved{}
 	bySchema := map[*binding.Schema][]mcp.ParamHeader{}
 	for _, t := range cat.Tools() {
 		in := t.Binding.Input
@@ -75,9 +77,11 @@ func paramHeaders(cat *catalog.Catalog) map[string][]mcp.ParamHeader {
 			ph = mcp.ParamHeadersOf(in.JSON())
 			bySchema[in] = ph
 		}
-		if len(ph) > 0 {
-			out[t.Name] = ph
+		r := &mcp.Resolved{Known: t.Name, What: "tool '" + t.Name + "'", ParamHeaders: ph, Entry: t}
+		if tr := t.Binding.Trigger; tr != nil {
+			r.RequiredScopes, r.Task = tr.RequiredScopes, tr.Task
 		}
+		out[t] = r
 	}
 	return out
 }
@@ -96,16 +100,15 @@ func missingArgumentsMessage(names []string) string {
 }
 
 func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
-	t := h.cat.Lookup(req.Name)
+	// The tool the endpoint found when it read the request (its scopes
+	// were checked then, by the scope link); a call it did not read (a
+	// task run again on another instance) looks it up.
+	t, _ := toolOf(req)
+	if t == nil {
+		t = h.cat.Lookup(req.Name)
+	}
 	if t == nil {
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: unknownToolMessage(req.Name)}
-	}
-	// A task run again on another instance (Attempt 2 or more) was checked
-	// when it was made: its token is not kept for the re-run.
-	if req.Attempt < 2 {
-		if err := h.lacksScopes(ctx, "tool '"+t.Name+"'", t.Binding.Trigger.RequiredScopes); err != nil {
-			return nil, err
-		}
 	}
 	if missing := t.Binding.MissingArguments(req.Arguments); len(missing) > 0 {
 		msg := missingArgumentsMessage(missing)
@@ -114,13 +117,17 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 		}
 		return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: msg}
 	}
-	if err := h.cat.CheckArguments(req.Arguments); err != nil {
-		return nil, err
+	if req.Tool == nil {
+		// A call the endpoint did not read: its arguments' bounds were not
+		// checked (mcp.Options.CheckArguments checks those it reads).
+		if err := h.cat.CheckArguments(req.Arguments); err != nil {
+			return nil, err
+		}
 	}
 	if res, err := h.checkInput(ctx, t, req); res != nil || err != nil {
 		return res, err
 	}
-	ctx, iv, done, err := h.admit(ctx, t.Function, req.Notify.MayBeTask(), slog.String("tool", t.Name))
+	ctx, iv, done, err := h.admit(ctx, t.Function, req.Notify.MayBeTask(), req.Owner, slog.String("tool", t.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +161,15 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 		iv.executed(ctx, "Succeeded")
 	}
 	return res, err
+}
+
+// toolOf is the catalog entry the endpoint found for a call's tool.
+func toolOf(req *mcp.CallRequest) (*catalog.Tool, bool) {
+	if req.Tool == nil {
+		return nil, false
+	}
+	t, ok := req.Tool.Entry.(*catalog.Tool)
+	return t, ok
 }
 
 // endRun ends the run span of a call that was or might have become a
@@ -236,7 +252,7 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, iv *invocation, 
 	h.traceLogs(ctx, req.Notify)
 	offer, closeChannel := h.notify.Open(id, req.Notify)
 	defer closeChannel()
-	resp, err := h.inv.Invoke(invoke.WithOffer(ctx, offer), fn, id, body)
+	resp, err := h.inv.Invoke(ctx, fn, id, body, offer)
 	if err != nil && req.Notify.InTask() {
 		// A task tells a failure of the function (failed, with this
 		// error) from the tool's own error result (completed).

@@ -38,9 +38,6 @@ func (h *Host) readResource(ctx context.Context, req *mcp.ReadRequest) (mcp.Resu
 	if !ok {
 		return none, mcp.ResourceNotFound(req.ProtocolVersion, req.URI)
 	}
-	if err := h.lacksScopes(ctx, res.Kind()+" '"+res.URI+"'", res.RequiredScopes); err != nil {
-		return none, err
-	}
 	c := metadata.ResourceInvocationContext{URI: req.URI, SessionID: req.SessionID, ClientInfo: req.ClientInfo,
 		Transport: transportOf(&req.Caller)}
 	fn := &invoke.Function{Name: res.Function, DataKey: dataKey(res.Binding), Tool: res.URI, Encoded: true}
@@ -70,9 +67,6 @@ func (h *Host) getPrompt(ctx context.Context, req *mcp.PromptRequest) (mcp.Resul
 	p, ok := h.cat.Prompt(req.Name)
 	if !ok {
 		return none, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Unknown prompt: '%s'", jsonx.SafeText(req.Name))}
-	}
-	if err := h.lacksScopes(ctx, "prompt '"+p.Name+"'", p.RequiredScopes); err != nil {
-		return none, err
 	}
 	if missing := p.MissingArguments(req.Arguments); len(missing) > 0 {
 		return none, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: binding.MissingPromptArgumentsMessage(missing)}
@@ -190,7 +184,7 @@ func (h *Host) invokeFunction(ctx context.Context, fn *invoke.Function, what str
 	if err != nil {
 		return nil, h.functionFailed(ctx, fn, fmt.Errorf("encoding the %s context: %w", what, err))
 	}
-	ctx, iv, done, err := h.admit(ctx, fn.Name, false)
+	ctx, iv, done, err := h.admit(ctx, fn.Name, false, "")
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +192,7 @@ func (h *Host) invokeFunction(ctx context.Context, fn *invoke.Function, what str
 	h.traceLogs(ctx, notify)
 	offer, closeChannel := h.notify.Open(iv.id, notify)
 	defer closeChannel()
-	reply, err := h.inv.Invoke(invoke.WithOffer(ctx, offer), fn, iv.id, invoke.ContextBody(fn, ctxJSON, iv.start))
+	reply, err := h.inv.Invoke(ctx, fn, iv.id, invoke.ContextBody(fn, ctxJSON, iv.start), offer)
 	if ctx.Err() != nil {
 		if stopping := iv.cancelled(ctx); stopping != nil {
 			return nil, stopping

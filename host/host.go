@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
+	"github.com/funcmcp/funcmcp/host/internal/ratelimit"
 	"github.com/funcmcp/funcmcp/host/internal/status"
 	"github.com/funcmcp/funcmcp/host/internal/supervise"
 	"github.com/funcmcp/funcmcp/host/internal/telemetry"
@@ -77,8 +79,8 @@ type Host struct {
 	root string
 	cfg  *config.Config
 	cat  *catalog.Catalog
-	// params are the x-mcp-header arguments of each tool, by exact name.
-	params  map[string][]mcp.ParamHeader
+	// tools are what the endpoint resolves each tool to (toolRecords).
+	tools   map[*catalog.Tool]*mcp.Resolved
 	lists   *mcp.FunctionLists // resources, templates, prompts
 	inv     *invoke.Client
 	notify  *invoke.Hub
@@ -228,7 +230,7 @@ func New(opts *Options) (*Host, error) {
 		root:    root,
 		cfg:     cfg,
 		cat:     cat,
-		params:  paramHeaders(cat),
+		tools:   toolRecords(cat),
 		lists:   functionLists(cat),
 		notify:  invoke.NewHub(o.Logger, MaxNotificationsPerCall),
 		log:     o.Logger,
@@ -291,6 +293,12 @@ func (h *Host) routes() (http.Handler, error) {
 	if h.legacy, err = instances.NewLegacy(h.cfg, conns, h.secrets.Sealer, h.log, h.tel); err != nil {
 		return nil, err
 	}
+	// The links of the chain, outermost first: telemetry sees what the
+	// rate limit refuses.
+	limiter, err := ratelimit.Load(h.cfg.Lookup)
+	if err != nil {
+		return nil, err
+	}
 	opts := &mcp.Options{
 		ServerInfo:      mcp.Implementation{Name: h.cfg.ServerName, Version: h.cfg.ServerVersion},
 		Instructions:    h.cfg.Instructions,
@@ -301,7 +309,7 @@ func (h *Host) routes() (http.Handler, error) {
 		ForwardResponse: h.legacy.ForwardResponse,
 		RequestID:       h.legacy.RequestID,
 		CheckArguments:  h.cat.CheckRawArguments,
-		Middleware:      h.tel.Middleware(),
+		Middleware:      slices.Concat(h.tel.Middleware(), limiter.Middleware(), h.scopes()),
 		Notify:          h.changes,
 
 		ListenKeepAlive:    h.opts.listenKeepAlive,
@@ -368,7 +376,7 @@ func (h *Host) routes() (http.Handler, error) {
 	r.Group(func(r chi.Router) {
 		r.Use(h.tel.HTTP)
 		r.Use(guard.New(h.opts.AllowedHosts, h.opts.AllowedOrigins).Check)
-		r.Handle(MCPPath, h.protect(h.secrets.RequireKey(guard.RequireJSON(h.tel.Sessions(withOwner(endpoint), endpoint.Session)))))
+		r.Handle(MCPPath, h.protect(h.secrets.RequireKey(guard.RequireJSON(h.tel.Sessions(endpoint, endpoint.Session)))))
 		r.Handle(SSEPath, h.protect(h.secrets.RequireKey(h.tel.Stream(http.HandlerFunc(h.legacy.SSE().ServeStream)))))
 		r.Handle(MessagePath, h.protect(h.secrets.RequireKey(guard.RequireJSON(http.HandlerFunc(h.legacy.SSE().ServeMessage)))))
 		r.Method(http.MethodGet, StatusPath, h.secrets.RequireKey(h.board))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/guard"
@@ -27,14 +26,15 @@ type invocation struct {
 
 // admit takes a call slot (or fails with the busy error) and makes ctx
 // end when the host drains; done releases both. Task work (task: it may
-// outlive its request) also takes a running-task slot of its owner, within
-// the global bound of task work, which keeps slots for synchronous calls.
-// Every invocation, whatever its kind, goes through here.
-func (h *Host) admit(ctx context.Context, function string, task bool, attrs ...slog.Attr) (context.Context, *invocation, func(), error) {
+// outlive its request) also takes a running-task slot of its owner (the
+// call request's, as the endpoint worked it out), within the global bound
+// of task work, which keeps slots for synchronous calls. Every invocation,
+// whatever its kind, goes through here.
+func (h *Host) admit(ctx context.Context, function string, task bool, o owner.ID, attrs ...slog.Attr) (context.Context, *invocation, func(), error) {
 	var release func()
 	var err error
 	if task {
-		release, err = h.calls.AdmitTask(ownerOf(ctx))
+		release, err = h.calls.AdmitTask(o)
 	} else {
 		release, err = h.calls.Admit()
 	}
@@ -89,25 +89,4 @@ func (iv *invocation) workerLogs(ctx context.Context, lines []string) {
 	for _, line := range lines {
 		iv.h.log.LogAttrs(ctx, slog.LevelInfo, line, slog.String("function", iv.function), slog.String("invocationId", iv.id))
 	}
-}
-
-type ownerKey struct{}
-
-// withOwner makes the owner of the request (owner.Of) known to its calls:
-// the owner of the work they leave running. It is worked out only when a
-// call asks (ownerOf), so a request that starts no task pays no digest.
-func withOwner(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ownerKey{}, r)))
-	})
-}
-
-// ownerOf returns the owner of the request withOwner saw ("" when none:
-// all such work counts as one owner's).
-func ownerOf(ctx context.Context) owner.ID {
-	r, _ := ctx.Value(ownerKey{}).(*http.Request)
-	if r == nil {
-		return mcp.TaskOwner(ctx) // a task run again has no request; "" for none
-	}
-	return owner.Of(r)
 }

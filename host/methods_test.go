@@ -107,8 +107,8 @@ func TestMethodFromTheTableAlone(t *testing.T) {
 	require.NoError(t, json.Unmarshal(body, &discovered), string(body))
 	assert.JSONEq(t, `{}`, string(discovered.Result.Capabilities["test"]), string(body))
 
-	// Scope-checked: get_weather needs Weather.Admin, which the guard asks
-	// for with no edit of its own.
+	// Scope-checked: get_weather needs Weather.Admin, which the scope link
+	// asks for with no edit of its own.
 	resp = bearerPost(t, srv.URL+MCPPath, token("user_impersonation"), echo, nil)
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
 	assert.Contains(t, resp.Header.Get("WWW-Authenticate"), `error="insufficient_scope"`)

@@ -9,7 +9,6 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/host/internal/oauth"
 	"github.com/funcmcp/funcmcp/host/internal/telemetry"
-	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // App settings that make funchost an OAuth 2.1 resource server (see
@@ -45,41 +44,11 @@ func (h *Host) newResourceServer() (*resourceServer, error) {
 	}
 	declared := h.cat.DeclaredScopes()
 	ctx, stop := context.WithCancel(context.Background())
-	o := oauth.Options{Endpoint: MCPPath, Logger: h.log, Declared: declared, MaxBodyBytes: mcp.DefaultMaxBodyBytes}
-	if len(declared) > 0 {
-		// Bodies are read for the tool name only when a tool needs a scope,
-		// and scanned only when they may name one that does.
-		o.Required = h.requiredScopes
-		o.Scoped = oauth.NewScoped(h.cat.Scoped())
-	}
+	o := oauth.Options{Endpoint: MCPPath, Logger: h.log, Declared: declared}
 	g := oauth.NewGuard(cfg, oauth.NewVerifier(ctx, cfg, nil).WithLogger(h.log), o)
 	h.log.Info("MCP endpoints ask for OAuth access tokens", "issuer", cfg.Issuer, "audiences", cfg.Audiences,
 		"scopes", g.ScopesSupported(), "passToken", cfg.PassToken)
 	return &resourceServer{guard: g, stop: stop}, nil
-}
-
-// requiredScopes returns the scopes an operation needs: the requiredScopes
-// of the tool, resource (or the template its URI matches) or prompt.
-func (h *Host) requiredScopes(op oauth.Operation) []string {
-	m := metadata.LookupMethod(op.Method)
-	if m == nil || !m.Scoped {
-		return nil
-	}
-	switch m.Target {
-	case metadata.TargetTool:
-		if t := h.cat.Lookup(op.Name); t != nil {
-			return t.Binding.Trigger.RequiredScopes
-		}
-	case metadata.TargetResource:
-		if r, _, ok := h.cat.LookupResource(op.Name); ok {
-			return r.RequiredScopes
-		}
-	case metadata.TargetPrompt:
-		if p, ok := h.cat.Prompt(op.Name); ok {
-			return p.RequiredScopes
-		}
-	}
-	return nil
 }
 
 // protect puts next behind the access token check when the host asks for
@@ -97,37 +66,64 @@ type ScopesRequiredData struct {
 	RequiredScopes []string `json:"requiredScopes"`
 }
 
-// lacksScopes is the check behind the HTTP one, on the tools/call,
-// resources/read and prompts/get paths: a request whose token does not
-// grant a scope the tool, resource or prompt (what, named for the
-// message) needs is refused. It fails closed: when the host takes no
-// tokens (FUNCMCP_AUTH_ISSUER not set), or the request carries no
-// validated identity, nothing can grant a scope and the request is
-// refused too, with an error that names the scopes and says why.
-func (h *Host) lacksScopes(ctx context.Context, what string, required []string) error {
-	if len(required) == 0 {
+// scopes returns the link of the MCP chain that checks, once per request,
+// the scopes what it names requires (the tool, the prompt, the resource
+// or the template its URI matches, as the endpoint resolved it:
+// mcp.Target.RequiredScopes) against the request's token; none when no
+// entry of the app requires any.
+//
+// With access tokens on, a token that lacks one is refused with 403
+// insufficient_scope and the challenge that asks for it (step-up). It
+// fails closed: when the host takes no tokens (FUNCMCP_AUTH_ISSUER not
+// set), or the request carries no validated identity, nothing can grant a
+// scope and the request is refused with a -32600 error that names the
+// scopes and says why. Over legacy SSE, whose messages have no status of
+// their own, the refusal is its JSON-RPC error on the stream.
+func (h *Host) scopes() []mcp.Middleware {
+	if len(h.cat.DeclaredScopes()) == 0 {
 		return nil
 	}
-	id := oauth.IdentityFrom(ctx)
-	var msg string
-	switch {
-	case h.oauth == nil:
-		msg = fmt.Sprintf("Forbidden: %s requires the scope %s, and this server authenticates no caller (set %s to enable OAuth access tokens).",
-			what, strings.Join(required, " "), SettingAuthIssuer)
-	case id == nil:
-		msg = fmt.Sprintf("Forbidden: %s requires the scope %s, and the request carries no validated access token.", what, strings.Join(required, " "))
-	case len(id.Missing(required)) > 0:
-		msg = "Forbidden: the access token lacks a scope this request needs."
-	default:
-		return nil
-	}
-	h.tel.Refused(ctx, telemetry.RefusedForbidden) // answered 200 with a JSON-RPC error: counted here
-	return &mcp.ProtocolError{Code: mcp.CodeInvalidRequest, Message: msg, Data: ScopesRequiredData{RequiredScopes: required}}
+	return []mcp.Middleware{func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(x *mcp.Exchange) {
+			if x.Refused() || x.Stream() != "" {
+				next(x)
+				return
+			}
+			t := x.Target()
+			required := t.RequiredScopes()
+			if len(required) == 0 {
+				next(x)
+				return
+			}
+			r := x.Request()
+			id := oauth.IdentityFrom(r.Context())
+			data := ScopesRequiredData{RequiredScopes: required}
+			var msg string
+			switch {
+			case h.oauth == nil:
+				msg = fmt.Sprintf("Forbidden: %s requires the scope %s, and this server authenticates no caller (set %s to enable OAuth access tokens).",
+					t.Resolved.What, strings.Join(required, " "), SettingAuthIssuer)
+			case id == nil:
+				msg = fmt.Sprintf("Forbidden: %s requires the scope %s, and the request carries no validated access token.", t.Resolved.What, strings.Join(required, " "))
+			default:
+				missing := id.Missing(required)
+				if len(missing) == 0 {
+					next(x)
+					return
+				}
+				x.Refuse(http.StatusForbidden, h.oauth.guard.InsufficientScope(r, id, missing), mcp.CodeInvalidRequest,
+					"Forbidden: the access token lacks a scope this request needs: "+strings.Join(missing, " "), data)
+				return
+			}
+			h.tel.Refused(r.Context(), telemetry.RefusedForbidden) // answered 200 with a JSON-RPC error: counted here
+			x.FailWith(&mcp.ProtocolError{Code: mcp.CodeInvalidRequest, Message: msg, Data: data})
+		}
+	}}
 }
 
 // warnUnguarded logs, at start, each tool, resource, resource template
 // and prompt that requires scopes when the host takes no access tokens:
-// every request for one is refused (see lacksScopes).
+// every request for one is refused (see scopes).
 func (h *Host) warnUnguarded() {
 	if h.oauth != nil {
 		return

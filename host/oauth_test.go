@@ -8,12 +8,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/funcmcp/funcmcp/host/internal/mcp"
-	"github.com/funcmcp/funcmcp/host/internal/oauth"
 	"github.com/funcmcp/funcmcp/internal/testutil"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -185,30 +184,73 @@ func TestOAuthBadSettingFailsNew(t *testing.T) {
 	assert.Contains(t, err.Error(), "loopback")
 }
 
-func TestOAuthCallCheckBehindTheHTTPOne(t *testing.T) {
+// TestOAuthScopesCheckedOnceOverLegacySSE: the scopes are checked once,
+// on the request as the endpoint read it, whatever carries it: a legacy
+// SSE message (whose POST the OAuth guard lets through without reading
+// it) lacking a scope gets the refusal on its stream, and the worker is
+// not invoked; with the scope the call is served.
+func TestOAuthScopesCheckedOnceOverLegacySSE(t *testing.T) {
 	op := testutil.StartOIDC(t)
 	fw := newFakeWorker(t)
 	h, _ := newTestHost(t, oauthApp(t, op, ""), fw.srv.URL, nil)
-	call := func(id *oauth.Identity) error {
-		ctx := t.Context()
-		if id != nil {
-			ctx = oauth.WithIdentity(ctx, id)
-		}
-		_, err := h.callTool(ctx, &mcp.CallRequest{Name: "get_weather", Arguments: map[string]json.RawMessage{"city": json.RawMessage(`"Oslo"`)}})
-		return err
+	srv := httptest.NewServer(h.Handler())
+	defer srv.Close()
+	call := func(scopes ...string) string {
+		hdr := http.Header{"Authorization": {"Bearer " + op.Token(t, testutil.Claims(op.URL, oauthAudience, "user-7", scopes...))}}
+		st, err := testutil.OpenSSE(t.Context(), srv.URL+SSEPath, hdr)
+		require.NoError(t, err)
+		defer st.Close()
+		req, err := http.NewRequest(http.MethodPost, st.Endpoint, strings.NewReader(callBody(2, "get_weather", `{"city":"Bergen"}`)))
+		require.NoError(t, err)
+		req.Header = hdr.Clone()
+		req.Header.Set("Content-Type", "application/json")
+		r, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_ = r.Body.Close()
+		require.Equal(t, http.StatusAccepted, r.StatusCode)
+		ev, err := st.Next(10 * time.Second)
+		require.NoError(t, err)
+		return ev.Data
 	}
-	lacking := oauth.WithIdentity(t.Context(), &oauth.Identity{Subject: "u", Scopes: []string{"user_impersonation"}})
-	_, err := h.readResource(lacking, &mcp.ReadRequest{URI: "test://secret/1"})
-	assert.ErrorContains(t, err, "lacks a scope", "resources/read")
-	_, err = h.getPrompt(lacking, &mcp.PromptRequest{Name: "secret_prompt"})
-	assert.ErrorContains(t, err, "lacks a scope", "prompts/get")
-	err = call(&oauth.Identity{Subject: "u", Scopes: []string{"user_impersonation"}})
-	var pe *mcp.ProtocolError
-	require.ErrorAs(t, err, &pe)
-	assert.Contains(t, pe.Message, "lacks a scope")
-	assert.NoError(t, call(&oauth.Identity{Subject: "u", Scopes: []string{"Weather.Admin"}}))
-	for _, r := range fw.requests() {
-		assert.Equal(t, "get_weather", r.Function)
+	assert.Contains(t, call("user_impersonation"), "lacks a scope this request needs: "+oauthAdmin)
+	assert.Empty(t, fw.requests(), "refused before the worker")
+	assert.Contains(t, call("user_impersonation", "Weather.Admin"), "Bergen")
+	assert.Len(t, fw.requests(), 1)
+}
+
+// TestOAuthScopesPerBatchElement: each element of a batch (2025-03-26) is
+// a request of its own, checked on its own: the element whose tool needs a
+// scope the token lacks gets the refusal in its place, and the other is
+// served.
+func TestOAuthScopesPerBatchElement(t *testing.T) {
+	op := testutil.StartOIDC(t)
+	fw := newFakeWorker(t)
+	h, _ := newTestHost(t, oauthApp(t, op, ""), fw.srv.URL, nil)
+	srv := httptest.NewServer(h.Handler())
+	defer srv.Close()
+	token := op.Token(t, testutil.Claims(op.URL, oauthAudience, "user-7", "user_impersonation"))
+	batch := "[" + listBody + "," + callBody(2, "get_weather", `{"city":"Oslo"}`) + "]"
+	resp := bearerPost(t, srv.URL+MCPPath, token, batch, map[string]string{"MCP-Protocol-Version": "2025-03-26", "Accept": "application/json"})
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(raw))
+	var replies []struct {
+		ID     int             `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Data    struct {
+				RequiredScopes []string `json:"requiredScopes"`
+			} `json:"data"`
+		} `json:"error"`
 	}
-	assert.Len(t, fw.requests(), 1, "only the call with the scope reached the worker")
+	require.NoError(t, json.Unmarshal(raw, &replies), string(raw))
+	require.Len(t, replies, 2)
+	assert.Nil(t, replies[0].Error, "tools/list is served")
+	require.NotNil(t, replies[1].Error)
+	assert.Equal(t, -32600, replies[1].Error.Code)
+	assert.Contains(t, replies[1].Error.Message, "lacks a scope this request needs: "+oauthAdmin)
+	assert.Equal(t, []string{oauthAdmin}, replies[1].Error.Data.RequiredScopes)
+	assert.Empty(t, fw.requests(), "the refused call reached no worker")
 }

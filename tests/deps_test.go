@@ -220,6 +220,7 @@ var hostInternalImports = map[string][]string{
 	"launch":    {"status", "telemetry", "invoke", "supervise", "auth", "config"},
 	"status":    {"telemetry", "catalog"},
 	"telemetry": {"mcp", "invoke"},
+	"ratelimit": {"mcp", "owner"},
 	"invoke":    {"peer", "auth", "ids"},
 	"mcp":       {"peer", "auth", "jsonrpc", "dedup", "ids", "tasks", "owner", "notify"},
 	"supervise": {"config", "backoff", "ids", "reaper"},

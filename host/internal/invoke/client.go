@@ -231,8 +231,11 @@ func (e *Error) Unwrap() error { return e.Err }
 // that never reached the worker (its connection was refused: the worker
 // died and is being restarted) is sent again to the new one; both within
 // restartWait and the call timeout.
-func (inv *Client) Invoke(ctx context.Context, f *Function, id string, body []byte) (*Reply, error) {
-	ctx = context.WithValue(ctx, invocationIDKey{}, id)
+//
+// offer, when not nil, is the invocation's call channel ([Hub.Open]): its
+// headers go with the POST.
+func (inv *Client) Invoke(ctx context.Context, f *Function, id string, body []byte, offer *Offer) (*Reply, error) {
+	ctx = withOffer(context.WithValue(ctx, invocationIDKey{}, id), offer)
 	if inv.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, inv.timeout, errCallTimeout)

@@ -90,7 +90,7 @@ func TestCallsWaitForTheExpectedWorker(t *testing.T) {
 	f := &Function{Name: "f", DataKey: "context", Tool: "f"}
 
 	inv := NewClient(&Options{HostVersion: "v", MaxCalls: 4, RestartWait: time.Minute})
-	_, err := inv.Invoke(t.Context(), f, "id0", []byte(`{}`))
+	_, err := inv.Invoke(t.Context(), f, "id0", []byte(`{}`), nil)
 	require.EqualError(t, err, "the worker is not started")
 
 	inv.ExpectWorker()
@@ -99,7 +99,7 @@ func TestCallsWaitForTheExpectedWorker(t *testing.T) {
 	errs := make(chan error, n)
 	for i := range n {
 		go func() {
-			reply, err := inv.Invoke(t.Context(), f, fmt.Sprint("id", i), []byte(`{}`))
+			reply, err := inv.Invoke(t.Context(), f, fmt.Sprint("id", i), []byte(`{}`), nil)
 			if err == nil && (len(reply.Logs) != 1 || reply.Logs[0] != "ran") {
 				err = fmt.Errorf("unexpected reply %+v", reply)
 			}
@@ -120,7 +120,7 @@ func TestCallsWaitForTheExpectedWorker(t *testing.T) {
 	}})
 	sick.ExpectWorker()
 	go func() {
-		_, err := sick.Invoke(t.Context(), f, "id", []byte(`{}`))
+		_, err := sick.Invoke(t.Context(), f, "id", []byte(`{}`), nil)
 		errs <- err
 	}()
 	r := "it keeps failing"
@@ -130,6 +130,6 @@ func TestCallsWaitForTheExpectedWorker(t *testing.T) {
 
 	short := NewClient(&Options{HostVersion: "v", MaxCalls: 1, RestartWait: time.Minute, Timeout: 20 * time.Millisecond})
 	short.ExpectWorker()
-	_, err = short.Invoke(t.Context(), f, "id", []byte(`{}`))
+	_, err = short.Invoke(t.Context(), f, "id", []byte(`{}`), nil)
 	require.EqualError(t, err, "no worker was ready within the call timeout (20ms)", "the wait is bounded by the call timeout")
 }

@@ -12,8 +12,9 @@
 // kept-alive connections); to any other, through an azcore pipeline with
 // telemetry off. With telemetry on, [Options.Trace] wraps each invocation
 // in its span and its trace context travels in the POST's headers. The
-// invocation id, the call channel's [Offer] ([WithOffer]) and the trace
-// headers reach the request through the call's context. A 2xx answer is
+// invocation id, the call channel's [Offer] (an argument of
+// [Client.Invoke]) and the trace headers reach the request through the
+// call's context, under keys private to this package. A 2xx answer is
 // decoded once into a [Reply], either form (the direct reply a funcmcp
 // worker sends, or today's {Outputs, Logs, ReturnValue}); the direct reply
 // to a resource, prompt or completion request ([Function.Encoded]) keeps

@@ -28,7 +28,7 @@ func TestLocalWorkerServesCalls(t *testing.T) {
 		_, _ = w.Write([]byte(`{"Outputs":{},"Logs":[],"ReturnValue":"ok"}`))
 	})})
 	inv.SetWorker("http://in-process.invalid")
-	reply, err := inv.Invoke(t.Context(), &Function{Name: "f", DataKey: "context", Tool: "f", Method: "completion/complete"}, "id-1", []byte(`{"Data":{}}`))
+	reply, err := inv.Invoke(t.Context(), &Function{Name: "f", DataKey: "context", Tool: "f", Method: "completion/complete"}, "id-1", []byte(`{"Data":{}}`), nil)
 	require.NoError(t, err)
 	require.NotNil(t, reply)
 	require.NotNil(t, got)
@@ -49,7 +49,7 @@ func TestLocalWorkerFailures(t *testing.T) {
 		http.Error(w, "no such function", http.StatusNotFound)
 	})})
 	inv.SetWorker("http://in-process.invalid")
-	_, err := inv.Invoke(t.Context(), f, "id", []byte(`{}`))
+	_, err := inv.Invoke(t.Context(), f, "id", []byte(`{}`), nil)
 	var ie *Error
 	require.ErrorAs(t, err, &ie)
 	assert.Equal(t, http.StatusNotFound, ie.Status)
@@ -59,7 +59,7 @@ func TestLocalWorkerFailures(t *testing.T) {
 		panic("boom")
 	})})
 	inv.SetWorker("http://in-process.invalid")
-	_, err = inv.Invoke(t.Context(), f, "id", []byte(`{}`))
+	_, err = inv.Invoke(t.Context(), f, "id", []byte(`{}`), nil)
 	require.ErrorAs(t, err, &ie)
 	assert.True(t, strings.Contains(err.Error(), "panicked: boom"), err.Error())
 }
@@ -80,7 +80,7 @@ func TestLocalWorkerIsRoutedAfresh(t *testing.T) {
 	var reply *Reply
 	var err error
 	host.Get("/runtime/webhooks/mcp/sse", func(_ http.ResponseWriter, r *http.Request) {
-		reply, err = inv.Invoke(r.Context(), &Function{Name: "get_weather", DataKey: "context", Tool: "get_weather"}, "id", []byte(`{}`))
+		reply, err = inv.Invoke(r.Context(), &Function{Name: "get_weather", DataKey: "context", Tool: "get_weather"}, "id", []byte(`{}`), nil)
 	})
 	host.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/runtime/webhooks/mcp/sse", nil))
 	require.NoError(t, err)
@@ -116,7 +116,7 @@ func TestLocalWorkerChannelInProcess(t *testing.T) {
 		_, _ = w.Write([]byte(`{"Outputs":{},"Logs":[],"ReturnValue":"ok"}`))
 	})})
 	inv.SetWorker("http://in-process.invalid")
-	_, err := inv.Invoke(WithOffer(t.Context(), offer), &Function{Name: "f", DataKey: "context", Tool: "f"}, "inv-1", []byte(`{}`))
+	_, err := inv.Invoke(t.Context(), &Function{Name: "f", DataKey: "context", Tool: "f"}, "inv-1", []byte(`{}`), offer)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusNoContent, status)
 	assert.Equal(t, []string{"progress half"}, client.received())

@@ -66,7 +66,7 @@ type channel struct {
 }
 
 // Offer is what an invocation request carries of its channel: the headers
-// the worker reads. Attach it with [WithOffer].
+// the worker reads. Pass it to [Client.Invoke].
 type Offer struct {
 	header http.Header
 	hub    *Hub // whose channel it is: an in-process call reaches it directly (local.go)
@@ -347,9 +347,10 @@ func deliver(n Notifier, nt *metadata.Notification) error {
 	}
 }
 
-// WithOffer attaches the offer to an invocation's context; the client adds
-// its headers to the request. A nil offer leaves ctx as it is.
-func WithOffer(ctx context.Context, o *Offer) context.Context {
+// withOffer carries the offer of an invocation, through the azcore
+// pipeline, to the policy that adds its headers; a nil offer leaves ctx as
+// it is. The key never leaves this package.
+func withOffer(ctx context.Context, o *Offer) context.Context {
 	if o == nil {
 		return ctx
 	}

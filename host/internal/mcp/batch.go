@@ -47,25 +47,30 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, sse bool, b
 		}
 		return ok
 	})
+	// A batch refused whole passes the chain as one exchange with no
+	// message (see chain.go).
+	whole := &request{h: h, r: r, origin: origin}
 	if !valid || !s.End() {
-		h.refuse(w, http.StatusBadRequest, nil, CodeParseError, "Parse error", nil)
+		h.refuseEarly(whole, w, &earlyAnswer{status: http.StatusBadRequest, code: CodeParseError, text: "Parse error"})
 		return
 	}
-	_, version, ok := h.legacyState(&request{w: w, r: r, origin: origin})
+	held := &heldReply{header: http.Header{}}
+	_, version, ok := h.legacyState(&request{w: held, r: r, origin: origin})
 	if !ok {
+		h.refuseEarly(whole, w, &earlyAnswer{held: held})
 		return
 	}
 	switch {
 	case version != batchVersion:
-		h.refuse(w, http.StatusBadRequest, nil, CodeInvalidRequest,
-			"Invalid Request: JSON-RPC batches are accepted only in protocol version "+batchVersion+", not in "+version+".", nil)
+		h.refuseEarly(whole, w, &earlyAnswer{status: http.StatusBadRequest, code: CodeInvalidRequest,
+			text: "Invalid Request: JSON-RPC batches are accepted only in protocol version " + batchVersion + ", not in " + version + "."})
 		return
 	case count == 0:
-		h.refuse(w, http.StatusBadRequest, nil, CodeInvalidRequest, "Invalid Request: an empty batch", nil)
+		h.refuseEarly(whole, w, &earlyAnswer{status: http.StatusBadRequest, code: CodeInvalidRequest, text: "Invalid Request: an empty batch"})
 		return
 	case count > h.maxBatch:
-		h.refuse(w, http.StatusBadRequest, nil, CodeInvalidRequest,
-			"Invalid Request: a JSON-RPC batch may hold at most "+strconv.Itoa(h.maxBatch)+" messages; this one holds "+strconv.Itoa(count)+".", nil)
+		h.refuseEarly(whole, w, &earlyAnswer{status: http.StatusBadRequest, code: CodeInvalidRequest,
+			text: "Invalid Request: a JSON-RPC batch may hold at most " + strconv.Itoa(h.maxBatch) + " messages; this one holds " + strconv.Itoa(count) + "."})
 		return
 	}
 
@@ -93,11 +98,13 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, sse bool, b
 			n++
 			continue
 		case msg.method == methodInitialize && msg.id != nil:
-			h.refuse(rec, http.StatusBadRequest, validID(msg.id), CodeInvalidRequest,
-				"Invalid Request: initialize must not be part of a JSON-RPC batch", nil)
+			h.refuseEarly(&request{h: h, r: r, origin: origin, batch: true, msg: msg, method: lookupMethod(msg.method)}, rec,
+				&earlyAnswer{status: http.StatusBadRequest, id: validID(msg.id), code: CodeInvalidRequest,
+					text: "Invalid Request: initialize must not be part of a JSON-RPC batch"})
 		case code == 0 && readClaim(&msg).claimed:
-			h.refuse(rec, http.StatusBadRequest, validID(msg.id), CodeInvalidRequest,
-				"Invalid Request: "+ModernVersion+" requests cannot be batched", nil)
+			h.refuseEarly(&request{h: h, r: r, origin: origin, batch: true, msg: msg, method: lookupMethod(msg.method)}, rec,
+				&earlyAnswer{status: http.StatusBadRequest, id: validID(msg.id), code: CodeInvalidRequest,
+					text: "Invalid Request: " + ModernVersion + " requests cannot be batched"})
 		default:
 			h.serveMessage(rec, r, false, elem, origin, true)
 		}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -20,15 +21,23 @@ import (
 // status, the outcome), and may answer it itself ([Exchange.Fail])
 // instead of calling the next link.
 //
-// What does not pass: a body that is not a JSON-RPC message (refused by the
-// decoder, there is no method to route), a message refused in serveMessage
-// before the chain (an id that cannot be echoed, params that cannot be
-// read, a subscriptions/listen request over its size), a batch refused
-// whole, a client's response to a request of ours, which is routed by its
-// id to the call that waits for it (see clientreq.go), and the GET streams
-// (serveResume, serveSessionStream, LegacySSE.ServeStream). [Exchange.Fail]
-// answers HTTP 200 with a JSON-RPC error: a link cannot refuse with an
-// HTTP status.
+// What else passes, so that a link sees every message and stream: a
+// refusal decided before the chain (a body that is not a JSON-RPC message,
+// an id that cannot be echoed, params that cannot be read, a
+// subscriptions/listen request over its size, a batch refused whole, a
+// method other than POST, an Accept without JSON, a body over its bound)
+// is an exchange whose answer is already decided ([Exchange.Refused]
+// reports it): the links run around it and the dispatcher writes it. A GET
+// stream (serveResume, serveSessionStream) is an exchange too
+// ([Exchange.Stream] names it): the dispatcher serves the stream. A link
+// may refuse any of them with an HTTP status and headers
+// ([Exchange.Refuse]: 401/403 with WWW-Authenticate, 413, 429 with
+// Retry-After, 503) or with a JSON-RPC error ([Exchange.Fail]).
+//
+// What does not pass: a client's response to a request of ours, which is
+// routed by its id to the call that waits for it (see clientreq.go), and
+// the legacy SSE transport's own GET stream (LegacySSE.ServeStream; the
+// messages it carries pass).
 
 // MethodHandler serves one exchange.
 type MethodHandler func(x *Exchange)
@@ -66,6 +75,18 @@ type Exchange struct {
 	origin *streamOrigin
 	// batch marks an element of a JSON-RPC batch.
 	batch bool
+	// early is the answer decided before the chain, nil when the
+	// dispatcher decides.
+	early *earlyAnswer
+	// stream names the GET stream the exchange serves, "" for a message.
+	stream StreamKind
+	// lastID is the Last-Event-ID of a StreamResume.
+	lastID string
+	// target is what Target found, once targetRead.
+	target     Target
+	targetRead bool
+	// owner is what Owner found, "" until then.
+	owner owner.ID
 
 	out     statusWriter // w writes through it: the status it wrote
 	outcome string       // set by the handlers: "error <code>", "isError", "task", …
@@ -73,6 +94,39 @@ type Exchange struct {
 	// (see LinkedTrace).
 	linked string
 }
+
+// StreamKind names the GET stream an exchange serves.
+type StreamKind string
+
+// The GET streams of the endpoint.
+const (
+	// StreamResume is a GET with Last-Event-ID: the rest of a call's
+	// stream (resume.go).
+	StreamResume StreamKind = "resume"
+	// StreamSession is a legacy session's GET: its notifications
+	// (listen.go).
+	StreamSession StreamKind = "session"
+)
+
+// earlyAnswer is a refusal decided before the chain: an HTTP status and a
+// JSON-RPC error (202 and no body for a notification's).
+type earlyAnswer struct {
+	status int
+	id     []byte
+	code   int
+	text   string
+	data   any
+	// held, when set, is the answer itself, written aside.
+	held *heldReply
+}
+
+// Stream names the GET stream the exchange serves; "" for a message.
+func (x *Exchange) Stream() StreamKind { return x.stream }
+
+// Refused reports whether the exchange's answer was decided before the
+// chain: a refusal (a body that is not a JSON-RPC message, an id that
+// cannot be echoed, a batch refused whole, …) that the dispatcher writes.
+func (x *Exchange) Refused() bool { return x.early != nil }
 
 // Method is the message's method.
 func (x *Exchange) Method() string { return x.msg.method }
@@ -143,6 +197,33 @@ func (x *Exchange) Fail(code int, message string) {
 		return
 	}
 	x.h.rpcError(x, code, message, nil)
+}
+
+// Refuse answers the exchange with an HTTP status (401, 403, 413, 429,
+// 503, …), the headers of hdr (WWW-Authenticate, Retry-After, …) and a
+// JSON-RPC error body, instead of running its handler: a link that refuses
+// calls it and does not call next. The body is plain JSON whatever the
+// client accepts, as every transport-level refusal of the endpoint. In a
+// batch the element gets the error in its place (the batch's status is
+// the batch's) and a notification of a batch gets nothing.
+func (x *Exchange) Refuse(status int, hdr http.Header, code int, message string, data any) {
+	if x.batch && x.msg.id == nil && x.stream == "" {
+		return
+	}
+	out := x.w.Header()
+	for k, v := range hdr {
+		out[k] = v
+	}
+	x.h.refuse(x.w, status, validID(x.id), code, message, data)
+}
+
+// FailWith is Fail with the code, message and data of pe.
+func (x *Exchange) FailWith(pe *ProtocolError) {
+	if x.msg.id == nil {
+		x.w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	x.h.rpcError(x, pe.Code, pe.Message, pe.Data)
 }
 
 // setOutcome notes how the exchange ended; the first note stays.

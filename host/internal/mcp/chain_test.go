@@ -228,3 +228,97 @@ func TestCapabilitiesFromTheMethodTable(t *testing.T) {
 	assert.False(t, isModernMethod(methodPing, ModernVersion))
 	assert.False(t, isModernMethod(methodTasksGet, LatestVersion))
 }
+
+// TestMiddlewareRefusesWithStatus: a link may refuse with an HTTP status
+// and headers (429 with Retry-After here): the client gets that status,
+// the headers and a JSON-RPC error naming the request's id; the handler
+// never runs; in a batch the element gets the error in its place.
+func TestMiddlewareRefusesWithStatus(t *testing.T) {
+	limit := func(next MethodHandler) MethodHandler {
+		return func(x *Exchange) {
+			if x.Method() == methodToolsCall && x.Name() == "add" {
+				x.Refuse(http.StatusTooManyRequests, http.Header{"Retry-After": {"3"}}, -32000, "Too many requests", nil)
+				return
+			}
+			next(x)
+		}
+	}
+	log := &exchangeLog{}
+	s := startServer(t, &Options{Middleware: []Middleware{log.link, limit}})
+	hdr := map[string]string{headerProtocolVersion: "2025-11-25"}
+	r := s.post(t, rpc(1, methodToolsCall, map[string]any{"name": "add", "arguments": map[string]any{"a": 1, "b": 2}}), hdr)
+	assert.Equal(t, http.StatusTooManyRequests, r.status)
+	assert.Equal(t, "3", r.header.Get("Retry-After"))
+	assert.JSONEq(t, errorBody("1", -32000, "Too many requests"), r.body)
+	s.tools.mu.Lock()
+	assert.Empty(t, s.tools.calls, "the tool never ran")
+	s.tools.mu.Unlock()
+
+	r = s.post(t, "["+rpc(2, methodToolsCall, map[string]any{"name": "add", "arguments": map[string]any{"a": 1, "b": 2}})+","+rpc(3, methodPing, nil)+"]",
+		map[string]string{headerProtocolVersion: batchVersion})
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	assert.JSONEq(t, "["+errorBody("2", -32000, "Too many requests")+`,{"jsonrpc":"2.0","id":3,"result":{}}]`, r.data)
+	got := log.since(0)
+	require.Len(t, got, 3)
+	assert.Equal(t, "refused 429", got[0].outcome)
+	assert.Equal(t, "refused 429", got[1].outcome)
+	assert.Equal(t, "ok", got[2].outcome)
+}
+
+// TestChainSeesEarlyRefusalsAndStreams: what the endpoint refuses before
+// the method's handler is decided (an id that cannot be echoed, params
+// that cannot be read, a body that is not JSON, a batch refused whole, a
+// GET without a stream) and the GET streams pass the chain: a link sees
+// each, and may answer it otherwise.
+func TestChainSeesEarlyRefusalsAndStreams(t *testing.T) {
+	type saw struct {
+		method  string
+		stream  StreamKind
+		refused bool
+		outcome string
+	}
+	var mu sync.Mutex
+	var all []saw
+	watch := func(next MethodHandler) MethodHandler {
+		return func(x *Exchange) {
+			next(x)
+			mu.Lock()
+			defer mu.Unlock()
+			all = append(all, saw{method: x.Method(), stream: x.Stream(), refused: x.Refused(), outcome: x.Outcome()})
+		}
+	}
+	s := startServer(t, &Options{Middleware: []Middleware{watch}})
+	hdr := map[string]string{headerProtocolVersion: batchVersion}
+	s.post(t, `{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`, hdr)
+	s.post(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}`, hdr)
+	s.post(t, `{"jsonrpc":`, hdr)
+	s.post(t, `[]`, hdr)
+	s.do(t, http.MethodGet, nil, map[string]string{headerLastEventID: "nope"})
+	s.do(t, http.MethodDelete, nil, nil)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []saw{
+		{method: methodPing, refused: true, outcome: "refused 400"},
+		{method: methodToolsCall, refused: true, outcome: "refused 400"},
+		{refused: true, outcome: "refused 400"},
+		{refused: true, outcome: "refused 400"},
+		{stream: StreamResume, outcome: all[4].outcome},
+		{refused: true, outcome: "refused 405"},
+	}, all)
+	assert.NotEqual(t, "ok", all[4].outcome, "an unknown Last-Event-ID is refused")
+
+	// A link may refuse a stream with its own status.
+	deny := func(next MethodHandler) MethodHandler {
+		return func(x *Exchange) {
+			if x.Stream() != "" {
+				x.Refuse(http.StatusServiceUnavailable, http.Header{"Retry-After": {"1"}}, -32000, "Busy", nil)
+				return
+			}
+			next(x)
+		}
+	}
+	s = startServer(t, &Options{Middleware: []Middleware{deny}})
+	r := s.do(t, http.MethodGet, nil, map[string]string{headerLastEventID: "nope"})
+	assert.Equal(t, http.StatusServiceUnavailable, r.status)
+	assert.Equal(t, "1", r.header.Get("Retry-After"))
+}

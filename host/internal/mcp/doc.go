@@ -50,17 +50,22 @@
 // request, a call that becomes a task, the retry of an input-required call),
 // is one [Exchange] passed through one chain: the request log (at debug
 // level), then the links of [Options.Middleware], then the dispatcher that
-// reads the revision and runs the method's handler (chain.go). A
-// [Middleware] sees the method, the target ([Exchange.Target]), the
-// revision, the transport, the status and the outcome, and may answer
-// instead of the handler ([Exchange.Fail]), with a JSON-RPC error and HTTP
-// 200 (202 for a notification): a link cannot refuse with an HTTP status.
-// What does not pass the chain: what is refused before it (a body that is
-// not one JSON-RPC message, an id or params that cannot be read, a batch
-// refused whole, a subscriptions/listen request over its size), a client's
-// response to a request of ours (routed by its id, clientreq.go), and the
-// GET streams (a resumed call's stream, a session's stream, the legacy SSE
-// stream itself, whose messages do pass).
+// reads the revision and runs the method's handler (chain.go). The
+// exchange is the request's record: what it names is resolved once against
+// the app ([Exchange.Target], [Server.Resolve]) and its owner worked out
+// once ([Exchange.Owner]); every link and step reads them. A [Middleware]
+// sees the method, the target, the owner, the revision, the transport, the
+// status and the outcome, and may answer instead of the handler with a
+// JSON-RPC error ([Exchange.Fail]) or an HTTP status and headers
+// ([Exchange.Refuse]: 401/403 with WWW-Authenticate, 429 with Retry-After,
+// …). What the endpoint refuses before the handler (a body that is not one
+// JSON-RPC message, an id or params that cannot be read, a batch refused
+// whole, a subscriptions/listen request over its size, a method other than
+// POST) passes the chain with its answer decided ([Exchange.Refused]), and
+// so do the GET streams of a resumed call and of a session
+// ([Exchange.Stream]). What does not pass: a client's response to a
+// request of ours (routed by its id, clientreq.go) and the legacy SSE
+// stream itself, whose messages do pass.
 //
 // # Endpoint contract
 //
@@ -127,7 +132,7 @@
 //     resources/read) a missing Mcp-Name or one that differs from
 //     params.name (params.uri) once its =?base64?…?= form is decoded: -32020;
 //   - for a tools/call of a tool that declares x-mcp-header arguments
-//     ([Server.ParamHeaders]), an argument present in the body whose
+//     ([Resolved.ParamHeaders]), an argument present in the body whose
 //     Mcp-Param-<Name> header is missing, malformed or different: -32020;
 //   - a malformed envelope (io.modelcontextprotocol/clientCapabilities
 //     missing or not an object, clientInfo not an object, a logLevel or

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/funcmcp/funcmcp/host/internal/owner"
+
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -42,12 +44,44 @@ type Target struct {
 	// URI matches; "" when the app serves nothing by Name (or Kind is
 	// TargetNone, or the Server has no Known).
 	Known string
+	// Scoped says that the method's target may require scopes (the
+	// method table's Scoped).
+	Scoped bool
+	// Resolved is what the app serves by Name, found once; nil when it
+	// serves nothing by that name (or Kind is TargetNone).
+	Resolved *Resolved
 }
 
-// Target reads what the exchange names. It costs one lookup of the name
-// in the app's catalog ([Server.Known]) and, for a tool or a prompt, the
-// decoding of the name; a link calls it once.
+// RequiredScopes are the scopes the request needs beyond a valid access
+// token: those of what it names when its method is scoped; nil otherwise.
+func (t *Target) RequiredScopes() []string {
+	if !t.Scoped || t.Resolved == nil {
+		return nil
+	}
+	return t.Resolved.RequiredScopes
+}
+
+// Target reads what the exchange names. The first call costs one lookup
+// of the name in the app's catalog ([Server.Known]) and, for a tool or a
+// prompt, the decoding of the name; the others read what it found.
 func (x *Exchange) Target() Target {
+	if !x.targetRead {
+		x.target, x.targetRead = x.readTarget(), true
+	}
+	return x.target
+}
+
+// Owner is whom what the exchange leaves behind counts for: its verified
+// principal, else its verified function key, else its client address
+// ([owner.Of]), worked out once.
+func (x *Exchange) Owner() owner.ID {
+	if x.owner == "" {
+		x.owner = owner.Of(x.r)
+	}
+	return x.owner
+}
+
+func (x *Exchange) readTarget() Target {
 	var t Target
 	var spec *metadata.MethodSpec
 	if x.method != nil {
@@ -58,25 +92,26 @@ func (x *Exchange) Target() Target {
 	if spec == nil {
 		return t
 	}
-	t.Method, t.Kind = spec.Name, spec.Target
+	t.Method, t.Kind, t.Scoped = spec.Name, spec.Target, spec.Scoped
 	switch t.Kind {
 	case TargetTool, TargetPrompt:
 		t.Name, _ = stringValue(x.msg.name)
 	case TargetResource:
 		t.Name = paramString(x.msg.params, "uri")
 	}
-	if t.Name != "" && x.h.srv.Known != nil {
-		if known, ok := x.h.srv.Known(t.Kind, t.Name); ok {
-			t.Known = known
+	if t.Name != "" && t.Kind != TargetNone {
+		if t.Resolved = x.h.srv.resolve(t.Kind, t.Name); t.Resolved != nil {
+			t.Known = t.Resolved.Known
 		}
 	}
 	return t
 }
 
 // ID is the JSON-RPC id as text: a string id without its quotes, a number
-// as written; "" for a notification.
+// as written; "" for a notification, and for a message refused for its id
+// (one that cannot be echoed is never read).
 func (x *Exchange) ID() string {
-	id := x.msg.id
+	id := x.id
 	if s, ok := stringValue(id); ok {
 		return s
 	}

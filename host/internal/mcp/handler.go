@@ -19,7 +19,6 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/mcp/listen"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
-	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -215,27 +214,28 @@ func initializeResult(v string, o *Options, caps string) []byte {
 func (h *handler) serve(w http.ResponseWriter, r *http.Request, origin *streamOrigin) {
 	if r.Method == http.MethodGet {
 		if last := r.Header.Get(headerLastEventID); last != "" {
-			h.serveResume(w, r, last)
+			h.serveStream(w, r, StreamResume, last)
 			return
 		}
 		if h.hub != nil && origin == nil {
-			h.serveSessionStream(w, r)
+			h.serveStream(w, r, StreamSession, "")
 			return
 		}
 	}
+	req := &request{h: h, r: r, origin: origin}
 	if r.Method != http.MethodPost {
 		w.Header()["Allow"] = allowPost
-		h.refuse(w, http.StatusMethodNotAllowed, nil, codeServerError, "Method not allowed", nil)
+		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusMethodNotAllowed, code: codeServerError, text: "Method not allowed"})
 		return
 	}
 	sse, ok := acceptedFraming(r.Header[headerAccept])
 	if !ok {
-		h.refuse(w, http.StatusNotAcceptable, nil, codeServerError,
-			"Not Acceptable: Client must accept application/json or text/event-stream", nil)
+		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusNotAcceptable, code: codeServerError,
+			text: "Not Acceptable: Client must accept application/json or text/event-stream"})
 		return
 	}
 	if r.ContentLength > h.maxBody {
-		h.tooLarge(w)
+		h.refuseEarly(req, w, tooLarge)
 		return
 	}
 
@@ -243,10 +243,10 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, origin *streamOr
 	defer putBuffer(buf)
 	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, h.maxBody)); err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			h.tooLarge(w)
+			h.refuseEarly(req, w, tooLarge)
 			return
 		}
-		h.refuse(w, http.StatusBadRequest, nil, codeServerError, "Bad Request: reading the body failed", nil)
+		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, code: codeServerError, text: "Bad Request: reading the body failed"})
 		return
 	}
 	if firstByte(buf.Bytes()) == '[' {
@@ -256,6 +256,41 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, origin *streamOr
 	h.serveMessage(w, r, sse, buf.Bytes(), origin, false)
 }
 
+// serveStream passes a GET stream through the chain: the dispatcher serves
+// it (serveResume, serveSessionStream) unless a link refuses it.
+func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, kind StreamKind, lastID string) {
+	req := &request{h: h, r: r, stream: kind, lastID: lastID}
+	req.out.ResponseWriter = w
+	req.w = &req.out
+	h.chain(req)
+}
+
+// refuseEarly passes a refusal decided before the chain through it: the
+// links see it (and may answer otherwise), the dispatcher writes it.
+func (h *handler) refuseEarly(req *request, w http.ResponseWriter, e *earlyAnswer) {
+	req.early = e
+	req.out.ResponseWriter = w
+	req.w, req.id = &req.out, e.id
+	h.chain(req)
+}
+
+// writeEarly writes the answer decided before the chain.
+func (h *handler) writeEarly(req *request) {
+	e := req.early
+	switch {
+	case e.held != nil:
+		e.held.replay(req.w)
+	case e.status == http.StatusAccepted:
+		req.w.WriteHeader(http.StatusAccepted)
+	default:
+		h.refuse(req.w, e.status, e.id, e.code, e.text, e.data)
+	}
+}
+
+// tooLarge refuses a body over the endpoint's bound.
+var tooLarge = &earlyAnswer{status: http.StatusRequestEntityTooLarge, code: codeServerError,
+	text: "Request Entity Too Large: the body exceeds the limit"}
+
 // serveMessage answers one JSON-RPC message: a request or a notification
 // goes through the middleware chain; a response goes to the call waiting
 // for it.
@@ -263,7 +298,7 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	req := &request{h: h, r: r, sse: sse, origin: origin, batch: batch}
 	msg := &req.msg
 	if code, text := decodeMessage(body, msg); code != 0 {
-		h.refuse(w, http.StatusBadRequest, validID(msg.id), code, text, nil)
+		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, id: validID(msg.id), code: code, text: text})
 		return
 	}
 	if msg.method == "" {
@@ -273,35 +308,36 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 			h.response(req, msg, body)
 			return
 		}
-		h.refuse(w, http.StatusBadRequest, validID(msg.id), CodeInvalidRequest, "Invalid Request: missing method", nil)
+		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, id: validID(msg.id), code: CodeInvalidRequest, text: "Invalid Request: missing method"})
 		return
 	}
+	req.method = lookupMethod(msg.method)
 	if msg.id != nil && validID(msg.id) == nil {
 		text := "Invalid Request: id must be a string or a number"
 		if len(bytes.TrimSpace(msg.id)) > MaxIDBytes {
 			text = idTooLong
 		}
-		h.refuse(w, http.StatusBadRequest, nil, CodeInvalidRequest, text, nil)
+		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, code: CodeInvalidRequest, text: text})
 		return
 	}
 
 	if msg.paramsProblem != "" {
 		if msg.id == nil {
-			w.WriteHeader(http.StatusAccepted) // a notification: nothing to answer
+			// A notification: nothing to answer.
+			h.refuseEarly(req, w, &earlyAnswer{status: http.StatusAccepted})
 			return
 		}
-		h.refuse(w, http.StatusBadRequest, msg.id, CodeInvalidParams, msg.paramsProblem, nil)
+		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, id: msg.id, code: CodeInvalidParams, text: msg.paramsProblem})
 		return
 	}
 	if msg.method == methodListen && len(body) > MaxListenRequestBytes {
 		// Its stream would keep the body while it is open.
-		h.refuse(w, http.StatusRequestEntityTooLarge, msg.id, codeServerError,
-			"Request Entity Too Large: a "+methodListen+" request is at most "+strconv.Itoa(MaxListenRequestBytes)+" bytes.", nil)
+		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusRequestEntityTooLarge, id: msg.id, code: codeServerError,
+			text: "Request Entity Too Large: a " + methodListen + " request is at most " + strconv.Itoa(MaxListenRequestBytes) + " bytes."})
 		return
 	}
 	req.out.ResponseWriter = w
 	req.w, req.id = &req.out, msg.id
-	req.method = lookupMethod(msg.method)
 	h.chain(req)
 }
 
@@ -309,6 +345,17 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 // legacy request the session), checks the request against its revision and
 // runs its method's handler, or answers method-not-found.
 func (h *handler) dispatch(req *request) {
+	switch {
+	case req.early != nil:
+		h.writeEarly(req)
+		return
+	case req.stream == StreamResume:
+		h.serveResume(req.w, req.r, req.lastID)
+		return
+	case req.stream == StreamSession:
+		h.serveSessionStream(req.w, req.r)
+		return
+	}
 	if h.serveModern(req) {
 		return
 	}
@@ -520,6 +567,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 		ProtocolVersion: version,
 		Headers:         req.r.Header,
 		Transport:       req.Transport(),
+		Owner:           req.Owner(),
 	}
 	if meta != nil {
 		call.Meta, call.ClientInfo = meta, meta.ClientInfo
@@ -530,7 +578,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 		call.ClientInfo = s.client
 	}
 	var in *inputState
-	ident := callIdentity{method: methodToolsCall, name: name, args: rawArgs, owner: owner.Of(req.r)}
+	ident := callIdentity{method: methodToolsCall, name: name, args: rawArgs, owner: call.Owner}
 	if meta != nil {
 		var code int
 		if in, code, problem = h.readInput(req.r.Context(), msg.params, ident); problem != "" {
@@ -538,7 +586,12 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 			return
 		}
 	}
-	if ts := h.taskToolSupport(name); ts != nil && meta != nil && req.method.Task {
+	call.Tool = req.Target().Resolved
+	var ts *metadata.TaskSupport
+	if call.Tool != nil && h.tasks != nil {
+		ts = call.Tool.Task
+	}
+	if ts != nil && meta != nil && req.method.Task {
 		if clientHasTasks(meta.ClientCapabilities) {
 			h.callAsTask(req, call, meta, in, ident, ts)
 			return
@@ -564,7 +617,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 // context, and this request reads its stream until the result, until the
 // stream is closed, or until the client leaves.
 func (h *handler) callResumable(req *request, msg *message, s *session, call *CallRequest, ident callIdentity) {
-	rs, post := h.openResumable(req.w, req.scope, owner.Of(req.r))
+	rs, post := h.openResumable(req.w, req.scope, call.Owner)
 	if rs == nil {
 		// The store keeps as many streams as it may: a plain stream.
 		call.Notify = h.notifier(req, msg, nil, s, nil)
@@ -772,6 +825,33 @@ func acceptedFraming(vals []string) (sse, ok bool) {
 	return sse, sse || plain
 }
 
-func (h *handler) tooLarge(w http.ResponseWriter) {
-	h.refuse(w, http.StatusRequestEntityTooLarge, nil, codeServerError, "Request Entity Too Large: the body exceeds the limit", nil)
+// heldReply is an answer written aside, to be replayed once the chain
+// lets it through (a batch's session refused whole).
+type heldReply struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *heldReply) Header() http.Header { return r.header }
+func (r *heldReply) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+func (r *heldReply) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(p)
+}
+
+// replay writes the held answer to w.
+func (r *heldReply) replay(w http.ResponseWriter) {
+	hdr := w.Header()
+	for k, v := range r.header {
+		hdr[k] = v
+	}
+	w.WriteHeader(r.status)
+	_, _ = w.Write(r.body.Bytes())
 }

@@ -25,13 +25,19 @@ func (f *fakeTools) count() int {
 func stringID(n int) string { return `"` + strings.Repeat("i", n-2) + `"` }
 
 // TestLongIDRefusedBeforeAnyWork: a request whose id is over MaxIDBytes of
-// JSON text is refused with -32600 and id null before it reaches the
-// middleware chain (no span, no log line, no call); an id of MaxIDBytes is
-// served and echoed.
+// JSON text is refused with -32600 and id null before any work (no call):
+// the links of the chain see the refusal, decided already, without its id;
+// an id of MaxIDBytes is served and echoed.
 func TestLongIDRefusedBeforeAnyWork(t *testing.T) {
-	var links atomic.Int32
+	var links, refused atomic.Int32
 	count := func(next MethodHandler) MethodHandler {
-		return func(x *Exchange) { links.Add(1); next(x) }
+		return func(x *Exchange) {
+			links.Add(1)
+			if x.Refused() && x.ID() == "" {
+				refused.Add(1)
+			}
+			next(x)
+		}
 	}
 	s := startServer(t, &Options{Middleware: []Middleware{count}})
 	call := func(id string) reply {
@@ -43,7 +49,7 @@ func TestLongIDRefusedBeforeAnyWork(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, r.status)
 		assert.JSONEq(t, errorBody("null", CodeInvalidRequest, "Invalid Request: the id is longer than 128 bytes"), r.data)
 	}
-	assert.Zero(t, links.Load(), "a refused request reaches no link of the chain")
+	assert.Equal(t, int32(3), refused.Load(), "each refusal passes the chain, decided, without its id")
 	assert.Zero(t, s.tools.count(), "and calls nothing")
 
 	id := stringID(MaxIDBytes)
@@ -52,7 +58,7 @@ func TestLongIDRefusedBeforeAnyWork(t *testing.T) {
 	var got struct{ ID json.RawMessage }
 	require.NoError(t, json.Unmarshal([]byte(r.data), &got))
 	assert.Equal(t, id, string(got.ID))
-	assert.Equal(t, int32(1), links.Load())
+	assert.Equal(t, int32(4), links.Load())
 }
 
 // TestLongIDRefusedInABatch: in a batch, the element with a long id gets

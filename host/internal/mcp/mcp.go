@@ -188,6 +188,61 @@ type Server struct {
 	// link asks, so it must be cheap and must not keep name. nil: nothing is
 	// known (every target is unknown).
 	Known func(kind TargetKind, name string) (known string, ok bool)
+	// Resolve finds what the app serves by what a request names: nil when
+	// it serves nothing by that name. It runs once per exchange that names
+	// something (see [Exchange.Target]); every later step (telemetry,
+	// scopes, limits, the Mcp-Param-* check, tasks, [Server.CallTool])
+	// reads what it found. nil: Known, ParamHeaders and TaskSupport are
+	// asked instead.
+	Resolve func(kind TargetKind, name string) *Resolved
+}
+
+// Resolved is what the app serves by a request's target, found once
+// ([Server.Resolve]).
+type Resolved struct {
+	// Known is the app's own name for it (see [Server.Known]).
+	Known string
+	// What names it in a refusal: "tool 'x'", "resource template 'x'", …
+	What string
+	// RequiredScopes are the scopes a request for it needs beyond a valid
+	// access token.
+	RequiredScopes []string
+	// Task is a tool's task declaration, nil when it runs synchronously
+	// only.
+	Task *metadata.TaskSupport
+	// ParamHeaders are a tool's x-mcp-header arguments (see
+	// [Server.ParamHeaders]); the slice must not be modified.
+	ParamHeaders []ParamHeader
+	// Entry is the app's own entry, for the app's funcs to read typed (the
+	// host's catalog entry); the endpoint never reads it.
+	Entry any
+}
+
+// resolve finds what the app serves by name: through Resolve, else
+// through Known, ParamHeaders and TaskSupport (a Server built without
+// Resolve); nil when nothing is known of it.
+func (s *Server) resolve(kind TargetKind, name string) *Resolved {
+	if s.Resolve != nil {
+		return s.Resolve(kind, name)
+	}
+	var r Resolved
+	found := false
+	if s.Known != nil {
+		r.Known, found = s.Known(kind, name)
+	}
+	if kind == TargetTool {
+		if s.ParamHeaders != nil {
+			r.ParamHeaders = s.ParamHeaders(name)
+		}
+		if s.TaskSupport != nil {
+			r.Task = s.TaskSupport(name)
+		}
+		found = found || r.ParamHeaders != nil || r.Task != nil
+	}
+	if !found {
+		return nil
+	}
+	return &r
 }
 
 // Handler is the Streamable HTTP endpoint of [NewHandler].
@@ -219,6 +274,15 @@ type CallRequest struct {
 	// Notify sends progress and log notifications to the client during the
 	// call; nil when the client can receive none (see [Notifier]).
 	Notify *Notifier
+	// Owner is whom the call's work counts for (its verified principal,
+	// else its verified function key, else its client address, as the
+	// endpoint worked it out once; a task run again keeps its first
+	// run's).
+	Owner owner.ID
+	// Tool is what the app serves by Name, found once when the request
+	// was read ([Server.Resolve]); nil for a call the endpoint did not
+	// read (a task run again), or when nothing is served by that name.
+	Tool *Resolved
 	// Attempt is, for a task run again on another instance after its
 	// instance stopped, its run (2 or more); 0 for every other call. The
 	// caller's access token is not kept for a re-run: its identity and

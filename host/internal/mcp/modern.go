@@ -228,8 +228,11 @@ func (h *handler) serveModern(req *request) bool {
 		h.refuse(req.w, http.StatusBadRequest, id, CodeHeaderMismatch, problem, nil)
 		return true
 	}
-	if h.srv.ParamHeaders != nil && msg.method == methodToolsCall {
-		declared := h.srv.ParamHeaders(paramString(msg.params, "name"))
+	if msg.method == methodToolsCall {
+		var declared []ParamHeader
+		if t := req.Target(); t.Resolved != nil {
+			declared = t.Resolved.ParamHeaders
+		}
 		if problem := checkParamHeaders(req.r.Header, msg.params, declared); problem != "" {
 			h.refuse(req.w, http.StatusBadRequest, id, CodeHeaderMismatch, problem, nil)
 			return true

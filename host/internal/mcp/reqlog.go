@@ -21,7 +21,11 @@ func (h *handler) requestLog(next MethodHandler) MethodHandler {
 		next(x)
 		// The request's context now: a link (telemetry) may have given it
 		// a span, whose ids the line then carries.
-		h.log.LogAttrs(x.r.Context(), slog.LevelDebug, "mcp "+x.Method(),
+		what := x.Method()
+		if x.stream != "" {
+			what = "GET " + string(x.stream) + " stream"
+		}
+		h.log.LogAttrs(x.r.Context(), slog.LevelDebug, "mcp "+what,
 			slog.String("method", x.Method()), slog.String("revision", x.ProtocolVersion()), slog.String("name", x.Name()),
 			slog.Duration("duration", time.Since(start).Round(time.Microsecond)), slog.String("outcome", x.Outcome()))
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
-	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -100,31 +99,16 @@ func (h *handler) prepareRerun(t *tasks.Task) func(claimed *tasks.Task) {
 		return nil
 	}
 	return func(claimed *tasks.Task) {
-		ctx, cancel := context.WithCancelCause(WithTaskOwner(context.Background(), claimed.Owner))
+		ctx, cancel := context.WithCancelCause(context.Background())
 		run := h.tasks.Adopt(ctx, cancel, claimed)
 		if run == nil {
 			cancel(taskrun.ErrHostStopping) // claimed, not run: another instance judges it again
 			return
 		}
 		call := &CallRequest{Name: claimed.Tool, Arguments: args, RawArguments: rc.Arguments, ProtocolVersion: rc.ProtocolVersion,
-			SessionID: rc.SessionID, ClientInfo: rc.ClientInfo, Headers: rc.Headers, Transport: rc.Transport, Attempt: run.Attempt(),
+			SessionID: rc.SessionID, ClientInfo: rc.ClientInfo, Headers: rc.Headers, Transport: rc.Transport, Attempt: run.Attempt(), Owner: claimed.Owner,
 			Meta: &RequestMeta{ProtocolVersion: rc.ProtocolVersion, ClientInfo: rc.ClientInfo, ClientCapabilities: rc.Capabilities}}
 		call.Notify = clientreq.NewNotifier(h.notifiers, clientreq.NotifierOptions{MinLevel: -1, Mode: metadata.InputModeStream, Caps: rc.Capabilities, Task: run})
 		go func() { _, _ = h.runTask(ctx, cancel, run, call) }()
 	}
-}
-
-type taskOwnerKey struct{}
-
-// WithTaskOwner returns ctx carrying the owner of the task whose run it
-// is: a task run again on another instance has no request, and counts
-// against its owner's limits as its first run did.
-func WithTaskOwner(ctx context.Context, id owner.ID) context.Context {
-	return context.WithValue(ctx, taskOwnerKey{}, id)
-}
-
-// TaskOwner is the owner WithTaskOwner put in ctx, "" for none.
-func TaskOwner(ctx context.Context) owner.ID {
-	id, _ := ctx.Value(taskOwnerKey{}).(owner.ID)
-	return id
 }

@@ -86,10 +86,13 @@ const anonymousScope = "anonymous"
 // taskToolSupport returns the task declaration of tool name when tasks are
 // on, nil otherwise.
 func (h *handler) taskToolSupport(name string) *metadata.TaskSupport {
-	if h.tasks == nil || h.srv.TaskSupport == nil {
+	if h.tasks == nil {
 		return nil
 	}
-	return h.srv.TaskSupport(name)
+	if r := h.srv.resolve(TargetTool, name); r != nil {
+		return r.Task
+	}
+	return nil
 }
 
 // serveTaskMethod answers tasks/get, tasks/update and tasks/cancel.

@@ -17,50 +17,6 @@ import (
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
-// TestOperationsReadTheMembersTheEndpointReads: the scope check reads a
-// body's method and its tool, prompt or resource as the MCP endpoint does:
-// member names exactly as sent (after their escapes), string values
-// decoded; a member the endpoint would not read names no operation.
-func TestOperationsReadTheMembersTheEndpointReads(t *testing.T) {
-	for _, tc := range []struct {
-		body string
-		want []Operation
-	}{
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"admin","arguments":{"name":"x"}}}`,
-			[]Operation{{"tools/call", "admin"}}},
-		{` {"params":{"arguments":{},"name":"admin"},"method":"tools/call"} `, []Operation{{"tools/call", "admin"}}},
-		{`{"method":"tools\/c\u0061ll","params":{"n\u0061me":"adm\u0069n"}}`, []Operation{{"tools/call", "admin"}}},
-		{`{"method":"resources/read","params":{"uri":"file:///a b","_meta":{"uri":"x"}}}`, []Operation{{"resources/read", "file:///a b"}}},
-		{`{"method":"prompts/get","params":{"name":"p\u00e9"}}`, []Operation{{"prompts/get", "pé"}}},
-		{`[{"method":"tools/call","params":{"name":"a"}},{"method":"tools/list"},{"method":"prompts/get","params":{"name":"b"}}]`,
-			[]Operation{{"tools/call", "a"}, {"prompts/get", "b"}}},
-		{`{"method":"tools/call"}`, []Operation{{"tools/call", ""}}},
-		{`{"method":"tools/call","params":null}`, []Operation{{"tools/call", ""}}},
-		// Members in another case are not the endpoint's: no operation.
-		{`{"Method":"tools/call","params":{"name":"admin"}}`, nil},
-		{`{"method":"tools/call","Params":{"name":"admin"}}`, []Operation{{"tools/call", ""}}},
-		{`{"method":"tools/list"}`, nil},
-		{`{"method":7,"params":{"name":"admin"}}`, nil},
-		{`{"method":"tools/call","params":{"name":"admin"}`, nil}, // not JSON
-		{`{"method":"tools/call","params":{"name":"admin"}} {}`, nil},
-		{`"tools/call"`, nil},
-		{``, nil},
-	} {
-		assert.Equal(t, tc.want, Operations([]byte(tc.body)), tc.body)
-	}
-}
-
-// TestOperationsAllocatesLittle: reading the operation of a tools/call
-// costs at most the operation's slice and its name (it runs on every
-// request when a tool needs a scope).
-func TestOperationsAllocatesLittle(t *testing.T) {
-	body := []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","arguments":{"city":"Oslo","days":[1,2,3]},"_meta":{"progressToken":"p1"}}}`)
-	var ops []Operation
-	allocs := testing.AllocsPerRun(100, func() { ops = Operations(body) })
-	require.Equal(t, []Operation{{"tools/call", "whoami"}}, ops)
-	assert.LessOrEqual(t, allocs, 2.0)
-}
-
 // freshHeaders are the identity headers built anew from id's claims, as a
 // first validation builds them.
 func freshHeaders(t *testing.T, id *Identity) http.Header {

@@ -17,12 +17,11 @@
 //
 // A [Guard] serves the protected resource metadata (RFC 9728) and, in
 // [Guard.Protect], answers a request without a valid token 401 with a
-// WWW-Authenticate challenge naming the metadata. When something the app
-// serves requires scopes ([Options.Required]), it reads a POST body for
-// the operations it asks for ([Operations], one scan, skipped when
-// [Scoped.MayAsk] rules the body out by a byte search) and answers an
-// operation whose scopes the token lacks 403 insufficient_scope (step-up);
-// the body is replayed to the endpoint. A request let through carries the
+// WWW-Authenticate challenge naming the metadata; it never reads the body.
+// Whether the token grants the scopes what a request names requires is
+// decided behind it, once, on the request as the endpoint decoded it (the
+// host's scope link of the MCP chain), which refuses with the headers of
+// [Guard.InsufficientScope]: 403 insufficient_scope (step-up). A request let through carries the
 // principal (owner.WithPrincipalOwner) and the [Identity] ([WithIdentity])
 // on its context, and the identity headers App Service authentication
 // gives apps (X-MS-CLIENT-PRINCIPAL…, which the worker reads) in place of

@@ -143,15 +143,18 @@ func TestUnknownMethodsAreOther(t *testing.T) {
 // TestClientTextInSpansIsCapped: what a client chose is cut in the span,
 // and repaired when it is not UTF-8, so that every span stays small and the
 // OTLP export of the batch succeeds. A 1 MiB request id is refused before
-// the span; a 1 MiB tool name is _OTHER; a 1 MiB session id (not UTF-8) and
-// URI are cut.
+// any work: its span carries no id; a 1 MiB tool name is _OTHER; a 1 MiB
+// session id (not UTF-8) and URI are cut.
 func TestClientTextInSpansIsCapped(t *testing.T) {
 	rc := newRecorded(t)
 	h := rc.weatherApp()
 	mib := strings.Repeat("é", 1<<19)
 	r := post(h, `{"jsonrpc":"2.0","id":"`+mib+`","method":"tools/call","params":{"name":"get_weather","arguments":{}}}`, nil)
 	assert.Equal(t, http.StatusBadRequest, r.Code)
-	assert.Empty(t, rc.spans.GetSpans(), "a request refused for its id has no span")
+	refused := rc.spans.GetSpans().Snapshots()
+	require.Len(t, refused, 1, "the refusal passes the chain")
+	assert.NotContains(t, attrs(refused[0]), attribute.Key("jsonrpc.request.id"), "a request refused for its id has no id in its span")
+	assert.Equal(t, "400", attrs(refused[0])["error.type"])
 
 	id := `"` + strings.Repeat("i", mcp.MaxIDBytes-2) + `"`
 	post(h, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"`+mib+`","arguments":{}}}`, nil)
@@ -159,7 +162,7 @@ func TestClientTextInSpansIsCapped(t *testing.T) {
 		http.Header{"Mcp-Session-Id": {"\xff" + strings.Repeat("s", 1<<20)}})
 	post(h, `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"weather://`+mib+`"}}`, nil)
 
-	spans := rc.spans.GetSpans().Snapshots()
+	spans := rc.spans.GetSpans().Snapshots()[1:]
 	require.Len(t, spans, 3)
 	assert.Equal(t, "tools/call _OTHER", spans[0].Name())
 	assert.Equal(t, strings.Repeat("i", mcp.MaxIDBytes-2), attrs(spans[0])["jsonrpc.request.id"])

@@ -53,6 +53,12 @@ func (t *Telemetry) Middleware() []mcp.Middleware {
 
 func (t *Telemetry) link(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(x *mcp.Exchange) {
+		if x.Stream() != "" {
+			// A GET stream is no MCP operation: the HTTP request's span
+			// (Telemetry.HTTP) is its record.
+			next(x)
+			return
+		}
 		start := time.Now()
 		r := x.Request()
 		base := r.Context()
