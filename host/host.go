@@ -46,6 +46,12 @@ const MCPPath = "/runtime/webhooks/mcp"
 // StatusPath is where the host status is served.
 const StatusPath = "/admin/host/status"
 
+// PingPath is the health probe: 200 while the host takes calls, 503 while
+// it starts, stops or its worker keeps failing. It takes no key and no
+// Host check (a probe names the instance's address), as the Azure
+// Functions host's own /admin/host/ping.
+const PingPath = "/admin/host/ping"
+
 // State is the host's lifecycle state, as GET /admin/host/status reports it.
 type State = status.State
 
@@ -368,6 +374,7 @@ func (h *Host) routes() (http.Handler, error) {
 			r.Handle(MetadataPath+p, meta)
 		}
 	}
+	r.Method(http.MethodGet, PingPath, http.HandlerFunc(h.board.Ping))
 	// Every other endpoint is behind the one Host and Origin check; the
 	// MCP endpoints behind the access token check (when asked for), then
 	// the function key.
@@ -385,8 +392,8 @@ func (h *Host) routes() (http.Handler, error) {
 }
 
 // Handler returns the host's HTTP handler: the MCP endpoint at
-// /runtime/webhooks/mcp, the legacy SSE endpoints and GET
-// /admin/host/status. A Host used only through Handler is closed with
+// /runtime/webhooks/mcp, the legacy SSE endpoints, GET /admin/host/status
+// and GET /admin/host/ping. A Host used only through Handler is closed with
 // [Host.Close].
 func (h *Host) Handler() http.Handler { return h.handler }
 
