@@ -141,9 +141,9 @@ func TestContainerImage(t *testing.T) {
 	b := start(fmt.Sprintf("funcmcp-b-%d", os.Getpid()))
 
 	// Who the server runs as, seen from inside: not root.
-	id, err := p.run(ctx, "top", a.name, "user")
+	top, err := p.run(ctx, "top", a.name, "user")
 	require.NoError(t, err)
-	assert.NotContains(t, id, "root", "the server's user")
+	assert.Equal(t, []string{"USER", "nonroot"}, strings.Fields(top), "the server's user")
 
 	// Legacy SSE: the stream on a, its POSTs on b.
 	st, err := testutil.OpenSSE(ctx, a.base+endpointPath+"/sse", nil)
@@ -184,5 +184,6 @@ func TestContainerImage(t *testing.T) {
 	assert.Equal(t, "0", strings.TrimSpace(code2), "a's exit code after SIGTERM")
 	logs, err := p.run(ctx, "logs", a.name)
 	require.NoError(t, err)
-	assert.Contains(t, strings.ToLower(logs), "stop", "a logs its graceful stop:\n%s", logs)
+	assert.Contains(t, logs, `msg="stopping: no new connections`, "a logs its graceful stop")
+	assert.Contains(t, logs, `msg=stopped`, "a logs its graceful stop")
 }
