@@ -248,7 +248,14 @@ func New(opts *Options) (*Host, error) {
 		Telemetry: tel, Changes: h.announced.Offer, Output: h.console, Logger: o.Logger,
 		StartupTimeout: o.StartupTimeout, StopTimeout: o.StopTimeout,
 		Probe: supervise.Probe{Interval: o.ProbeInterval, Timeout: o.ProbeTimeout, Failures: o.ProbeFailures}})
-	h.telSummary = h.worker.Summarize(o.WorkerURL != "")
+	where := launch.Started
+	switch {
+	case o.WorkerHandler != nil:
+		where = launch.InProcess
+	case o.WorkerURL != "":
+		where = launch.External
+	}
+	h.telSummary = h.worker.Summarize(where)
 	h.board = status.NewBoard(cat, root, h.telSummary, o.Logger, h.console, func() { h.inv.Wake() })
 	if err := h.tel.Observe(func() (int64, int64) { return int64(h.calls.InFlight()), h.calls.TasksRunning() }); err != nil {
 		_ = h.tel.Shutdown(context.Background())
