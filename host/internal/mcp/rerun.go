@@ -109,6 +109,7 @@ func (h *handler) prepareRerun(t *tasks.Task) func(claimed *tasks.Task) {
 			SessionID: rc.SessionID, ClientInfo: rc.ClientInfo, Headers: rc.Headers, Transport: rc.Transport, Attempt: run.Attempt(), Owner: claimed.Owner,
 			Meta: &RequestMeta{ProtocolVersion: rc.ProtocolVersion, ClientInfo: rc.ClientInfo, ClientCapabilities: rc.Capabilities}}
 		call.Notify = clientreq.NewNotifier(h.notifiers, clientreq.NotifierOptions{MinLevel: -1, Mode: metadata.InputModeStream, Caps: rc.Capabilities, Task: run})
+		call.Task = run.Work()
 		go func() { _, _ = h.runTask(ctx, cancel, run, call) }()
 	}
 }
