@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
@@ -66,32 +65,14 @@ func (h *handler) callAsTask(req *request, call *CallRequest, meta *RequestMeta,
 	h.writeCall(req, call, meta, ident, res, err)
 }
 
-// runTask runs the work of a task (or of a call that may become one) and
-// stores its outcome once the task exists; it returns the call's own
-// outcome, for a call that ended before it became a task.
-func (h *handler) runTask(ctx context.Context, cancel context.CancelCauseFunc, run *taskrun.Run, call *CallRequest) (res *metadata.CallToolResult, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("calling tool %q: panic: %v", call.Name, p)
-			if run.On() {
-				run.Finish(ctx, nil, &jsonrpc.Error{Code: CodeInternalError, Message: "Internal error"})
-			}
-		}
-		cancel(nil)
-	}()
-	go run.WatchWhenStarted(ctx)
-	res, err = h.callTool(ctx, call)
-	if run.On() {
-		result, failure := h.taskOutcome(call, res, err)
-		if ctx.Err() != nil {
-			// Cancelled (the record says so already), expired, or the
-			// host is stopping: not the tool's outcome.
-			result, failure = nil, &jsonrpc.Error{Code: CodeInternalError,
-				Message: "The task's work stopped: " + context.Cause(ctx).Error() + "."}
-		}
-		run.Finish(ctx, result, failure)
-	}
-	return res, err
+// runTask runs the work of a task (or of a call that may become one)
+// through its taskrun.Work (see taskrun.Work.Run): the tool's outcome is
+// stored as the synchronous call would have answered it.
+func (h *handler) runTask(ctx context.Context, cancel context.CancelCauseFunc, run *taskrun.Run, call *CallRequest) (*metadata.CallToolResult, error) {
+	return run.Work().Run(ctx, cancel, func(ctx context.Context) (*metadata.CallToolResult, error) { return h.callTool(ctx, call) },
+		func(res *metadata.CallToolResult, err error) (json.RawMessage, *jsonrpc.Error) {
+			return h.taskOutcome(call, res, err)
+		})
 }
 
 // taskOutcome is what a task's record keeps of the call: the result as

@@ -2,7 +2,9 @@ package taskrun
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
@@ -130,4 +132,39 @@ func (s *Service) NotCreated(tool string, err error) *jsonrpc.Error {
 	}
 	s.log.Error("mcp: creating a task failed", "tool", tool, "error", err)
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the task could not be created."}
+}
+
+// Run runs the work of a call that runs as a task or may become one, on
+// the goroutine of its own that the work has (ctx is the work's, and
+// cancel ends it once the work returns): call runs the tool, and once the
+// task exists its record keeps the outcome, as outcome encodes it (the
+// call's result, or its protocol error). Work that stopped (cancelled,
+// expired, the host stopping) is stored as such, not as the tool's
+// outcome; a panic ends the task failed. It returns the call's own
+// outcome, for a call that ended before it became a task.
+func (w *Work) Run(ctx context.Context, cancel context.CancelCauseFunc, call func(context.Context) (*metadata.CallToolResult, error),
+	outcome func(*metadata.CallToolResult, error) (json.RawMessage, *jsonrpc.Error)) (res *metadata.CallToolResult, err error) {
+	r := w.run
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("calling tool %q: panic: %v", r.tool, p)
+			if r.On() {
+				r.Finish(ctx, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"})
+			}
+		}
+		cancel(nil)
+	}()
+	go r.WatchWhenStarted(ctx)
+	res, err = call(ctx)
+	if r.On() {
+		result, failure := outcome(res, err)
+		if ctx.Err() != nil {
+			// Cancelled (the record says so already), expired, or the
+			// host is stopping: not the tool's outcome.
+			result, failure = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+				Message: "The task's work stopped: " + context.Cause(ctx).Error() + "."}
+		}
+		r.Finish(ctx, result, failure)
+	}
+	return res, err
 }
