@@ -350,6 +350,7 @@ func (h *Host) routes() (http.Handler, error) {
 	}
 	if h.tel != nil && opts.Tasks != nil {
 		opts.Tasks.Traceparent = h.tel.Traceparent
+		opts.Tasks.Telemetry = taskRuns{h.tel}
 	}
 	if opts.SubscribedSessions, err = notify.PerOwnerFromSetting(h.cfg.Lookup, SettingSubscribedSessionsPerClient); err != nil {
 		return nil, err

@@ -150,8 +150,7 @@ func newHandler(srv Server, opts *Options) *handler {
 		checkArgs:       o.CheckArguments,
 		streams:         clientreq.NewStore(o.ResumeStreams, o.ResumeBytes),
 	}
-	h.notifiers = &clientreq.Channel{Waits: &h.waits, NewRequestID: h.newRequestID, HasCapability: hasCapability,
-		TaskNotCreated: func(tool string, err error) error { return h.taskNotCreated(tool, err) }}
+	h.notifiers = &clientreq.Channel{Waits: &h.waits, NewRequestID: h.newRequestID, HasCapability: hasCapability}
 	h.states = clientreq.NewStates(h.sealer, o.UsedInputStates, o.SpentStates, o.Logger)
 	if o.ListenKeepAlive <= 0 {
 		o.ListenKeepAlive = DefaultListenKeepAlive
