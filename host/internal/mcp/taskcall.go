@@ -21,7 +21,7 @@ import (
 // first.
 func (h *handler) callAsTask(req *request, call *CallRequest, meta *RequestMeta, in *inputState, ident callIdentity, ts *metadata.TaskSupport) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(req.r.Context()))
-	run := h.tasks.NewRun(ctx, cancel, taskScope(req.r), owner.Of(req.r), call.Name, ts)
+	run := h.tasks.NewRun(ctx, cancel, taskScope(req.Owner()), req.Owner(), call.Name, ts)
 	n := clientreq.NewNotifier(h.notifiers, clientreq.NotifierOptions{MinLevel: -1, Mode: metadata.InputModeInputRequired, Caps: meta.ClientCapabilities, Answers: in, Task: run})
 	call.Notify = n
 	call.Headers = req.r.Header.Clone()
