@@ -67,3 +67,44 @@ func TestLegacySSEMessageIsItsPOSTsCaller(t *testing.T) {
 		"lacks a scope this request needs: "+oauthAdmin)
 	assert.Len(t, fw.requests(), 1, "refused before the worker")
 }
+
+// TestTaskRunIsItsCallersIdentity: a task's run, which outlives its
+// request, invokes the worker with the identity of the token that made
+// the task (the request's record, CallRequest.Caller), and counts
+// against its principal: another token of the same user from the same
+// address is the same client, another user is not.
+func TestTaskRunIsItsCallersIdentity(t *testing.T) {
+	op := testutil.StartOIDC(t)
+	fw := newFakeWorker(t)
+	root := taskApp(t, `"FUNCMCP_AUTH_ISSUER":`+string(mustJSON(op.URL))+`,"FUNCMCP_AUTH_AUDIENCE":"`+oauthAudience+`"`)
+	h, _ := newTestHost(t, root, fw.srv.URL, &Options{MaxRunningTasksPerClient: 1})
+	srv := httptest.NewServer(h.Handler())
+	defer srv.Close()
+	bearer := func(subject string) map[string]string {
+		return map[string]string{"Authorization": "Bearer " + op.Token(t, testutil.Claims(op.URL, oauthAudience, subject, "user_impersonation"))}
+	}
+	require.Empty(t, startTask(t, srv.URL+MCPPath, "get_weather", bearer("user-8")))
+	var got *recorded
+	for range 500 {
+		for _, r := range fw.requests() {
+			if r.Function == "get_weather" {
+				got = &r
+			}
+		}
+		if got != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.NotNil(t, got, "the task ran")
+	var inv metadata.InvocationRequest
+	require.NoError(t, json.Unmarshal(got.Body, &inv))
+	tc, err := metadata.ToolContextFromRequest(&inv, metadata.TriggerBindingName)
+	require.NoError(t, err)
+	assert.Equal(t, "user-8", tc.Transport.Properties.Headers.Map()["X-Ms-Client-Principal-Id"])
+
+	require.Empty(t, startTask(t, srv.URL+MCPPath, "slow", bearer("user-9")))
+	assert.Contains(t, startTask(t, srv.URL+MCPPath, "slow", bearer("user-9")), "too many running tasks for this client (the limit is 1)",
+		"a fresh token of the same user is the same client")
+	assert.Empty(t, startTask(t, srv.URL+MCPPath, "slow", bearer("user-10")), "another user is another client")
+}
