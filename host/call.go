@@ -14,7 +14,6 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
-	"github.com/funcmcp/funcmcp/host/internal/oauth"
 	"github.com/funcmcp/funcmcp/host/internal/telemetry"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -253,8 +252,8 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, iv *invocation, 
 		Headers:    req.Headers,
 		Transport:  req.Transport,
 	}
-	if caller := oauth.IdentityFrom(ctx); caller != nil {
-		call.Encoded = caller // its identity headers, encoded once per token
+	if id := req.Caller.Identity(); id != nil {
+		call.Encoded = id // its identity headers, encoded once per token
 	}
 	body, err := invoke.Body(fn, call, time.Now())
 	if err != nil {

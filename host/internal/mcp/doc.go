@@ -166,7 +166,7 @@
 //     protocol state and hosts sharing the key accept each other's sessions;
 //     initialize is optional and a bare tools/call works. Behind the
 //     access token check the token also holds "o", the owner ID of the
-//     principal (owner.Of) that initialized, and the session serves that
+//     principal (Exchange.Owner) that initialized, and the session serves that
 //     principal only, whatever token of theirs. A session header that does
 //     not open (forged, changed, another key) or belongs to another
 //     principal is 400 with -32000 "Invalid client state."; an expired one

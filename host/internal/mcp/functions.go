@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -287,7 +286,7 @@ func (h *handler) servePromptsGet(req *request) bool {
 		h.rpcError(req, CodeInvalidParams, "Invalid params: 'arguments' must be an object.", nil)
 		return true
 	}
-	ident := callIdentity{method: methodPromptsGet, name: name, args: rawArgs, owner: owner.Of(req.r)}
+	ident := callIdentity{method: methodPromptsGet, name: name, args: rawArgs, owner: req.Owner()}
 	var in *inputState
 	if c.Meta != nil {
 		var (

@@ -468,7 +468,7 @@ func (h *handler) session(req *request) (*session, bool) {
 // principal behind the access token check, or none) exactly as a session
 // id that does not open: its holder learns nothing of it.
 func (h *handler) ownSession(req *request, s *session) (*session, bool) {
-	if s.owner != sessionOwner(req.r) {
+	if s.owner != sessionOwner(req.Caller()) {
 		h.refuse(req.w, http.StatusBadRequest, validID(req.id), codeServerError, "Invalid client state.", nil)
 		return nil, false
 	}
@@ -533,7 +533,7 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 		v = h.versions[len(h.versions)-1]
 		result = h.initial[v]
 	}
-	token, err := newSessionToken(h.sealer, h.lifetime, v, p.ClientInfo, p.Capabilities, sessionOwner(req.r))
+	token, err := newSessionToken(h.sealer, h.lifetime, v, p.ClientInfo, p.Capabilities, sessionOwner(req.Caller()))
 	if err != nil {
 		h.log.Error("mcp initialize: minting the session token failed", "error", err)
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
@@ -567,6 +567,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 		Headers:         req.r.Header,
 		Transport:       req.Transport(),
 		Owner:           req.Owner(),
+		Caller:          req.Caller(),
 	}
 	if meta != nil {
 		call.Meta, call.ClientInfo = meta, meta.ClientInfo

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
@@ -284,6 +285,11 @@ type CallRequest struct {
 	// endpoint worked it out once; a task run again keeps its first
 	// run's).
 	Owner owner.ID
+	// Caller is who sent the call, as the edge and the links in front of
+	// the endpoint verified it (its identity, for the worker's identity
+	// headers); nil for a call the endpoint did not read (a task run
+	// again).
+	Caller *caller.Caller
 	// Tool is what the app serves by Name, found once when the request
 	// was read ([Server.Resolve]); nil for a call the endpoint did not
 	// read (a task run again), or when nothing is served by that name.

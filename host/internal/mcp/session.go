@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"slices"
 	"time"
 	"unicode/utf8"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
-	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -28,7 +27,7 @@ type sessionToken struct {
 	// Caps are the client capabilities a call may use (see
 	// requestCapabilities), as initialize declared them; nil when none.
 	Caps json.RawMessage `json:"k,omitempty"`
-	// Owner is the principal's owner ID (owner.Of) of the initialize
+	// Owner is the principal's owner ID (Exchange.Owner) of the initialize
 	// behind the access token check, "" without one: the session then
 	// serves requests of that principal only (see sessionOwner).
 	Owner string `json:"o,omitempty"`
@@ -49,15 +48,15 @@ type session struct {
 	expires time.Time       // when the token expires
 }
 
-// sessionOwner is the owner a session of request r is bound to: its
-// authenticated principal's owner ID (whatever token of theirs it
-// carries), "" when r has none. A session serves only requests with the
+// sessionOwner is the owner a session of a request of who is bound to:
+// its authenticated principal's owner ID (whatever token of theirs it
+// carries), "" when it has none. A session serves only requests with the
 // owner it was minted for.
-func sessionOwner(r *http.Request) string {
-	if owner.Principal(r.Context()) == "" {
+func sessionOwner(who *caller.Caller) string {
+	if who.Principal() == "" {
 		return ""
 	}
-	return string(owner.Of(r))
+	return string(who.Owner())
 }
 
 // Errors of parseSessionToken.

@@ -8,7 +8,6 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
-	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -20,7 +19,7 @@ import (
 // first.
 func (h *handler) callAsTask(req *request, call *CallRequest, meta *RequestMeta, in *inputState, ident callIdentity, ts *metadata.TaskSupport) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(req.r.Context()))
-	run := h.tasks.NewRun(ctx, cancel, taskScope(req.r), owner.Of(req.r), call.Name, ts)
+	run := h.tasks.NewRun(ctx, cancel, taskScope(req.Owner()), req.Owner(), call.Name, ts)
 	n := clientreq.NewNotifier(h.notifiers, clientreq.NotifierOptions{MinLevel: -1, Mode: metadata.InputModeInputRequired, Caps: meta.ClientCapabilities, Answers: in, Task: run})
 	call.Notify, call.Task = n, run.Work()
 	call.Headers = req.r.Header.Clone()
