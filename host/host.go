@@ -33,7 +33,6 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/status"
 	"github.com/funcmcp/funcmcp/host/internal/supervise"
 	"github.com/funcmcp/funcmcp/host/internal/telemetry"
-	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // Version is the host version sent to the worker in the
@@ -482,15 +481,6 @@ func (h *Host) publishAnnounced(c notify.Change) <-chan error {
 // mcp_extension system key or the master key (always true when the app is
 // Anonymous).
 func (h *Host) VerifyKey(r *http.Request) bool { return h.secrets.Verify(r) }
-
-// taskSupport gives the MCP endpoint the task declaration of a tool.
-func (h *Host) taskSupport(name string) *metadata.TaskSupport {
-	t := h.cat.Lookup(name)
-	if t == nil || t.Binding.Trigger == nil {
-		return nil
-	}
-	return t.Binding.Trigger.Task
-}
 
 // hasTaskTools reports whether any tool of cat may run as a task.
 func hasTaskTools(cat *catalog.Catalog) bool {

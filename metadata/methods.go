@@ -198,9 +198,6 @@ var table = methods[:]
 // methodIndex finds an entry of table by name.
 var methodIndex = indexMethods(table)
 
-// scopedMethods are the entries of table marked Scoped.
-var scopedMethods = scopedOf(table)
-
 // indexMethods indexes entries by name; a name declared twice is a
 // programming error.
 func indexMethods(entries []MethodSpec) map[string]*MethodSpec {
@@ -214,27 +211,16 @@ func indexMethods(entries []MethodSpec) map[string]*MethodSpec {
 	return m
 }
 
-// scopedOf returns the entries marked Scoped.
-func scopedOf(entries []MethodSpec) []*MethodSpec {
-	var out []*MethodSpec
-	for i := range entries {
-		if entries[i].Scoped {
-			out = append(out, &entries[i])
-		}
-	}
-	return out
-}
-
 func init() {
 	tablehook.AddMethod = func(spec any) func() { return addMethod(spec.(MethodSpec)) }
 }
 
 // addMethod adds a test's entry to the table until restore is called.
 func addMethod(spec MethodSpec) (restore func()) {
-	old, oldIndex, oldScoped := table, methodIndex, scopedMethods
+	old, oldIndex := table, methodIndex
 	table = append(slices.Clone(old), spec)
-	methodIndex, scopedMethods = indexMethods(table), scopedOf(table)
-	return func() { table, methodIndex, scopedMethods = old, oldIndex, oldScoped }
+	methodIndex = indexMethods(table)
+	return func() { table, methodIndex = old, oldIndex }
 }
 
 // Methods returns the table, in its order (a copy).
@@ -244,11 +230,6 @@ func Methods() []MethodSpec { return slices.Clone(table) }
 // table has none of that name. The entry is shared: read it, never write
 // it.
 func LookupMethod(name string) *MethodSpec { return methodIndex[name] }
-
-// ScopedMethods returns the entries marked Scoped, in table order: the
-// methods whose target's requiredScopes an access token must grant. The
-// slice and its entries are shared: read them, never write them.
-func ScopedMethods() []*MethodSpec { return scopedMethods }
 
 // WorkerAnswers reports whether the worker answers a request naming method
 // in [HeaderMethod].
