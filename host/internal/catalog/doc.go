@@ -43,8 +43,9 @@
 // # Scopes
 //
 // What requires scopes is read from the catalog: [Catalog.DeclaredScopes]
-// (the scopes_supported of the protected resource metadata),
-// [Catalog.Scoped] (what the OAuth guard screens a body for) and
+// (the scopes_supported of the protected resource metadata) and
 // [Catalog.ScopedEntries] (what the host warns about when it takes no
-// access tokens).
+// access tokens); the scopes one request needs come with its resolved
+// target (the tool, prompt or resource entry), which the host's scope
+// link checks once.
 package catalog

@@ -90,23 +90,6 @@ func (c *Catalog) TemplateEntries() []json.RawMessage { return c.fns.templates }
 // PromptEntries: see [Catalog.ResourceEntries].
 func (c *Catalog) PromptEntries() []json.RawMessage { return c.fns.prompts }
 
-// Scoped returns the names of the tools that need a scope, and whether a
-// prompt does and whether a resource or resource template does.
-func (c *Catalog) Scoped() (tools []string, prompts, resources bool) {
-	for _, t := range c.Tools() {
-		if len(t.Binding.Trigger.RequiredScopes) > 0 {
-			tools = append(tools, t.Name)
-		}
-	}
-	for _, p := range c.fns.reg.Prompts() {
-		prompts = prompts || len(p.RequiredScopes) > 0
-	}
-	for _, r := range append(c.fns.reg.Resources(), c.fns.reg.Templates()...) {
-		resources = resources || len(r.RequiredScopes) > 0
-	}
-	return tools, prompts, resources
-}
-
 // ScopedEntry is a tool, resource, resource template or prompt that
 // requires scopes (requiredScopes).
 type ScopedEntry struct {
