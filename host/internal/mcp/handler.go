@@ -37,6 +37,7 @@ var (
 )
 
 type handler struct {
+	replies // writes the answers
 	srv     Server
 	chain   MethodHandler // the middleware chain around dispatch
 	log     *slog.Logger
@@ -135,6 +136,7 @@ func newHandler(srv Server, opts *Options) *handler {
 		lifetime: o.SessionLifetime,
 		srv:      srv,
 		log:      o.Logger,
+		replies:  replies{log: o.Logger},
 		maxBody:  o.MaxBodyBytes,
 		maxBatch: o.MaxBatchMessages, maxBatchReply: o.MaxBatchReplyBytes,
 		versions: slices.Clone(SupportedVersions),
