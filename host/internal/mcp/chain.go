@@ -129,15 +129,15 @@ func (x *Exchange) Stream() StreamKind { return x.stream }
 func (x *Exchange) Refused() bool { return x.early != nil }
 
 // Method is the message's method.
-func (x *Exchange) Method() string { return x.msg.method }
+func (x *Exchange) Method() string { return x.msg.Method }
 
 // Name is what the request names: params.name (a tool, a prompt), else
 // params.uri (a resource); "" when neither.
 func (x *Exchange) Name() string {
-	if name := paramString(x.msg.params, "name"); name != "" {
+	if name := paramString(x.msg.Params, "name"); name != "" {
 		return name
 	}
-	return paramString(x.msg.params, "uri")
+	return paramString(x.msg.Params, "uri")
 }
 
 // ProtocolVersion is the revision of the request, once the dispatcher has
@@ -153,7 +153,7 @@ func (x *Exchange) Request() *http.Request { return x.r }
 
 // Notification reports whether the message is a notification (no id: it
 // gets no answer).
-func (x *Exchange) Notification() bool { return x.msg.id == nil }
+func (x *Exchange) Notification() bool { return x.msg.ID == nil }
 
 // InBatch reports whether the message is an element of a JSON-RPC batch.
 func (x *Exchange) InBatch() bool { return x.batch }
@@ -192,7 +192,7 @@ func (x *Exchange) Outcome() string {
 // handler: a link that refuses the request (authorization) calls it and
 // does not call next. A notification gets 202, as every notification does.
 func (x *Exchange) Fail(code int, message string) {
-	if x.msg.id == nil {
+	if x.msg.ID == nil {
 		x.w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -207,7 +207,7 @@ func (x *Exchange) Fail(code int, message string) {
 // batch the element gets the error in its place (the batch's status is
 // the batch's) and a notification of a batch gets nothing.
 func (x *Exchange) Refuse(status int, hdr http.Header, code int, message string, data any) {
-	if x.batch && x.msg.id == nil && x.stream == "" {
+	if x.batch && x.msg.ID == nil && x.stream == "" {
 		return
 	}
 	out := x.w.Header()
@@ -219,7 +219,7 @@ func (x *Exchange) Refuse(status int, hdr http.Header, code int, message string,
 
 // FailWith is Fail with the code, message and data of pe.
 func (x *Exchange) FailWith(pe *ProtocolError) {
-	if x.msg.id == nil {
+	if x.msg.ID == nil {
 		x.w.WriteHeader(http.StatusAccepted)
 		return
 	}

@@ -241,7 +241,7 @@ func (h *handler) servePage(req *request, key string, entries func(*FunctionList
 	if f == nil {
 		return false
 	}
-	h.listPage(req, req.version, req.msg.params, key, entries(f.Lists))
+	h.listPage(req, req.version, req.msg.Params, key, entries(f.Lists))
 	return true
 }
 
@@ -252,7 +252,7 @@ func (h *handler) serveResourcesRead(req *request) bool {
 		return false
 	}
 	c := h.caller(req)
-	uri, ok := stringValue(member(req.msg.params, "uri"))
+	uri, ok := stringValue(member(req.msg.Params, "uri"))
 	if !ok {
 		h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'uri'.", nil)
 		return true
@@ -271,7 +271,7 @@ func (h *handler) servePromptsGet(req *request) bool {
 		return false
 	}
 	c := h.caller(req)
-	params := req.msg.params
+	params := req.msg.Params
 	name, ok := stringValue(member(params, "name"))
 	if !ok {
 		h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'name'.", nil)
@@ -321,11 +321,11 @@ func (h *handler) serveComplete(req *request) bool {
 	if f == nil || !f.Lists.Completions {
 		return false
 	}
-	if pe := h.checkArguments(member(member(req.msg.params, "context"), "arguments")); pe != nil {
+	if pe := h.checkArguments(member(member(req.msg.Params, "context"), "arguments")); pe != nil {
 		h.callError(req, pe, req.meta != nil)
 		return true
 	}
-	cr, problem := decodeCompleteParams(req.msg.params)
+	cr, problem := decodeCompleteParams(req.msg.Params)
 	if problem != "" {
 		h.rpcError(req, CodeInvalidParams, problem, nil)
 		return true
@@ -489,7 +489,7 @@ func objectMembers(raw []byte) (map[string]json.RawMessage, bool) {
 	}
 	out := map[string]json.RawMessage{}
 	it := members(raw)
-	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+	for key, val, ok := it.Next(); ok; key, val, ok = it.Next() {
 		k, _ := stringValue(key)
 		out[k] = bytes.Clone(val)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/listen"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -251,7 +252,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, origin *streamOr
 		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, code: codeServerError, text: "Bad Request: reading the body failed"})
 		return
 	}
-	if firstByte(buf.Bytes()) == '[' {
+	if wire.FirstByte(buf.Bytes()) == '[' {
 		h.serveBatch(w, r, sse, buf.Bytes(), origin)
 		return
 	}
@@ -300,46 +301,46 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	req := &request{h: h, r: r, sse: sse, origin: origin, batch: batch}
 	msg := &req.msg
 	if code, text := decodeMessage(body, msg); code != 0 {
-		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, id: validID(msg.id), code: code, text: text})
+		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, id: validID(msg.ID), code: code, text: text})
 		return
 	}
-	if msg.method == "" {
-		if (msg.hasResult || msg.hasError) && msg.id != nil {
+	if msg.Method == "" {
+		if (msg.HasResult || msg.HasError) && msg.ID != nil {
 			// A client's response to a request a call sent it.
-			req.w, req.id = w, msg.id
+			req.w, req.id = w, msg.ID
 			h.response(req, msg, body)
 			return
 		}
-		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, id: validID(msg.id), code: CodeInvalidRequest, text: "Invalid Request: missing method"})
+		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, id: validID(msg.ID), code: CodeInvalidRequest, text: "Invalid Request: missing method"})
 		return
 	}
-	req.method = lookupMethod(msg.method)
-	if msg.id != nil && validID(msg.id) == nil {
+	req.method = lookupMethod(msg.Method)
+	if msg.ID != nil && validID(msg.ID) == nil {
 		text := "Invalid Request: id must be a string or a number"
-		if len(bytes.TrimSpace(msg.id)) > MaxIDBytes {
+		if len(bytes.TrimSpace(msg.ID)) > MaxIDBytes {
 			text = idTooLong
 		}
 		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, code: CodeInvalidRequest, text: text})
 		return
 	}
 
-	if msg.paramsProblem != "" {
-		if msg.id == nil {
+	if msg.ParamsProblem != "" {
+		if msg.ID == nil {
 			// A notification: nothing to answer.
 			h.refuseEarly(req, w, &earlyAnswer{status: http.StatusAccepted})
 			return
 		}
-		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, id: msg.id, code: CodeInvalidParams, text: msg.paramsProblem})
+		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, id: msg.ID, code: CodeInvalidParams, text: msg.ParamsProblem})
 		return
 	}
-	if msg.method == methodListen && len(body) > MaxListenRequestBytes {
+	if msg.Method == methodListen && len(body) > MaxListenRequestBytes {
 		// Its stream would keep the body while it is open.
-		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusRequestEntityTooLarge, id: msg.id, code: codeServerError,
+		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusRequestEntityTooLarge, id: msg.ID, code: codeServerError,
 			text: "Request Entity Too Large: a " + methodListen + " request is at most " + strconv.Itoa(MaxListenRequestBytes) + " bytes."})
 		return
 	}
 	req.out.ResponseWriter = w
-	req.w, req.id = &req.out, msg.id
+	req.w, req.id = &req.out, msg.ID
 	h.chain(req)
 }
 
@@ -362,7 +363,7 @@ func (h *handler) dispatch(req *request) {
 		return
 	}
 	msg, m := &req.msg, req.method
-	if m != nil && m.beforeSession && msg.id != nil {
+	if m != nil && m.beforeSession && msg.ID != nil {
 		m.serve(h, req)
 		return
 	}
@@ -372,23 +373,23 @@ func (h *handler) dispatch(req *request) {
 	}
 	req.version, req.session = version, s
 	req.scope = callScope(req, s)
-	if msg.id == nil {
+	if msg.ID == nil {
 		// Notifications (initialized, cancelled, …) need no answer.
-		if msg.method == methodCancelled {
-			h.cancelled(msg.params, req.scope)
+		if msg.Method == methodCancelled {
+			h.cancelled(msg.Params, req.scope)
 		}
 		req.w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	if m == nil || !m.Has(version) || !m.serve(h, req) {
-		h.rpcError(req, CodeMethodNotFound, "Method '"+jsonx.SafeText(msg.method)+"' is not available.", nil)
+		h.rpcError(req, CodeMethodNotFound, "Method '"+jsonx.SafeText(msg.Method)+"' is not available.", nil)
 	}
 }
 
 // The handlers of the method table that live in this file.
 
 func (h *handler) serveInitialize(req *request) bool {
-	h.initialize(req, req.msg.params)
+	h.initialize(req, req.msg.Params)
 	return true
 }
 
@@ -398,7 +399,7 @@ func (h *handler) servePing(req *request) bool {
 }
 
 func (h *handler) serveSetLevel(req *request) bool {
-	h.setLevel(req, req.msg.params)
+	h.setLevel(req, req.msg.Params)
 	return true
 }
 
@@ -420,17 +421,6 @@ func (h *handler) serveToolsCall(req *request) bool {
 func (h *handler) serveTasks(req *request) bool {
 	h.serveTaskMethod(req, &req.msg, req.meta)
 	return true
-}
-
-func firstByte(b []byte) byte {
-	for _, c := range b {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		return c
-	}
-	return 0
 }
 
 // legacyState reads the session token and the revision of a legacy request;
@@ -549,7 +539,7 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 // toolsCall runs tools/call; meta is the envelope of a modern request, nil
 // for a legacy one.
 func (h *handler) toolsCall(req *request, msg *message, version string, s *session, meta *RequestMeta) {
-	if pe := h.checkArguments(msg.arguments); pe != nil {
+	if pe := h.checkArguments(msg.Arguments); pe != nil {
 		h.callError(req, pe, meta != nil)
 		return
 	}
@@ -583,7 +573,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 	ident := callIdentity{method: methodToolsCall, name: name, args: rawArgs, owner: call.Owner}
 	if meta != nil {
 		var code int
-		if in, code, problem = h.readInput(req.r.Context(), msg.params, ident); problem != "" {
+		if in, code, problem = h.readInput(req.r.Context(), msg.Params, ident); problem != "" {
 			h.rpcError(req, code, problem, nil)
 			return
 		}

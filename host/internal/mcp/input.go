@@ -125,7 +125,7 @@ func (h *handler) readInputState(ctx context.Context, params []byte, id callIden
 			return nil, "Invalid params: inputResponses must be an object of the answers by key."
 		}
 		it := members(raw)
-		for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+		for key, val, ok := it.Next(); ok; key, val, ok = it.Next() {
 			k, _ := stringValue(key)
 			if val[0] != '{' {
 				return nil, "Invalid params: inputResponses['" + jsonx.SafeText(k) + "'] must be an object (the result of the request)."

@@ -109,7 +109,7 @@ func readListenParams(params []byte) (p listenParams, problem string) {
 		return p, "Invalid params: notifications must be an object."
 	}
 	it := members(n)
-	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+	for key, val, ok := it.Next(); ok; key, val, ok = it.Next() {
 		var dst **bool
 		switch {
 		case keyIs(key, "toolsListChanged"):
@@ -179,7 +179,7 @@ func (h *handler) serveListen(req *request) bool {
 	if h.hub == nil {
 		return false
 	}
-	p, problem := readListenParams(req.msg.params)
+	p, problem := readListenParams(req.msg.Params)
 	if problem != "" {
 		h.rpcError(req, CodeInvalidParams, problem, nil)
 		return true
@@ -333,12 +333,12 @@ func (h *handler) serveSubscribe(req *request) bool {
 	if h.hub == nil || !h.advertises(capResources) {
 		return false
 	}
-	uri, ok := stringValue(member(req.msg.params, "uri"))
+	uri, ok := stringValue(member(req.msg.Params, "uri"))
 	if !ok || uri == "" || len(uri) > notify.MaxURI {
 		h.rpcError(req, CodeInvalidParams, "Invalid params: uri must be a non-empty string of at most "+strconv.Itoa(notify.MaxURI)+" bytes.", nil)
 		return true
 	}
-	subscribe := req.msg.method == methodSubscribe
+	subscribe := req.msg.Method == methodSubscribe
 	var err error
 	switch {
 	case req.origin != nil && req.origin.Listener != nil:
@@ -354,7 +354,7 @@ func (h *handler) serveSubscribe(req *request) bool {
 			h.sessions.Unsubscribe(req.session.id, uri)
 		}
 	default:
-		h.rpcError(req, CodeInvalidRequest, "Invalid Request: "+jsonx.SafeText(req.msg.method)+
+		h.rpcError(req, CodeInvalidRequest, "Invalid Request: "+jsonx.SafeText(req.msg.Method)+
 			" needs a session (initialize first) or a legacy SSE stream to deliver the updates on.", nil)
 		return true
 	}

@@ -148,7 +148,7 @@ func AddMethodForTest(spec metadata.MethodSpec, result func(params []byte) []byt
 	oldServing, oldMethods, oldIndex, oldValues := serving, methods, methodIndex, capabilityValues
 	serving = maps.Clone(serving)
 	serving[spec.Name] = methodInfo{serve: func(h *handler, req *request) bool {
-		h.result(req, result(req.msg.params))
+		h.result(req, result(req.msg.Params))
 		return true
 	}}
 	if _, ok := capabilityValues[spec.Capability]; !ok && spec.Capability != "" {

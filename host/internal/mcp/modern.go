@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -137,7 +137,7 @@ func (m *modernReplies) withServerInfo(meta json.RawMessage) json.RawMessage {
 	}
 	it := members(trimmed)
 	n := 0
-	for key, _, ok := it.next(); ok; key, _, ok = it.next() {
+	for key, _, ok := it.Next(); ok; key, _, ok = it.Next() {
 		if keyIs(key, MetaServerInfo) {
 			return meta
 		}
@@ -160,12 +160,12 @@ type modernClaim struct {
 
 // readClaim looks for the modern envelope in a request's params._meta.
 func readClaim(msg *message) modernClaim {
-	c := modernClaim{meta: msg.meta}
+	c := modernClaim{meta: msg.Meta}
 	if len(c.meta) == 0 || c.meta[0] != '{' {
 		return modernClaim{}
 	}
 	it := members(c.meta)
-	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+	for key, val, ok := it.Next(); ok; key, val, ok = it.Next() {
 		if keyIs(key, MetaProtocolVersion) {
 			c.claimed = true
 			s, isString := stringValue(val)
@@ -188,10 +188,10 @@ func (h *handler) serveModern(req *request) bool {
 	claim := readClaim(msg)
 	headerVersion, hasHeader := singleHeader(req.r.Header, headerProtocolVersion)
 	if !claim.claimed {
-		if msg.id != nil && hasHeader && slices.Contains(h.modern, headerVersion) {
-			if !isModernMethod(msg.method, headerVersion) {
+		if msg.ID != nil && hasHeader && slices.Contains(h.modern, headerVersion) {
+			if !isModernMethod(msg.Method, headerVersion) {
 				h.refuse(req.w, http.StatusNotFound, validID(req.id), CodeMethodNotFound,
-					"Method not found: '"+jsonx.SafeText(msg.method)+"' is not available in protocol version "+headerVersion+".", nil)
+					"Method not found: '"+jsonx.SafeText(msg.Method)+"' is not available in protocol version "+headerVersion+".", nil)
 				return true
 			}
 			h.refuse(req.w, http.StatusBadRequest, validID(req.id), CodeInvalidParams,
@@ -201,7 +201,7 @@ func (h *handler) serveModern(req *request) bool {
 		}
 		return false
 	}
-	if msg.id == nil {
+	if msg.ID == nil {
 		// 2026-07-28 defines no client notifications over HTTP; accept any.
 		req.w.WriteHeader(http.StatusAccepted)
 		return true
@@ -228,12 +228,12 @@ func (h *handler) serveModern(req *request) bool {
 		h.refuse(req.w, http.StatusBadRequest, id, CodeHeaderMismatch, problem, nil)
 		return true
 	}
-	if msg.method == methodToolsCall {
+	if msg.Method == methodToolsCall {
 		var declared []ParamHeader
 		if t := req.Target(); t.Resolved != nil {
 			declared = t.Resolved.ParamHeaders
 		}
-		if problem := checkParamHeaders(req.r.Header, msg.params, declared); problem != "" {
+		if problem := checkParamHeaders(req.r.Header, msg.Params, declared); problem != "" {
 			h.refuse(req.w, http.StatusBadRequest, id, CodeHeaderMismatch, problem, nil)
 			return true
 		}
@@ -250,7 +250,7 @@ func (h *handler) serveModern(req *request) bool {
 	if m := req.method; m == nil || !m.Has(meta.ProtocolVersion) || !m.serve(h, req) {
 		// ping, initialize, logging/setLevel… are not part of 2026-07-28.
 		h.refuse(req.w, http.StatusNotFound, id, CodeMethodNotFound,
-			"Method not found: '"+jsonx.SafeText(msg.method)+"' is not available in protocol version "+meta.ProtocolVersion+".", nil)
+			"Method not found: '"+jsonx.SafeText(msg.Method)+"' is not available in protocol version "+meta.ProtocolVersion+".", nil)
 	}
 	return true
 }
@@ -269,8 +269,8 @@ func checkModernHeaders(hdr http.Header, hasVersion bool, msg *message, m *metho
 	switch {
 	case !ok:
 		return "Header mismatch: the Mcp-Method header is required."
-	case method != msg.method:
-		return fmt.Sprintf("Header mismatch: Mcp-Method header value '%s' does not match body value '%s'", method, msg.method)
+	case method != msg.Method:
+		return fmt.Sprintf("Header mismatch: Mcp-Method header value '%s' does not match body value '%s'", method, msg.Method)
 	}
 	if m == nil || m.NameParam == "" {
 		return ""
@@ -278,13 +278,13 @@ func checkModernHeaders(hdr http.Header, hasVersion bool, msg *message, m *metho
 	source := m.NameParam
 	raw, ok := singleHeader(hdr, headerName)
 	if !ok {
-		return fmt.Sprintf("Header mismatch: the Mcp-Name header is required for %s.", msg.method)
+		return fmt.Sprintf("Header mismatch: the Mcp-Name header is required for %s.", msg.Method)
 	}
-	name, ok := decodeHeaderValue(raw)
+	name, ok := wire.DecodeHeaderValue(raw)
 	if !ok {
 		return "Header mismatch: the Mcp-Name header value is not valid base64 in its =?base64?…?= form."
 	}
-	body := paramString(msg.params, source)
+	body := paramString(msg.Params, source)
 	if name != body {
 		return fmt.Sprintf("Header mismatch: Mcp-Name header value '%s' does not match body value '%s'", name, body)
 	}
@@ -298,20 +298,6 @@ func singleHeader(hdr http.Header, key string) (string, bool) {
 		return "", false
 	}
 	return vals[0], true
-}
-
-// decodeHeaderValue decodes the =?base64?…?= form of a header value; any
-// other value is taken as it is.
-func decodeHeaderValue(v string) (string, bool) {
-	const prefix, suffix = "=?base64?", "?="
-	if !strings.HasPrefix(v, prefix) || !strings.HasSuffix(v, suffix) || len(v) < len(prefix)+len(suffix) {
-		return v, true
-	}
-	data, err := strictBase64.DecodeString(v[len(prefix) : len(v)-len(suffix)])
-	if err != nil {
-		return "", false
-	}
-	return string(data), true
 }
 
 // paramString returns the string member key of params ("" when absent or
@@ -330,7 +316,7 @@ func decodeClientInfo(val []byte) (*metadata.ClientInfo, bool) {
 	}
 	info := &metadata.ClientInfo{}
 	it := members(val)
-	for key, v, more := it.next(); more; key, v, more = it.next() {
+	for key, v, more := it.Next(); more; key, v, more = it.Next() {
 		var dst *string
 		switch {
 		case keyIs(key, "name"):
@@ -356,7 +342,7 @@ func decodeClientInfo(val []byte) (*metadata.ClientInfo, bool) {
 func decodeRequestMeta(c modernClaim) (*RequestMeta, string) {
 	m := &RequestMeta{ProtocolVersion: c.version}
 	it := members(c.meta)
-	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+	for key, val, ok := it.Next(); ok; key, val, ok = it.Next() {
 		switch {
 		case keyIs(key, MetaClientCapabilities):
 			if val[0] != '{' {

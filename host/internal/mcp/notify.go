@@ -73,7 +73,7 @@ func (h *handler) notifier(req *request, msg *message, meta *RequestMeta, s *ses
 		// is refused with -32021, so the function learns which.
 		mode, caps, answers = metadata.InputModeInputRequired, meta.ClientCapabilities, in
 	} else {
-		token = progressToken(msg.meta)
+		token = progressToken(msg.Meta)
 		if vals := req.r.Header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
 			level = h.levels.get(vals[0])
 		}
@@ -109,7 +109,7 @@ func progressToken(meta []byte) (token []byte) {
 		return nil
 	}
 	it := members(meta)
-	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+	for key, val, ok := it.Next(); ok; key, val, ok = it.Next() {
 		if keyIs(key, "progressToken") {
 			token = nil
 			if validID(val) != nil { // a string or a number, like a request id

@@ -291,7 +291,7 @@ func TestProgressTokenFromParams(t *testing.T) {
 			var msg message
 			code, _ := decodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+tt.params+`}`), &msg)
 			require.Zero(t, code)
-			assert.Equal(t, tt.token, string(progressToken(msg.meta)))
+			assert.Equal(t, tt.token, string(progressToken(msg.Meta)))
 		})
 	}
 }

@@ -100,11 +100,11 @@ func (h *handler) serveTaskMethod(req *request, msg *message, meta *RequestMeta)
 	if h.tasks == nil || !clientHasTasks(meta.ClientCapabilities) {
 		req.setOutcome("error " + strconv.Itoa(CodeMissingRequiredClientCapability))
 		h.refuse(req.w, http.StatusBadRequest, validID(req.id), CodeMissingRequiredClientCapability,
-			"Missing required client capability: "+msg.method+" needs the "+ExtensionTasks+" extension in _meta."+
+			"Missing required client capability: "+msg.Method+" needs the "+ExtensionTasks+" extension in _meta."+
 				MetaClientCapabilities+".extensions.", tasksRequiredData)
 		return
 	}
-	id, ok := stringValue(member(msg.params, "taskId"))
+	id, ok := stringValue(member(msg.Params, "taskId"))
 	if !ok || id == "" {
 		h.rpcError(req, CodeInvalidParams, "Invalid params: taskId must be a non-empty string.", nil)
 		return
@@ -112,7 +112,7 @@ func (h *handler) serveTaskMethod(req *request, msg *message, meta *RequestMeta)
 	ctx := req.r.Context()
 	scope := taskScope(req.r)
 	var err error
-	switch msg.method {
+	switch msg.Method {
 	case methodTasksGet:
 		var t *tasks.Task
 		if t, err = h.tasks.Get(ctx, scope, id); err == nil {
@@ -122,7 +122,7 @@ func (h *handler) serveTaskMethod(req *request, msg *message, meta *RequestMeta)
 		}
 	case methodTasksUpdate:
 		var answers map[string]json.RawMessage
-		if answers, ok = taskAnswers(member(msg.params, paramInputResponses)); !ok {
+		if answers, ok = taskAnswers(member(msg.Params, paramInputResponses)); !ok {
 			h.rpcError(req, CodeInvalidParams, "Invalid params: inputResponses must be an object of the answers (objects) by key.", nil)
 			return
 		}
@@ -136,7 +136,7 @@ func (h *handler) serveTaskMethod(req *request, msg *message, meta *RequestMeta)
 	case errors.Is(err, tasks.ErrNotFound):
 		h.rpcError(req, CodeInvalidParams, "Invalid params: no task '"+jsonx.SafeText(id)+"' (unknown, expired, or made with other credentials).", nil)
 	default:
-		h.log.Error("mcp: reading or writing a task failed", "method", msg.method, "task", jsonx.SafeText(id), "error", err)
+		h.log.Error("mcp: reading or writing a task failed", "method", msg.Method, "task", jsonx.SafeText(id), "error", err)
 		h.rpcError(req, CodeInternalError, "Internal error: the task store failed.", nil)
 	}
 }
@@ -153,7 +153,7 @@ func taskAnswers(raw []byte) (map[string]json.RawMessage, bool) {
 	}
 	size := 0
 	it := members(raw)
-	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+	for key, val, ok := it.Next(); ok; key, val, ok = it.Next() {
 		k, _ := stringValue(key)
 		if val[0] != '{' {
 			return nil, false
