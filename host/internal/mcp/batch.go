@@ -101,7 +101,7 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, sse bool, b
 			h.refuseEarly(&request{h: h, r: r, origin: origin, batch: true, msg: msg, method: lookupMethod(msg.Method)}, rec,
 				&earlyAnswer{status: http.StatusBadRequest, id: validID(msg.ID), code: CodeInvalidRequest,
 					text: "Invalid Request: initialize must not be part of a JSON-RPC batch"})
-		case code == 0 && readClaim(&msg).claimed:
+		case code == 0 && readClaim(&msg).Claimed:
 			h.refuseEarly(&request{h: h, r: r, origin: origin, batch: true, msg: msg, method: lookupMethod(msg.Method)}, rec,
 				&earlyAnswer{status: http.StatusBadRequest, id: validID(msg.ID), code: CodeInvalidRequest,
 					text: "Invalid Request: " + ModernVersion + " requests cannot be batched"})

@@ -508,7 +508,7 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 			}
 		}
 		if raw := member(params, "clientInfo"); raw != nil && raw[0] != 'n' {
-			info, ok := decodeClientInfo(raw)
+			info, ok := wire.DecodeClientInfo(raw)
 			if !ok {
 				h.rpcError(req, CodeInvalidParams, "Invalid params: 'clientInfo' must be an object with string name and version.", nil)
 				return

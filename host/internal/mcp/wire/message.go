@@ -20,13 +20,13 @@ import (
 // cancellation at once or drops a repeated id) and the messages another
 // instance forwards. It reads the text in one pass of the module's JSON
 // scanner (jsonx.Scanner), which checks the grammar as it goes, and it reads
-// member names exactly. So that no reader can see another message in the
+// Member names exactly. So that no reader can see another message in the
 // same bytes, a message whose envelope, params or params._meta holds two
-// members whose names are equal or differ only in case ("id" and "ID",
+// Members whose names are equal or differ only in case ("id" and "ID",
 // "method" and "METHOD") is refused: -32600 for the envelope, -32602 for
 // params and _meta.
 
-// message is one decoded JSON-RPC message. Its slices alias the request body.
+// Message is one decoded JSON-RPC message. Its slices alias the request body.
 type Message struct {
 	JSONRPCOK bool
 	ID        []byte // nil when absent
@@ -45,7 +45,7 @@ type Message struct {
 	ParamsProblem string
 }
 
-// decodeMessage parses body into msg. A non-zero code is the JSON-RPC
+// DecodeMessage parses body into msg. A non-zero code is the JSON-RPC
 // error to answer with, and then the message has no id to echo.
 func DecodeMessage(body []byte, msg *Message) (int, string) {
 	s := jsonx.NewScanner(body)
@@ -274,11 +274,11 @@ func methodString(raw []byte) string {
 // counter a client makes.
 const MaxIDBytes = 128
 
-// idTooLong is the -32600 message of a request whose id is over
+// IDTooLong is the -32600 message of a request whose id is over
 // [MaxIDBytes].
 var IDTooLong = "Invalid Request: the id is longer than " + strconv.Itoa(MaxIDBytes) + " bytes"
 
-// validID returns id when it is a JSON-RPC id that can be echoed: at most
+// ValidID returns id when it is a JSON-RPC id that can be echoed: at most
 // [MaxIDBytes] of JSON text, and a string that is valid UTF-8 and whose
 // escapes are valid UTF-16 (no lone surrogate, such as "\ud800"), or a
 // number that is finite as a 64-bit float (not 1e999); else nil.
@@ -354,7 +354,7 @@ const (
 	ProblemArgsNotObject   = "Invalid params: 'arguments' must be an object."
 )
 
-// decodeCallParams reads the tools/call params of a decoded message. A
+// DecodeCallParams reads the tools/call params of a decoded message. A
 // non-empty problem is the -32602 message. The result does not alias the
 // body: argument values share one copy, the raw arguments object.
 func DecodeCallParams(msg *Message) (name string, args map[string]json.RawMessage, raw json.RawMessage, problem string) {
@@ -391,7 +391,7 @@ func DecodeCallParams(msg *Message) (name string, args map[string]json.RawMessag
 	return name, args, own, ""
 }
 
-// memberIter walks the members of a JSON object whose text was checked
+// MemberIter walks the members of a JSON object whose text was checked
 // already (a part of a decoded message), with the module's scanner.
 type MemberIter struct {
 	s    jsonx.Scanner
@@ -409,7 +409,7 @@ func Members(obj []byte) MemberIter {
 	return it
 }
 
-// next returns the raw key (with quotes) and the raw value of the next member.
+// Next returns the raw key (with quotes) and the raw value of the next member.
 func (it *MemberIter) Next() (key, val []byte, ok bool) {
 	if it.done {
 		return nil, nil, false
@@ -440,7 +440,7 @@ func (it *MemberIter) Next() (key, val []byte, ok bool) {
 	return key, val, true
 }
 
-// member returns the value of the member key of a checked JSON object
+// Member returns the value of the member key of a checked JSON object
 // (matched exactly), nil when absent or when obj is not an object.
 func Member(obj []byte, key string) []byte {
 	var v []byte
@@ -453,7 +453,7 @@ func Member(obj []byte, key string) []byte {
 	return v
 }
 
-// keyIs compares a raw key with a plain ASCII name, exactly (escaped keys
+// KeyIs compares a raw key with a plain ASCII name, exactly (escaped keys
 // are decoded first).
 func KeyIs(raw []byte, name string) bool {
 	if len(raw) == len(name)+2 && string(raw[1:len(raw)-1]) == name {
@@ -466,7 +466,7 @@ func KeyIs(raw []byte, name string) bool {
 	return s == name
 }
 
-// stringValue decodes a raw JSON string the way encoding/json does; ok is
+// StringValue decodes a raw JSON string the way encoding/json does; ok is
 // false when raw is not a string.
 func StringValue(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {

@@ -50,7 +50,7 @@ func ParamHeadersOf(inputSchema json.RawMessage) []ParamHeader {
 
 const headerParamPrefix = "Mcp-Param-"
 
-// checkParamHeaders returns the -32020 message for the first declared
+// CheckParamHeaders returns the -32020 message for the first declared
 // argument whose header is missing or disagrees with the body, "" when all
 // agree. params is the request's (valid) params object.
 func CheckParamHeaders(hdr http.Header, params []byte, declared []ParamHeader) string {
