@@ -24,8 +24,8 @@ func callScope(req *request, s *session) string {
 	if req.origin != nil {
 		return "sse:" + req.origin.ClientID
 	}
-	if s != nil && s.id != "" {
-		return "session:" + s.id
+	if s != nil && s.ID != "" {
+		return "session:" + s.ID
 	}
 	return ""
 }

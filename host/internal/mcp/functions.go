@@ -69,7 +69,7 @@ func (h *handler) caller(req *request) Caller {
 	case req.meta != nil:
 		c.ClientInfo = req.meta.ClientInfo
 	case req.session != nil:
-		c.ClientInfo = req.session.client
+		c.ClientInfo = req.session.Client
 	}
 	if vals := req.r.Header[headerSessionID]; req.meta == nil && len(vals) > 0 && req.origin == nil {
 		c.SessionID = vals[0]

@@ -17,6 +17,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/listen"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/sessions"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
@@ -443,8 +444,8 @@ func (h *handler) session(req *request) (*session, bool) {
 	if hit := h.last.Load(); hit != nil && hit.token == token && time.Now().Before(hit.expires) {
 		return h.ownSession(req, hit.s)
 	}
-	s, exp, err := parseSessionToken(h.sealer, token, h.versions)
-	if errors.Is(err, errExpiredToken) {
+	s, exp, err := sessions.Open(h.sealer, token, h.versions)
+	if errors.Is(err, sessions.ErrExpiredToken) {
 		// 404 tells a client that its session ended: it initializes again.
 		h.refuse(req.w, http.StatusNotFound, validID(req.id), codeServerError, "Session expired: initialize again.", nil)
 		return nil, false
@@ -461,7 +462,7 @@ func (h *handler) session(req *request) (*session, bool) {
 // principal behind the access token check, or none) exactly as a session
 // id that does not open: its holder learns nothing of it.
 func (h *handler) ownSession(req *request, s *session) (*session, bool) {
-	if s.owner != sessionOwner(req.r) {
+	if s.Owner != sessionOwner(req.r) {
 		h.refuse(req.w, http.StatusBadRequest, validID(req.id), codeServerError, "Invalid client state.", nil)
 		return nil, false
 	}
@@ -483,7 +484,7 @@ func (h *handler) protocolVersion(req *request, s *session) (string, bool) {
 		return "", false
 	}
 	if s != nil {
-		return s.version, true
+		return s.Version, true
 	}
 	return defaultVersion, true
 }
@@ -526,7 +527,7 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 		v = h.versions[len(h.versions)-1]
 		result = h.initial[v]
 	}
-	token, err := newSessionToken(h.sealer, h.lifetime, v, p.ClientInfo, p.Capabilities, sessionOwner(req.r))
+	token, err := sessions.Mint(h.sealer, h.lifetime, v, p.ClientInfo, p.Capabilities, sessionOwner(req.r))
 	if err != nil {
 		h.log.Error("mcp initialize: minting the session token failed", "error", err)
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
@@ -567,7 +568,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 		call.SessionID = vals[0]
 	}
 	if s != nil {
-		call.ClientInfo = s.client
+		call.ClientInfo = s.Client
 	}
 	var in *inputState
 	ident := callIdentity{method: methodToolsCall, name: name, args: rawArgs, owner: call.Owner}

@@ -296,7 +296,7 @@ func (h *handler) serveSessionStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ls := listen.NewStream(nil, "", h.taskNotice)
-	l, err := h.sessions.Attach(listen.Session{ID: s.id, Expires: s.expires}, notify.ListenerOptions{Owner: owner.Of(r), Address: owner.ClientAddress(r), Held: listen.StreamCost, Wake: ls.Signal},
+	l, err := h.sessions.Attach(listen.Session{ID: s.ID, Expires: s.Expires}, notify.ListenerOptions{Owner: owner.Of(r), Address: owner.ClientAddress(r), Held: listen.StreamCost, Wake: ls.Signal},
 		h.listFilter())
 	if err != nil {
 		var le *owner.LimitError
@@ -312,7 +312,7 @@ func (h *handler) serveSessionStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ls.Listen(l)
-	defer h.sessions.Detach(s.id, l)
+	defer h.sessions.Detach(s.ID, l)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	setFraming(w.Header(), true)
@@ -349,9 +349,9 @@ func (h *handler) serveSubscribe(req *request) bool {
 		}
 	case req.session != nil:
 		if subscribe {
-			err = h.sessions.Subscribe(listen.Session{ID: req.session.id, Expires: req.session.expires}, owner.Of(req.r), owner.ClientAddress(req.r), uri)
+			err = h.sessions.Subscribe(listen.Session{ID: req.session.ID, Expires: req.session.Expires}, owner.Of(req.r), owner.ClientAddress(req.r), uri)
 		} else {
-			h.sessions.Unsubscribe(req.session.id, uri)
+			h.sessions.Unsubscribe(req.session.ID, uri)
 		}
 	default:
 		h.rpcError(req, CodeInvalidRequest, "Invalid Request: "+jsonx.SafeText(req.msg.Method)+

@@ -77,8 +77,8 @@ func (h *handler) notifier(req *request, msg *message, meta *RequestMeta, s *ses
 		if vals := req.r.Header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
 			level = h.levels.get(vals[0])
 		}
-		if s != nil && len(s.caps) > 0 {
-			mode, caps = metadata.InputModeStream, s.caps
+		if s != nil && len(s.Caps) > 0 {
+			mode, caps = metadata.InputModeStream, s.Caps
 		}
 	}
 	sse := req.origin

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/funcmcp/funcmcp/host/internal/mcp/sessions"
 )
 
 // SessionInfo is what the Mcp-Session-Id of a request says of its session,
@@ -25,12 +27,12 @@ func (e *Handler) Session(r *http.Request) (SessionInfo, bool) {
 	if token == "" {
 		return SessionInfo{}, false
 	}
-	s, exp, err := parseSessionToken(e.h.sealer, token, e.h.versions)
+	s, exp, err := sessions.Open(e.h.sealer, token, e.h.versions)
 	switch {
-	case errors.Is(err, errExpiredToken):
+	case errors.Is(err, sessions.ErrExpiredToken):
 		return SessionInfo{Began: exp.Add(-e.h.lifetime), Expires: exp, Expired: true}, true
 	case err != nil:
 		return SessionInfo{}, false
 	}
-	return SessionInfo{Version: s.version, Began: exp.Add(-e.h.lifetime), Expires: exp}, true
+	return SessionInfo{Version: s.Version, Began: exp.Add(-e.h.lifetime), Expires: exp}, true
 }
