@@ -13,6 +13,8 @@
 #   make bench   the side-by-side benchmarks against the official Go SDK and mcp-go (tests/bench); prints
 #                the ratio table and the peers table
 #   make bench-peers  only what the peers table needs: tools/call, Pss at c=64, cold start
+#   make image   an OCI image of the sample running `handler serve` on port 8080 (podman; from
+#                local files only: a static handler, host.json, CA certificates, a non-root user)
 #   make inspector  the MCP Inspector CLI against the server `make run` serves on $(PORT) (run it in
 #                another terminal): lists the tools; ARGS picks another method, e.g.
 #                make inspector ARGS='--method tools/call --tool-name to_roman --tool-arg number=12'
@@ -74,7 +76,7 @@ EXE          := $(if $(filter windows,$(shell $(GO) env GOOS)),.exe,)
 NODE_DIR     := tests/node
 NODE_STAMP   := $(NODE_DIR)/node_modules/.package-lock.json
 
-.PHONY: all build app funchost run inspector test vet gotest conformance benchsmoke bench bench-peers fuzz node-deps clean
+.PHONY: all build app funchost run image inspector test vet gotest conformance benchsmoke bench bench-peers fuzz node-deps clean
 
 all: build
 
@@ -96,6 +98,32 @@ funchost:
 
 run: build
 	$(DIST)/funchost$(EXE) start --script-root $(APP) --port $(PORT)
+
+# The sample as a container image, built FROM scratch out of local files
+# (docs/deploy.md): nothing is pulled. PODMAN may carry global flags, e.g.
+# PODMAN='podman --root /tmp/store' for a store of its own; CA_CERTS is the
+# certificate bundle copied in (Debian's ca-certificates).
+IMAGE        ?= funcmcp-sample:latest
+PODMAN       ?= podman
+CA_CERTS     ?= /etc/ssl/certs/ca-certificates.crt
+IMAGE_DIR    := $(DIST)/image
+ROOTFS       := $(IMAGE_DIR)/rootfs
+
+image:
+	@test -r $(CA_CERTS) || { echo "make image: no CA certificates at $(CA_CERTS) (install ca-certificates or set CA_CERTS)" >&2; exit 1; }
+	rm -rf $(IMAGE_DIR)
+	mkdir -p $(ROOTFS)/app $(ROOTFS)/etc/ssl/certs $(ROOTFS)/tmp $(ROOTFS)/home/nonroot
+	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags='-s -w' -o $(ROOTFS)/app/handler ./function-app-sample
+	cp host.json $(ROOTFS)/app/host.json
+	cp $(CA_CERTS) $(ROOTFS)/etc/ssl/certs/ca-certificates.crt
+	printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' > $(ROOTFS)/etc/passwd
+	printf 'root:x:0:\nnonroot:x:65532:\n' > $(ROOTFS)/etc/group
+	chmod 1777 $(ROOTFS)/tmp
+	tar --numeric-owner --owner=0 --group=0 --mtime=@0 --sort=name --exclude=./home -C $(ROOTFS) -cf $(IMAGE_DIR)/rootfs.tar .
+	tar --numeric-owner --owner=65532 --group=65532 --mtime=@0 -C $(ROOTFS) -rf $(IMAGE_DIR)/rootfs.tar ./home/nonroot
+	cp deploy/Containerfile $(IMAGE_DIR)/Containerfile
+	CONTAINERS_CONF=$${CONTAINERS_CONF:-$(CURDIR)/deploy/containers.conf} $(PODMAN) build -q -t $(IMAGE) -f $(IMAGE_DIR)/Containerfile $(IMAGE_DIR)
+	@echo "image $(IMAGE): run it with $(PODMAN) run --rm -p 8080:8080 $(IMAGE)"
 
 # The MCP Inspector CLI (the version the tests pin, run by the pinned
 # Node.js 22, so any Node.js that runs npm will do) against a running server;

@@ -191,3 +191,33 @@ func TestSessionsSharedThroughTheSessionKey(t *testing.T) {
 	require.ErrorContains(t, err, "reading the session key from environment WEBSITE_AUTH_ENCRYPTION_KEY")
 	assert.NotContains(t, err.Error(), "not a key", "the key text is not echoed")
 }
+
+// The health probe takes no key and no Host check (a probe names the
+// instance's address), and says only whether the host takes calls: 200
+// while it runs, 503 while it stops.
+func TestPingIsTheHealthProbe(t *testing.T) {
+	fw := newFakeWorker(t)
+	root := weatherApp(t, `{"version":"2.0"}`) // keys required for everything else
+	h, _ := newTestHost(t, root, fw.srv.URL, &Options{SystemKey: "the-system-key", MasterKey: "the-master-key"})
+	srv := httptest.NewServer(h.Handler())
+	defer srv.Close()
+	ping := func(host string) (int, string) {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+PingPath, nil)
+		require.NoError(t, err)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(body)
+	}
+	code, body := ping("10.1.2.3:8080")
+	assert.Equal(t, http.StatusOK, code, body)
+	assert.Equal(t, "Running\n", body)
+
+	h.board.Set(StateStopping)
+	code, body = ping("localhost")
+	assert.Equal(t, http.StatusServiceUnavailable, code, body)
+	assert.Equal(t, "Stopping\n", body)
+}

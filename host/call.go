@@ -13,7 +13,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/catalog"
 	"github.com/funcmcp/funcmcp/host/internal/invoke"
 	"github.com/funcmcp/funcmcp/host/internal/mcp"
-	"github.com/funcmcp/funcmcp/host/internal/oauth"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
 	"github.com/funcmcp/funcmcp/host/internal/telemetry"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -28,7 +28,7 @@ func (h *Host) mcpServer() mcp.Server {
 	return mcp.Server{
 		ToolsList:   h.cat.ToolsList,
 		CallTool:    h.callTool,
-		AdmitsTasks: true, // callTool calls Notifier.Admitted once the call has its slot
+		AdmitsTasks: true, // callTool calls CallRequest.Task.Admitted once the call has its slot
 		Functions: &mcp.Functions{
 			Lists:        h.lists,
 			ReadResource: h.readResource,
@@ -127,24 +127,22 @@ func (h *Host) callTool(ctx context.Context, req *mcp.CallRequest) (*metadata.Ca
 	if res, err := h.checkInput(ctx, t, req); res != nil || err != nil {
 		return res, err
 	}
-	ctx, iv, done, err := h.admit(ctx, t.Function, req.Notify.MayBeTask(), req.Owner, slog.String("tool", t.Name))
+	// A call that runs as a task or may become one (req.Task) counts
+	// against its owner's running tasks; the MCP side drives its task
+	// (the record, the run's span, the task's end) through req.Task.
+	ctx, iv, done, err := h.admit(ctx, t.Function, req.Task != nil, req.Owner, slog.String("tool", t.Name))
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	var run telemetry.Ender
-	if req.Notify.MayBeTask() {
-		// Work that is or may become a task: its run is a span, which the
-		// task's record names for later requests to link to.
-		ctx, run = h.tel.Span(ctx, telemetry.SpanTaskRun, t.Name)
+	if req.Task != nil {
+		if ctx, err = req.Task.Admitted(ctx); err != nil {
+			return nil, err // the task's record could not be made: nothing ran
+		}
 	}
-	if err := req.Notify.Admitted(ctx); err != nil {
-		run.End(telemetry.ErrorTypeTaskNotCreated)
-		return nil, err // the task's record could not be made: nothing ran
-	}
-	res, err := h.invokeTool(ctx, t, iv, req)
-	if req.Notify.MayBeTask() {
-		h.endRun(ctx, run, req.Notify, res, err)
+	res, failure, err := h.invokeTool(ctx, t, iv, req)
+	if req.Task != nil {
+		res, err = req.Task.Ended(ctx, res, err, failure)
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -172,27 +170,36 @@ func toolOf(req *mcp.CallRequest) (*catalog.Tool, bool) {
 	return t, ok
 }
 
-// endRun ends the run span of a call that was or might have become a
-// task and counts the task's end by the status its work ended with.
-func (h *Host) endRun(ctx context.Context, run telemetry.Ender, n *mcp.Notifier, res *metadata.CallToolResult, err error) {
-	id := n.TaskID()
-	if id == "" { // it stayed a synchronous call
-		run.End("")
-		return
+// taskRuns traces the runs of tasks (taskrun.Options.Telemetry): each is
+// a span, which the task's record names for later requests to link to,
+// and each task's end is counted by its status.
+type taskRuns struct{ tel *telemetry.Telemetry }
+
+// StartRun starts the span of the work of a call of tool that runs as a
+// task or may become one.
+func (r taskRuns) StartRun(ctx context.Context, tool string) (context.Context, func(taskrun.RunEnd)) {
+	ctx, run := r.tel.Span(ctx, telemetry.SpanTaskRun, tool)
+	return ctx, func(e taskrun.RunEnd) {
+		switch {
+		case e.NotCreated:
+			run.End(telemetry.ErrorTypeTaskNotCreated)
+			return
+		case e.TaskID == "": // it stayed a synchronous call
+			run.End("")
+			return
+		}
+		run.Set(telemetry.AttrTaskID, e.TaskID)
+		run.Set(telemetry.AttrTaskStatus, e.Status)
+		errorType := ""
+		switch {
+		case e.Status == "cancelled" || e.Status == "failed":
+			errorType = e.Status
+		case e.ToolError:
+			errorType = telemetry.ErrorTypeTool
+		}
+		run.End(errorType)
+		r.tel.TaskFinished(ctx, e.Status)
 	}
-	run.Set(telemetry.AttrTaskID, id)
-	status, errorType := "completed", ""
-	switch {
-	case ctx.Err() != nil:
-		status, errorType = "cancelled", "cancelled"
-	case err != nil:
-		status, errorType = "failed", "failed"
-	case res != nil && res.IsError:
-		errorType = telemetry.ErrorTypeTool
-	}
-	run.Set(telemetry.AttrTaskStatus, status)
-	run.End(errorType)
-	h.tel.TaskFinished(ctx, status)
 }
 
 // checkInput validates the arguments against the tool's input schema
@@ -231,8 +238,11 @@ func (h *Host) checkInput(ctx context.Context, t *catalog.Tool, req *mcp.CallReq
 	return nil, &mcp.ProtocolError{Code: mcp.CodeInvalidParams, Message: issue.Error()}
 }
 
-// invokeTool runs one invocation of t on the worker and shapes its result.
-func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, iv *invocation, req *mcp.CallRequest) (*metadata.CallToolResult, error) {
+// invokeTool runs one invocation of t on the worker and shapes its
+// result, as a synchronous call answers it; failure is, when the function
+// failed, the error a task ends failed with instead (a task tells a
+// failure of the function from the tool's own error result).
+func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, iv *invocation, req *mcp.CallRequest) (_ *metadata.CallToolResult, failure *mcp.ProtocolError, _ error) {
 	id := iv.id
 	fn := &invoke.Function{Name: t.Function, DataKey: t.DataKey, Tool: t.Name}
 	call := &invoke.Call{
@@ -242,43 +252,41 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, iv *invocation, 
 		Headers:    req.Headers,
 		Transport:  req.Transport,
 	}
-	if caller := oauth.IdentityFrom(ctx); caller != nil {
-		call.Encoded = caller // its identity headers, encoded once per token
+	if id := req.Caller.Identity(); id != nil {
+		call.Encoded = id // its identity headers, encoded once per token
 	}
 	body, err := invoke.Body(fn, call, time.Now())
 	if err != nil {
-		return h.failed(ctx, t, id, err), nil
+		return h.failed(ctx, t, id, err), nil, nil
 	}
 	h.traceLogs(ctx, req.Notify)
 	offer, closeChannel := h.notify.Open(id, req.Notify)
 	defer closeChannel()
 	resp, err := h.inv.Invoke(ctx, fn, id, body, offer)
-	if err != nil && req.Notify.InTask() {
-		// A task tells a failure of the function (failed, with this
-		// error) from the tool's own error result (completed).
-		h.failed(ctx, t, id, err) // logs why
-		if fr := failureOf(err); fr != nil {
-			return nil, protocolError(fr)
-		}
-		return nil, &mcp.ProtocolError{Code: mcp.CodeInternalError,
+	if err != nil {
+		failure = &mcp.ProtocolError{Code: mcp.CodeInternalError,
 			Message: fmt.Sprintf("Internal error: the function failed (invocation %s); the host's log says why.", id)}
 	}
-	if fr := failureOf(err); fr != nil && fr.Code == metadata.CodeMissingRequiredClientCapability {
+	fr := failureOf(err)
+	if fr != nil {
+		failure = protocolError(fr)
+	}
+	if fr != nil && fr.Code == metadata.CodeMissingRequiredClientCapability {
 		// The tool needs a capability the client did not declare: -32021 on
 		// 2026-07-28, a tool error before (the code is not theirs).
 		iv.workerLogs(ctx, fr.Logs)
 		if mcp.IsModern(req.ProtocolVersion) {
-			return nil, protocolError(fr)
+			return nil, failure, failure
 		}
-		return metadata.ErrorResult(fr.Error), nil
+		return metadata.ErrorResult(fr.Error), failure, nil
 	}
 	if err != nil {
-		return h.failed(ctx, t, id, err), nil
+		return h.failed(ctx, t, id, err), failure, nil // logs why
 	}
 	d, err := resp.Result(t.Binding.Trigger.UseResultSchema)
 	if err != nil {
 		iv.workerLogs(ctx, resp.Logs)
-		return h.failed(ctx, t, id, err), nil
+		return h.failed(ctx, t, id, err), nil, nil
 	}
 	// The worker's line about its output issue is logged once, below, at
 	// the level of the host's own.
@@ -298,15 +306,15 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, iv *invocation, 
 		h.tel.OutputInvalid(ctx, t.Name, string(issue.Mode))
 		h.outputIssue(vctx, t, id, issue.LogMessage())
 		if issue.Mode == ValidationStrict {
-			return d.Result, nil // the isError result naming the problems
+			return d.Result, nil, nil // the isError result naming the problems
 		}
 	}
 	// The worker returns the object projection; 2026-07-28 clients get
 	// the natural value.
 	if err := t.Binding.ResultFor(req.ProtocolVersion, d.Result); err != nil && issue == nil {
-		return h.failed(ctx, t, id, err), nil
+		return h.failed(ctx, t, id, err), nil, nil
 	} // under warn, a value that is not wrapped is delivered as is
-	return d.Result, nil
+	return d.Result, nil, nil
 }
 
 // outputIssue logs a result that broke its tool's output rules, found by

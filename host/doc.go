@@ -176,9 +176,11 @@
 // Every endpoint is behind the edge (edge.go), before anything reads a
 // header: the identity headers a client sent (X-MS-CLIENT-PRINCIPAL…,
 // X-MS-TOKEN-…) are dropped, whether or not the host asks for tokens, and
-// behind a trusted front end ([SettingTrustedProxies]) the client address
-// is read from X-Forwarded-For. Then come the Host and Origin check, the
-// access token check (when asked for) and the function key.
+// the request gets its one record of who sent it (package caller) with its
+// client address, behind a trusted front end ([SettingTrustedProxies]) read
+// from X-Forwarded-For. Then come the Host and Origin check, the access
+// token check (when asked for) and the function key, which fill the
+// record; the MCP endpoint reads it once per message.
 //
 // # Legacy SSE and several instances
 //

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/oauth"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
@@ -35,12 +36,13 @@ func (h *Host) loadProxies() (*owner.Proxies, error) {
 // header. It drops the identity headers a client sent
 // (X-MS-CLIENT-PRINCIPAL…, X-MS-TOKEN-…), whether or not the host asks
 // for access tokens, as App Service drops them: only a verified token sets
-// them (the OAuth guard, behind this link). And behind a trusted front end
-// it names the request's client address from X-Forwarded-For.
+// them (the OAuth guard, behind this link). And it makes the request's one
+// record of its caller (caller.Caller) with its client address (behind a
+// trusted front end, the one X-Forwarded-For names): the OAuth guard and
+// the key link fill it, and the MCP endpoint reads it once.
 func (h *Host) edge(next http.Handler) http.Handler {
-	next = h.proxies.Mark(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		oauth.StripReserved(r.Header)
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, caller.Attach(r, caller.New(h.proxies.Client(r))))
 	})
 }

@@ -46,6 +46,12 @@ const MCPPath = "/runtime/webhooks/mcp"
 // StatusPath is where the host status is served.
 const StatusPath = "/admin/host/status"
 
+// PingPath is the health probe: 200 while the host takes calls, 503 while
+// it starts, stops or its worker keeps failing. It takes no key and no
+// Host check (a probe names the instance's address), as the Azure
+// Functions host's own /admin/host/ping.
+const PingPath = "/admin/host/ping"
+
 // State is the host's lifecycle state, as GET /admin/host/status reports it.
 type State = status.State
 
@@ -242,7 +248,14 @@ func New(opts *Options) (*Host, error) {
 		Telemetry: tel, Changes: h.announced.Offer, Output: h.console, Logger: o.Logger,
 		StartupTimeout: o.StartupTimeout, StopTimeout: o.StopTimeout,
 		Probe: supervise.Probe{Interval: o.ProbeInterval, Timeout: o.ProbeTimeout, Failures: o.ProbeFailures}})
-	h.telSummary = h.worker.Summarize(o.WorkerURL != "")
+	where := launch.Started
+	switch {
+	case o.WorkerHandler != nil:
+		where = launch.InProcess
+	case o.WorkerURL != "":
+		where = launch.External
+	}
+	h.telSummary = h.worker.Summarize(where)
 	h.board = status.NewBoard(cat, root, h.telSummary, o.Logger, h.console, func() { h.inv.Wake() })
 	if err := h.tel.Observe(func() (int64, int64) { return int64(h.calls.InFlight()), h.calls.TasksRunning() }); err != nil {
 		_ = h.tel.Shutdown(context.Background())
@@ -337,6 +350,7 @@ func (h *Host) routes() (http.Handler, error) {
 	}
 	if h.tel != nil && opts.Tasks != nil {
 		opts.Tasks.Traceparent = h.tel.Traceparent
+		opts.Tasks.Telemetry = taskRuns{h.tel}
 	}
 	if opts.SubscribedSessions, err = notify.PerOwnerFromSetting(h.cfg.Lookup, SettingSubscribedSessionsPerClient); err != nil {
 		return nil, err
@@ -368,6 +382,7 @@ func (h *Host) routes() (http.Handler, error) {
 			r.Handle(MetadataPath+p, meta)
 		}
 	}
+	r.Method(http.MethodGet, PingPath, http.HandlerFunc(h.board.Ping))
 	// Every other endpoint is behind the one Host and Origin check; the
 	// MCP endpoints behind the access token check (when asked for), then
 	// the function key.
@@ -385,8 +400,8 @@ func (h *Host) routes() (http.Handler, error) {
 }
 
 // Handler returns the host's HTTP handler: the MCP endpoint at
-// /runtime/webhooks/mcp, the legacy SSE endpoints and GET
-// /admin/host/status. A Host used only through Handler is closed with
+// /runtime/webhooks/mcp, the legacy SSE endpoints, GET /admin/host/status
+// and GET /admin/host/ping. A Host used only through Handler is closed with
 // [Host.Close].
 func (h *Host) Handler() http.Handler { return h.handler }
 

@@ -96,7 +96,7 @@ func (h *Host) scopes() []mcp.Middleware {
 				return
 			}
 			r := x.Request()
-			id := oauth.IdentityFrom(r.Context())
+			id, _ := x.Caller().Identity().(*oauth.Identity)
 			data := ScopesRequiredData{RequiredScopes: required}
 			var msg string
 			switch {

@@ -145,6 +145,9 @@ func (h *Host) Run(ctx context.Context) error {
 		supervised = nil
 	}
 	superviseCancel()
+	if ctx.Err() != nil {
+		h.log.Info("stopping: no new connections; the calls in flight may finish", "drainTimeout", h.opts.DrainTimeout)
+	}
 	shutdown()
 	// Task work is no connection, so the drain did not wait for it: it ends
 	// now (failed, the host stopped), which ends its calls on the worker
@@ -158,6 +161,9 @@ func (h *Host) Run(ctx context.Context) error {
 		if serr := sup.Stop(); serr != nil {
 			err = errors.Join(err, fmt.Errorf("stopping the worker: %w", serr))
 		}
+	}
+	if err == nil {
+		h.log.Info("stopped")
 	}
 	return err
 }

@@ -329,18 +329,7 @@ func TestMultiInstanceStreamableHTTP(t *testing.T) {
 	ctx := t.Context()
 
 	post := func(endpoint, session, body string) (*http.Response, string) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-		}
-		resp, err := postClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		return resp, string(data)
+		return sessionPost(ctx, t, endpoint, session, body)
 	}
 	resp, body := post(a.endpoint, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`)
 	require.Equal(t, http.StatusOK, resp.StatusCode, body)
@@ -352,6 +341,25 @@ func TestMultiInstanceStreamableHTTP(t *testing.T) {
 	assert.Contains(t, body, `"months":120`)
 	resp, body = post(b.endpoint, session+"x", callMessage(0, 3))
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "a changed token: %s", body)
+}
+
+// sessionPost POSTs one Streamable HTTP message, with the session's
+// Mcp-Session-Id unless session is empty, and returns the answer and its
+// body.
+func sessionPost(ctx context.Context, t testing.TB, endpoint, session, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	resp, err := postClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp, string(data)
 }
 
 // TestInspectorCLILegacySSE lists and calls tools with the MCP Inspector

@@ -33,16 +33,10 @@ type peerServer struct {
 	path string
 }
 
-// peerServers are the servers run beside funchost and the SDK.
-//
-// The one-process mode (`handler serve`, the sample app serving MCP itself)
-// takes one more entry, run from the app folder as `make build`'s
-// dist/app/handler would be:
-//
-//	{name: "one process", ready: endpointLine, path: endpointPath,
-//		command: func(string) ([]string, string) {
-//			return []string{built.handler, "serve", "--port", "0"}, built.app
-//		}},
+// peerServers are the servers run beside funchost and the SDK: mcp-go,
+// and the sample app serving MCP itself in one process (`handler serve`,
+// package serve), run from the app folder as `make build`'s
+// dist/app/handler would be.
 var peerServers = []peerServer{
 	{
 		name:  "mcp-go",
@@ -50,6 +44,14 @@ var peerServers = []peerServer{
 		path:  "/mcp",
 		command: func(toolsFile string) ([]string, string) {
 			return []string{built.mcpgo, "-tools", toolsFile}, ""
+		},
+	},
+	{
+		name:  "one process",
+		ready: endpointLine,
+		path:  endpointPath,
+		command: func(string) ([]string, string) {
+			return []string{built.handler, "serve", "--port", "0"}, built.app
 		},
 	},
 }

@@ -8,7 +8,7 @@
 // WEBSITE_AUTH_ENCRYPTION_KEY or CONTAINER_ENCRYPTION_KEY, else a random key
 // of the process). [Secrets.RequireKey] is the middleware that answers 401
 // to a request without a key; a request it lets through carries the owner
-// of its key (owner.WithVerifiedKey), so a checked key names its holders'
+// of its key in its record (caller.Caller.SetKey), so a checked key names its holders'
 // owner, and a key sent to an Anonymous app, which checks none, names no
 // owner.
 //

@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/config"
-	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -194,7 +194,7 @@ func (s *Secrets) Verify(r *http.Request) bool {
 
 // RequireKey answers 401, with no detail, a request that does not carry
 // the system or the master key (see [Secrets.Verify]). A request let
-// through carries the owner of its key (owner.WithVerifiedKey): a checked
+// through has the owner of its key in its record (caller.Caller.SetKey): a checked
 // key names its holders' owner. An Anonymous app checks no key, and a key
 // sent to it names no owner.
 func (s *Secrets) RequireKey(next http.Handler) http.Handler {
@@ -210,6 +210,8 @@ func (s *Secrets) RequireKey(next http.Handler) http.Handler {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(owner.WithVerifiedKey(r.Context(), id)))
+		r, c := caller.Ensure(r)
+		c.SetKey(id)
+		next.ServeHTTP(w, r)
 	})
 }

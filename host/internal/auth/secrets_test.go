@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/config"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
@@ -158,7 +159,7 @@ func TestRequireKey(t *testing.T) {
 // owner (the request's is its address).
 func TestRequireKeyNamesTheOwnerOfVerifiedKeysOnly(t *testing.T) {
 	var got owner.ID
-	next := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = owner.Of(r) })
+	next := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = caller.Of(r).Owner() })
 
 	checked := (&Secrets{Keys: NewKeys("master", "system")}).RequireKey(next)
 	checked.ServeHTTP(httptest.NewRecorder(), withKey("system"))

@@ -28,15 +28,31 @@ func (w *Worker) workerTelemetry() []config.Setting {
 	return []config.Setting{{Key: envSDKDisabled, Value: "true"}}
 }
 
-// Summarize says whether telemetry is on and where funchost and the worker
-// it starts export, from funchost's environment and the one the worker
-// gets (workerGetenv); external is true when funchost starts no worker
-// (Options.WorkerURL).
-func (w *Worker) Summarize(external bool) *telemetry.Summary {
+// Where is where the app's code runs, for Summarize.
+type Where int
+
+const (
+	// Started: funchost starts the worker process.
+	Started Where = iota
+	// External: a worker funchost did not start (Options.WorkerURL).
+	External
+	// InProcess: the app serves itself in funchost's process (package
+	// serve), with the host's environment and telemetry switch.
+	InProcess
+)
+
+// Summarize says whether telemetry is on and where funchost and the app's
+// code export, from funchost's environment and the one the worker gets
+// (workerGetenv), as where the app's code runs decides.
+func (w *Worker) Summarize(where Where) *telemetry.Summary {
 	var worker telemetry.Exports
 	switch {
-	case external:
+	case where == External:
 		worker.Reason = "not started by funchost: its own environment decides"
+	case where == InProcess && w.o.Telemetry == nil:
+		worker.Reason = "the app runs in this process, with " + envSDKDisabled + "=true"
+	case where == InProcess:
+		worker = telemetry.WorkerExports(os.Getenv)
 	case w.o.Telemetry == nil:
 		worker.Reason = "funchost starts it with " + envSDKDisabled + "=true"
 	default:

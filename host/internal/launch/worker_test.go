@@ -37,7 +37,16 @@ func TestValuesEndWithTheSwitchAndTheChannel(t *testing.T) {
 // nothing.
 func TestSummarizeSaysWhyTheWorkerExportsNothing(t *testing.T) {
 	w := New(&Options{Config: &config.Config{}})
-	assert.Contains(t, w.Summarize(true).Worker.Reason, "not started by funchost")
-	assert.Contains(t, w.Summarize(false).Worker.Reason, envSDKDisabled+"=true")
-	assert.False(t, w.Summarize(false).On)
+	assert.Contains(t, w.Summarize(External).Worker.Reason, "not started by funchost")
+	assert.Contains(t, w.Summarize(Started).Worker.Reason, envSDKDisabled+"=true")
+	assert.False(t, w.Summarize(Started).On)
+}
+
+// An app serving itself is not a worker funchost did not start: the start
+// line says the app runs in the host's process, with its switch.
+func TestSummarizeAnAppInTheHostsProcess(t *testing.T) {
+	w := New(&Options{Config: &config.Config{}})
+	s := w.Summarize(InProcess)
+	assert.Equal(t, "the app runs in this process, with "+envSDKDisabled+"=true", s.Worker.Reason)
+	assert.NotContains(t, s.Text, "not started by funchost")
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -87,6 +88,8 @@ type Exchange struct {
 	targetRead bool
 	// owner is what Owner found, "" until then.
 	owner owner.ID
+	// who is what Caller found, nil until then.
+	who *caller.Caller
 
 	out     statusWriter // w writes through it: the status it wrote
 	outcome string       // set by the handlers: "error <code>", "isError", "task", …

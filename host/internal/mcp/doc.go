@@ -25,9 +25,10 @@
 //     resumable streams and the request states of input-required rounds
 //     (notify.go, cancel.go, clientreq.go, input.go and resume.go here make
 //     the Notifier and decide when the rest applies).
-//   - taskrun: MCP task runs and the tasks' wire forms (taskcall.go and
-//     tasks.go here turn a tools/call into a run and answer the tasks
-//     methods).
+//   - taskrun: MCP task runs, the life of a call's task (taskrun.Work, the
+//     [CallTask] that [Server.CallTool] drives) and the tasks' wire forms
+//     (taskcall.go, tasks.go and rerun.go here turn a tools/call into a
+//     run and answer the tasks methods).
 //   - wire: the SSE framer and writer, the buffer pool, the arguments
 //     digest.
 //
@@ -165,7 +166,7 @@
 //     protocol state and hosts sharing the key accept each other's sessions;
 //     initialize is optional and a bare tools/call works. Behind the
 //     access token check the token also holds "o", the owner ID of the
-//     principal (owner.Of) that initialized, and the session serves that
+//     principal (Exchange.Owner) that initialized, and the session serves that
 //     principal only, whatever token of theirs. A session header that does
 //     not open (forged, changed, another key) or belongs to another
 //     principal is 400 with -32000 "Invalid client state."; an expired one

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 
 	"github.com/funcmcp/funcmcp/metadata"
@@ -71,12 +72,28 @@ func (x *Exchange) Target() Target {
 	return x.target
 }
 
+// Caller is who sent the exchange's request, as the edge and the links in
+// front of the endpoint verified it: the record read once from the HTTP
+// request ([caller.Of]), or for a message of a legacy SSE stream the
+// record of the POST that sent it ([legacysse.Origin]). Every later step
+// reads its fields, never the request's context.
+func (x *Exchange) Caller() *caller.Caller {
+	if x.who == nil {
+		if x.origin != nil && x.origin.Caller != nil {
+			x.who = x.origin.Caller
+		} else {
+			x.who = caller.Of(x.r)
+		}
+	}
+	return x.who
+}
+
 // Owner is whom what the exchange leaves behind counts for: its verified
 // principal, else its verified function key, else its client address
-// ([owner.Of]), worked out once.
+// ([caller.Caller.Owner]), worked out once.
 func (x *Exchange) Owner() owner.ID {
 	if x.owner == "" {
-		x.owner = owner.Of(x.r)
+		x.owner = x.Caller().Owner()
 	}
 	return x.owner
 }

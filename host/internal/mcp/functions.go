@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp/functions"
-	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -142,7 +141,7 @@ func (h *handler) servePromptsGet(req *request) bool {
 		h.rpcError(req, CodeInvalidParams, "Invalid params: 'arguments' must be an object.", nil)
 		return true
 	}
-	ident := callIdentity{method: methodPromptsGet, name: name, args: rawArgs, owner: owner.Of(req.r)}
+	ident := callIdentity{method: methodPromptsGet, name: name, args: rawArgs, owner: req.Owner()}
 	var in *inputState
 	if c.Meta != nil {
 		var (

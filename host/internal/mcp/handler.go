@@ -154,8 +154,7 @@ func newHandler(srv Server, opts *Options) *handler {
 		checkArgs:       o.CheckArguments,
 		streams:         clientreq.NewStore(o.ResumeStreams, o.ResumeBytes),
 	}
-	h.notifiers = &clientreq.Channel{Waits: &h.waits, NewRequestID: h.newRequestID, HasCapability: hasCapability,
-		TaskNotCreated: func(tool string, err error) error { return h.taskNotCreated(tool, err) }}
+	h.notifiers = &clientreq.Channel{Waits: &h.waits, NewRequestID: h.newRequestID, HasCapability: hasCapability}
 	h.states = clientreq.NewStates(h.sealer, o.UsedInputStates, o.SpentStates, o.Logger)
 	if o.ListenKeepAlive <= 0 {
 		o.ListenKeepAlive = DefaultListenKeepAlive
@@ -462,7 +461,7 @@ func (h *handler) session(req *request) (*session, bool) {
 // principal behind the access token check, or none) exactly as a session
 // id that does not open: its holder learns nothing of it.
 func (h *handler) ownSession(req *request, s *session) (*session, bool) {
-	if s.Owner != sessionOwner(req.r) {
+	if s.Owner != sessionOwner(req.Caller()) {
 		h.refuse(req.w, http.StatusBadRequest, validID(req.id), codeServerError, "Invalid client state.", nil)
 		return nil, false
 	}
@@ -527,7 +526,7 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 		v = h.versions[len(h.versions)-1]
 		result = h.initial[v]
 	}
-	token, err := sessions.Mint(h.sealer, h.lifetime, v, p.ClientInfo, p.Capabilities, sessionOwner(req.r))
+	token, err := sessions.Mint(h.sealer, h.lifetime, v, p.ClientInfo, p.Capabilities, sessionOwner(req.Caller()))
 	if err != nil {
 		h.log.Error("mcp initialize: minting the session token failed", "error", err)
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
@@ -561,6 +560,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 		Headers:         req.r.Header,
 		Transport:       req.Transport(),
 		Owner:           req.Owner(),
+		Caller:          req.Caller(),
 	}
 	if meta != nil {
 		call.Meta, call.ClientInfo = meta, meta.ClientInfo

@@ -3,9 +3,9 @@ package mcp
 import (
 	"net/http"
 
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/legacysse"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
-	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
 // The legacy HTTP+SSE transport lives in package legacysse; these names
@@ -68,14 +68,14 @@ func (e legacyEndpoint) Serve(w http.ResponseWriter, r *http.Request, origin *le
 	e.h.serve(w, r, origin)
 }
 
-func (e legacyEndpoint) Listen(r *http.Request, wake func()) (*notify.Listener, error) {
+func (e legacyEndpoint) Listen(who *caller.Caller, wake func()) (*notify.Listener, error) {
 	if e.h.hub == nil {
 		return nil, nil
 	}
 	// Streams are bounded (MaxStreams, the connection limit): a stream's
 	// listener does not count against the listener limits, but the URIs
 	// it follows count against its owner's and its address's bytes.
-	return e.h.hub.Listen(notify.ListenerOptions{Owner: owner.Of(r), Address: owner.ClientAddress(r), Uncounted: true, Wake: wake},
+	return e.h.hub.Listen(notify.ListenerOptions{Owner: who.Owner(), Address: who.Address(), Uncounted: true, Wake: wake},
 		e.h.listFilter())
 }
 

@@ -216,9 +216,9 @@ func (h *handler) serveListen(req *request) bool {
 		f.Tasks = p.taskIDs
 	}
 
-	scope := taskScope(req.r)
+	scope := taskScope(req.Owner())
 	ls := listen.NewStream(bytes.Clone(validID(req.id)), scope, h.taskNotice)
-	l, err := h.hub.Listen(notify.ListenerOptions{Owner: owner.Of(req.r), Address: owner.ClientAddress(req.r),
+	l, err := h.hub.Listen(notify.ListenerOptions{Owner: req.Owner(), Address: req.Caller().Address(),
 		Held: listen.StreamCost + listen.RequestHeld(req.r), TaskOwner: scope, Wake: ls.Signal}, f)
 	if err != nil {
 		h.listenRefusal(req, err)
@@ -296,7 +296,7 @@ func (h *handler) serveSessionStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ls := listen.NewStream(nil, "", h.taskNotice)
-	l, err := h.sessions.Attach(listen.Session{ID: s.ID, Expires: s.Expires}, notify.ListenerOptions{Owner: owner.Of(r), Address: owner.ClientAddress(r), Held: listen.StreamCost, Wake: ls.Signal},
+	l, err := h.sessions.Attach(listen.Session{ID: s.ID, Expires: s.Expires}, notify.ListenerOptions{Owner: req.Owner(), Address: req.Caller().Address(), Held: listen.StreamCost, Wake: ls.Signal},
 		h.listFilter())
 	if err != nil {
 		var le *owner.LimitError
@@ -349,7 +349,7 @@ func (h *handler) serveSubscribe(req *request) bool {
 		}
 	case req.session != nil:
 		if subscribe {
-			err = h.sessions.Subscribe(listen.Session{ID: req.session.ID, Expires: req.session.Expires}, owner.Of(req.r), owner.ClientAddress(req.r), uri)
+			err = h.sessions.Subscribe(listen.Session{ID: req.session.ID, Expires: req.session.Expires}, req.Owner(), req.Caller().Address(), uri)
 		} else {
 			h.sessions.Unsubscribe(req.session.ID, uri)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
@@ -171,9 +172,10 @@ type Server struct {
 	// is read only when [Options.Tasks] turns tasks on.
 	TaskSupport func(name string) *metadata.TaskSupport
 	// AdmitsTasks says that CallTool admits each call (takes its slot)
-	// before running it and calls [Notifier.Admitted] then: the record of a
-	// task is made only for a call that was admitted, and a refused call
-	// leaves none. When false, a task's record is made before its call runs.
+	// before running it and calls [CallTask.Admitted] (or
+	// [Notifier.Admitted]) then: the record of a task is made only for a
+	// call that was admitted, and a refused call leaves none. When false, a
+	// task's record is made before its call runs.
 	AdmitsTasks bool
 	// Functions are the resources, templates, prompts and completions; nil
 	// when the app has none (their methods answer method-not-found).
@@ -274,11 +276,20 @@ type CallRequest struct {
 	// Notify sends progress and log notifications to the client during the
 	// call; nil when the client can receive none (see [Notifier]).
 	Notify *Notifier
+	// Task is the task side of a call that runs as a task or may become
+	// one, whose steps CallTool drives (see [CallTask]); nil for a call
+	// that cannot become a task.
+	Task CallTask
 	// Owner is whom the call's work counts for (its verified principal,
 	// else its verified function key, else its client address, as the
 	// endpoint worked it out once; a task run again keeps its first
 	// run's).
 	Owner owner.ID
+	// Caller is who sent the call, as the edge and the links in front of
+	// the endpoint verified it (its identity, for the worker's identity
+	// headers); nil for a call the endpoint did not read (a task run
+	// again).
+	Caller *caller.Caller
 	// Tool is what the app serves by Name, found once when the request
 	// was read ([Server.Resolve]); nil for a call the endpoint did not
 	// read (a task run again), or when nothing is served by that name.

@@ -3,8 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"strings"
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
@@ -23,29 +21,8 @@ import (
 // failed as one of a tool without reruns does.
 
 // MaxRerunBytes bounds what a task's record keeps of its call for a re-run
-// (the arguments and the request headers, encoded): a larger call is run
-// once, as a task of a tool without reruns is, and its record stays small.
-const MaxRerunBytes = 64 << 10
-
-// rerunCall is what a task's record keeps of its call to run it again.
-type rerunCall struct {
-	Arguments       json.RawMessage      `json:"arguments,omitempty"`
-	ProtocolVersion string               `json:"protocolVersion,omitempty"`
-	SessionID       string               `json:"sessionId,omitempty"`
-	ClientInfo      *metadata.ClientInfo `json:"clientInfo,omitempty"`
-	Capabilities    json.RawMessage      `json:"capabilities,omitempty"`
-	Transport       string               `json:"transport,omitempty"`
-	Headers         http.Header          `json:"headers,omitempty"`
-}
-
-// credentialHeaders are the request headers a record does not keep: the
-// client's credentials (checked when the task was made) stay out of
-// storage, and so do the access tokens funchost passes on (every header
-// starting tokenHeaders). The identity headers funchost set from a
-// verified token stay.
-var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Functions-Key"}
-
-const tokenHeaders = "X-Ms-Token-"
+// (see taskrun.MaxRerunBytes).
+const MaxRerunBytes = taskrun.MaxRerunBytes
 
 // keepForRerun keeps in run what its record needs to run the call again,
 // when the tool allows reruns and the call is small enough.
@@ -53,24 +30,16 @@ func (h *handler) keepForRerun(run *taskrun.Run, call *CallRequest, meta *Reques
 	if ts.Reruns <= 0 {
 		return
 	}
-	rc := rerunCall{Arguments: call.RawArguments, ProtocolVersion: call.ProtocolVersion, SessionID: call.SessionID,
-		ClientInfo: call.ClientInfo, Transport: call.Transport, Headers: call.Headers.Clone()}
+	rc := taskrun.RerunCall{Arguments: call.RawArguments, ProtocolVersion: call.ProtocolVersion, SessionID: call.SessionID,
+		ClientInfo: call.ClientInfo, Transport: call.Transport, Headers: call.Headers}
 	if meta != nil {
 		rc.Capabilities = meta.ClientCapabilities
 	}
 	if rc.Arguments == nil && call.Arguments != nil {
 		rc.Arguments, _ = json.Marshal(call.Arguments)
 	}
-	for _, k := range credentialHeaders {
-		rc.Headers.Del(k)
-	}
-	for k := range rc.Headers {
-		if len(k) >= len(tokenHeaders) && strings.EqualFold(k[:len(tokenHeaders)], tokenHeaders) {
-			delete(rc.Headers, k)
-		}
-	}
-	data, err := json.Marshal(rc)
-	if err != nil || len(data) > MaxRerunBytes {
+	data, err := rc.Encode()
+	if err != nil {
 		h.log.Warn("mcp: a task's call is too large to keep for a run on another instance: it runs once",
 			"tool", call.Name, "bytes", len(data), "limit", MaxRerunBytes)
 		return
@@ -86,14 +55,7 @@ func (h *handler) prepareRerun(t *tasks.Task) func(claimed *tasks.Task) {
 	if ts == nil || ts.Reruns <= 0 {
 		return nil
 	}
-	var (
-		rc   rerunCall
-		args map[string]json.RawMessage
-	)
-	err := json.Unmarshal(t.Rerun, &rc)
-	if err == nil && len(rc.Arguments) > 0 {
-		err = json.Unmarshal(rc.Arguments, &args)
-	}
+	rc, args, err := taskrun.DecodeRerun(t.Rerun)
 	if err != nil {
 		h.log.Error("mcp: a task's kept call does not read: it is not run again", "task", t.ID, "tool", t.Tool, "error", err)
 		return nil
@@ -109,6 +71,7 @@ func (h *handler) prepareRerun(t *tasks.Task) func(claimed *tasks.Task) {
 			SessionID: rc.SessionID, ClientInfo: rc.ClientInfo, Headers: rc.Headers, Transport: rc.Transport, Attempt: run.Attempt(), Owner: claimed.Owner,
 			Meta: &RequestMeta{ProtocolVersion: rc.ProtocolVersion, ClientInfo: rc.ClientInfo, ClientCapabilities: rc.Capabilities}}
 		call.Notify = clientreq.NewNotifier(h.notifiers, clientreq.NotifierOptions{MinLevel: -1, Mode: metadata.InputModeStream, Caps: rc.Capabilities, Task: run})
+		call.Task = run.Work()
 		go func() { _, _ = h.runTask(ctx, cancel, run, call) }()
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -98,7 +99,7 @@ func TestTaskOutOfRuns(t *testing.T) {
 	})
 	probe := httptest.NewRequest(http.MethodPost, "/", nil)
 	old := time.Now().Add(-time.Minute)
-	require.NoError(t, store.Create(t.Context(), &tasks.Task{ID: "spent", Scope: taskScope(probe), Tool: "again", Instance: "gone",
+	require.NoError(t, store.Create(t.Context(), &tasks.Task{ID: "spent", Scope: taskScope(caller.Of(probe).Owner()), Tool: "again", Instance: "gone",
 		Status: tasks.StatusWorking, Created: old, Updated: old, Heartbeat: old, TTL: time.Hour, PollInterval: time.Second,
 		Attempt: 3, Attempts: 3, Rerun: json.RawMessage(`{"arguments":{}}`)}))
 	env := waitStatus(t, s, "spent", "failed")

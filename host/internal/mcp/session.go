@@ -1,8 +1,7 @@
 package mcp
 
 import (
-	"net/http"
-
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/sessions"
 )
 
@@ -20,5 +19,5 @@ const MaxClientInfoBytes = sessions.MaxClientInfoBytes
 // [sessions.MaxCapabilityBytes]).
 const MaxCapabilityBytes = sessions.MaxCapabilityBytes
 
-func sessionOwner(r *http.Request) string { return sessions.OwnerOf(r) }
-func newID() string                       { return sessions.NewID() }
+func sessionOwner(who *caller.Caller) string { return sessions.OwnerOf(who) }
+func newID() string                          { return sessions.NewID() }

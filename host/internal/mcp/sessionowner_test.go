@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
@@ -22,7 +23,9 @@ func TestSessionBelongsToItsPrincipal(t *testing.T) {
 	h := NewHandler(serverOf(tools), &Options{Sealer: testSealer, Logger: slog.New(slog.DiscardHandler)})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.Header.Get("X-Test-Principal"); p != "" {
-			r = r.WithContext(owner.WithPrincipal(r.Context(), p))
+			var c *caller.Caller
+			r, c = caller.Ensure(r)
+			c.SetIdentity(owner.NewPrincipalOwner(p), nil, nil)
 		}
 		h.ServeHTTP(w, r)
 	}))

@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
-	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -21,17 +19,17 @@ import (
 // first.
 func (h *handler) callAsTask(req *request, call *CallRequest, meta *RequestMeta, in *inputState, ident callIdentity, ts *metadata.TaskSupport) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(req.r.Context()))
-	run := h.tasks.NewRun(ctx, cancel, taskScope(req.r), owner.Of(req.r), call.Name, ts)
+	run := h.tasks.NewRun(ctx, cancel, taskScope(req.Owner()), req.Owner(), call.Name, ts)
 	n := clientreq.NewNotifier(h.notifiers, clientreq.NotifierOptions{MinLevel: -1, Mode: metadata.InputModeInputRequired, Caps: meta.ClientCapabilities, Answers: in, Task: run})
-	call.Notify = n
+	call.Notify, call.Task = n, run.Work()
 	call.Headers = req.r.Header.Clone()
 	h.keepForRerun(run, call, meta, ts)
 	if !ts.Deferred {
 		if h.srv.AdmitsTasks {
-			run.MakeOnAdmission() // made by Notifier.Admitted, once the call has its slot
+			run.MakeOnAdmission() // made by CallTask.Admitted, once the call has its slot
 		} else if _, err := n.MakeTask(ctx); err != nil {
 			cancel(err)
-			pe := h.taskNotCreated(call.Name, err)
+			pe := h.tasks.NotCreated(call.Name, err)
 			h.rpcError(req, pe.Code, pe.Message, nil)
 			return
 		}
@@ -66,32 +64,14 @@ func (h *handler) callAsTask(req *request, call *CallRequest, meta *RequestMeta,
 	h.writeCall(req, call, meta, ident, res, err)
 }
 
-// runTask runs the work of a task (or of a call that may become one) and
-// stores its outcome once the task exists; it returns the call's own
-// outcome, for a call that ended before it became a task.
-func (h *handler) runTask(ctx context.Context, cancel context.CancelCauseFunc, run *taskrun.Run, call *CallRequest) (res *metadata.CallToolResult, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("calling tool %q: panic: %v", call.Name, p)
-			if run.On() {
-				run.Finish(ctx, nil, &jsonrpc.Error{Code: CodeInternalError, Message: "Internal error"})
-			}
-		}
-		cancel(nil)
-	}()
-	go run.WatchWhenStarted(ctx)
-	res, err = h.callTool(ctx, call)
-	if run.On() {
-		result, failure := h.taskOutcome(call, res, err)
-		if ctx.Err() != nil {
-			// Cancelled (the record says so already), expired, or the
-			// host is stopping: not the tool's outcome.
-			result, failure = nil, &jsonrpc.Error{Code: CodeInternalError,
-				Message: "The task's work stopped: " + context.Cause(ctx).Error() + "."}
-		}
-		run.Finish(ctx, result, failure)
-	}
-	return res, err
+// runTask runs the work of a task (or of a call that may become one)
+// through its taskrun.Work (see taskrun.Work.Run): the tool's outcome is
+// stored as the synchronous call would have answered it.
+func (h *handler) runTask(ctx context.Context, cancel context.CancelCauseFunc, run *taskrun.Run, call *CallRequest) (*metadata.CallToolResult, error) {
+	return run.Work().Run(ctx, cancel, func(ctx context.Context) (*metadata.CallToolResult, error) { return h.callTool(ctx, call) },
+		func(res *metadata.CallToolResult, err error) (json.RawMessage, *jsonrpc.Error) {
+			return h.taskOutcome(call, res, err)
+		})
 }
 
 // taskOutcome is what a task's record keeps of the call: the result as
@@ -123,15 +103,25 @@ func (h *handler) taskOutcome(call *CallRequest, res *metadata.CallToolResult, e
 // ErrNoTask: the call cannot become a task.
 var ErrNoTask = clientreq.ErrNoTask
 
-// taskNotCreated is the error of a call whose task could not be made:
-// busy, naming the limit, when the store refused it.
-func (h *handler) taskNotCreated(tool string, err error) *ProtocolError {
-	if le, ok := errors.AsType[*owner.LimitError](err); ok {
-		return &ProtocolError{Code: codeServerError, Message: "Server busy: " + le.Error() + "; try again once some tasks have expired."}
-	}
-	if errors.Is(err, taskrun.ErrHostStopping) || errors.Is(err, context.Canceled) {
-		return &ProtocolError{Code: CodeInternalError, Message: "Internal error: the task could not be created: " + err.Error() + "."}
-	}
-	h.log.Error("mcp: creating a task failed", "tool", tool, "error", err)
-	return &ProtocolError{Code: CodeInternalError, Message: "Internal error: the task could not be created."}
+// CallTask is the task side of a tools/call that runs as a task or may
+// become one ([CallRequest.Task], a *taskrun.Work): the steps of its
+// work, which [Server.CallTool] drives, so that the app's side of a call
+// reads nothing of its task. CallTool admits the call (for a call with a
+// Task, against its owner's running tasks), then calls Admitted, runs the
+// tool and calls Ended with what it ran to.
+type CallTask interface {
+	// Admitted runs once the call has its slot: it starts the run's span
+	// and makes the task's record when it waits for admission (see
+	// [Server.AdmitsTasks]). The work runs under the context it returns;
+	// an error (the record could not be made: nothing may run) is the
+	// call's.
+	Admitted(ctx context.Context) (context.Context, error)
+	// Ended runs once the work is over: res and err are what the call
+	// answers as a synchronous call, failure the error its task ends
+	// failed with when the function failed (nil otherwise). It returns
+	// the call's outcome: for a call that runs as a task, failure in
+	// place of the isError result.
+	Ended(ctx context.Context, res *metadata.CallToolResult, err error, failure *ProtocolError) (*metadata.CallToolResult, error)
 }
+
+var _ CallTask = (*taskrun.Work)(nil)

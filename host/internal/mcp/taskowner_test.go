@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -22,14 +23,16 @@ import (
 func checkedKeys(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if key := r.Header.Get("X-Functions-Key"); key != "" {
-			r = r.WithContext(owner.WithVerifiedKey(r.Context(), owner.KeyOwner(key)))
+			var c *caller.Caller
+			r, c = caller.Ensure(r)
+			c.SetKey(owner.KeyOwner(key))
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
 // TestTaskBelongsToItsPrincipal: behind the access token check (which puts
-// the principal on the context and takes the Authorization header away), a
+// the principal in the request's record and takes the Authorization header away), a
 // task belongs to its principal: a refreshed token of the same user reads
 // it, another user's does not.
 func TestTaskBelongsToItsPrincipal(t *testing.T) {
@@ -46,7 +49,8 @@ func TestTaskBelongsToItsPrincipal(t *testing.T) {
 	// the token itself not passed on.
 	authn := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.Header.Get("X-Test-Principal")
-		r = r.Clone(owner.WithPrincipal(r.Context(), p))
+		r, c := caller.Ensure(r.Clone(r.Context()))
+		c.SetIdentity(owner.NewPrincipalOwner(p), nil, nil)
 		r.Header.Del("Authorization")
 		h.ServeHTTP(w, r)
 	})

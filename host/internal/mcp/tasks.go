@@ -66,15 +66,15 @@ func clientHasTasks(caps []byte) bool {
 var tasksRequiredData = json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + ExtensionTasks + `":{}}}}`)
 
 // taskScope names who may read, answer and cancel the tasks a request
-// makes: its verified owner (owner.Of: an access token's user, whatever
+// makes: its verified owner (Exchange.Owner: an access token's user, whatever
 // token of theirs it carries, or the holders of a function key the host
 // checked). Unauthenticated requests share one scope whatever credentials
 // they send, since nothing checked them: their task ids, 128 random bits
 // given only to the client that made the task, are what keeps one
 // client's tasks from another's. The scope is not counted: the limits
 // count owners.
-func taskScope(r *http.Request) string {
-	if id := owner.Of(r); id.Verified() {
+func taskScope(id owner.ID) string {
+	if id.Verified() {
 		return string(id)
 	}
 	return anonymousScope
@@ -110,7 +110,7 @@ func (h *handler) serveTaskMethod(req *request, msg *message, meta *RequestMeta)
 		return
 	}
 	ctx := req.r.Context()
-	scope := taskScope(req.r)
+	scope := taskScope(req.Owner())
 	var err error
 	switch msg.Method {
 	case methodTasksGet:

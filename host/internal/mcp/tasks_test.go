@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -414,7 +415,7 @@ func TestTaskOfAStoppedInstance(t *testing.T) {
 	})
 	probe := httptest.NewRequest(http.MethodPost, "/", nil)
 	old := time.Now().Add(-time.Minute)
-	require.NoError(t, store.Create(t.Context(), &tasks.Task{ID: "orphan", Scope: taskScope(probe), Instance: "gone",
+	require.NoError(t, store.Create(t.Context(), &tasks.Task{ID: "orphan", Scope: taskScope(caller.Of(probe).Owner()), Instance: "gone",
 		Status: tasks.StatusWorking, Created: old, Updated: old, Heartbeat: old, TTL: time.Hour, PollInterval: time.Second}))
 	first := getTask(t, s, "orphan", nil)
 	assert.Equal(t, `"working"`, string(first.Result["status"]), "a stale heartbeat first read is suspect, not yet a verdict")
@@ -705,7 +706,7 @@ func BenchmarkTaskGetBigResult(b *testing.B) {
 	now := time.Now()
 	result := json.RawMessage(`{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}]}`)
 	probe := httptest.NewRequest(http.MethodPost, "/", nil)
-	require.NoError(b, store.Create(b.Context(), &tasks.Task{ID: "big", Scope: taskScope(probe), Status: tasks.StatusCompleted,
+	require.NoError(b, store.Create(b.Context(), &tasks.Task{ID: "big", Scope: taskScope(caller.Of(probe).Owner()), Status: tasks.StatusCompleted,
 		Created: now, Updated: now, TTL: time.Hour, PollInterval: time.Second, Result: result}))
 	h := NewHandler(serverOf(&taskTools{fakeTools: newFakeTools()}), &Options{Sealer: testSealer, Logger: slog.New(slog.DiscardHandler),
 		Tasks: &TaskOptions{Store: store}})

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/internal/testutil"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -77,19 +78,19 @@ func TestRememberedTokenGetsTheSameHeaders(t *testing.T) {
 }
 
 // TestRememberedTokenOwner: the owner of a request with a token is its
-// principal's (owner.Of), worked out once with the token's cache entry.
+// principal's (caller.Caller.Owner), worked out once with the token's
+// cache entry.
 func TestRememberedTokenOwner(t *testing.T) {
 	f := newFixture(t, nil)
 	token := f.op.Token(t, f.claims("Tools.Read"))
 	var got []owner.ID
-	h := f.guard.Protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = append(got, owner.Of(r)) }))
+	h := f.guard.Protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = append(got, caller.Of(r).Owner()) }))
 	for range 2 {
 		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7071/runtime/webhooks/mcp", strings.NewReader(callList))
 		r.Header.Set("Authorization", "Bearer "+token)
 		h.ServeHTTP(httptest.NewRecorder(), r)
 	}
-	want := owner.Of(httptest.NewRequest(http.MethodPost, "/", nil).WithContext(
-		owner.WithPrincipal(t.Context(), "oidc|"+f.op.URL+"|user-1")))
+	want := owner.NewPrincipalOwner("oidc|" + f.op.URL + "|user-1").ID()
 	assert.Equal(t, []owner.ID{want, want}, got)
 }
 

@@ -21,9 +21,9 @@
 // Whether the token grants the scopes what a request names requires is
 // decided behind it, once, on the request as the endpoint decoded it (the
 // host's scope link of the MCP chain), which refuses with the headers of
-// [Guard.InsufficientScope]: 403 insufficient_scope (step-up). A request let through carries the
-// principal (owner.WithPrincipalOwner) and the [Identity] ([WithIdentity])
-// on its context, and the identity headers App Service authentication
+// [Guard.InsufficientScope]: 403 insufficient_scope (step-up). A request let through has the
+// principal and the [Identity] in its record (caller.Caller, which the
+// host's edge made), and the identity headers App Service authentication
 // gives apps (X-MS-CLIENT-PRINCIPAL…, which the worker reads) in place of
 // the Authorization header, which is never passed on; the identity encodes
 // its headers once per token ([Identity.EncodedHeader]) for the invocation

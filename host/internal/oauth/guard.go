@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/funcmcp/funcmcp/host/internal/owner"
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 )
 
 // MetadataPath is the well-known path of the protected resource metadata
@@ -190,9 +190,9 @@ func StripReserved(h http.Header) {
 }
 
 // Protect wraps an MCP endpoint: a request needs a valid access token
-// (401 with a challenge otherwise). A request let through carries the
-// principal (owner.WithPrincipal) and the identity (WithIdentity) on its
-// context, and the identity headers in place of the Authorization header,
+// (401 with a challenge otherwise). A request let through has the
+// principal and the identity in its record (caller.Caller.SetIdentity),
+// and the identity headers in place of the Authorization header,
 // which is never passed on. Whether the token grants the scopes an
 // operation needs is decided behind it, on the request as the endpoint
 // read it, once (see [Guard.InsufficientScope]): the guard never reads
@@ -212,17 +212,21 @@ func (g *Guard) Protect(next http.Handler) http.Handler {
 			g.refuse(w, r, err)
 			return
 		}
-		ctx := WithIdentity(owner.WithPrincipalOwner(r.Context(), id.owner()), id)
 		// The request is this handler's to change: the headers are edited
 		// in place rather than copied.
-		r2 := r.WithContext(ctx)
-		r2.Header.Del("Authorization")
-		StripReserved(r2.Header)
-		id.setHeaders(r2.Header)
+		r, c := caller.Ensure(r)
+		r.Header.Del("Authorization")
+		StripReserved(r.Header)
+		hdr := make(http.Header, len(identityHeaders)+1)
+		id.setHeaders(hdr)
 		if g.cfg.PassToken {
-			r2.Header.Set(HeaderAccessToken, token)
+			hdr.Set(HeaderAccessToken, token)
 		}
-		next.ServeHTTP(w, r2)
+		for k, v := range hdr {
+			r.Header[k] = v
+		}
+		c.SetIdentity(id.owner(), id, hdr)
+		next.ServeHTTP(w, r)
 	})
 }
 

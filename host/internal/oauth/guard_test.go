@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/funcmcp/funcmcp/host/internal/owner"
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/internal/testutil"
 )
 
@@ -58,7 +58,9 @@ func newFixture(t *testing.T, edit func(c *Config)) *fixture {
 	f := &fixture{op: op, cfg: cfg, guard: g, last: make(chan seen, 64)}
 	f.srv = g.Protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		f.last <- seen{principal: owner.Principal(r.Context()), id: IdentityFrom(r.Context()), header: r.Header.Clone(), body: string(body)}
+		c := caller.Of(r)
+		id, _ := c.Identity().(*Identity)
+		f.last <- seen{principal: c.Principal(), id: id, header: r.Header.Clone(), body: string(body)}
 		w.WriteHeader(http.StatusOK)
 	}))
 	return f

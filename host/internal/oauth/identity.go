@@ -1,7 +1,6 @@
 package oauth
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -166,20 +165,6 @@ func (id *Identity) Missing(required []string) []string {
 		}
 	}
 	return out
-}
-
-type identityKey struct{}
-
-// WithIdentity returns ctx carrying id.
-func WithIdentity(ctx context.Context, id *Identity) context.Context {
-	return context.WithValue(ctx, identityKey{}, id)
-}
-
-// IdentityFrom returns the identity of the request ctx belongs to, nil when
-// it carried no validated token.
-func IdentityFrom(ctx context.Context) *Identity {
-	id, _ := ctx.Value(identityKey{}).(*Identity)
-	return id
 }
 
 // Well-known claim types App Service uses for the name and the roles.

@@ -2,11 +2,11 @@
 // counts what each owner holds against a per-owner, a per-address and a
 // global limit.
 //
-// An owner ([ID], worked out by [Of]) is the most specific VERIFIED
-// identity a request has: its verified principal (the subject of an access
-// token the OAuth guard validated, set with [WithPrincipalOwner]), else the
-// function key the host checked (set by the key link, see
-// [WithVerifiedKey]), else its client address. Nothing a client merely
+// An owner ([ID], worked out by caller.Caller.Owner from the request's
+// record) is the most specific VERIFIED identity a request has: its
+// verified principal (the subject of an access token the OAuth guard
+// validated, [PrincipalOwner]), else the function key the host checked
+// ([KeyOwner]), else its client address ([Address]). Nothing a client merely
 // sends names an owner: an Authorization header nobody checked, a key of
 // an app that checks none, an Mcp-Session-Id. So every unauthenticated
 // request of one address is one owner, and the per-owner limits are
@@ -16,7 +16,7 @@
 // from a trusted front end ([Proxies], the app setting
 // [SettingTrustedProxies]): then it is the rightmost address of
 // X-Forwarded-For that is not a trusted front end, which the host's edge
-// names once per request ([Proxies.Mark], [WithAddress]).
+// names once per request ([Proxies.Client]) in the request's record.
 //
 // A [Counter] counts things per owner and in all ([Limit]); a [Budget]
 // counts things or bytes three ways ([BudgetLimit]): per owner, per client

@@ -115,18 +115,6 @@ func (p *Proxies) Client(r *http.Request) ID {
 	return addrID(last)
 }
 
-// Mark is the edge link that names each request's client address
-// ([WithAddress]) from the trusted front ends' X-Forwarded-For. With no
-// front end trusted it is next itself.
-func (p *Proxies) Mark(next http.Handler) http.Handler {
-	if p == nil {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(WithAddress(r.Context(), p.Client(r))))
-	})
-}
-
 // hostAddr parses an address with or without a port ("1.2.3.4",
 // "1.2.3.4:80", "[::1]:80", "::1"); the zero Addr when it is none.
 func hostAddr(s string) netip.Addr {

@@ -193,6 +193,21 @@ func (b *Board) Report() *Status {
 	return st
 }
 
+// Ping answers GET /admin/host/ping, the health probe of a platform (a
+// load balancer, a container's readiness and liveness probes): 200 while
+// the host takes calls (Running), 503 while it starts, stops or its worker
+// keeps failing (Unhealthy), so that traffic goes to another instance. The
+// body is the state alone: the probe needs no key and learns nothing else.
+func (b *Board) Ping(w http.ResponseWriter, _ *http.Request) {
+	state := b.State()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if state != StateRunning {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_, _ = w.Write([]byte(string(state) + "\n"))
+}
+
 // ServeHTTP answers GET /admin/host/status with the report.
 func (b *Board) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	// The status names files relative to the script root: the machine's

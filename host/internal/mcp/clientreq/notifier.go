@@ -31,8 +31,6 @@ type Channel struct {
 	NewRequestID func(scope string, deadline time.Time) string
 	// HasCapability reports whether a capabilities object declares name.
 	HasCapability func(caps []byte, name string) bool
-	// TaskNotCreated is the error of a call whose task could not be made.
-	TaskNotCreated func(tool string, err error) error
 }
 
 // Sender writes one JSON-RPC message on the stream a call came on (a
@@ -347,6 +345,9 @@ func (n *Notifier) RequestMode() string {
 	if n == nil {
 		return ""
 	}
+	if n.task.On() {
+		return metadata.InputModeStream // a task's requests wait for tasks/update
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.mode
@@ -544,23 +545,9 @@ func (n *Notifier) TaskState() string {
 	return metadata.TaskStateOffered
 }
 
-// TaskID is the id of the call's task once it exists, "" before or when
-// the call is no task.
-func (n *Notifier) TaskID() string {
-	if !n.InTask() {
-		return ""
-	}
-	return n.task.ID()
-}
-
 // InTask reports whether the call runs as a task: a failure of the
 // function is then the task's error, not an isError result.
 func (n *Notifier) InTask() bool { return n != nil && n.task.On() }
-
-// MayBeTask reports whether the call runs as a task or may become one (a
-// tool declared Deferred, called by a client that negotiated tasks): work
-// that may outlive its request.
-func (n *Notifier) MayBeTask() bool { return n != nil && n.task != nil }
 
 // ErrNoTask: the call cannot become a task.
 var ErrNoTask = errors.New("this call cannot run as a task")
@@ -580,30 +567,25 @@ func (n *Notifier) StartTask(ctx context.Context) (*metadata.StartTaskReply, err
 }
 
 // Admitted makes the record of the call's task, for a task that waits for
-// its call to be admitted; otherwise it does nothing. A store that refuses
-// the task (one of its limits reached) makes the call fail with a
-// *ProtocolError saying which limit.
+// its call to be admitted; otherwise it does nothing (taskrun.Run.Admit,
+// which a host driving mcp.CallRequest.Task reaches through
+// taskrun.Work.Admitted). A store that refuses the task makes the call
+// fail with a *ProtocolError saying which limit.
 func (n *Notifier) Admitted(ctx context.Context) error {
-	if n == nil || n.task == nil || !n.task.OnAdmission() {
+	if n == nil {
 		return nil
 	}
-	if _, err := n.MakeTask(ctx); err != nil {
-		return n.ch.TaskNotCreated(n.task.Tool(), err)
+	if err := n.task.Admit(ctx); err != nil {
+		return err
 	}
 	return nil
 }
 
 // MakeTask makes the call a task now (see [Notifier.StartTask]); its error
-// is the task store's.
+// is the task store's. From then on the call's requests to the client
+// wait for tasks/update (see [Notifier.RequestMode]).
 func (n *Notifier) MakeTask(ctx context.Context) (*tasks.Task, error) {
-	t, err := n.task.Start(ctx)
-	if err != nil {
-		return nil, err
-	}
-	n.mu.Lock()
-	n.mode = metadata.InputModeStream
-	n.mu.Unlock()
-	return t, nil
+	return n.task.Start(ctx)
 }
 
 // CloseStream ends the client's current response stream while the call

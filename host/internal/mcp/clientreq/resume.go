@@ -36,7 +36,7 @@ import (
 // What is kept is bounded. Each stream keeps at most MaxResumeEvents
 // events and MaxResumeBytes bytes, the result included: the oldest go
 // first (a client resuming from one of them gets what is left). The bytes
-// kept are also bounded per owner (owner.Of of the call's request) and in
+// kept are also bounded per owner (Exchange.Owner of the call's request) and in
 // all (Options.ResumeBytes), and so is the number of streams kept
 // (Options.ResumeStreams): a call over the stream bound gets a plain
 // stream, which ends the call when its client leaves, as before

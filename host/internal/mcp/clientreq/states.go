@@ -42,7 +42,7 @@ type State struct {
 	Method string `json:"m"`
 	Name   string `json:"n"`
 	Digest string `json:"d"`
-	// Owner is the client the state was given to (owner.Of of its request);
+	// Owner is the client the state was given to (Exchange.Owner of its request);
 	// Nonce names the state, which opens once.
 	Owner string `json:"o"`
 	Nonce string `json:"j"`

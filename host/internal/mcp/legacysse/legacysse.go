@@ -17,11 +17,11 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/dedup"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
-	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
 // Defaults of [Options].
@@ -60,11 +60,11 @@ type Endpoint interface {
 	// Serve answers one message of a stream as a POST of the endpoint,
 	// with the stream's origin.
 	Serve(w http.ResponseWriter, r *http.Request, origin *Origin)
-	// Listen opens the listener of the stream r opens, which wake wakes:
+	// Listen opens the listener of the stream who opens, which wake wakes:
 	// it hears the list changes and the resources the stream subscribes
 	// to. It is nil when notifications are off; an error means the host
 	// is stopping.
-	Listen(r *http.Request, wake func()) (*notify.Listener, error)
+	Listen(who *caller.Caller, wake func()) (*notify.Listener, error)
 	// Change renders a change a stream's listener heard as the
 	// notification to write on it; nil for none.
 	Change(c notify.Change) []byte
@@ -144,11 +144,14 @@ type Transport struct {
 // inbox and its window of request ids are made on first use.
 type stream struct {
 	id      string
-	headers http.Header     // the GET's, for the tools' transport headers
-	remote  string          // the GET's RemoteAddr: its messages' client address
-	ctx     context.Context // ends with the stream
-	wake    chan struct{}   // a message is waiting (capacity 1)
-	out     *wire.SSEWriter // the stream: replies, and the calls' notifications and requests
+	headers http.Header // the GET's, for the tools' transport headers
+	remote  string      // the GET's RemoteAddr: its messages' client address
+	// caller is the GET's record: the caller of the messages that come
+	// without their POST's (forwarded by another instance).
+	caller *caller.Caller
+	ctx    context.Context // ends with the stream
+	wake   chan struct{}   // a message is waiting (capacity 1)
+	out    *wire.SSEWriter // the stream: replies, and the calls' notifications and requests
 
 	mu     sync.Mutex
 	token  string    // Mcp-Session-Id minted by initialize, "" before
@@ -176,6 +179,9 @@ type waiting struct {
 	msg   []byte
 	route Route
 	trace string
+	// caller is the record of the POST that sent it; nil for a message
+	// another instance forwarded, which is its stream's.
+	caller *caller.Caller
 }
 
 func (s *stream) sessionToken() string {
@@ -279,10 +285,11 @@ func (l *Transport) ServeStream(w http.ResponseWriter, r *http.Request) {
 	}
 	id := ids.Random(ids.LowerAlnum, 16)
 	state := id + "|" + l.o.InstanceID
-	if owner.Principal(r.Context()) != "" {
+	who := caller.Of(r)
+	if who.Principal() != "" {
 		// Behind the access token check the stream belongs to its
 		// principal: messages from anyone else are refused.
-		state += "|" + string(owner.Of(r))
+		state += "|" + string(who.Owner())
 	}
 	token, err := l.o.Sealer.Seal(ClientStatePurpose, []byte(state), clientStateTTL)
 	if err != nil {
@@ -295,13 +302,13 @@ func (l *Transport) ServeStream(w http.ResponseWriter, r *http.Request) {
 	out := wire.NewSSEWriter(w, l.o.KeepAlive+time.Minute)
 	// The GET's headers live as long as the stream: they are kept, not
 	// copied, and only read.
-	s := &stream{id: id, headers: r.Header, remote: r.RemoteAddr, ctx: ctx, wake: make(chan struct{}, 1), out: out}
+	s := &stream{id: id, headers: r.Header, remote: r.RemoteAddr, caller: who, ctx: ctx, wake: make(chan struct{}, 1), out: out}
 	// The stream hears the list changes and the resources it subscribes
 	// to. Streams are bounded (MaxStreams, the connection limit): its
 	// listener does not count against the listener limits, but the URIs
 	// it follows count against its owner's and its address's bytes.
 	var heard <-chan struct{}
-	lst, err := l.endpoint.Listen(r, s.signal)
+	lst, err := l.endpoint.Listen(who, s.signal)
 	if err != nil {
 		l.plainError(w, http.StatusServiceUnavailable, "Service Unavailable: the host is stopping")
 		return
@@ -432,9 +439,22 @@ func (l *Transport) run(ctx context.Context, s *stream, m waiting) []byte {
 		return nil
 	}
 	req.Header = s.headers.Clone()
-	// The stream's client sent it: its messages are counted to the
-	// stream's owner (its principal or key on ctx, else its address).
 	req.RemoteAddr = s.remote
+	// The POST that sent it names its caller (its principal, its
+	// identity, its key, its address); a message forwarded by another
+	// instance is its stream's. The worker sees the identity headers of
+	// that caller's token, not the GET's.
+	who := m.caller
+	if who == nil {
+		who = s.caller
+	} else if hdr := who.IdentityHeaders(); hdr != nil || s.caller.IdentityHeaders() != nil {
+		for k := range s.caller.IdentityHeaders() {
+			delete(req.Header, k)
+		}
+		for k, v := range hdr {
+			req.Header[k] = v
+		}
+	}
 	req.Header["Accept"] = jsonContentType
 	req.Header["Content-Type"] = jsonContentType
 	delete(req.Header, "Mcp-Protocol-Version")
@@ -448,7 +468,7 @@ func (l *Transport) run(ctx context.Context, s *stream, m waiting) []byte {
 	}
 	req.ContentLength = int64(len(msg))
 	rec := wire.NewRecorder()
-	l.endpoint.Serve(rec, req, &Origin{ClientID: s.id, Out: s.out, Listener: s.listener})
+	l.endpoint.Serve(rec, req, &Origin{ClientID: s.id, Out: s.out, Listener: s.listener, Caller: who})
 	if vals := rec.Header()["Mcp-Session-Id"]; len(vals) > 0 && vals[0] != "" {
 		s.setSessionToken(vals[0])
 	}
@@ -502,6 +522,9 @@ type Origin struct {
 	// Listener hears the stream's list changes and the resources it
 	// subscribed to; nil when notifications are off.
 	Listener *notify.Listener
+	// Caller is who sent the message: the record of its POST (a message
+	// another instance forwarded: the stream's GET's).
+	Caller *caller.Caller
 }
 
 // Send writes one JSON-RPC message on the stream.
@@ -525,7 +548,8 @@ func (l *Transport) ServeMessage(w http.ResponseWriter, r *http.Request) {
 		l.plainError(w, http.StatusBadRequest, "Invalid client state. Please connect to the /sse endpoint to initiate your session.")
 		return
 	}
-	if streamOwner != "" && (owner.Principal(r.Context()) == "" || string(owner.Of(r)) != streamOwner) {
+	who := caller.Of(r)
+	if streamOwner != "" && (who.Principal() == "" || string(who.Owner()) != streamOwner) {
 		// Another caller's stream: answered as a state that does not
 		// open, so that nothing tells the caller it exists.
 		l.plainError(w, http.StatusBadRequest, "Invalid client state. Please connect to the /sse endpoint to initiate your session.")
@@ -556,7 +580,7 @@ func (l *Transport) ServeMessage(w http.ResponseWriter, r *http.Request) {
 		body = bytes.Clone(body) // what waits in an inbox is what is counted
 	}
 	noSession := fmt.Sprintf("No active session for client '%s' and instance '%s'. Please connect to the /sse endpoint to initiate your session.", clientID, instanceID)
-	switch l.enqueue(clientID, waiting{msg: body, route: rt, trace: r.Header.Get("Traceparent")}) {
+	switch l.enqueue(clientID, waiting{msg: body, route: rt, trace: r.Header.Get("Traceparent"), caller: who}) {
 	case enqueued:
 		l.accepted(w)
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 )
 
@@ -50,8 +51,8 @@ func (e *countingEndpoint) Serve(w http.ResponseWriter, r *http.Request, _ *Orig
 	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{}}`))
 }
 
-func (e *countingEndpoint) Listen(*http.Request, func()) (*notify.Listener, error) { return nil, nil }
-func (e *countingEndpoint) Change(notify.Change) []byte                            { return nil }
+func (e *countingEndpoint) Listen(*caller.Caller, func()) (*notify.Listener, error) { return nil, nil }
+func (e *countingEndpoint) Change(notify.Change) []byte                             { return nil }
 
 // startTransport serves a transport over e and opens one stream; it
 // returns the message endpoint's URL and the stream's reader.

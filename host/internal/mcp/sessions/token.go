@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"slices"
 	"time"
 	"unicode/utf8"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/caller"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
-	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -30,7 +29,7 @@ type sessionToken struct {
 	// Caps are the client capabilities a call may use (see
 	// clientreq.RequestCapabilities), as initialize declared them; nil when none.
 	Caps json.RawMessage `json:"k,omitempty"`
-	// Owner is the principal's owner ID (owner.Of) of the initialize
+	// Owner is the principal's owner ID (caller.Caller.Owner) of the initialize
 	// behind the access token check, "" without one: the session then
 	// serves requests of that principal only (see OwnerOf).
 	Owner string `json:"o,omitempty"`
@@ -51,15 +50,15 @@ type Session struct {
 	Expires time.Time       // when the token expires
 }
 
-// OwnerOf is the owner a session of request r is bound to: its
+// OwnerOf is the owner a session of a request of who is bound to: its
 // authenticated principal's owner ID (whatever token of theirs it
-// carries), "" when r has none. A session serves only requests with the
+// carries), "" when it has none. A session serves only requests with the
 // owner it was minted for.
-func OwnerOf(r *http.Request) string {
-	if owner.Principal(r.Context()) == "" {
+func OwnerOf(who *caller.Caller) string {
+	if who.Principal() == "" {
 		return ""
 	}
-	return string(owner.Of(r))
+	return string(who.Owner())
 }
 
 // Errors of Open.

@@ -13,6 +13,17 @@
 // ([PublishingStore], [Change]) and the one encoding of a task shared by
 // every listener writing it ([Shared]).
 //
+// It drives the life of a call's task ([Work], the mcp.CallTask of a
+// tools/call that runs as a task or may become one): once the host
+// admitted the call, [Work.Admitted] starts the run's span (through
+// [Options.Telemetry]) and makes the record ([Run.Admit]; a refused record
+// is [Service.NotCreated]'s error); once the tool ran, [Work.Ended] puts
+// the function's failure in place of the isError result for a task, ends
+// the span with the task's id and status and counts its end ([RunEnd]);
+// [Work.Run] runs the work on its own goroutine and stores its outcome
+// ([Run.Finish]). The host that runs the tool reads nothing of the task.
+// A call kept for a rerun is a [RerunCall].
+//
 // It knows nothing of the request that made a task: package mcp turns a
 // tools/call into a run (taskcall.go) and a run's outcome into the task's
 // result, and passes the run the call's context.

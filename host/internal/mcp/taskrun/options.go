@@ -55,4 +55,8 @@ type Options struct {
 	// again when its tool declares reruns (see Service.runAgain). 0 means
 	// DefaultTaskHeartbeat.
 	Heartbeat time.Duration
+	// Telemetry, when set (telemetry on), traces the work of each call
+	// that runs as a task or may become one ([Work]): its span, and the
+	// count of tasks ended by status.
+	Telemetry RunTelemetry
 }

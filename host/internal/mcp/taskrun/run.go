@@ -25,6 +25,7 @@ type Service struct {
 	ttl, poll, beat time.Duration
 	instance        string
 	traceparent     func(context.Context) string // see Options.Traceparent
+	telemetry       RunTelemetry                 // see Options.Telemetry
 	log             *slog.Logger
 	now             func() time.Time
 	wg              sync.WaitGroup
@@ -56,7 +57,7 @@ const maxSuspects = 10000
 // the instance named instance, with the options o (Store required).
 func NewService(o *Options, instance string, log *slog.Logger) *Service {
 	s := &Service{store: o.Store, ttl: o.TTL, poll: o.PollInterval, beat: o.Heartbeat, instance: instance,
-		traceparent: o.Traceparent, log: log, now: time.Now, local: map[string]*Run{}, suspects: map[string]suspect{}}
+		traceparent: o.Traceparent, telemetry: o.Telemetry, log: log, now: time.Now, local: map[string]*Run{}, suspects: map[string]suspect{}}
 	if s.ttl <= 0 {
 		s.ttl = DefaultTaskTTL
 	}
@@ -304,7 +305,7 @@ type Run struct {
 	started chan struct{} // closed once the record exists
 	wakeCh  chan struct{}
 	// onAdmission: the record is made when the call is admitted (see
-	// [Notifier.Admitted]), not before the call runs.
+	// [Run.Admit]), not before the call runs.
 	onAdmission bool
 	// attempt is the run of the task this is (1 the first), attempts the
 	// runs its tool allows, rerun the call as the record keeps it for a
@@ -749,8 +750,8 @@ func (r *Run) KeepForRerun(call json.RawMessage, attempts int) {
 	r.rerun, r.attempts = call, attempts
 }
 
-// MakeOnAdmission has the record made when the call is admitted (by the
-// caller's [Run.Start] then), not before the call runs.
+// MakeOnAdmission has the record made when the call is admitted
+// ([Run.Admit], from [Work.Admitted]), not before the call runs.
 func (r *Run) MakeOnAdmission() { r.onAdmission = true }
 
 // OnAdmission reports whether the record is made on admission.
