@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"strings"
-	"time"
 
-	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/host/internal/peer"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
@@ -43,15 +41,6 @@ func hasCapability(caps []byte, name string) bool {
 
 // requestIDSeparator ends the instance part of a request id.
 const requestIDSeparator = clientreq.RequestIDSeparator
-
-// newRequestID returns the id of a request to the client of scope: made by
-// Options.RequestID, else this instance's id and 20 random characters.
-func (h *handler) newRequestID(scope string, deadline time.Time) string {
-	if h.requestID != nil {
-		return h.requestID(scope, deadline)
-	}
-	return h.instanceID + requestIDSeparator + ids.Random(ids.LowerAlnum, 20)
-}
 
 // response takes a client's response to a request: it goes to the call
 // waiting for it here, or to the instance named in its id. The client is

@@ -141,14 +141,14 @@ func (h *handler) servePromptsGet(req *request) bool {
 		h.rpcError(req, CodeInvalidParams, "Invalid params: 'arguments' must be an object.", nil)
 		return true
 	}
-	ident := callIdentity{method: methodPromptsGet, name: name, args: rawArgs, owner: req.Owner()}
+	ident := callIdentity{Method: methodPromptsGet, Name: name, Args: rawArgs, Owner: req.Owner()}
 	var in *inputState
 	if c.Meta != nil {
 		var (
 			code    int
 			problem string
 		)
-		if in, code, problem = h.readInput(req.r.Context(), params, ident); problem != "" {
+		if in, code, problem = h.states.ReadInput(req.r.Context(), params, ident); problem != "" {
 			h.rpcError(req, code, problem, nil)
 			return true
 		}

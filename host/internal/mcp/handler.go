@@ -65,7 +65,6 @@ type handler struct {
 
 	instanceID      string // names this instance in request ids
 	forwardResponse func(ctx context.Context, instanceID, scope string, body []byte) error
-	requestID       func(scope string, deadline time.Time) string
 	waits           clientreq.Waits    // requests to clients waiting for their answer
 	notifiers       *clientreq.Channel // what the calls' Notifiers share
 	streams         clientreq.Store    // resumable streams
@@ -149,12 +148,11 @@ func newHandler(srv Server, opts *Options) *handler {
 
 		instanceID:      o.InstanceID,
 		forwardResponse: o.ForwardResponse,
-		requestID:       o.RequestID,
 		resumeGrace:     o.ResumeGrace,
 		checkArgs:       o.CheckArguments,
 		streams:         clientreq.NewStore(o.ResumeStreams, o.ResumeBytes),
 	}
-	h.notifiers = &clientreq.Channel{Waits: &h.waits, NewRequestID: h.newRequestID, HasCapability: hasCapability}
+	h.notifiers = &clientreq.Channel{Waits: &h.waits, NewRequestID: clientreq.RequestIDs(o.InstanceID, o.RequestID), HasCapability: hasCapability}
 	h.states = clientreq.NewStates(h.sealer, o.UsedInputStates, o.SpentStates, o.Logger)
 	if o.ListenKeepAlive <= 0 {
 		o.ListenKeepAlive = DefaultListenKeepAlive
@@ -571,10 +569,10 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 		call.ClientInfo = s.Client
 	}
 	var in *inputState
-	ident := callIdentity{method: methodToolsCall, name: name, args: rawArgs, owner: call.Owner}
+	ident := callIdentity{Method: methodToolsCall, Name: name, Args: rawArgs, Owner: call.Owner}
 	if meta != nil {
 		var code int
-		if in, code, problem = h.readInput(req.r.Context(), msg.Params, ident); problem != "" {
+		if in, code, problem = h.states.ReadInput(req.r.Context(), msg.Params, ident); problem != "" {
 			h.rpcError(req, code, problem, nil)
 			return
 		}
