@@ -50,7 +50,7 @@ type handler struct {
 	versions                []string          // snapshot of SupportedVersions
 	calls                   clientreq.Calls   // running tools/call, for notifications/cancelled
 	sealer                  *auth.Sealer      // seals and opens session tokens
-	lifetime                time.Duration     // of a session token
+	keeper                  *sessions.Keeper  // mints and opens session tokens
 	initial                 map[string][]byte // negotiated version → initialize result JSON
 
 	modern           []string // snapshot of ModernVersions
@@ -58,7 +58,6 @@ type handler struct {
 	modernReplies    *modernReplies
 
 	lists  [2]atomic.Pointer[toolList] // the prepared tools/list arrays: legacy, modern
-	last   atomic.Pointer[tokenHit]    // the last session token parsed
 	levels *levelStore                 // logging/setLevel choices
 
 	pageSize int // entries per page of the list methods of functions.go
@@ -85,12 +84,6 @@ type toolList struct {
 	src  []byte
 	body []byte // src trimmed, compacted when it held line breaks
 	err  error
-}
-
-type tokenHit struct {
-	token   string
-	s       *session
-	expires time.Time // the token's expiry: past it, the token is opened again
 }
 
 func newHandler(srv Server, opts *Options) *handler {
@@ -134,7 +127,6 @@ func newHandler(srv Server, opts *Options) *handler {
 	}
 	h := &handler{
 		sealer:   checkSealer(&o),
-		lifetime: o.SessionLifetime,
 		srv:      srv,
 		log:      o.Logger,
 		replies:  replies{log: o.Logger},
@@ -153,6 +145,7 @@ func newHandler(srv Server, opts *Options) *handler {
 		streams:         clientreq.NewStore(o.ResumeStreams, o.ResumeBytes),
 	}
 	h.notifiers = &clientreq.Channel{Waits: &h.waits, NewRequestID: clientreq.RequestIDs(o.InstanceID, o.RequestID), HasCapability: hasCapability}
+	h.keeper = sessions.NewKeeper(h.sealer, o.SessionLifetime, h.versions)
 	h.states = clientreq.NewStates(h.sealer, o.UsedInputStates, o.SpentStates, o.Logger)
 	if o.ListenKeepAlive <= 0 {
 		o.ListenKeepAlive = DefaultListenKeepAlive
@@ -427,63 +420,31 @@ func (h *handler) legacyState(req *request) (s *session, version string, ok bool
 	if s, ok = h.session(req); !ok {
 		return nil, "", false
 	}
-	version, ok = h.protocolVersion(req, s)
-	return s, version, ok
+	var header string
+	if vals := req.r.Header[headerProtocolVersion]; len(vals) > 0 {
+		header = vals[0]
+	}
+	version, no := h.keeper.Version(header, s, defaultVersion)
+	if no != nil {
+		h.refuse(req.w, no.Status, validID(req.id), codeServerError, no.Message, no.Data)
+		return nil, "", false
+	}
+	return s, version, true
 }
 
-// session parses the Mcp-Session-Id header; (nil, true) when there is none.
+// session opens the Mcp-Session-Id header for the request's owner; (nil,
+// true) when there is none, false when it was refused.
 func (h *handler) session(req *request) (*session, bool) {
-	vals := req.r.Header[headerSessionID]
-	if len(vals) == 0 || vals[0] == "" {
-		return nil, true
+	var token string
+	if vals := req.r.Header[headerSessionID]; len(vals) > 0 {
+		token = vals[0]
 	}
-	token := vals[0]
-	if hit := h.last.Load(); hit != nil && hit.token == token && time.Now().Before(hit.expires) {
-		return h.ownSession(req, hit.s)
-	}
-	s, exp, err := sessions.Open(h.sealer, token, h.versions)
-	if errors.Is(err, sessions.ErrExpiredToken) {
-		// 404 tells a client that its session ended: it initializes again.
-		h.refuse(req.w, http.StatusNotFound, validID(req.id), codeServerError, "Session expired: initialize again.", nil)
-		return nil, false
-	}
-	if err != nil {
-		h.refuse(req.w, http.StatusBadRequest, validID(req.id), codeServerError, "Invalid client state.", nil)
-		return nil, false
-	}
-	h.last.Store(&tokenHit{token: token, s: s, expires: exp})
-	return h.ownSession(req, s)
-}
-
-// ownSession refuses a session minted for another owner (another
-// principal behind the access token check, or none) exactly as a session
-// id that does not open: its holder learns nothing of it.
-func (h *handler) ownSession(req *request, s *session) (*session, bool) {
-	if s.Owner != sessionOwner(req.Caller()) {
-		h.refuse(req.w, http.StatusBadRequest, validID(req.id), codeServerError, "Invalid client state.", nil)
+	s, no := h.keeper.Open(token, sessionOwner(req.Caller()))
+	if no != nil {
+		h.refuse(req.w, no.Status, validID(req.id), codeServerError, no.Message, no.Data)
 		return nil, false
 	}
 	return s, true
-}
-
-// protocolVersion picks the revision of a request: the header, else the
-// session's, else the default of the transport.
-func (h *handler) protocolVersion(req *request, s *session) (string, bool) {
-	if vals := req.r.Header[headerProtocolVersion]; len(vals) > 0 && vals[0] != "" {
-		if i := slices.Index(h.versions, vals[0]); i >= 0 {
-			return h.versions[i], true
-		}
-		data := struct {
-			Supported []string `json:"supported"`
-			Requested string   `json:"requested"`
-		}{h.versions, vals[0]}
-		h.refuse(req.w, http.StatusBadRequest, validID(req.id), codeServerError, "Unsupported protocol version", data)
-		return "", false
-	}
-	if s != nil {
-		return s.Version, true
-	}
-	return defaultVersion, true
 }
 
 func (h *handler) initialize(req *request, params json.RawMessage) {
@@ -524,7 +485,7 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 		v = h.versions[len(h.versions)-1]
 		result = h.initial[v]
 	}
-	token, err := sessions.Mint(h.sealer, h.lifetime, v, p.ClientInfo, p.Capabilities, sessionOwner(req.Caller()))
+	token, err := h.keeper.Mint(v, p.ClientInfo, p.Capabilities, sessionOwner(req.Caller()))
 	if err != nil {
 		h.log.Error("mcp initialize: minting the session token failed", "error", err)
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
