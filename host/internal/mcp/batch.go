@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
@@ -54,7 +55,7 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, sse bool, b
 		h.refuseEarly(whole, w, &earlyAnswer{status: http.StatusBadRequest, code: CodeParseError, text: "Parse error"})
 		return
 	}
-	held := &heldReply{header: http.Header{}}
+	held := wire.NewRecorder()
 	_, version, ok := h.legacyState(&request{w: held, r: r, origin: origin})
 	if !ok {
 		h.refuseEarly(whole, w, &earlyAnswer{held: held})

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/funcmcp/funcmcp/host/internal/caller"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -120,7 +121,7 @@ type earlyAnswer struct {
 	text   string
 	data   any
 	// held, when set, is the answer itself, written aside.
-	held *heldReply
+	held *wire.Recorder
 }
 
 // Stream names the GET stream the exchange serves; "" for a message.

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
@@ -57,8 +56,8 @@ type handler struct {
 	discoverVersions []string // every revision served, newest first
 	modernReplies    *modernReplies
 
-	lists  [2]atomic.Pointer[toolList] // the prepared tools/list arrays: legacy, modern
-	levels *levelStore                 // logging/setLevel choices
+	lists  [2]wire.PreparedArray // the prepared tools/list arrays: legacy, modern
+	levels *levelStore           // logging/setLevel choices
 
 	pageSize int // entries per page of the list methods of functions.go
 
@@ -77,13 +76,6 @@ type handler struct {
 	shared             taskrun.Shared   // the tasks being written to listeners
 	listenKeepAlive    time.Duration
 	listenWriteTimeout time.Duration
-}
-
-// toolList is a ToolsList slice checked once and remembered by identity.
-type toolList struct {
-	src  []byte
-	body []byte // src trimmed, compacted when it held line breaks
-	err  error
 }
 
 func newHandler(srv Server, opts *Options) *handler {
@@ -222,7 +214,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, origin *streamOr
 		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusMethodNotAllowed, code: codeServerError, text: "Method not allowed"})
 		return
 	}
-	sse, ok := acceptedFraming(r.Header[headerAccept])
+	sse, ok := wire.AcceptedFraming(r.Header[headerAccept])
 	if !ok {
 		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusNotAcceptable, code: codeServerError,
 			text: "Not Acceptable: Client must accept application/json or text/event-stream"})
@@ -273,7 +265,7 @@ func (h *handler) writeEarly(req *request) {
 	e := req.early
 	switch {
 	case e.held != nil:
-		e.held.replay(req.w)
+		e.held.Replay(req.w)
 	case e.status == http.StatusAccepted:
 		req.w.WriteHeader(http.StatusAccepted)
 	default:
@@ -690,7 +682,14 @@ func (h *handler) callTool(ctx context.Context, call *CallRequest) (res *metadat
 // toolsList answers tools/list with the list a client of version sees;
 // modern results also carry resultType, ttlMs, cacheScope and server info.
 func (h *handler) toolsList(req *request, version string) {
-	list, err := h.toolList(version)
+	i := 0
+	if IsModern(version) {
+		i = 1
+	}
+	list, fresh, err := h.lists[i].Get(h.srv.ToolsList(version))
+	if fresh && err != nil {
+		h.log.Error("mcp tools/list: the tool list is not usable", "error", err, "protocolVersion", version)
+	}
 	if err != nil {
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
 		return
@@ -709,101 +708,4 @@ func (h *handler) toolsList(req *request, version string) {
 		tail += eventEnd
 	}
 	h.sendParts(req.w, req.sse, head.Bytes(), list, tail)
-}
-
-// toolList returns the prepared tool list of a revision, checking a new
-// slice once.
-func (h *handler) toolList(version string) ([]byte, error) {
-	raw := h.srv.ToolsList(version)
-	slot := &h.lists[0]
-	if IsModern(version) {
-		slot = &h.lists[1]
-	}
-	if c := slot.Load(); c != nil && sameSlice(c.src, raw) {
-		return c.body, c.err
-	}
-	c := &toolList{src: raw}
-	c.body, c.err = prepareList(raw)
-	if c.err != nil {
-		h.log.Error("mcp tools/list: the tool list is not usable", "error", c.err, "protocolVersion", version)
-	}
-	slot.Store(c)
-	return c.body, c.err
-}
-
-func sameSlice(a, b []byte) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
-}
-
-// prepareList checks that raw is a JSON array and returns it as it will be
-// spliced: trimmed, and compacted only when it has line breaks (which SSE
-// data lines cannot carry).
-func prepareList(raw []byte) ([]byte, error) {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 {
-		return []byte("[]"), nil
-	}
-	if trimmed[0] != '[' || !json.Valid(trimmed) {
-		return nil, errors.New("checking the tool list: not a JSON array")
-	}
-	if bytes.ContainsAny(trimmed, "\r\n") {
-		var b bytes.Buffer
-		if err := json.Compact(&b, trimmed); err != nil {
-			return nil, fmt.Errorf("compacting the tool list: %w", err)
-		}
-		return b.Bytes(), nil
-	}
-	return trimmed, nil
-}
-
-// acceptedFraming reads Accept: sse when text/event-stream is listed, ok
-// when it or application/json (or a wildcard covering it) is.
-func acceptedFraming(vals []string) (sse, ok bool) {
-	var plain bool
-	for _, v := range vals {
-		for v != "" {
-			var part string
-			part, v, _ = strings.Cut(v, ",")
-			mt, _, _ := strings.Cut(part, ";")
-			mt = strings.TrimSpace(mt)
-			switch {
-			case strings.EqualFold(mt, "text/event-stream"):
-				sse = true
-			case strings.EqualFold(mt, "application/json"), mt == "*/*", strings.EqualFold(mt, "application/*"):
-				plain = true
-			}
-		}
-	}
-	return sse, sse || plain
-}
-
-// heldReply is an answer written aside, to be replayed once the chain
-// lets it through (a batch's session refused whole).
-type heldReply struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (r *heldReply) Header() http.Header { return r.header }
-func (r *heldReply) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
-}
-func (r *heldReply) Write(p []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.body.Write(p)
-}
-
-// replay writes the held answer to w.
-func (r *heldReply) replay(w http.ResponseWriter) {
-	hdr := w.Header()
-	for k, v := range r.header {
-		hdr[k] = v
-	}
-	w.WriteHeader(r.status)
-	_, _ = w.Write(r.body.Bytes())
 }

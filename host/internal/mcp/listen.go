@@ -290,7 +290,7 @@ func (h *handler) serveSessionStream(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, http.StatusMethodNotAllowed, nil, codeServerError, "Method not allowed", nil)
 		return
 	}
-	if sse, _ := acceptedFraming(r.Header[headerAccept]); !sse {
+	if sse, _ := wire.AcceptedFraming(r.Header[headerAccept]); !sse {
 		h.refuse(w, http.StatusNotAcceptable, nil, codeServerError,
 			"Not Acceptable: the session's stream is an event stream; accept text/event-stream.", nil)
 		return
