@@ -57,7 +57,7 @@ type handler struct {
 	modernReplies    *modernReplies
 
 	lists  [2]wire.PreparedArray // the prepared tools/list arrays: legacy, modern
-	levels *levelStore           // logging/setLevel choices
+	levels *sessions.Levels      // logging/setLevel choices
 
 	pageSize int // entries per page of the list methods of functions.go
 
@@ -127,7 +127,7 @@ func newHandler(srv Server, opts *Options) *handler {
 		versions: slices.Clone(SupportedVersions),
 		initial:  make(map[string][]byte, len(SupportedVersions)),
 		modern:   slices.Clone(ModernVersions),
-		levels:   newLevelStore(DefaultMaxLogSessions),
+		levels:   sessions.NewLevels(DefaultMaxLogSessions),
 		pageSize: o.PageSize,
 
 		instanceID:      o.InstanceID,
@@ -371,33 +371,30 @@ func (h *handler) dispatch(req *request) {
 
 // The handlers of the method table that live in this file.
 
-func (h *handler) serveInitialize(req *request) bool {
-	h.initialize(req, req.msg.Params)
-	return true
-}
-
 func (h *handler) servePing(req *request) bool {
 	h.result(req, []byte("{}"))
 	return true
 }
 
+// serveSetLevel serves logging/setLevel (legacy revisions): the session's
+// later calls send log messages at this level and above. Modern revisions
+// carry the level in each request's _meta instead and do not have the
+// method.
 func (h *handler) serveSetLevel(req *request) bool {
-	h.setLevel(req, req.msg.Params)
+	rank, problem := sessions.ParseLevel(req.msg.Params)
+	if problem != "" {
+		h.rpcError(req, CodeInvalidParams, problem, nil)
+		return true
+	}
+	if vals := req.r.Header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
+		h.levels.Set(vals[0], rank)
+	}
+	h.result(req, []byte("{}"))
 	return true
 }
 
 func (h *handler) serveDiscover(req *request) bool {
 	h.result(req, h.modernReplies.discover)
-	return true
-}
-
-func (h *handler) serveToolsList(req *request) bool {
-	h.toolsList(req, req.version)
-	return true
-}
-
-func (h *handler) serveToolsCall(req *request) bool {
-	h.toolsCall(req, &req.msg, req.version, req.session, req.meta)
 	return true
 }
 
@@ -439,7 +436,11 @@ func (h *handler) session(req *request) (*session, bool) {
 	return s, true
 }
 
-func (h *handler) initialize(req *request, params json.RawMessage) {
+// serveInitialize answers initialize: the revision both sides speak, the
+// capabilities and the server's info, and a sealed session for the
+// client's later requests.
+func (h *handler) serveInitialize(req *request) bool {
+	params := req.msg.Params
 	// Names are matched exactly, as every member of a message is.
 	var p struct {
 		ProtocolVersion string
@@ -449,20 +450,20 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 	if len(params) > 0 && params[0] != 'n' {
 		if params[0] != '{' {
 			h.rpcError(req, CodeInvalidParams, "Invalid params: params must be an object.", nil)
-			return
+			return true
 		}
 		if raw := member(params, "protocolVersion"); raw != nil && raw[0] != 'n' {
 			var ok bool
 			if p.ProtocolVersion, ok = stringValue(raw); !ok {
 				h.rpcError(req, CodeInvalidParams, "Invalid params: 'protocolVersion' must be a string.", nil)
-				return
+				return true
 			}
 		}
 		if raw := member(params, "clientInfo"); raw != nil && raw[0] != 'n' {
 			info, ok := wire.DecodeClientInfo(raw)
 			if !ok {
 				h.rpcError(req, CodeInvalidParams, "Invalid params: 'clientInfo' must be an object with string name and version.", nil)
-				return
+				return true
 			}
 			p.ClientInfo = info
 		}
@@ -481,27 +482,29 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 	if err != nil {
 		h.log.Error("mcp initialize: minting the session token failed", "error", err)
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
-		return
+		return true
 	}
 	req.w.Header().Set(headerSessionID, token)
 	h.result(req, result)
+	return true
 }
 
-// toolsCall runs tools/call; meta is the envelope of a modern request, nil
+// serveToolsCall runs tools/call; meta is the envelope of a modern request, nil
 // for a legacy one.
-func (h *handler) toolsCall(req *request, msg *message, version string, s *session, meta *RequestMeta) {
+func (h *handler) serveToolsCall(req *request) bool {
+	msg, version, s, meta := &req.msg, req.version, req.session, req.meta
 	if pe := h.checkArguments(msg.Arguments); pe != nil {
 		h.callError(req, pe, meta != nil)
-		return
+		return true
 	}
 	name, args, rawArgs, problem := decodeCallParams(msg)
 	if problem != "" {
 		h.rpcError(req, CodeInvalidParams, problem, nil)
-		return
+		return true
 	}
 	if name == "" {
 		h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'name'.", nil)
-		return
+		return true
 	}
 	call := &CallRequest{
 		Name:            name,
@@ -527,7 +530,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 		var code int
 		if in, code, problem = h.states.ReadInput(req.r.Context(), msg.Params, ident); problem != "" {
 			h.rpcError(req, code, problem, nil)
-			return
+			return true
 		}
 	}
 	call.Tool = req.Target().Resolved
@@ -538,22 +541,23 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 	if ts != nil && meta != nil && req.method.Task {
 		if clientHasTasks(meta.ClientCapabilities) {
 			h.callAsTask(req, call, meta, in, ident, ts)
-			return
+			return true
 		}
 		if ts.Support == metadata.TaskRequired {
 			h.callError(req, &ProtocolError{Code: CodeMissingRequiredClientCapability,
 				Message: "Missing required client capability: tool '" + jsonx.SafeText(name) + "' runs only as a task; declare the " +
 					ExtensionTasks + " extension in _meta." + MetaClientCapabilities + ".extensions.",
 				Data: tasksRequiredData}, true)
-			return
+			return true
 		}
 	}
 	if h.resumableCall(req, meta, version, s) {
 		h.callResumable(req, msg, s, call, ident)
-		return
+		return true
 	}
 	call.Notify = h.notifier(req, msg, meta, s, in)
 	h.finishCall(req, call, meta, ident)
+	return true
 }
 
 // callResumable runs a call whose stream the client may resume (see
@@ -679,9 +683,10 @@ func (h *handler) callTool(ctx context.Context, call *CallRequest) (res *metadat
 	return h.srv.CallTool(ctx, call)
 }
 
-// toolsList answers tools/list with the list a client of version sees;
+// serveToolsList answers tools/list with the list a client of version sees;
 // modern results also carry resultType, ttlMs, cacheScope and server info.
-func (h *handler) toolsList(req *request, version string) {
+func (h *handler) serveToolsList(req *request) bool {
+	version := req.version
 	i := 0
 	if IsModern(version) {
 		i = 1
@@ -692,7 +697,7 @@ func (h *handler) toolsList(req *request, version string) {
 	}
 	if err != nil {
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
-		return
+		return true
 	}
 	head := getBuffer()
 	defer putBuffer(head)
@@ -708,4 +713,5 @@ func (h *handler) toolsList(req *request, version string) {
 		tail += eventEnd
 	}
 	h.sendParts(req.w, req.sse, head.Bytes(), list, tail)
+	return true
 }

@@ -296,19 +296,6 @@ func TestProgressTokenFromParams(t *testing.T) {
 	}
 }
 
-func TestLevelStoreForgetsTheOldestSession(t *testing.T) {
-	s := newLevelStore(2)
-	s.set("a", 1)
-	s.set("b", 2)
-	s.set("a", 3) // an update keeps its place
-	assert.Equal(t, 3, s.get("a"))
-	s.set("c", 4) // full: "a", the oldest, goes
-	assert.Equal(t, -1, s.get("a"))
-	assert.Equal(t, 2, s.get("b"))
-	assert.Equal(t, 4, s.get("c"))
-	assert.Equal(t, -1, s.get("never"))
-}
-
 func TestModernRequestsCarryTheirOwnLogLevel(t *testing.T) {
 	s := startModernServer(t)
 	var errs []error
