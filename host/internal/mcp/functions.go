@@ -1,16 +1,6 @@
 package mcp
 
-import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
-	"strconv"
-
-	"github.com/funcmcp/funcmcp/host/internal/mcp/functions"
-	"github.com/funcmcp/funcmcp/internal/jsonx"
-	"github.com/funcmcp/funcmcp/metadata"
-)
+import "github.com/funcmcp/funcmcp/host/internal/mcp/functions"
 
 // The request types and results of the resource, prompt and completion
 // methods, and the readers of their params, are package functions'; these
@@ -43,26 +33,8 @@ func ResourceNotFound(version, uri string) *ProtocolError {
 	return functions.ResourceNotFound(version, uri)
 }
 
-// functionCapability reports whether the app serves what capability name
-// (resources, prompts, completions) advertises.
-func functionCapability(f *Functions, name string) bool {
-	if f == nil {
-		return false
-	}
-	l := f.Lists
-	switch name {
-	case capResources:
-		return len(l.Resources) > 0 || len(l.Templates) > 0
-	case capPrompts:
-		return len(l.Prompts) > 0
-	case capCompletions:
-		return l.Completions
-	}
-	return false
-}
-
-// caller is what the handler knows of the client of a request.
-func (h *handler) caller(req *request) Caller {
+// callerOf is what the handler knows of the client of a request.
+func callerOf(req *request) Caller {
 	c := Caller{ProtocolVersion: req.version, Meta: req.meta, Headers: req.r.Header, Transport: req.Transport()}
 	switch {
 	case req.meta != nil:
@@ -76,218 +48,58 @@ func (h *handler) caller(req *request) Caller {
 	return c
 }
 
-// serveResourcesList, serveTemplatesList and servePromptsList answer a page
-// of a list; each reports false when the app has no Functions.
-func (h *handler) serveResourcesList(req *request) bool {
-	return h.servePage(req, "resources", func(l *FunctionLists) []json.RawMessage { return l.Resources })
-}
-
-func (h *handler) serveTemplatesList(req *request) bool {
-	return h.servePage(req, "resourceTemplates", func(l *FunctionLists) []json.RawMessage { return l.Templates })
-}
-
-func (h *handler) servePromptsList(req *request) bool {
-	return h.servePage(req, "prompts", func(l *FunctionLists) []json.RawMessage { return l.Prompts })
-}
-
-func (h *handler) servePage(req *request, key string, entries func(*FunctionLists) []json.RawMessage) bool {
-	f := h.srv.Functions
-	if f == nil {
+// serveFunction answers resources/list, resources/templates/list,
+// resources/read, prompts/list, prompts/get and completion/complete: package
+// functions reads the params, makes a list's page, runs the function and
+// builds the result; this keeps the exchange's part: the cancellable
+// context, the Notifier and input answers of prompts/get, the input-required
+// result and the writing. It reports false when the endpoint does not serve
+// the method after all.
+func (h *handler) serveFunction(req *request) bool {
+	call, served, pe := h.functions.Read(&functions.Request{
+		Method: req.method.Name, Params: req.msg.Params, Caller: callerOf(req), Cacheable: req.method.Cacheable,
+	})
+	switch {
+	case !served:
 		return false
-	}
-	h.listPage(req, req.version, req.msg.Params, key, entries(f.Lists))
-	return true
-}
-
-// serveResourcesRead answers resources/read.
-func (h *handler) serveResourcesRead(req *request) bool {
-	f := h.srv.Functions
-	if f == nil {
-		return false
-	}
-	c := h.caller(req)
-	uri, ok := stringValue(member(req.msg.Params, "uri"))
-	if !ok {
-		h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'uri'.", nil)
-		return true
-	}
-	h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
-		res, err := f.ReadResource(ctx, &ReadRequest{Caller: c, URI: uri})
-		return functions.ValueOf(res, err)
-	}, c.ProtocolVersion, req.method.Cacheable, nil, callIdentity{})
-	return true
-}
-
-// servePromptsGet answers prompts/get.
-func (h *handler) servePromptsGet(req *request) bool {
-	f := h.srv.Functions
-	if f == nil {
-		return false
-	}
-	c := h.caller(req)
-	params := req.msg.Params
-	name, ok := stringValue(member(params, "name"))
-	if !ok {
-		h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'name'.", nil)
-		return true
-	}
-	rawArgs := member(params, "arguments")
-	if pe := h.checkArguments(rawArgs); pe != nil {
-		h.callError(req, pe, c.Meta != nil)
-		return true
-	}
-	args, ok := functions.ObjectMembers(rawArgs)
-	if !ok {
-		h.rpcError(req, CodeInvalidParams, "Invalid params: 'arguments' must be an object.", nil)
-		return true
-	}
-	ident := callIdentity{Method: methodPromptsGet, Name: name, Args: rawArgs, Owner: req.Owner()}
-	var in *inputState
-	if c.Meta != nil {
-		var (
-			code    int
-			problem string
-		)
-		if in, code, problem = h.states.ReadInput(req.r.Context(), params, ident); problem != "" {
-			h.rpcError(req, code, problem, nil)
-			return true
-		}
-	}
-	n := h.notifier(req, &req.msg, c.Meta, req.session, in)
-	h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
-		r, err := f.GetPrompt(ctx, &PromptRequest{Caller: c, Name: name, Arguments: args, Notify: n})
-		if err != nil || r.Value == nil {
-			return functions.ValueOf(r, err)
-		}
-		res := r.Value
-		meta := res.Meta
-		cp := *res
-		cp.Meta = nil
-		return &cp, meta, nil
-	}, c.ProtocolVersion, req.method.Cacheable, n, ident)
-	return true
-}
-
-// serveComplete answers completion/complete; it reports false when the app
-// has nothing to complete.
-func (h *handler) serveComplete(req *request) bool {
-	f := h.srv.Functions
-	if f == nil || !f.Lists.Completions {
-		return false
-	}
-	if pe := h.checkArguments(member(member(req.msg.Params, "context"), "arguments")); pe != nil {
+	case pe != nil:
 		h.callError(req, pe, req.meta != nil)
 		return true
-	}
-	cr, problem := functions.DecodeCompleteParams(req.msg.Params)
-	if problem != "" {
-		h.rpcError(req, CodeInvalidParams, problem, nil)
+	case call.Result != nil:
+		h.result(req, call.Result)
 		return true
 	}
-	cr.Caller = h.caller(req)
-	h.runFunction(req, func(ctx context.Context) (any, json.RawMessage, error) {
-		res, err := f.Complete(ctx, cr)
-		return functions.ValueOf(res, err)
-	}, cr.ProtocolVersion, req.method.Cacheable, nil, callIdentity{})
-	return true
-}
-
-// runFunction runs one request whose context ends when the client cancels
-// it, and answers with its result: an object encoded with metadata.Marshal
-// (an [*Encoded] result as it is, with its own _meta),
-// plus resultType, the cache hints (cacheable) and the server info for a
-// modern revision. meta is the result's own _meta, left out of result. n
-// is the request's Notifier (nil when it has none): a modern request that
-// asked the client something is answered with its input-required result.
-func (h *handler) runFunction(req *request, run func(ctx context.Context) (any, json.RawMessage, error), version string, cacheable bool, n *Notifier, ident callIdentity) {
+	var (
+		n     *Notifier // nil but for a prompt: only its function talks to the client
+		ident callIdentity
+	)
+	if call.Prompt {
+		ident = callIdentity{Method: methodPromptsGet, Name: call.Name, Args: call.Arguments, Owner: req.Owner()}
+		var in *inputState
+		if req.meta != nil {
+			var (
+				code    int
+				problem string
+			)
+			if in, code, problem = h.states.ReadInput(req.r.Context(), req.msg.Params, ident); problem != "" {
+				h.rpcError(req, code, problem, nil)
+				return true
+			}
+		}
+		n = h.notifier(req, &req.msg, req.meta, req.session, in)
+	}
 	ctx, done := h.cancellable(req)
 	defer done()
-	res, meta, err := run(ctx)
+	out := call.Run(ctx, n)
 	req.w = n.End(req.w) // no notification after this: the reply follows
-	if IsModern(version) && h.inputRequired(req, n, ident) {
-		return
+	if IsModern(req.version) && h.inputRequired(req, n, ident) {
+		return true
 	}
-	if err != nil {
-		if pe, ok := errors.AsType[*ProtocolError](err); ok {
-			h.callError(req, pe, IsModern(version))
-			return
-		}
-		h.log.Error("mcp request failed", "error", err)
-		h.rpcError(req, CodeInternalError, "Internal error", nil)
-		return
+	res, pe := out.Answer()
+	if pe != nil {
+		h.callError(req, pe, IsModern(req.version))
+		return true
 	}
-	if enc, ok := res.(*Encoded); ok {
-		h.result(req, h.wrapResult(enc.Members, enc.Meta, version, cacheable))
-		return
-	}
-	body, err := metadata.Marshal(res)
-	if err != nil || len(body) < 2 || body[0] != '{' {
-		h.log.Error("mcp request failed: encoding the result", "error", err)
-		h.rpcError(req, CodeInternalError, "Internal error", nil)
-		return
-	}
-	h.result(req, h.wrapResult(body[1:len(body)-1], meta, version, cacheable))
-}
-
-// wrapResult makes a result object from its members (without braces): for
-// a modern revision with resultType first, the cache hints when cacheable,
-// and _meta with the server info; for a legacy one with meta as _meta when
-// there is one.
-func (h *handler) wrapResult(members []byte, meta json.RawMessage, version string, cacheable bool) []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	modern := IsModern(version)
-	if modern {
-		b.WriteString(`"resultType":"complete",`)
-		if cacheable {
-			b.WriteString(h.modernReplies.cache)
-			b.WriteByte(',')
-		}
-		meta = h.modernReplies.withServerInfo(meta)
-	}
-	b.Write(members)
-	if !jsonx.IsAbsent(meta) {
-		if len(members) > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`"_meta":`)
-		b.Write(meta)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-// listPage answers one page of a list method: the entries after the
-// params' cursor, at most the page size, with nextCursor when more follow.
-// A cursor is opaque to clients; one this handler did not make is -32602.
-func (h *handler) listPage(req *request, version string, params json.RawMessage, key string, entries []json.RawMessage) {
-	var p struct {
-		Cursor *string `json:"cursor"`
-	}
-	_ = json.Unmarshal(params, &p)
-	start := 0
-	if p.Cursor != nil {
-		n, ok := functions.ParseCursor(*p.Cursor)
-		if !ok || n > len(entries) {
-			h.rpcError(req, CodeInvalidParams, "Invalid params: the cursor is not one this server gave.", nil)
-			return
-		}
-		start = n
-	}
-	end := min(start+h.pageSize, len(entries))
-	var b bytes.Buffer
-	b.WriteString(strconv.Quote(key))
-	b.WriteString(":[")
-	for i, e := range entries[start:end] {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(e)
-	}
-	b.WriteByte(']')
-	if end < len(entries) {
-		b.WriteString(`,"nextCursor":`)
-		b.WriteString(strconv.Quote(functions.MakeCursor(end)))
-	}
-	h.result(req, h.wrapResult(b.Bytes(), nil, version, req.method.Cacheable))
+	h.result(req, res)
+	return true
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/functions"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/listen"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/sessions"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
@@ -59,7 +60,7 @@ type handler struct {
 	lists  [2]wire.PreparedArray // the prepared tools/list arrays: legacy, modern
 	levels *sessions.Levels      // logging/setLevel choices
 
-	pageSize int // entries per page of the list methods of functions.go
+	functions *functions.Server // resources, prompts and completions
 
 	instanceID      string // names this instance in request ids
 	forwardResponse func(ctx context.Context, instanceID, scope string, body []byte) error
@@ -128,7 +129,6 @@ func newHandler(srv Server, opts *Options) *handler {
 		initial:  make(map[string][]byte, len(SupportedVersions)),
 		modern:   slices.Clone(ModernVersions),
 		levels:   sessions.NewLevels(DefaultMaxLogSessions),
-		pageSize: o.PageSize,
 
 		instanceID:      o.InstanceID,
 		forwardResponse: o.ForwardResponse,
@@ -163,6 +163,8 @@ func newHandler(srv Server, opts *Options) *handler {
 	h.discoverVersions = append(slices.Clone(h.modern), h.versions...)
 	slices.SortFunc(h.discoverVersions, func(a, b string) int { return strings.Compare(b, a) })
 	h.modernReplies = newModernReplies(&o, h.discoverVersions, capabilities(ModernVersion, h.advertises, h.hub != nil))
+	h.functions = &functions.Server{Functions: srv.Functions, PageSize: o.PageSize, Cache: h.modernReplies.cache,
+		WithServerInfo: h.modernReplies.withServerInfo, CheckArguments: h.checkArguments, Log: o.Logger}
 	h.chain = h.buildChain(o.Middleware)
 	return h
 }
@@ -176,7 +178,7 @@ func (h *handler) advertises(capability string) bool {
 	if capability == capTasks {
 		return h.tasks != nil
 	}
-	return functionCapability(h.srv.Functions, capability)
+	return h.srv.Functions.Advertises(capability)
 }
 
 // initializeResult encodes the InitializeResult for version v with its

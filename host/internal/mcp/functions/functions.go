@@ -38,6 +38,25 @@ type Functions struct {
 	Complete     func(ctx context.Context, req *CompleteRequest) (Result[metadata.CompleteResult], error)
 }
 
+// Advertises reports whether the app serves what capability name
+// (metadata.CapabilityResources, CapabilityPrompts, CapabilityCompletions)
+// advertises; false for a nil f and for any other name.
+func (f *Functions) Advertises(name string) bool {
+	if f == nil {
+		return false
+	}
+	l := f.Lists
+	switch name {
+	case metadata.CapabilityResources:
+		return len(l.Resources) > 0 || len(l.Templates) > 0
+	case metadata.CapabilityPrompts:
+		return len(l.Prompts) > 0
+	case metadata.CapabilityCompletions:
+		return l.Completions
+	}
+	return false
+}
+
 // Result is the result of a resource read, a prompt or a completion:
 // either Value, which the handler encodes, or Encoded, the result object as
 // the function's worker encoded it (see [EncodedResult]), which the handler
@@ -191,10 +210,12 @@ func ResourceNotFound(version, uri string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: code, Message: "Resource not found", Data: map[string]string{"uri": uri}}
 }
 
+// ErrNoResult is the error of a function that returned neither a value
+// nor an encoded result (answered with -32603).
 var ErrNoResult = errors.New("the function returned no result")
 
-// valueOf is what runFunction's run returns for a function's result.
-func ValueOf[T any](r Result[T], err error) (any, json.RawMessage, error) {
+// valueOf is what a [Call]'s function returns for a function's result.
+func valueOf[T any](r Result[T], err error) (any, json.RawMessage, error) {
 	switch {
 	case err != nil:
 		return nil, nil, err
@@ -206,21 +227,14 @@ func ValueOf[T any](r Result[T], err error) (any, json.RawMessage, error) {
 	return nil, nil, ErrNoResult
 }
 
-func OrNoResult(err error) error {
-	if err == nil {
-		return ErrNoResult
-	}
-	return err
-}
-
 // cursorPrefix marks the cursors this handler makes.
 const cursorPrefix = "page:"
 
-func MakeCursor(offset int) string {
+func makeCursor(offset int) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.Itoa(offset)))
 }
 
-func ParseCursor(c string) (int, bool) {
+func parseCursor(c string) (int, bool) {
 	raw, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil || !bytes.HasPrefix(raw, []byte(cursorPrefix)) {
 		return 0, false
@@ -233,7 +247,7 @@ func ParseCursor(c string) (int, bool) {
 // every member of a message is; a repeated name was refused by the
 // decoder); nil for an absent or null value, ok false for anything but an
 // object. The values are copies.
-func ObjectMembers(raw []byte) (map[string]json.RawMessage, bool) {
+func objectMembers(raw []byte) (map[string]json.RawMessage, bool) {
 	if len(raw) == 0 || raw[0] == 'n' {
 		return nil, true
 	}
@@ -250,8 +264,8 @@ func ObjectMembers(raw []byte) (map[string]json.RawMessage, bool) {
 }
 
 // stringMembers reads the members of an object of strings.
-func StringMembers(raw []byte) (map[string]string, bool) {
-	obj, ok := ObjectMembers(raw)
+func stringMembers(raw []byte) (map[string]string, bool) {
+	obj, ok := objectMembers(raw)
 	if !ok {
 		return nil, false
 	}
@@ -271,7 +285,7 @@ func StringMembers(raw []byte) (map[string]string, bool) {
 
 // decodeCompleteParams reads completion/complete's params with exact member
 // names; problem is the -32602 message.
-func DecodeCompleteParams(params []byte) (*CompleteRequest, string) {
+func decodeCompleteParams(params []byte) (*CompleteRequest, string) {
 	const need = "Invalid params: completion/complete needs ref {type, name or uri} and argument {name, value}, each a string."
 	ref, argument := wire.Member(params, "ref"), wire.Member(params, "argument")
 	if len(ref) == 0 || ref[0] != '{' || len(argument) == 0 || argument[0] != '{' {
@@ -304,7 +318,7 @@ func DecodeCompleteParams(params []byte) (*CompleteRequest, string) {
 		*f.dst = s
 	}
 	if ctx := wire.Member(params, "context"); len(ctx) > 0 && ctx[0] == '{' {
-		args, ok := StringMembers(wire.Member(ctx, "arguments"))
+		args, ok := stringMembers(wire.Member(ctx, "arguments"))
 		if !ok {
 			return nil, "Invalid params: context.arguments must be an object of strings."
 		}
