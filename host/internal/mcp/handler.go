@@ -74,11 +74,10 @@ type handler struct {
 	checkArgs       func(json.RawMessage) error // Options.CheckArguments
 	states          *clientreq.States           // request states: given, opened, spent
 
-	hub                *notify.Hub      // nil when notifications are off
-	sessions           *listen.Sessions // the legacy sessions' subscriptions
-	shared             taskrun.Shared   // the tasks being written to listeners
-	listenKeepAlive    time.Duration
-	listenWriteTimeout time.Duration
+	hub       *notify.Hub      // nil when notifications are off
+	sessions  *listen.Sessions // the legacy sessions' subscriptions
+	shared    taskrun.Shared   // the tasks being written to listeners
+	listeners *listen.Server   // serves the notification streams
 }
 
 // toolList is a ToolsList slice checked once and remembered by identity.
@@ -162,7 +161,6 @@ func newHandler(srv Server, opts *Options) *handler {
 	if o.ListenWriteTimeout <= 0 {
 		o.ListenWriteTimeout = DefaultListenWriteTimeout
 	}
-	h.listenKeepAlive, h.listenWriteTimeout = o.ListenKeepAlive, o.ListenWriteTimeout
 	if o.Notify != nil {
 		h.hub = o.Notify
 		h.sessions = listen.NewSessions(o.Notify, o.SubscribedSessions, o.SubscriptionBytes, o.SubscriptionGrace, DefaultSessionLifetime)
@@ -180,6 +178,7 @@ func newHandler(srv Server, opts *Options) *handler {
 	h.discoverVersions = append(slices.Clone(h.modern), h.versions...)
 	slices.SortFunc(h.discoverVersions, func(a, b string) int { return strings.Compare(b, a) })
 	h.modernReplies = newModernReplies(&o, h.discoverVersions, capabilities(ModernVersion, h.advertises, h.hub != nil))
+	h.listeners = newListeners(h, &o)
 	h.chain = h.buildChain(o.Middleware)
 	return h
 }
@@ -260,7 +259,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, origin *streamOr
 }
 
 // serveStream passes a GET stream through the chain: the dispatcher serves
-// it (serveResume, serveSessionStream) unless a link refuses it.
+// it (serveResume, listen.Server.ServeSession) unless a link refuses it.
 func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, kind StreamKind, lastID string) {
 	req := &request{h: h, r: r, stream: kind, lastID: lastID}
 	req.out.ResponseWriter = w
@@ -356,7 +355,10 @@ func (h *handler) dispatch(req *request) {
 		h.serveResume(req.w, req.r, req.lastID)
 		return
 	case req.stream == StreamSession:
-		h.serveSessionStream(req.w, req.r)
+		if s, ok := h.session(req); ok {
+			sse, _ := acceptedFraming(req.r.Header[headerAccept])
+			h.listeners.ServeSession(req.w, req.r, h.sessions, listenSession(s), sse, req.Owner(), req.Caller().Address())
+		}
 		return
 	}
 	if h.serveModern(req) {
