@@ -200,7 +200,7 @@ func (h *handler) serveComplete(req *request) bool {
 // is the request's Notifier (nil when it has none): a modern request that
 // asked the client something is answered with its input-required result.
 func (h *handler) runFunction(req *request, run func(ctx context.Context) (any, json.RawMessage, error), version string, cacheable bool, n *Notifier, ident callIdentity) {
-	ctx, done := h.cancellable(req)
+	ctx, done := h.calls.Context(callParent(req), req.scope, req.id)
 	defer done()
 	res, meta, err := run(ctx)
 	req.w = n.End(req.w) // no notification after this: the reply follows

@@ -259,7 +259,8 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, origin *streamOr
 }
 
 // serveStream passes a GET stream through the chain: the dispatcher serves
-// it (serveResume, listen.Server.ServeSession) unless a link refuses it.
+// it (clientreq.Store.ServeResume, listen.Server.ServeSession) unless a
+// link refuses it.
 func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, kind StreamKind, lastID string) {
 	req := &request{h: h, r: r, stream: kind, lastID: lastID}
 	req.out.ResponseWriter = w
@@ -352,7 +353,9 @@ func (h *handler) dispatch(req *request) {
 		h.writeEarly(req)
 		return
 	case req.stream == StreamResume:
-		h.serveResume(req.w, req.r, req.lastID)
+		if s, ok := h.session(req); ok {
+			h.streams.ServeResume(req.w, req.r, req.lastID, callScope(req, s), h.resumeGrace)
+		}
 		return
 	case req.stream == StreamSession:
 		if s, ok := h.session(req); ok {
@@ -378,7 +381,7 @@ func (h *handler) dispatch(req *request) {
 	if msg.ID == nil {
 		// Notifications (initialized, cancelled, …) need no answer.
 		if msg.Method == methodCancelled {
-			h.cancelled(msg.Params, req.scope)
+			h.calls.Cancelled(msg.Params, req.scope)
 		}
 		req.w.WriteHeader(http.StatusAccepted)
 		return
@@ -599,7 +602,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 			return
 		}
 	}
-	if h.resumableCall(req, meta, version, s) {
+	if meta == nil && req.sse && s != nil && req.scope != "" && req.origin == nil && clientreq.Resumes(version) {
 		h.callResumable(req, msg, s, call, ident)
 		return
 	}
@@ -612,7 +615,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 // context, and this request reads its stream until the result, until the
 // stream is closed, or until the client leaves.
 func (h *handler) callResumable(req *request, msg *message, s *session, call *CallRequest, ident callIdentity) {
-	rs, post := h.openResumable(req.w, req.scope, call.Owner)
+	rs, post := h.streams.Open(req.w, h.instanceID, req.scope, call.Owner, h.resumeGrace)
 	if rs == nil {
 		// The store keeps as many streams as it may: a plain stream.
 		call.Notify = h.notifier(req, msg, nil, s, nil)
@@ -654,7 +657,9 @@ func (h *handler) callResumable(req *request, msg *message, s *session, call *Ca
 
 // finishCall runs a tools/call and writes its reply.
 func (h *handler) finishCall(req *request, call *CallRequest, meta *RequestMeta, ident callIdentity) {
-	res, err := h.callCancellable(req, call)
+	res, err := clientreq.Run(&h.calls, callParent(req), req.scope, req.id, func(ctx context.Context) (*metadata.CallToolResult, error) {
+		return h.callTool(ctx, call)
+	})
 	h.writeCall(req, call, meta, ident, res, err)
 }
 
