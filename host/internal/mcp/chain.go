@@ -30,9 +30,9 @@ import (
 // method other than POST, an Accept without JSON, a body over its bound)
 // is an exchange whose answer is already decided ([Exchange.Refused]
 // reports it): the links run around it and the dispatcher writes it. A GET
-// stream (serveResume, serveSessionStream) is an exchange too
-// ([Exchange.Stream] names it): the dispatcher serves the stream. A link
-// may refuse any of them with an HTTP status and headers
+// stream (clientreq.Store.ServeResume, listen.Server.ServeSession) is an
+// exchange too ([Exchange.Stream] names it): the dispatcher serves the
+// stream. A link may refuse any of them with an HTTP status and headers
 // ([Exchange.Refuse]: 401/403 with WWW-Authenticate, 413, 429 with
 // Retry-After, 503) or with a JSON-RPC error ([Exchange.Fail]).
 //
@@ -105,10 +105,10 @@ type StreamKind string
 // The GET streams of the endpoint.
 const (
 	// StreamResume is a GET with Last-Event-ID: the rest of a call's
-	// stream (resume.go).
+	// stream (clientreq.Store.ServeResume).
 	StreamResume StreamKind = "resume"
 	// StreamSession is a legacy session's GET: its notifications
-	// (listen.go).
+	// (listen.Server.ServeSession).
 	StreamSession StreamKind = "session"
 )
 

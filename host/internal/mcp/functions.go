@@ -88,7 +88,7 @@ func (h *handler) serveFunction(req *request) bool {
 		}
 		n = h.notifier(req, &req.msg, req.meta, req.session, in)
 	}
-	ctx, done := h.cancellable(req)
+	ctx, done := h.calls.Context(callParent(req), req.scope, req.id)
 	defer done()
 	out := call.Run(ctx, n)
 	req.w = n.End(req.w) // no notification after this: the reply follows

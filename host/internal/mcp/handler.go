@@ -72,11 +72,10 @@ type handler struct {
 	checkArgs       func(json.RawMessage) error // Options.CheckArguments
 	states          *clientreq.States           // request states: given, opened, spent
 
-	hub                *notify.Hub      // nil when notifications are off
-	sessions           *listen.Sessions // the legacy sessions' subscriptions
-	shared             taskrun.Shared   // the tasks being written to listeners
-	listenKeepAlive    time.Duration
-	listenWriteTimeout time.Duration
+	hub       *notify.Hub      // nil when notifications are off
+	sessions  *listen.Sessions // the legacy sessions' subscriptions
+	shared    taskrun.Shared   // the tasks being written to listeners
+	listeners *listen.Server   // serves the notification streams
 }
 
 func newHandler(srv Server, opts *Options) *handler {
@@ -145,7 +144,6 @@ func newHandler(srv Server, opts *Options) *handler {
 	if o.ListenWriteTimeout <= 0 {
 		o.ListenWriteTimeout = DefaultListenWriteTimeout
 	}
-	h.listenKeepAlive, h.listenWriteTimeout = o.ListenKeepAlive, o.ListenWriteTimeout
 	if o.Notify != nil {
 		h.hub = o.Notify
 		h.sessions = listen.NewSessions(o.Notify, o.SubscribedSessions, o.SubscriptionBytes, o.SubscriptionGrace, DefaultSessionLifetime)
@@ -165,6 +163,7 @@ func newHandler(srv Server, opts *Options) *handler {
 	h.modernReplies = newModernReplies(&o, h.discoverVersions, capabilities(ModernVersion, h.advertises, h.hub != nil))
 	h.functions = &functions.Server{Functions: srv.Functions, PageSize: o.PageSize, Cache: h.modernReplies.cache,
 		WithServerInfo: h.modernReplies.withServerInfo, CheckArguments: h.checkArguments, Log: o.Logger}
+	h.listeners = newListeners(h, &o)
 	h.chain = h.buildChain(o.Middleware)
 	return h
 }
@@ -245,7 +244,8 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, origin *streamOr
 }
 
 // serveStream passes a GET stream through the chain: the dispatcher serves
-// it (serveResume, serveSessionStream) unless a link refuses it.
+// it (clientreq.Store.ServeResume, listen.Server.ServeSession) unless a
+// link refuses it.
 func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, kind StreamKind, lastID string) {
 	req := &request{h: h, r: r, stream: kind, lastID: lastID}
 	req.out.ResponseWriter = w
@@ -338,10 +338,15 @@ func (h *handler) dispatch(req *request) {
 		h.writeEarly(req)
 		return
 	case req.stream == StreamResume:
-		h.serveResume(req.w, req.r, req.lastID)
+		if s, ok := h.session(req); ok {
+			h.streams.ServeResume(req.w, req.r, req.lastID, callScope(req, s), h.resumeGrace)
+		}
 		return
 	case req.stream == StreamSession:
-		h.serveSessionStream(req.w, req.r)
+		if s, ok := h.session(req); ok {
+			sse, _ := wire.AcceptedFraming(req.r.Header[headerAccept])
+			h.listeners.ServeSession(req.w, req.r, h.sessions, listenSession(s), sse, req.Owner(), req.Caller().Address())
+		}
 		return
 	}
 	if h.serveModern(req) {
@@ -361,7 +366,7 @@ func (h *handler) dispatch(req *request) {
 	if msg.ID == nil {
 		// Notifications (initialized, cancelled, …) need no answer.
 		if msg.Method == methodCancelled {
-			h.cancelled(msg.Params, req.scope)
+			h.calls.Cancelled(msg.Params, req.scope)
 		}
 		req.w.WriteHeader(http.StatusAccepted)
 		return
@@ -553,7 +558,7 @@ func (h *handler) serveToolsCall(req *request) bool {
 			return true
 		}
 	}
-	if h.resumableCall(req, meta, version, s) {
+	if meta == nil && req.sse && s != nil && req.scope != "" && req.origin == nil && clientreq.Resumes(version) {
 		h.callResumable(req, msg, s, call, ident)
 		return true
 	}
@@ -567,7 +572,7 @@ func (h *handler) serveToolsCall(req *request) bool {
 // context, and this request reads its stream until the result, until the
 // stream is closed, or until the client leaves.
 func (h *handler) callResumable(req *request, msg *message, s *session, call *CallRequest, ident callIdentity) {
-	rs, post := h.openResumable(req.w, req.scope, call.Owner)
+	rs, post := h.streams.Open(req.w, h.instanceID, req.scope, call.Owner, h.resumeGrace)
 	if rs == nil {
 		// The store keeps as many streams as it may: a plain stream.
 		call.Notify = h.notifier(req, msg, nil, s, nil)
@@ -609,7 +614,9 @@ func (h *handler) callResumable(req *request, msg *message, s *session, call *Ca
 
 // finishCall runs a tools/call and writes its reply.
 func (h *handler) finishCall(req *request, call *CallRequest, meta *RequestMeta, ident callIdentity) {
-	res, err := h.callCancellable(req, call)
+	res, err := clientreq.Run(&h.calls, callParent(req), req.scope, req.id, func(ctx context.Context) (*metadata.CallToolResult, error) {
+		return h.callTool(ctx, call)
+	})
 	h.writeCall(req, call, meta, ident, res, err)
 }
 

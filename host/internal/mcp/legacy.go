@@ -76,7 +76,7 @@ func (e legacyEndpoint) Listen(who *caller.Caller, wake func()) (*notify.Listene
 	// listener does not count against the listener limits, but the URIs
 	// it follows count against its owner's and its address's bytes.
 	return e.h.hub.Listen(notify.ListenerOptions{Owner: who.Owner(), Address: who.Address(), Uncounted: true, Wake: wake},
-		e.h.listFilter())
+		e.h.listeners.Offer().Lists())
 }
 
 func (e legacyEndpoint) Change(c notify.Change) []byte { return renderChange(c, nil) }
