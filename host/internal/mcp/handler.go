@@ -69,6 +69,7 @@ type handler struct {
 	streams         clientreq.Store    // resumable streams
 	resumeGrace     time.Duration
 	tasks           *taskrun.Service            // nil when tasks are off
+	taskCalls       taskCalls                   // what the calls of tasks need of the core
 	checkArgs       func(json.RawMessage) error // Options.CheckArguments
 	states          *clientreq.States           // request states: given, opened, spent
 
@@ -153,7 +154,7 @@ func newHandler(srv Server, opts *Options) *handler {
 		if h.hub != nil {
 			h.tasks.Publish(h.hub)
 		}
-		h.tasks.OnRerun(h.prepareRerun)
+		h.tasks.OnRerun(h.taskCalls.support, h.taskCalls.rerun) // h.taskCalls is set below, before any request
 	}
 	for _, v := range h.versions {
 		h.initial[v] = initializeResult(v, &o, capabilities(v, h.advertises, h.hub != nil))
@@ -164,6 +165,8 @@ func newHandler(srv Server, opts *Options) *handler {
 	h.functions = &functions.Server{Functions: srv.Functions, PageSize: o.PageSize, Cache: h.modernReplies.cache,
 		WithServerInfo: h.modernReplies.withServerInfo, CheckArguments: h.checkArguments, Log: o.Logger}
 	h.listeners = newListeners(h, &o)
+	h.taskCalls = taskCalls{replies: &h.replies, modern: h.modernReplies, notifiers: h.notifiers, call: h.callTool,
+		resolve: h.srv.resolve, admits: srv.AdmitsTasks}
 	h.chain = h.buildChain(o.Middleware)
 	return h
 }
@@ -405,11 +408,6 @@ func (h *handler) serveDiscover(req *request) bool {
 	return true
 }
 
-func (h *handler) serveTasks(req *request) bool {
-	h.serveTaskMethod(req, &req.msg, req.meta)
-	return true
-}
-
 // legacyState reads the session token and the revision of a legacy request;
 // when ok is false the request has been refused.
 func (h *handler) legacyState(req *request) (s *session, version string, ok bool) {
@@ -547,7 +545,9 @@ func (h *handler) serveToolsCall(req *request) bool {
 	}
 	if ts != nil && meta != nil && req.method.Task {
 		if clientHasTasks(meta.ClientCapabilities) {
-			h.callAsTask(req, call, meta, in, ident, ts)
+			if l := h.taskCalls.launch(h.tasks, req, call, meta, in, ts); l != nil {
+				h.writeCall(req, call, meta, ident, l.Result, l.Err)
+			}
 			return true
 		}
 		if ts.Support == metadata.TaskRequired {
