@@ -22,12 +22,13 @@ type goSymbols map[string]*pkgSymbols
 type pkgSymbols struct {
 	top     map[string]bool
 	members map[string]map[string]bool // type → its methods and fields
+	aliases map[string][2]string       // type → the package and type it aliases
 }
 
 func (s goSymbols) pkg(name string) *pkgSymbols {
 	p := s[name]
 	if p == nil {
-		p = &pkgSymbols{top: map[string]bool{}, members: map[string]map[string]bool{}}
+		p = &pkgSymbols{top: map[string]bool{}, members: map[string]map[string]bool{}, aliases: map[string][2]string{}}
 		s[name] = p
 	}
 	return p
@@ -98,6 +99,11 @@ func moduleSymbols(t *testing.T, root string) goSymbols {
 					switch s := spec.(type) {
 					case *ast.TypeSpec:
 						ps.top[s.Name.Name] = true
+						if sel, ok := s.Type.(*ast.SelectorExpr); ok && s.Assign.IsValid() {
+							if pkg, ok := sel.X.(*ast.Ident); ok {
+								ps.aliases[s.Name.Name] = [2]string{pkg.Name, sel.Sel.Name}
+							}
+						}
 						var fields *ast.FieldList
 						switch tt := s.Type.(type) {
 						case *ast.StructType:
@@ -169,6 +175,9 @@ func (s goSymbols) has(name string) (found, known bool) {
 // promoted reports whether type typ of p has member name, its own or one
 // of a type it embeds (of any package), depth levels deep.
 func (s goSymbols) promoted(p *pkgSymbols, typ, name string, depth int) bool {
+	if a, ok := p.aliases[typ]; ok && s[a[0]] != nil && depth > 0 {
+		return s.promoted(s[a[0]], a[1], name, depth-1)
+	}
 	m := p.members[typ]
 	if m[name] {
 		return true

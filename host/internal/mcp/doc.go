@@ -37,8 +37,12 @@
 //     reads their params, pages the lists, runs the app's function and
 //     builds the result; functions.go here gives it the exchange's context
 //     and Notifier and writes its answer.
-//   - taskrun: MCP task runs, the life of a call's task (taskrun.Work, the
-//     [CallTask] that [Server.CallTool] drives) and the tasks' wire forms.
+//   - taskrun: MCP task runs: a call launched as a task
+//     (taskrun.Service.Launch), the life of its task (taskrun.Work, the
+//     [CallTask] that [Server.CallTool] drives), the task methods
+//     (taskrun.Service.Serve), reruns and the tasks' wire forms; tasks.go
+//     here checks the extension, lends a run the core's tools/call
+//     (taskCalls) and writes the answers.
 //
 // The names the host uses (NewLegacySSE, TaskOptions, the defaults) stay
 // spelled as this package's, as aliases of the sub-packages'.
