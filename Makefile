@@ -55,7 +55,7 @@ FUZZ_TARGETS := \
 	./binding:FuzzFastCheck \
 	./binding:FuzzDirectReply \
 	./host/internal/oauth:FuzzScopedMayAsk \
-	./host/internal/mcp:FuzzDecodeMessage \
+	./host/internal/mcp/wire:FuzzDecodeMessage \
 	./host/internal/mcp:FuzzRouterAndHandlerAgree \
 	./host/internal/mcp/clientreq:FuzzParseEventID \
 	./host/internal/mcp/wire:FuzzArgumentsDigest \

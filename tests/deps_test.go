@@ -320,7 +320,9 @@ func TestHostInternalLayers(t *testing.T) {
 // interface of its own), and the sub-packages import each other only as
 // listed, so the front reads top-down like host/internal.
 var mcpFrontImports = map[string][]string{
-	"":          {"wire", "legacysse", "taskrun", "listen", "clientreq"},
+	"":          {"wire", "legacysse", "taskrun", "listen", "clientreq", "functions", "sessions"},
+	"sessions":  {"clientreq", "wire"},
+	"functions": {"clientreq", "wire"},
 	"taskrun":   nil,
 	"listen":    {"wire"},
 	"clientreq": {"wire", "taskrun"},

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
@@ -54,7 +55,7 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, sse bool, b
 		h.refuseEarly(whole, w, &earlyAnswer{status: http.StatusBadRequest, code: CodeParseError, text: "Parse error"})
 		return
 	}
-	held := &heldReply{header: http.Header{}}
+	held := wire.NewRecorder()
 	_, version, ok := h.legacyState(&request{w: held, r: r, origin: origin})
 	if !ok {
 		h.refuseEarly(whole, w, &earlyAnswer{held: held})
@@ -94,16 +95,16 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, sse bool, b
 				out.Truncate(start)
 				continue
 			}
-			h.batchTooLarge(out, validID(msg.id), false)
+			h.batchTooLarge(out, validID(msg.ID), false)
 			n++
 			continue
-		case msg.method == methodInitialize && msg.id != nil:
-			h.refuseEarly(&request{h: h, r: r, origin: origin, batch: true, msg: msg, method: lookupMethod(msg.method)}, rec,
-				&earlyAnswer{status: http.StatusBadRequest, id: validID(msg.id), code: CodeInvalidRequest,
+		case msg.Method == methodInitialize && msg.ID != nil:
+			h.refuseEarly(&request{h: h, r: r, origin: origin, batch: true, msg: msg, method: lookupMethod(msg.Method)}, rec,
+				&earlyAnswer{status: http.StatusBadRequest, id: validID(msg.ID), code: CodeInvalidRequest,
 					text: "Invalid Request: initialize must not be part of a JSON-RPC batch"})
-		case code == 0 && readClaim(&msg).claimed:
-			h.refuseEarly(&request{h: h, r: r, origin: origin, batch: true, msg: msg, method: lookupMethod(msg.method)}, rec,
-				&earlyAnswer{status: http.StatusBadRequest, id: validID(msg.id), code: CodeInvalidRequest,
+		case code == 0 && readClaim(&msg).Claimed:
+			h.refuseEarly(&request{h: h, r: r, origin: origin, batch: true, msg: msg, method: lookupMethod(msg.Method)}, rec,
+				&earlyAnswer{status: http.StatusBadRequest, id: validID(msg.ID), code: CodeInvalidRequest,
 					text: "Invalid Request: " + ModernVersion + " requests cannot be batched"})
 		default:
 			h.serveMessage(rec, r, false, elem, origin, true)
@@ -114,7 +115,7 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, sse bool, b
 			if n > 0 {
 				out.WriteByte(',')
 			}
-			h.batchTooLarge(out, validID(msg.id), true)
+			h.batchTooLarge(out, validID(msg.ID), true)
 			n++
 			continue
 		}
@@ -147,10 +148,10 @@ func answered(code int, m *message) bool {
 	switch {
 	case code != 0:
 		return true
-	case m.method == "":
-		return m.id == nil || !m.hasResult && !m.hasError
+	case m.Method == "":
+		return m.ID == nil || !m.HasResult && !m.HasError
 	}
-	return m.id != nil
+	return m.ID != nil
 }
 
 // batchTooLarge writes the error that takes the place of a reply past the

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
-	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // ErrCancelled is the cause of a tool call's context when the client sent
@@ -24,46 +23,17 @@ func callScope(req *request, s *session) string {
 	if req.origin != nil {
 		return "sse:" + req.origin.ClientID
 	}
-	if s != nil && s.id != "" {
-		return "session:" + s.id
+	if s != nil && s.ID != "" {
+		return "session:" + s.ID
 	}
 	return ""
 }
 
-// cancellable returns the context of a request that its client can cancel
-// with notifications/cancelled for its id (only when it has a scope), and
-// the function that ends it.
-func (h *handler) cancellable(req *request) (context.Context, func()) {
-	parent := req.r.Context()
+// callParent is the parent of the context of a request's call: the
+// request's, or the one of a call that outlives its request.
+func callParent(req *request) context.Context {
 	if req.ctx != nil {
-		parent = req.ctx
+		return req.ctx
 	}
-	ctx, cancel := context.WithCancelCause(parent)
-	if req.scope == "" {
-		return ctx, func() { cancel(nil) }
-	}
-	remove := h.calls.Add(clientreq.CallKey(req.scope, req.id), cancel)
-	return ctx, func() {
-		remove()
-		cancel(nil)
-	}
-}
-
-// callCancellable runs a tools/call in a cancellable context.
-func (h *handler) callCancellable(req *request, call *CallRequest) (*metadata.CallToolResult, error) {
-	ctx, done := h.cancellable(req)
-	defer done()
-	return h.callTool(ctx, call)
-}
-
-// cancelled handles notifications/cancelled: the named call of the same
-// scope, if it still runs, is cancelled. Unknown ids, and cancellations
-// without a scope, are ignored, as the specification asks of unknown ids.
-func (h *handler) cancelled(params []byte, scope string) {
-	if scope == "" {
-		return
-	}
-	if id := validID(member(params, "requestId")); id != nil {
-		h.calls.Cancel(clientreq.CallKey(scope, id))
-	}
+	return req.r.Context()
 }

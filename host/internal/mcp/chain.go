@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/funcmcp/funcmcp/host/internal/caller"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -29,9 +30,9 @@ import (
 // method other than POST, an Accept without JSON, a body over its bound)
 // is an exchange whose answer is already decided ([Exchange.Refused]
 // reports it): the links run around it and the dispatcher writes it. A GET
-// stream (serveResume, serveSessionStream) is an exchange too
-// ([Exchange.Stream] names it): the dispatcher serves the stream. A link
-// may refuse any of them with an HTTP status and headers
+// stream (clientreq.Store.ServeResume, listen.Server.ServeSession) is an
+// exchange too ([Exchange.Stream] names it): the dispatcher serves the
+// stream. A link may refuse any of them with an HTTP status and headers
 // ([Exchange.Refuse]: 401/403 with WWW-Authenticate, 413, 429 with
 // Retry-After, 503) or with a JSON-RPC error ([Exchange.Fail]).
 //
@@ -104,10 +105,10 @@ type StreamKind string
 // The GET streams of the endpoint.
 const (
 	// StreamResume is a GET with Last-Event-ID: the rest of a call's
-	// stream (resume.go).
+	// stream (clientreq.Store.ServeResume).
 	StreamResume StreamKind = "resume"
 	// StreamSession is a legacy session's GET: its notifications
-	// (listen.go).
+	// (listen.Server.ServeSession).
 	StreamSession StreamKind = "session"
 )
 
@@ -120,7 +121,7 @@ type earlyAnswer struct {
 	text   string
 	data   any
 	// held, when set, is the answer itself, written aside.
-	held *heldReply
+	held *wire.Recorder
 }
 
 // Stream names the GET stream the exchange serves; "" for a message.
@@ -132,15 +133,15 @@ func (x *Exchange) Stream() StreamKind { return x.stream }
 func (x *Exchange) Refused() bool { return x.early != nil }
 
 // Method is the message's method.
-func (x *Exchange) Method() string { return x.msg.method }
+func (x *Exchange) Method() string { return x.msg.Method }
 
 // Name is what the request names: params.name (a tool, a prompt), else
 // params.uri (a resource); "" when neither.
 func (x *Exchange) Name() string {
-	if name := paramString(x.msg.params, "name"); name != "" {
+	if name := paramString(x.msg.Params, "name"); name != "" {
 		return name
 	}
-	return paramString(x.msg.params, "uri")
+	return paramString(x.msg.Params, "uri")
 }
 
 // ProtocolVersion is the revision of the request, once the dispatcher has
@@ -156,7 +157,7 @@ func (x *Exchange) Request() *http.Request { return x.r }
 
 // Notification reports whether the message is a notification (no id: it
 // gets no answer).
-func (x *Exchange) Notification() bool { return x.msg.id == nil }
+func (x *Exchange) Notification() bool { return x.msg.ID == nil }
 
 // InBatch reports whether the message is an element of a JSON-RPC batch.
 func (x *Exchange) InBatch() bool { return x.batch }
@@ -195,7 +196,7 @@ func (x *Exchange) Outcome() string {
 // handler: a link that refuses the request (authorization) calls it and
 // does not call next. A notification gets 202, as every notification does.
 func (x *Exchange) Fail(code int, message string) {
-	if x.msg.id == nil {
+	if x.msg.ID == nil {
 		x.w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -210,7 +211,7 @@ func (x *Exchange) Fail(code int, message string) {
 // batch the element gets the error in its place (the batch's status is
 // the batch's) and a notification of a batch gets nothing.
 func (x *Exchange) Refuse(status int, hdr http.Header, code int, message string, data any) {
-	if x.batch && x.msg.id == nil && x.stream == "" {
+	if x.batch && x.msg.ID == nil && x.stream == "" {
 		return
 	}
 	out := x.w.Header()
@@ -222,7 +223,7 @@ func (x *Exchange) Refuse(status int, hdr http.Header, code int, message string,
 
 // FailWith is Fail with the code, message and data of pe.
 func (x *Exchange) FailWith(pe *ProtocolError) {
-	if x.msg.id == nil {
+	if x.msg.ID == nil {
 		x.w.WriteHeader(http.StatusAccepted)
 		return
 	}

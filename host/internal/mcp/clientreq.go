@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"strings"
-	"time"
 
-	"github.com/funcmcp/funcmcp/host/internal/ids"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/host/internal/peer"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
@@ -44,20 +42,11 @@ func hasCapability(caps []byte, name string) bool {
 // requestIDSeparator ends the instance part of a request id.
 const requestIDSeparator = clientreq.RequestIDSeparator
 
-// newRequestID returns the id of a request to the client of scope: made by
-// Options.RequestID, else this instance's id and 20 random characters.
-func (h *handler) newRequestID(scope string, deadline time.Time) string {
-	if h.requestID != nil {
-		return h.requestID(scope, deadline)
-	}
-	return h.instanceID + requestIDSeparator + ids.Random(ids.LowerAlnum, 20)
-}
-
 // response takes a client's response to a request: it goes to the call
 // waiting for it here, or to the instance named in its id. The client is
 // answered 202 either way, as for any response: nothing is sent back.
 func (h *handler) response(req *request, msg *message, body []byte) {
-	id, ok := stringValue(msg.id)
+	id, ok := stringValue(msg.ID)
 	instance, _, named := strings.Cut(id, requestIDSeparator)
 	if !ok || !named {
 		req.w.WriteHeader(http.StatusAccepted) // not a request of ours
@@ -68,7 +57,7 @@ func (h *handler) response(req *request, msg *message, body []byte) {
 		return // refused
 	}
 	scope := callScope(req, s)
-	a := clientreq.Answer{Result: bytes.Clone(msg.result), Err: bytes.Clone(msg.errorBody)}
+	a := clientreq.Answer{Result: bytes.Clone(msg.Result), Err: bytes.Clone(msg.ErrorBody)}
 	switch {
 	case h.waits.Deliver(clientreq.WaitKey(scope, id), a):
 	case instance != h.instanceID && h.forwardResponse != nil:
@@ -88,13 +77,13 @@ func (h *handler) response(req *request, msg *message, body []byte) {
 func (e *Handler) DeliverResponse(scope string, body []byte) bool {
 	h := e.h
 	var msg message
-	if code, _ := decodeMessage(body, &msg); code != 0 || msg.method != "" || !(msg.hasResult || msg.hasError) {
+	if code, _ := decodeMessage(body, &msg); code != 0 || msg.Method != "" || !(msg.HasResult || msg.HasError) {
 		return false
 	}
-	id, ok := stringValue(msg.id)
+	id, ok := stringValue(msg.ID)
 	if !ok {
 		return false
 	}
-	a := clientreq.Answer{Result: bytes.Clone(msg.result), Err: bytes.Clone(msg.errorBody)}
+	a := clientreq.Answer{Result: bytes.Clone(msg.Result), Err: bytes.Clone(msg.ErrorBody)}
 	return h.waits.Deliver(clientreq.WaitKey(scope, id), a)
 }

@@ -10,27 +10,39 @@
 //
 // # The core and its sub-packages
 //
-// This package is the core: the method table, the chain, dispatch, the
-// sealed sessions and the method handlers. Each
-// other job keeps its state in a sub-package of its own, which this one
+// This package is the core: the method table, the chain, dispatch,
+// initialize, tools/list and tools/call, and the glue that hands every
+// other job to the sub-package that keeps its state, which this one
 // imports and which never imports it (tests/deps_test.go checks the
 // layering, mcpFrontImports):
 //
+//   - wire: the message decoder and the modern envelope, the Mcp-Param
+//     headers, the Accept framing, the SSE framer and writer, the buffer
+//     pool, the in-process recorder, the prepared tools/list arrays, the
+//     arguments digest.
+//   - sessions: the sealed sessions of the legacy revisions
+//     (sessions.Keeper mints and opens them, checks their owner and picks
+//     a request's revision) and their logging/setLevel choices.
 //   - legacysse: the legacy HTTP+SSE transport, its streams and inboxes;
 //     it reaches the handler through legacysse.Endpoint (legacy.go here).
-//   - listen: the notification streams and the legacy sessions'
-//     subscriptions (the requests are decided in listen.go here).
+//   - listen: the notification streams (listen.Server: subscriptions/listen
+//     and a session's GET stream) and the legacy sessions' subscriptions
+//     (listen.Sessions); listen.go here fills the server once.
 //   - clientreq: the client-request channel: a call's Notifier, the calls
-//     a client may cancel, the requests waiting for an answer, the
-//     resumable streams and the request states of input-required rounds
-//     (notify.go, cancel.go, clientreq.go, input.go and resume.go here make
-//     the Notifier and decide when the rest applies).
-//   - taskrun: MCP task runs, the life of a call's task (taskrun.Work, the
-//     [CallTask] that [Server.CallTool] drives) and the tasks' wire forms
-//     (taskcall.go, tasks.go and rerun.go here turn a tools/call into a
-//     run and answer the tasks methods).
-//   - wire: the SSE framer and writer, the buffer pool, the arguments
-//     digest.
+//     a client may cancel (clientreq.Calls, clientreq.Run), the requests
+//     waiting for an answer and their ids, the resumable streams
+//     (clientreq.Store.ServeResume) and the request states of
+//     input-required rounds (clientreq.States.ReadInput, InputRequired).
+//   - functions: resources, prompts and completions: functions.Server
+//     reads their params, pages the lists, runs the app's function and
+//     builds the result; functions.go here gives it the exchange's context
+//     and Notifier and writes its answer.
+//   - taskrun: MCP task runs: a call launched as a task
+//     (taskrun.Service.Launch), the life of its task (taskrun.Work, the
+//     [CallTask] that [Server.CallTool] drives), the task methods
+//     (taskrun.Service.Serve), reruns and the tasks' wire forms; tasks.go
+//     here checks the extension, lends a run the core's tools/call
+//     (taskCalls) and writes the answers.
 //
 // The names the host uses (NewLegacySSE, TaskOptions, the defaults) stay
 // spelled as this package's, as aliases of the sub-packages'.
@@ -81,7 +93,7 @@
 //   - POST carries the messages. GET with Last-Event-ID resumes a call's
 //     stream; GET with a session, when [Options.Notify] is set, opens the
 //     session's stream of notifications (list changes, the resources it
-//     subscribed to: see listen.go). Any other method, and GET otherwise,
+//     subscribed to: see package listen). Any other method, and GET otherwise,
 //     gets 405 with "Allow: POST" and a JSON-RPC error body (-32000 "Method
 //     not allowed"); there is no DELETE.
 //   - The Host and Origin headers are not checked here: the host mounts

@@ -103,7 +103,7 @@ func (x *Exchange) readTarget() Target {
 	var spec *metadata.MethodSpec
 	if x.method != nil {
 		spec = x.method.MethodSpec
-	} else if s := metadata.LookupMethod(x.msg.method); s != nil && s.Message == metadata.MessageClientNotification {
+	} else if s := metadata.LookupMethod(x.msg.Method); s != nil && s.Message == metadata.MessageClientNotification {
 		spec = s
 	}
 	if spec == nil {
@@ -112,9 +112,9 @@ func (x *Exchange) readTarget() Target {
 	t.Method, t.Kind, t.Scoped = spec.Name, spec.Target, spec.Scoped
 	switch t.Kind {
 	case TargetTool, TargetPrompt:
-		t.Name, _ = stringValue(x.msg.name)
+		t.Name, _ = stringValue(x.msg.Name)
 	case TargetResource:
-		t.Name = paramString(x.msg.params, "uri")
+		t.Name = paramString(x.msg.Params, "uri")
 	}
 	if t.Name != "" && t.Kind != TargetNone {
 		if t.Resolved = x.h.srv.resolve(t.Kind, t.Name); t.Resolved != nil {
@@ -141,10 +141,10 @@ func (x *Exchange) ID() string {
 // MetaString is the string member key of params._meta ("traceparent",
 // "tracestate", "baggage" of SEP-414); "" when absent or not a string.
 func (x *Exchange) MetaString(key string) string {
-	if len(x.msg.meta) == 0 {
+	if len(x.msg.Meta) == 0 {
 		return ""
 	}
-	return paramString(x.msg.meta, key)
+	return paramString(x.msg.Meta, key)
 }
 
 // ErrorType is the exchange's error class once next returned: the JSON-RPC

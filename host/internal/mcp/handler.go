@@ -11,13 +11,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/functions"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/listen"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/sessions"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/notify"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -37,6 +39,7 @@ var (
 )
 
 type handler struct {
+	replies // writes the answers
 	srv     Server
 	chain   MethodHandler // the middleware chain around dispatch
 	log     *slog.Logger
@@ -47,48 +50,33 @@ type handler struct {
 	versions                []string          // snapshot of SupportedVersions
 	calls                   clientreq.Calls   // running tools/call, for notifications/cancelled
 	sealer                  *auth.Sealer      // seals and opens session tokens
-	lifetime                time.Duration     // of a session token
+	keeper                  *sessions.Keeper  // mints and opens session tokens
 	initial                 map[string][]byte // negotiated version → initialize result JSON
 
 	modern           []string // snapshot of ModernVersions
 	discoverVersions []string // every revision served, newest first
 	modernReplies    *modernReplies
 
-	lists  [2]atomic.Pointer[toolList] // the prepared tools/list arrays: legacy, modern
-	last   atomic.Pointer[tokenHit]    // the last session token parsed
-	levels *levelStore                 // logging/setLevel choices
+	lists  [2]wire.PreparedArray // the prepared tools/list arrays: legacy, modern
+	levels *sessions.Levels      // logging/setLevel choices
 
-	pageSize int // entries per page of the list methods of functions.go
+	functions *functions.Server // resources, prompts and completions
 
 	instanceID      string // names this instance in request ids
 	forwardResponse func(ctx context.Context, instanceID, scope string, body []byte) error
-	requestID       func(scope string, deadline time.Time) string
 	waits           clientreq.Waits    // requests to clients waiting for their answer
 	notifiers       *clientreq.Channel // what the calls' Notifiers share
 	streams         clientreq.Store    // resumable streams
 	resumeGrace     time.Duration
 	tasks           *taskrun.Service            // nil when tasks are off
+	taskCalls       taskCalls                   // what the calls of tasks need of the core
 	checkArgs       func(json.RawMessage) error // Options.CheckArguments
 	states          *clientreq.States           // request states: given, opened, spent
 
-	hub                *notify.Hub      // nil when notifications are off
-	sessions           *listen.Sessions // the legacy sessions' subscriptions
-	shared             taskrun.Shared   // the tasks being written to listeners
-	listenKeepAlive    time.Duration
-	listenWriteTimeout time.Duration
-}
-
-// toolList is a ToolsList slice checked once and remembered by identity.
-type toolList struct {
-	src  []byte
-	body []byte // src trimmed, compacted when it held line breaks
-	err  error
-}
-
-type tokenHit struct {
-	token   string
-	s       *session
-	expires time.Time // the token's expiry: past it, the token is opened again
+	hub       *notify.Hub      // nil when notifications are off
+	sessions  *listen.Sessions // the legacy sessions' subscriptions
+	shared    taskrun.Shared   // the tasks being written to listeners
+	listeners *listen.Server   // serves the notification streams
 }
 
 func newHandler(srv Server, opts *Options) *handler {
@@ -132,25 +120,24 @@ func newHandler(srv Server, opts *Options) *handler {
 	}
 	h := &handler{
 		sealer:   checkSealer(&o),
-		lifetime: o.SessionLifetime,
 		srv:      srv,
 		log:      o.Logger,
+		replies:  replies{log: o.Logger},
 		maxBody:  o.MaxBodyBytes,
 		maxBatch: o.MaxBatchMessages, maxBatchReply: o.MaxBatchReplyBytes,
 		versions: slices.Clone(SupportedVersions),
 		initial:  make(map[string][]byte, len(SupportedVersions)),
 		modern:   slices.Clone(ModernVersions),
-		levels:   newLevelStore(DefaultMaxLogSessions),
-		pageSize: o.PageSize,
+		levels:   sessions.NewLevels(DefaultMaxLogSessions),
 
 		instanceID:      o.InstanceID,
 		forwardResponse: o.ForwardResponse,
-		requestID:       o.RequestID,
 		resumeGrace:     o.ResumeGrace,
 		checkArgs:       o.CheckArguments,
 		streams:         clientreq.NewStore(o.ResumeStreams, o.ResumeBytes),
 	}
-	h.notifiers = &clientreq.Channel{Waits: &h.waits, NewRequestID: h.newRequestID, HasCapability: hasCapability}
+	h.notifiers = &clientreq.Channel{Waits: &h.waits, NewRequestID: clientreq.RequestIDs(o.InstanceID, o.RequestID), HasCapability: hasCapability}
+	h.keeper = sessions.NewKeeper(h.sealer, o.SessionLifetime, h.versions)
 	h.states = clientreq.NewStates(h.sealer, o.UsedInputStates, o.SpentStates, o.Logger)
 	if o.ListenKeepAlive <= 0 {
 		o.ListenKeepAlive = DefaultListenKeepAlive
@@ -158,7 +145,6 @@ func newHandler(srv Server, opts *Options) *handler {
 	if o.ListenWriteTimeout <= 0 {
 		o.ListenWriteTimeout = DefaultListenWriteTimeout
 	}
-	h.listenKeepAlive, h.listenWriteTimeout = o.ListenKeepAlive, o.ListenWriteTimeout
 	if o.Notify != nil {
 		h.hub = o.Notify
 		h.sessions = listen.NewSessions(o.Notify, o.SubscribedSessions, o.SubscriptionBytes, o.SubscriptionGrace, DefaultSessionLifetime)
@@ -168,7 +154,7 @@ func newHandler(srv Server, opts *Options) *handler {
 		if h.hub != nil {
 			h.tasks.Publish(h.hub)
 		}
-		h.tasks.OnRerun(h.prepareRerun)
+		h.tasks.OnRerun(h.taskCalls.support, h.taskCalls.rerun) // h.taskCalls is set below, before any request
 	}
 	for _, v := range h.versions {
 		h.initial[v] = initializeResult(v, &o, capabilities(v, h.advertises, h.hub != nil))
@@ -176,6 +162,11 @@ func newHandler(srv Server, opts *Options) *handler {
 	h.discoverVersions = append(slices.Clone(h.modern), h.versions...)
 	slices.SortFunc(h.discoverVersions, func(a, b string) int { return strings.Compare(b, a) })
 	h.modernReplies = newModernReplies(&o, h.discoverVersions, capabilities(ModernVersion, h.advertises, h.hub != nil))
+	h.functions = &functions.Server{Functions: srv.Functions, PageSize: o.PageSize, Cache: h.modernReplies.cache,
+		WithServerInfo: h.modernReplies.withServerInfo, CheckArguments: h.checkArguments, Log: o.Logger}
+	h.listeners = newListeners(h, &o)
+	h.taskCalls = taskCalls{replies: &h.replies, modern: h.modernReplies, notifiers: h.notifiers, call: h.callTool,
+		resolve: h.srv.resolve, admits: srv.AdmitsTasks}
 	h.chain = h.buildChain(o.Middleware)
 	return h
 }
@@ -189,7 +180,7 @@ func (h *handler) advertises(capability string) bool {
 	if capability == capTasks {
 		return h.tasks != nil
 	}
-	return functionCapability(h.srv.Functions, capability)
+	return h.srv.Functions.Advertises(capability)
 }
 
 // initializeResult encodes the InitializeResult for version v with its
@@ -227,7 +218,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, origin *streamOr
 		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusMethodNotAllowed, code: codeServerError, text: "Method not allowed"})
 		return
 	}
-	sse, ok := acceptedFraming(r.Header[headerAccept])
+	sse, ok := wire.AcceptedFraming(r.Header[headerAccept])
 	if !ok {
 		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusNotAcceptable, code: codeServerError,
 			text: "Not Acceptable: Client must accept application/json or text/event-stream"})
@@ -248,7 +239,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, origin *streamOr
 		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, code: codeServerError, text: "Bad Request: reading the body failed"})
 		return
 	}
-	if firstByte(buf.Bytes()) == '[' {
+	if wire.FirstByte(buf.Bytes()) == '[' {
 		h.serveBatch(w, r, sse, buf.Bytes(), origin)
 		return
 	}
@@ -256,7 +247,8 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, origin *streamOr
 }
 
 // serveStream passes a GET stream through the chain: the dispatcher serves
-// it (serveResume, serveSessionStream) unless a link refuses it.
+// it (clientreq.Store.ServeResume, listen.Server.ServeSession) unless a
+// link refuses it.
 func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, kind StreamKind, lastID string) {
 	req := &request{h: h, r: r, stream: kind, lastID: lastID}
 	req.out.ResponseWriter = w
@@ -278,7 +270,7 @@ func (h *handler) writeEarly(req *request) {
 	e := req.early
 	switch {
 	case e.held != nil:
-		e.held.replay(req.w)
+		e.held.Replay(req.w)
 	case e.status == http.StatusAccepted:
 		req.w.WriteHeader(http.StatusAccepted)
 	default:
@@ -297,46 +289,46 @@ func (h *handler) serveMessage(w http.ResponseWriter, r *http.Request, sse bool,
 	req := &request{h: h, r: r, sse: sse, origin: origin, batch: batch}
 	msg := &req.msg
 	if code, text := decodeMessage(body, msg); code != 0 {
-		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, id: validID(msg.id), code: code, text: text})
+		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, id: validID(msg.ID), code: code, text: text})
 		return
 	}
-	if msg.method == "" {
-		if (msg.hasResult || msg.hasError) && msg.id != nil {
+	if msg.Method == "" {
+		if (msg.HasResult || msg.HasError) && msg.ID != nil {
 			// A client's response to a request a call sent it.
-			req.w, req.id = w, msg.id
+			req.w, req.id = w, msg.ID
 			h.response(req, msg, body)
 			return
 		}
-		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, id: validID(msg.id), code: CodeInvalidRequest, text: "Invalid Request: missing method"})
+		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, id: validID(msg.ID), code: CodeInvalidRequest, text: "Invalid Request: missing method"})
 		return
 	}
-	req.method = lookupMethod(msg.method)
-	if msg.id != nil && validID(msg.id) == nil {
+	req.method = lookupMethod(msg.Method)
+	if msg.ID != nil && validID(msg.ID) == nil {
 		text := "Invalid Request: id must be a string or a number"
-		if len(bytes.TrimSpace(msg.id)) > MaxIDBytes {
+		if len(bytes.TrimSpace(msg.ID)) > MaxIDBytes {
 			text = idTooLong
 		}
 		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, code: CodeInvalidRequest, text: text})
 		return
 	}
 
-	if msg.paramsProblem != "" {
-		if msg.id == nil {
+	if msg.ParamsProblem != "" {
+		if msg.ID == nil {
 			// A notification: nothing to answer.
 			h.refuseEarly(req, w, &earlyAnswer{status: http.StatusAccepted})
 			return
 		}
-		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, id: msg.id, code: CodeInvalidParams, text: msg.paramsProblem})
+		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusBadRequest, id: msg.ID, code: CodeInvalidParams, text: msg.ParamsProblem})
 		return
 	}
-	if msg.method == methodListen && len(body) > MaxListenRequestBytes {
+	if msg.Method == methodListen && len(body) > MaxListenRequestBytes {
 		// Its stream would keep the body while it is open.
-		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusRequestEntityTooLarge, id: msg.id, code: codeServerError,
+		h.refuseEarly(req, w, &earlyAnswer{status: http.StatusRequestEntityTooLarge, id: msg.ID, code: codeServerError,
 			text: "Request Entity Too Large: a " + methodListen + " request is at most " + strconv.Itoa(MaxListenRequestBytes) + " bytes."})
 		return
 	}
 	req.out.ResponseWriter = w
-	req.w, req.id = &req.out, msg.id
+	req.w, req.id = &req.out, msg.ID
 	h.chain(req)
 }
 
@@ -349,17 +341,22 @@ func (h *handler) dispatch(req *request) {
 		h.writeEarly(req)
 		return
 	case req.stream == StreamResume:
-		h.serveResume(req.w, req.r, req.lastID)
+		if s, ok := h.session(req); ok {
+			h.streams.ServeResume(req.w, req.r, req.lastID, callScope(req, s), h.resumeGrace)
+		}
 		return
 	case req.stream == StreamSession:
-		h.serveSessionStream(req.w, req.r)
+		if s, ok := h.session(req); ok {
+			sse, _ := wire.AcceptedFraming(req.r.Header[headerAccept])
+			h.listeners.ServeSession(req.w, req.r, h.sessions, listenSession(s), sse, req.Owner(), req.Caller().Address())
+		}
 		return
 	}
 	if h.serveModern(req) {
 		return
 	}
 	msg, m := &req.msg, req.method
-	if m != nil && m.beforeSession && msg.id != nil {
+	if m != nil && m.beforeSession && msg.ID != nil {
 		m.serve(h, req)
 		return
 	}
@@ -369,33 +366,40 @@ func (h *handler) dispatch(req *request) {
 	}
 	req.version, req.session = version, s
 	req.scope = callScope(req, s)
-	if msg.id == nil {
+	if msg.ID == nil {
 		// Notifications (initialized, cancelled, …) need no answer.
-		if msg.method == methodCancelled {
-			h.cancelled(msg.params, req.scope)
+		if msg.Method == methodCancelled {
+			h.calls.Cancelled(msg.Params, req.scope)
 		}
 		req.w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	if m == nil || !m.Has(version) || !m.serve(h, req) {
-		h.rpcError(req, CodeMethodNotFound, "Method '"+jsonx.SafeText(msg.method)+"' is not available.", nil)
+		h.rpcError(req, CodeMethodNotFound, "Method '"+jsonx.SafeText(msg.Method)+"' is not available.", nil)
 	}
 }
 
 // The handlers of the method table that live in this file.
-
-func (h *handler) serveInitialize(req *request) bool {
-	h.initialize(req, req.msg.params)
-	return true
-}
 
 func (h *handler) servePing(req *request) bool {
 	h.result(req, []byte("{}"))
 	return true
 }
 
+// serveSetLevel serves logging/setLevel (legacy revisions): the session's
+// later calls send log messages at this level and above. Modern revisions
+// carry the level in each request's _meta instead and do not have the
+// method.
 func (h *handler) serveSetLevel(req *request) bool {
-	h.setLevel(req, req.msg.params)
+	rank, problem := sessions.ParseLevel(req.msg.Params)
+	if problem != "" {
+		h.rpcError(req, CodeInvalidParams, problem, nil)
+		return true
+	}
+	if vals := req.r.Header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
+		h.levels.Set(vals[0], rank)
+	}
+	h.result(req, []byte("{}"))
 	return true
 }
 
@@ -404,98 +408,44 @@ func (h *handler) serveDiscover(req *request) bool {
 	return true
 }
 
-func (h *handler) serveToolsList(req *request) bool {
-	h.toolsList(req, req.version)
-	return true
-}
-
-func (h *handler) serveToolsCall(req *request) bool {
-	h.toolsCall(req, &req.msg, req.version, req.session, req.meta)
-	return true
-}
-
-func (h *handler) serveTasks(req *request) bool {
-	h.serveTaskMethod(req, &req.msg, req.meta)
-	return true
-}
-
-func firstByte(b []byte) byte {
-	for _, c := range b {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		return c
-	}
-	return 0
-}
-
 // legacyState reads the session token and the revision of a legacy request;
 // when ok is false the request has been refused.
 func (h *handler) legacyState(req *request) (s *session, version string, ok bool) {
 	if s, ok = h.session(req); !ok {
 		return nil, "", false
 	}
-	version, ok = h.protocolVersion(req, s)
-	return s, version, ok
+	var header string
+	if vals := req.r.Header[headerProtocolVersion]; len(vals) > 0 {
+		header = vals[0]
+	}
+	version, no := h.keeper.Version(header, s, defaultVersion)
+	if no != nil {
+		h.refuse(req.w, no.Status, validID(req.id), codeServerError, no.Message, no.Data)
+		return nil, "", false
+	}
+	return s, version, true
 }
 
-// session parses the Mcp-Session-Id header; (nil, true) when there is none.
+// session opens the Mcp-Session-Id header for the request's owner; (nil,
+// true) when there is none, false when it was refused.
 func (h *handler) session(req *request) (*session, bool) {
-	vals := req.r.Header[headerSessionID]
-	if len(vals) == 0 || vals[0] == "" {
-		return nil, true
+	var token string
+	if vals := req.r.Header[headerSessionID]; len(vals) > 0 {
+		token = vals[0]
 	}
-	token := vals[0]
-	if hit := h.last.Load(); hit != nil && hit.token == token && time.Now().Before(hit.expires) {
-		return h.ownSession(req, hit.s)
-	}
-	s, exp, err := parseSessionToken(h.sealer, token, h.versions)
-	if errors.Is(err, errExpiredToken) {
-		// 404 tells a client that its session ended: it initializes again.
-		h.refuse(req.w, http.StatusNotFound, validID(req.id), codeServerError, "Session expired: initialize again.", nil)
-		return nil, false
-	}
-	if err != nil {
-		h.refuse(req.w, http.StatusBadRequest, validID(req.id), codeServerError, "Invalid client state.", nil)
-		return nil, false
-	}
-	h.last.Store(&tokenHit{token: token, s: s, expires: exp})
-	return h.ownSession(req, s)
-}
-
-// ownSession refuses a session minted for another owner (another
-// principal behind the access token check, or none) exactly as a session
-// id that does not open: its holder learns nothing of it.
-func (h *handler) ownSession(req *request, s *session) (*session, bool) {
-	if s.owner != sessionOwner(req.Caller()) {
-		h.refuse(req.w, http.StatusBadRequest, validID(req.id), codeServerError, "Invalid client state.", nil)
+	s, no := h.keeper.Open(token, sessionOwner(req.Caller()))
+	if no != nil {
+		h.refuse(req.w, no.Status, validID(req.id), codeServerError, no.Message, no.Data)
 		return nil, false
 	}
 	return s, true
 }
 
-// protocolVersion picks the revision of a request: the header, else the
-// session's, else the default of the transport.
-func (h *handler) protocolVersion(req *request, s *session) (string, bool) {
-	if vals := req.r.Header[headerProtocolVersion]; len(vals) > 0 && vals[0] != "" {
-		if i := slices.Index(h.versions, vals[0]); i >= 0 {
-			return h.versions[i], true
-		}
-		data := struct {
-			Supported []string `json:"supported"`
-			Requested string   `json:"requested"`
-		}{h.versions, vals[0]}
-		h.refuse(req.w, http.StatusBadRequest, validID(req.id), codeServerError, "Unsupported protocol version", data)
-		return "", false
-	}
-	if s != nil {
-		return s.version, true
-	}
-	return defaultVersion, true
-}
-
-func (h *handler) initialize(req *request, params json.RawMessage) {
+// serveInitialize answers initialize: the revision both sides speak, the
+// capabilities and the server's info, and a sealed session for the
+// client's later requests.
+func (h *handler) serveInitialize(req *request) bool {
+	params := req.msg.Params
 	// Names are matched exactly, as every member of a message is.
 	var p struct {
 		ProtocolVersion string
@@ -505,20 +455,20 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 	if len(params) > 0 && params[0] != 'n' {
 		if params[0] != '{' {
 			h.rpcError(req, CodeInvalidParams, "Invalid params: params must be an object.", nil)
-			return
+			return true
 		}
 		if raw := member(params, "protocolVersion"); raw != nil && raw[0] != 'n' {
 			var ok bool
 			if p.ProtocolVersion, ok = stringValue(raw); !ok {
 				h.rpcError(req, CodeInvalidParams, "Invalid params: 'protocolVersion' must be a string.", nil)
-				return
+				return true
 			}
 		}
 		if raw := member(params, "clientInfo"); raw != nil && raw[0] != 'n' {
-			info, ok := decodeClientInfo(raw)
+			info, ok := wire.DecodeClientInfo(raw)
 			if !ok {
 				h.rpcError(req, CodeInvalidParams, "Invalid params: 'clientInfo' must be an object with string name and version.", nil)
-				return
+				return true
 			}
 			p.ClientInfo = info
 		}
@@ -533,31 +483,33 @@ func (h *handler) initialize(req *request, params json.RawMessage) {
 		v = h.versions[len(h.versions)-1]
 		result = h.initial[v]
 	}
-	token, err := newSessionToken(h.sealer, h.lifetime, v, p.ClientInfo, p.Capabilities, sessionOwner(req.Caller()))
+	token, err := h.keeper.Mint(v, p.ClientInfo, p.Capabilities, sessionOwner(req.Caller()))
 	if err != nil {
 		h.log.Error("mcp initialize: minting the session token failed", "error", err)
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
-		return
+		return true
 	}
 	req.w.Header().Set(headerSessionID, token)
 	h.result(req, result)
+	return true
 }
 
-// toolsCall runs tools/call; meta is the envelope of a modern request, nil
+// serveToolsCall runs tools/call; meta is the envelope of a modern request, nil
 // for a legacy one.
-func (h *handler) toolsCall(req *request, msg *message, version string, s *session, meta *RequestMeta) {
-	if pe := h.checkArguments(msg.arguments); pe != nil {
+func (h *handler) serveToolsCall(req *request) bool {
+	msg, version, s, meta := &req.msg, req.version, req.session, req.meta
+	if pe := h.checkArguments(msg.Arguments); pe != nil {
 		h.callError(req, pe, meta != nil)
-		return
+		return true
 	}
 	name, args, rawArgs, problem := decodeCallParams(msg)
 	if problem != "" {
 		h.rpcError(req, CodeInvalidParams, problem, nil)
-		return
+		return true
 	}
 	if name == "" {
 		h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'name'.", nil)
-		return
+		return true
 	}
 	call := &CallRequest{
 		Name:            name,
@@ -575,15 +527,15 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 		call.SessionID = vals[0]
 	}
 	if s != nil {
-		call.ClientInfo = s.client
+		call.ClientInfo = s.Client
 	}
 	var in *inputState
-	ident := callIdentity{method: methodToolsCall, name: name, args: rawArgs, owner: call.Owner}
+	ident := callIdentity{Method: methodToolsCall, Name: name, Args: rawArgs, Owner: call.Owner}
 	if meta != nil {
 		var code int
-		if in, code, problem = h.readInput(req.r.Context(), msg.params, ident); problem != "" {
+		if in, code, problem = h.states.ReadInput(req.r.Context(), msg.Params, ident); problem != "" {
 			h.rpcError(req, code, problem, nil)
-			return
+			return true
 		}
 	}
 	call.Tool = req.Target().Resolved
@@ -593,23 +545,26 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 	}
 	if ts != nil && meta != nil && req.method.Task {
 		if clientHasTasks(meta.ClientCapabilities) {
-			h.callAsTask(req, call, meta, in, ident, ts)
-			return
+			if l := h.taskCalls.launch(h.tasks, req, call, meta, in, ts); l != nil {
+				h.writeCall(req, call, meta, ident, l.Result, l.Err)
+			}
+			return true
 		}
 		if ts.Support == metadata.TaskRequired {
 			h.callError(req, &ProtocolError{Code: CodeMissingRequiredClientCapability,
 				Message: "Missing required client capability: tool '" + jsonx.SafeText(name) + "' runs only as a task; declare the " +
 					ExtensionTasks + " extension in _meta." + MetaClientCapabilities + ".extensions.",
 				Data: tasksRequiredData}, true)
-			return
+			return true
 		}
 	}
-	if h.resumableCall(req, meta, version, s) {
+	if meta == nil && req.sse && s != nil && req.scope != "" && req.origin == nil && clientreq.Resumes(version) {
 		h.callResumable(req, msg, s, call, ident)
-		return
+		return true
 	}
 	call.Notify = h.notifier(req, msg, meta, s, in)
 	h.finishCall(req, call, meta, ident)
+	return true
 }
 
 // callResumable runs a call whose stream the client may resume (see
@@ -617,7 +572,7 @@ func (h *handler) toolsCall(req *request, msg *message, version string, s *sessi
 // context, and this request reads its stream until the result, until the
 // stream is closed, or until the client leaves.
 func (h *handler) callResumable(req *request, msg *message, s *session, call *CallRequest, ident callIdentity) {
-	rs, post := h.openResumable(req.w, req.scope, call.Owner)
+	rs, post := h.streams.Open(req.w, h.instanceID, req.scope, call.Owner, h.resumeGrace)
 	if rs == nil {
 		// The store keeps as many streams as it may: a plain stream.
 		call.Notify = h.notifier(req, msg, nil, s, nil)
@@ -659,7 +614,9 @@ func (h *handler) callResumable(req *request, msg *message, s *session, call *Ca
 
 // finishCall runs a tools/call and writes its reply.
 func (h *handler) finishCall(req *request, call *CallRequest, meta *RequestMeta, ident callIdentity) {
-	res, err := h.callCancellable(req, call)
+	res, err := clientreq.Run(&h.calls, callParent(req), req.scope, req.id, func(ctx context.Context) (*metadata.CallToolResult, error) {
+		return h.callTool(ctx, call)
+	})
 	h.writeCall(req, call, meta, ident, res, err)
 }
 
@@ -735,13 +692,21 @@ func (h *handler) callTool(ctx context.Context, call *CallRequest) (res *metadat
 	return h.srv.CallTool(ctx, call)
 }
 
-// toolsList answers tools/list with the list a client of version sees;
+// serveToolsList answers tools/list with the list a client of version sees;
 // modern results also carry resultType, ttlMs, cacheScope and server info.
-func (h *handler) toolsList(req *request, version string) {
-	list, err := h.toolList(version)
+func (h *handler) serveToolsList(req *request) bool {
+	version := req.version
+	i := 0
+	if IsModern(version) {
+		i = 1
+	}
+	list, fresh, err := h.lists[i].Get(h.srv.ToolsList(version))
+	if fresh && err != nil {
+		h.log.Error("mcp tools/list: the tool list is not usable", "error", err, "protocolVersion", version)
+	}
 	if err != nil {
 		h.rpcError(req, CodeInternalError, "Internal error", nil)
-		return
+		return true
 	}
 	head := getBuffer()
 	defer putBuffer(head)
@@ -757,101 +722,5 @@ func (h *handler) toolsList(req *request, version string) {
 		tail += eventEnd
 	}
 	h.sendParts(req.w, req.sse, head.Bytes(), list, tail)
-}
-
-// toolList returns the prepared tool list of a revision, checking a new
-// slice once.
-func (h *handler) toolList(version string) ([]byte, error) {
-	raw := h.srv.ToolsList(version)
-	slot := &h.lists[0]
-	if IsModern(version) {
-		slot = &h.lists[1]
-	}
-	if c := slot.Load(); c != nil && sameSlice(c.src, raw) {
-		return c.body, c.err
-	}
-	c := &toolList{src: raw}
-	c.body, c.err = prepareList(raw)
-	if c.err != nil {
-		h.log.Error("mcp tools/list: the tool list is not usable", "error", c.err, "protocolVersion", version)
-	}
-	slot.Store(c)
-	return c.body, c.err
-}
-
-func sameSlice(a, b []byte) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
-}
-
-// prepareList checks that raw is a JSON array and returns it as it will be
-// spliced: trimmed, and compacted only when it has line breaks (which SSE
-// data lines cannot carry).
-func prepareList(raw []byte) ([]byte, error) {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 {
-		return []byte("[]"), nil
-	}
-	if trimmed[0] != '[' || !json.Valid(trimmed) {
-		return nil, errors.New("checking the tool list: not a JSON array")
-	}
-	if bytes.ContainsAny(trimmed, "\r\n") {
-		var b bytes.Buffer
-		if err := json.Compact(&b, trimmed); err != nil {
-			return nil, fmt.Errorf("compacting the tool list: %w", err)
-		}
-		return b.Bytes(), nil
-	}
-	return trimmed, nil
-}
-
-// acceptedFraming reads Accept: sse when text/event-stream is listed, ok
-// when it or application/json (or a wildcard covering it) is.
-func acceptedFraming(vals []string) (sse, ok bool) {
-	var plain bool
-	for _, v := range vals {
-		for v != "" {
-			var part string
-			part, v, _ = strings.Cut(v, ",")
-			mt, _, _ := strings.Cut(part, ";")
-			mt = strings.TrimSpace(mt)
-			switch {
-			case strings.EqualFold(mt, "text/event-stream"):
-				sse = true
-			case strings.EqualFold(mt, "application/json"), mt == "*/*", strings.EqualFold(mt, "application/*"):
-				plain = true
-			}
-		}
-	}
-	return sse, sse || plain
-}
-
-// heldReply is an answer written aside, to be replayed once the chain
-// lets it through (a batch's session refused whole).
-type heldReply struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (r *heldReply) Header() http.Header { return r.header }
-func (r *heldReply) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
-}
-func (r *heldReply) Write(p []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.body.Write(p)
-}
-
-// replay writes the held answer to w.
-func (r *heldReply) replay(w http.ResponseWriter) {
-	hdr := w.Header()
-	for k, v := range r.header {
-		hdr[k] = v
-	}
-	w.WriteHeader(r.status)
-	_, _ = w.Write(r.body.Bytes())
+	return true
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/sessions"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -167,7 +168,7 @@ var testSealer = func() *auth.Sealer {
 // decodeToken opens an Mcp-Session-Id issued by the handler.
 func decodeToken(t *testing.T, token string) map[string]any {
 	t.Helper()
-	data, err := testSealer.Open(sessionPurpose, token)
+	data, err := testSealer.Open(sessions.Purpose, token)
 	require.NoError(t, err, "token %q does not open", token)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(data, &m))
@@ -277,7 +278,7 @@ func TestSessionCarriesProtocolState(t *testing.T) {
 func TestBadSessionHeader(t *testing.T) {
 	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 	seal := func(plain string) string {
-		tok, err := testSealer.Seal(sessionPurpose, []byte(plain), time.Hour)
+		tok, err := testSealer.Seal(sessions.Purpose, []byte(plain), time.Hour)
 		require.NoError(t, err)
 		return tok
 	}
@@ -286,7 +287,7 @@ func TestBadSessionHeader(t *testing.T) {
 	tampered[len(tampered)/2] ^= 0x01
 	stranger, err := auth.NewRandomSealer()
 	require.NoError(t, err)
-	foreign, err := stranger.Seal(sessionPurpose, []byte(`{"id":"abcdefghijklmnop","v":"2025-06-18"}`), time.Hour)
+	foreign, err := stranger.Seal(sessions.Purpose, []byte(`{"id":"abcdefghijklmnop","v":"2025-06-18"}`), time.Hour)
 	require.NoError(t, err)
 	otherPurpose, err := testSealer.Seal("sse-client-state", []byte(`{"id":"abcdefghijklmnop","v":"2025-06-18"}`), time.Hour)
 	require.NoError(t, err)
@@ -322,7 +323,7 @@ func TestBadSessionHeader(t *testing.T) {
 		assert.Equal(t, "2025-06-18", s.tools.lastCall(t).ProtocolVersion)
 	})
 	t.Run("expired token is 404", func(t *testing.T) {
-		expired, err := testSealer.Seal(sessionPurpose, []byte(`{"id":"abcdefghijklmnop","v":"2025-06-18"}`), -time.Second)
+		expired, err := testSealer.Seal(sessions.Purpose, []byte(`{"id":"abcdefghijklmnop","v":"2025-06-18"}`), -time.Second)
 		require.NoError(t, err)
 		r := s.post(t, rpc(3, "tools/list", nil), map[string]string{"Mcp-Session-Id": expired})
 		assert.Equal(t, http.StatusNotFound, r.status)

@@ -76,7 +76,7 @@ func (e legacyEndpoint) Listen(who *caller.Caller, wake func()) (*notify.Listene
 	// listener does not count against the listener limits, but the URIs
 	// it follows count against its owner's and its address's bytes.
 	return e.h.hub.Listen(notify.ListenerOptions{Owner: who.Owner(), Address: who.Address(), Uncounted: true, Wake: wake},
-		e.h.listFilter())
+		e.h.listeners.Offer().Lists())
 }
 
 func (e legacyEndpoint) Change(c notify.Change) []byte { return renderChange(c, nil) }
@@ -89,16 +89,16 @@ func routeOf(msg []byte) legacysse.Route {
 	code, _ := decodeMessage(msg, &m)
 	rt := legacysse.Route{JSON: code != CodeParseError}
 	switch {
-	case code == 0 && m.method == "" && (m.hasResult || m.hasError) && m.id != nil:
+	case code == 0 && m.Method == "" && (m.HasResult || m.HasError) && m.ID != nil:
 		rt.Response = true
 		return rt
-	case m.id == nil:
-		rt.Cancel = code == 0 && m.method == methodCancelled && m.paramsProblem == ""
+	case m.ID == nil:
+		rt.Cancel = code == 0 && m.Method == methodCancelled && m.ParamsProblem == ""
 		return rt
 	}
 	// The id the handler echoes, refusal or not: a request sent again gets
 	// no second answer.
-	if id := validID(m.id); id != nil {
+	if id := validID(m.ID); id != nil {
 		rt.ID = string(id)
 	}
 	return rt

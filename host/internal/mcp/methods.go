@@ -84,14 +84,14 @@ var serving = map[string]methodInfo{
 	methodDiscover:               {serve: (*handler).serveDiscover},
 	methodToolsList:              {serve: (*handler).serveToolsList},
 	methodToolsCall:              {serve: (*handler).serveToolsCall},
-	methodResourcesList:          {serve: (*handler).serveResourcesList},
-	methodResourcesTemplatesList: {serve: (*handler).serveTemplatesList},
-	methodResourcesRead:          {serve: (*handler).serveResourcesRead},
+	methodResourcesList:          {serve: (*handler).serveFunction},
+	methodResourcesTemplatesList: {serve: (*handler).serveFunction},
+	methodResourcesRead:          {serve: (*handler).serveFunction},
 	methodSubscribe:              {serve: (*handler).serveSubscribe},
 	methodUnsubscribe:            {serve: (*handler).serveSubscribe},
-	methodPromptsList:            {serve: (*handler).servePromptsList},
-	methodPromptsGet:             {serve: (*handler).servePromptsGet},
-	methodComplete:               {serve: (*handler).serveComplete},
+	methodPromptsList:            {serve: (*handler).serveFunction},
+	methodPromptsGet:             {serve: (*handler).serveFunction},
+	methodComplete:               {serve: (*handler).serveFunction},
 	methodTasksGet:               {serve: (*handler).serveTasks},
 	methodTasksUpdate:            {serve: (*handler).serveTasks},
 	methodTasksCancel:            {serve: (*handler).serveTasks},
@@ -148,7 +148,7 @@ func AddMethodForTest(spec metadata.MethodSpec, result func(params []byte) []byt
 	oldServing, oldMethods, oldIndex, oldValues := serving, methods, methodIndex, capabilityValues
 	serving = maps.Clone(serving)
 	serving[spec.Name] = methodInfo{serve: func(h *handler, req *request) bool {
-		h.result(req, result(req.msg.params))
+		h.result(req, result(req.msg.Params))
 		return true
 	}}
 	if _, ok := capabilityValues[spec.Capability]; !ok && spec.Capability != "" {

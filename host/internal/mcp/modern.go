@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -34,14 +34,23 @@ const (
 	CodeUnsupportedProtocolVersion = -32022
 )
 
-// The reserved _meta keys of a modern request and result.
+// The reserved _meta keys of a modern request and result (see package
+// wire, which reads the envelope).
 const (
-	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
-	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	MetaProtocolVersion    = wire.MetaProtocolVersion
+	MetaClientInfo         = wire.MetaClientInfo
+	MetaClientCapabilities = wire.MetaClientCapabilities
+	MetaLogLevel           = wire.MetaLogLevel
+	MetaServerInfo         = wire.MetaServerInfo
 )
+
+// RequestMeta is everything a modern (2026-07-28) request says about its
+// client (see [wire.RequestMeta]). Tool calls see it in [CallRequest.Meta].
+type RequestMeta = wire.RequestMeta
+
+func readClaim(msg *message) wire.Claim                       { return wire.ReadClaim(msg) }
+func singleHeader(hdr http.Header, key string) (string, bool) { return wire.SingleHeader(hdr, key) }
+func paramString(params []byte, key string) string            { return wire.ParamString(params, key) }
 
 // Headers a modern request must carry beside MCP-Protocol-Version.
 const (
@@ -54,25 +63,6 @@ const (
 	CacheScopePrivate = "private"
 	CacheScopePublic  = "public"
 )
-
-// RequestMeta is everything a modern (2026-07-28) request says about its
-// client, read from params._meta once per request. The server keeps none of
-// it between requests. Tool calls see it in [CallRequest.Meta].
-type RequestMeta struct {
-	// ProtocolVersion is the request's revision (always a supported one).
-	ProtocolVersion string
-	// ClientInfo is io.modelcontextprotocol/clientInfo; nil when absent.
-	ClientInfo *metadata.ClientInfo
-	// ClientCapabilities is the io.modelcontextprotocol/clientCapabilities
-	// object as sent (compact; at least {}).
-	ClientCapabilities json.RawMessage
-	// LogLevel is io.modelcontextprotocol/logLevel; "" means the client wants
-	// no log notifications for this request.
-	LogLevel string
-	// ProgressToken is _meta.progressToken as sent (a JSON string or
-	// number); nil when absent.
-	ProgressToken json.RawMessage
-}
 
 // IsModern reports whether version is a modern revision: one served
 // statelessly from the request's _meta, with no initialize.
@@ -137,7 +127,7 @@ func (m *modernReplies) withServerInfo(meta json.RawMessage) json.RawMessage {
 	}
 	it := members(trimmed)
 	n := 0
-	for key, _, ok := it.next(); ok; key, _, ok = it.next() {
+	for key, _, ok := it.Next(); ok; key, _, ok = it.Next() {
 		if keyIs(key, MetaServerInfo) {
 			return meta
 		}
@@ -150,34 +140,6 @@ func (m *modernReplies) withServerInfo(meta json.RawMessage) json.RawMessage {
 	return out
 }
 
-// modernClaim is what a request's params say about its era.
-type modernClaim struct {
-	claimed bool   // params._meta has io.modelcontextprotocol/protocolVersion
-	version string // its value when it is a string
-	meta    []byte // params._meta (valid JSON), nil when absent
-	problem string // a malformed envelope: the -32602 message
-}
-
-// readClaim looks for the modern envelope in a request's params._meta.
-func readClaim(msg *message) modernClaim {
-	c := modernClaim{meta: msg.meta}
-	if len(c.meta) == 0 || c.meta[0] != '{' {
-		return modernClaim{}
-	}
-	it := members(c.meta)
-	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
-		if keyIs(key, MetaProtocolVersion) {
-			c.claimed = true
-			s, isString := stringValue(val)
-			if !isString || s == "" {
-				c.problem = "Invalid params: _meta." + MetaProtocolVersion + " must be a non-empty string."
-			}
-			c.version = s
-		}
-	}
-	return c
-}
-
 // serveModern serves msg when it is a modern request and reports whether it
 // did; a legacy message is left to the caller. A request is modern when its
 // params._meta claims a protocol version (body first, the header is checked
@@ -187,11 +149,11 @@ func (h *handler) serveModern(req *request) bool {
 	msg := &req.msg
 	claim := readClaim(msg)
 	headerVersion, hasHeader := singleHeader(req.r.Header, headerProtocolVersion)
-	if !claim.claimed {
-		if msg.id != nil && hasHeader && slices.Contains(h.modern, headerVersion) {
-			if !isModernMethod(msg.method, headerVersion) {
+	if !claim.Claimed {
+		if msg.ID != nil && hasHeader && slices.Contains(h.modern, headerVersion) {
+			if !isModernMethod(msg.Method, headerVersion) {
 				h.refuse(req.w, http.StatusNotFound, validID(req.id), CodeMethodNotFound,
-					"Method not found: '"+jsonx.SafeText(msg.method)+"' is not available in protocol version "+headerVersion+".", nil)
+					"Method not found: '"+jsonx.SafeText(msg.Method)+"' is not available in protocol version "+headerVersion+".", nil)
 				return true
 			}
 			h.refuse(req.w, http.StatusBadRequest, validID(req.id), CodeInvalidParams,
@@ -201,26 +163,26 @@ func (h *handler) serveModern(req *request) bool {
 		}
 		return false
 	}
-	if msg.id == nil {
+	if msg.ID == nil {
 		// 2026-07-28 defines no client notifications over HTTP; accept any.
 		req.w.WriteHeader(http.StatusAccepted)
 		return true
 	}
 	id := validID(req.id)
-	if claim.problem != "" {
-		h.refuse(req.w, http.StatusBadRequest, id, CodeInvalidParams, claim.problem, nil)
+	if claim.Problem != "" {
+		h.refuse(req.w, http.StatusBadRequest, id, CodeInvalidParams, claim.Problem, nil)
 		return true
 	}
-	if hasHeader && headerVersion != claim.version {
+	if hasHeader && headerVersion != claim.Version {
 		h.refuse(req.w, http.StatusBadRequest, id, CodeHeaderMismatch, fmt.Sprintf(
-			"Header mismatch: MCP-Protocol-Version header value '%s' does not match body value '%s'", headerVersion, claim.version), nil)
+			"Header mismatch: MCP-Protocol-Version header value '%s' does not match body value '%s'", headerVersion, claim.Version), nil)
 		return true
 	}
-	if !slices.Contains(h.modern, claim.version) {
+	if !slices.Contains(h.modern, claim.Version) {
 		data := struct {
 			Supported []string `json:"supported"`
 			Requested string   `json:"requested"`
-		}{h.discoverVersions, claim.version}
+		}{h.discoverVersions, claim.Version}
 		h.refuse(req.w, http.StatusBadRequest, id, CodeUnsupportedProtocolVersion, "Unsupported protocol version", data)
 		return true
 	}
@@ -228,18 +190,18 @@ func (h *handler) serveModern(req *request) bool {
 		h.refuse(req.w, http.StatusBadRequest, id, CodeHeaderMismatch, problem, nil)
 		return true
 	}
-	if msg.method == methodToolsCall {
+	if msg.Method == methodToolsCall {
 		var declared []ParamHeader
 		if t := req.Target(); t.Resolved != nil {
 			declared = t.Resolved.ParamHeaders
 		}
-		if problem := checkParamHeaders(req.r.Header, msg.params, declared); problem != "" {
+		if problem := checkParamHeaders(req.r.Header, msg.Params, declared); problem != "" {
 			h.refuse(req.w, http.StatusBadRequest, id, CodeHeaderMismatch, problem, nil)
 			return true
 		}
 	}
-	req.version = claim.version
-	meta, problem := decodeRequestMeta(claim)
+	req.version = claim.Version
+	meta, problem := wire.DecodeRequestMeta(claim)
 	if problem != "" {
 		h.refuse(req.w, http.StatusBadRequest, id, CodeInvalidParams, problem, nil)
 		return true
@@ -250,7 +212,7 @@ func (h *handler) serveModern(req *request) bool {
 	if m := req.method; m == nil || !m.Has(meta.ProtocolVersion) || !m.serve(h, req) {
 		// ping, initialize, logging/setLevel… are not part of 2026-07-28.
 		h.refuse(req.w, http.StatusNotFound, id, CodeMethodNotFound,
-			"Method not found: '"+jsonx.SafeText(msg.method)+"' is not available in protocol version "+meta.ProtocolVersion+".", nil)
+			"Method not found: '"+jsonx.SafeText(msg.Method)+"' is not available in protocol version "+meta.ProtocolVersion+".", nil)
 	}
 	return true
 }
@@ -269,8 +231,8 @@ func checkModernHeaders(hdr http.Header, hasVersion bool, msg *message, m *metho
 	switch {
 	case !ok:
 		return "Header mismatch: the Mcp-Method header is required."
-	case method != msg.method:
-		return fmt.Sprintf("Header mismatch: Mcp-Method header value '%s' does not match body value '%s'", method, msg.method)
+	case method != msg.Method:
+		return fmt.Sprintf("Header mismatch: Mcp-Method header value '%s' does not match body value '%s'", method, msg.Method)
 	}
 	if m == nil || m.NameParam == "" {
 		return ""
@@ -278,115 +240,15 @@ func checkModernHeaders(hdr http.Header, hasVersion bool, msg *message, m *metho
 	source := m.NameParam
 	raw, ok := singleHeader(hdr, headerName)
 	if !ok {
-		return fmt.Sprintf("Header mismatch: the Mcp-Name header is required for %s.", msg.method)
+		return fmt.Sprintf("Header mismatch: the Mcp-Name header is required for %s.", msg.Method)
 	}
-	name, ok := decodeHeaderValue(raw)
+	name, ok := wire.DecodeHeaderValue(raw)
 	if !ok {
 		return "Header mismatch: the Mcp-Name header value is not valid base64 in its =?base64?…?= form."
 	}
-	body := paramString(msg.params, source)
+	body := paramString(msg.Params, source)
 	if name != body {
 		return fmt.Sprintf("Header mismatch: Mcp-Name header value '%s' does not match body value '%s'", name, body)
 	}
 	return ""
-}
-
-// singleHeader returns the first value of a header (keys canonical).
-func singleHeader(hdr http.Header, key string) (string, bool) {
-	vals := hdr[key]
-	if len(vals) == 0 || vals[0] == "" {
-		return "", false
-	}
-	return vals[0], true
-}
-
-// decodeHeaderValue decodes the =?base64?…?= form of a header value; any
-// other value is taken as it is.
-func decodeHeaderValue(v string) (string, bool) {
-	const prefix, suffix = "=?base64?", "?="
-	if !strings.HasPrefix(v, prefix) || !strings.HasSuffix(v, suffix) || len(v) < len(prefix)+len(suffix) {
-		return v, true
-	}
-	data, err := strictBase64.DecodeString(v[len(prefix) : len(v)-len(suffix)])
-	if err != nil {
-		return "", false
-	}
-	return string(data), true
-}
-
-// paramString returns the string member key of params ("" when absent or
-// not a string).
-func paramString(params []byte, key string) string {
-	s, _ := stringValue(member(params, key))
-	return s
-}
-
-// decodeClientInfo reads an Implementation object's name, title and version
-// without reflection; ok is false when it is not an object or one of them
-// is not a string.
-func decodeClientInfo(val []byte) (*metadata.ClientInfo, bool) {
-	if val[0] != '{' {
-		return nil, false
-	}
-	info := &metadata.ClientInfo{}
-	it := members(val)
-	for key, v, more := it.next(); more; key, v, more = it.next() {
-		var dst *string
-		switch {
-		case keyIs(key, "name"):
-			dst = &info.Name
-		case keyIs(key, "version"):
-			dst = &info.Version
-		case keyIs(key, "title"):
-			dst = &info.Title
-		default:
-			continue
-		}
-		s, ok := stringValue(v)
-		if !ok && v[0] != 'n' { // null reads as "", as encoding/json does
-			return nil, false
-		}
-		*dst = s
-	}
-	return info, true
-}
-
-// decodeRequestMeta reads the rest of the envelope; the problem is a -32602
-// message naming the offending key.
-func decodeRequestMeta(c modernClaim) (*RequestMeta, string) {
-	m := &RequestMeta{ProtocolVersion: c.version}
-	it := members(c.meta)
-	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
-		switch {
-		case keyIs(key, MetaClientCapabilities):
-			if val[0] != '{' {
-				return nil, "Invalid params: _meta." + MetaClientCapabilities + " must be an object."
-			}
-			m.ClientCapabilities = val
-		case keyIs(key, MetaClientInfo):
-			info, ok := decodeClientInfo(val)
-			if !ok {
-				return nil, "Invalid params: _meta." + MetaClientInfo + " must be an object with string name and version."
-			}
-			m.ClientInfo = info
-		case keyIs(key, MetaLogLevel):
-			s, ok := stringValue(val)
-			if !ok {
-				return nil, "Invalid params: _meta." + MetaLogLevel + " must be a string."
-			}
-			m.LogLevel = s
-		case keyIs(key, "progressToken"):
-			if c := val[0]; c != '"' && c != '-' && (c < '0' || c > '9') {
-				return nil, "Invalid params: _meta.progressToken must be a string or a number."
-			}
-			m.ProgressToken = val
-		}
-	}
-	if m.ClientCapabilities == nil {
-		return nil, "Invalid params: _meta." + MetaClientCapabilities + " is required."
-	}
-	// The values alias the request body, which goes back to a pool.
-	m.ClientCapabilities = bytes.Clone(m.ClientCapabilities)
-	m.ProgressToken = bytes.Clone(m.ProgressToken)
-	return m, ""
 }

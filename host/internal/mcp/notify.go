@@ -2,22 +2,20 @@ package mcp
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
-	"sync"
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/sessions"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/peer"
-	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // Notification limits.
 const (
 	// DefaultMaxLogSessions bounds how many sessions' logging/setLevel
-	// choices are remembered; the oldest choice is forgotten first.
-	DefaultMaxLogSessions = 10000
+	// choices are remembered (see sessions.Levels).
+	DefaultMaxLogSessions = sessions.DefaultMaxLogSessions
 	// notifyWriteTimeout bounds writing one notification to a client that
 	// does not read its stream.
 	notifyWriteTimeout = wire.NotifyWriteTimeout
@@ -73,12 +71,12 @@ func (h *handler) notifier(req *request, msg *message, meta *RequestMeta, s *ses
 		// is refused with -32021, so the function learns which.
 		mode, caps, answers = metadata.InputModeInputRequired, meta.ClientCapabilities, in
 	} else {
-		token = progressToken(msg.meta)
+		token = progressToken(msg.Meta)
 		if vals := req.r.Header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
-			level = h.levels.get(vals[0])
+			level = h.levels.Get(vals[0])
 		}
-		if s != nil && len(s.caps) > 0 {
-			mode, caps = metadata.InputModeStream, s.caps
+		if s != nil && len(s.Caps) > 0 {
+			mode, caps = metadata.InputModeStream, s.Caps
 		}
 	}
 	sse := req.origin
@@ -109,7 +107,7 @@ func progressToken(meta []byte) (token []byte) {
 		return nil
 	}
 	it := members(meta)
-	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+	for key, val, ok := it.Next(); ok; key, val, ok = it.Next() {
 		if keyIs(key, "progressToken") {
 			token = nil
 			if validID(val) != nil { // a string or a number, like a request id
@@ -118,80 +116,4 @@ func progressToken(meta []byte) (token []byte) {
 		}
 	}
 	return token
-}
-
-// setLevel serves logging/setLevel (legacy revisions): the session's later
-// calls send log messages at this level and above. Modern revisions carry
-// the level in each request's _meta instead and do not have the method.
-func (h *handler) setLevel(req *request, params []byte) {
-	// Names are matched exactly, as every member of a message is.
-	if len(params) > 0 && params[0] != '{' && params[0] != 'n' {
-		h.rpcError(req, CodeInvalidParams, "Invalid params: params must be an object with a string 'level'.", nil)
-		return
-	}
-	raw := member(params, "level")
-	if raw == nil || raw[0] == 'n' {
-		h.rpcError(req, CodeInvalidParams, "Invalid params: missing required parameter 'level'.", nil)
-		return
-	}
-	level, ok := stringValue(raw)
-	if !ok {
-		h.rpcError(req, CodeInvalidParams, "Invalid params: params must be an object with a string 'level'.", nil)
-		return
-	}
-	rank := metadata.LogLevelRank(level)
-	if rank < 0 {
-		h.rpcError(req, CodeInvalidParams, "Invalid params: unknown log level '"+jsonx.SafeText(level)+"'.", nil)
-		return
-	}
-	if vals := req.r.Header[headerSessionID]; len(vals) > 0 && vals[0] != "" {
-		h.levels.set(vals[0], rank)
-	}
-	h.result(req, []byte("{}"))
-}
-
-// levelStore remembers the logging/setLevel choice of up to max sessions,
-// keyed by a hash of the session token; when full, the oldest choice is
-// forgotten. It is the one piece of per-session state the endpoint keeps,
-// local to this process.
-type levelStore struct {
-	mu    sync.Mutex
-	max   int
-	rank  map[[sha256.Size]byte]int
-	order [][sha256.Size]byte // insertion order, a ring of max entries
-	next  int
-}
-
-func newLevelStore(max int) *levelStore {
-	if max <= 0 {
-		max = DefaultMaxLogSessions
-	}
-	return &levelStore{max: max, rank: make(map[[sha256.Size]byte]int)}
-}
-
-func (s *levelStore) set(session string, rank int) {
-	key := sha256.Sum256([]byte(session))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.rank[key]; !ok {
-		if len(s.order) < s.max {
-			s.order = append(s.order, key)
-		} else {
-			delete(s.rank, s.order[s.next])
-			s.order[s.next] = key
-			s.next = (s.next + 1) % s.max
-		}
-	}
-	s.rank[key] = rank
-}
-
-// get returns the session's level rank, -1 when it never set one.
-func (s *levelStore) get(session string) int {
-	key := sha256.Sum256([]byte(session))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r, ok := s.rank[key]; ok {
-		return r
-	}
-	return -1
 }

@@ -291,22 +291,9 @@ func TestProgressTokenFromParams(t *testing.T) {
 			var msg message
 			code, _ := decodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+tt.params+`}`), &msg)
 			require.Zero(t, code)
-			assert.Equal(t, tt.token, string(progressToken(msg.meta)))
+			assert.Equal(t, tt.token, string(progressToken(msg.Meta)))
 		})
 	}
-}
-
-func TestLevelStoreForgetsTheOldestSession(t *testing.T) {
-	s := newLevelStore(2)
-	s.set("a", 1)
-	s.set("b", 2)
-	s.set("a", 3) // an update keeps its place
-	assert.Equal(t, 3, s.get("a"))
-	s.set("c", 4) // full: "a", the oldest, goes
-	assert.Equal(t, -1, s.get("a"))
-	assert.Equal(t, 2, s.get("b"))
-	assert.Equal(t, 4, s.get("c"))
-	assert.Equal(t, -1, s.get("never"))
 }
 
 func TestModernRequestsCarryTheirOwnLogLevel(t *testing.T) {

@@ -1,161 +1,23 @@
 package mcp
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"slices"
-	"time"
-	"unicode/utf8"
-
-	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/caller"
-	"github.com/funcmcp/funcmcp/host/internal/ids"
-	"github.com/funcmcp/funcmcp/metadata"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/sessions"
 )
 
-// sessionPurpose is the additional data of every sealed session token: a
-// token sealed for something else (an SSE client state) never opens as one.
-const sessionPurpose = "mcp-session"
-
-// sessionToken is the JSON sealed inside an Mcp-Session-Id header. It carries
-// the protocol state of a client so that no server-side session map is needed.
-type sessionToken struct {
-	ID      string       `json:"id"`
-	Version string       `json:"v"`
-	Client  *tokenClient `json:"c,omitempty"`
-	// Caps are the client capabilities a call may use (see
-	// requestCapabilities), as initialize declared them; nil when none.
-	Caps json.RawMessage `json:"k,omitempty"`
-	// Owner is the principal's owner ID (Exchange.Owner) of the initialize
-	// behind the access token check, "" without one: the session then
-	// serves requests of that principal only (see sessionOwner).
-	Owner string `json:"o,omitempty"`
-}
-
-type tokenClient struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-}
+// The sealed sessions are package sessions'; these names keep the core's
+// spelling.
 
 // session is a parsed token: what a request inherits from its initialize.
-type session struct {
-	id      string // random, sealed in the token: the scope of its calls
-	version string
-	client  *metadata.ClientInfo
-	caps    json.RawMessage // see sessionToken.Caps
-	owner   string          // see sessionToken.Owner
-	expires time.Time       // when the token expires
-}
-
-// sessionOwner is the owner a session of a request of who is bound to:
-// its authenticated principal's owner ID (whatever token of theirs it
-// carries), "" when it has none. A session serves only requests with the
-// owner it was minted for.
-func sessionOwner(who *caller.Caller) string {
-	if who.Principal() == "" {
-		return ""
-	}
-	return string(who.Owner())
-}
-
-// Errors of parseSessionToken.
-var (
-	// errInvalidToken is any Mcp-Session-Id that does not open.
-	errInvalidToken = errors.New("invalid client state")
-	// errExpiredToken is a genuine token past its lifetime.
-	errExpiredToken = errors.New("expired session")
-)
+type session = sessions.Session
 
 // MaxClientInfoBytes bounds the clientInfo name and version a session
-// token keeps: longer ones are cut (on a character boundary), so that a
-// token stays far below the size of a request header the host accepts.
-const MaxClientInfoBytes = 256
+// token keeps (see [sessions.MaxClientInfoBytes]).
+const MaxClientInfoBytes = sessions.MaxClientInfoBytes
 
-// newSessionToken mints the sealed Mcp-Session-Id of an initialize response.
-func newSessionToken(sealer *auth.Sealer, ttl time.Duration, version string, client *metadata.ClientInfo, caps json.RawMessage, owner string) (string, error) {
-	t := sessionToken{ID: newID(), Version: version, Caps: requestCapabilitiesOf(caps), Owner: owner}
-	if client != nil {
-		t.Client = &tokenClient{Name: cut(client.Name, MaxClientInfoBytes), Version: cut(client.Version, MaxClientInfoBytes)}
-	}
-	data, err := json.Marshal(&t)
-	if err != nil {
-		return "", err
-	}
-	return sealer.Seal(sessionPurpose, data, ttl)
-}
+// MaxCapabilityBytes bounds each capability a session token keeps (see
+// [sessions.MaxCapabilityBytes]).
+const MaxCapabilityBytes = sessions.MaxCapabilityBytes
 
-// parseSessionToken opens an Mcp-Session-Id made by newSessionToken.
-// versions is the list of revisions the token's version must be one of.
-func parseSessionToken(sealer *auth.Sealer, token string, versions []string) (*session, time.Time, error) {
-	data, exp, err := sealer.OpenExpiry(sessionPurpose, token)
-	if errors.Is(err, auth.ErrExpiredToken) {
-		return nil, exp, errExpiredToken
-	}
-	if err != nil {
-		return nil, exp, errInvalidToken
-	}
-	var t sessionToken
-	if err := json.Unmarshal(data, &t); err != nil {
-		return nil, exp, errInvalidToken
-	}
-	i := slices.Index(versions, t.Version)
-	if t.ID == "" || i < 0 {
-		return nil, exp, errInvalidToken
-	}
-	s := &session{id: t.ID, version: versions[i], caps: t.Caps, owner: t.Owner, expires: exp}
-	if t.Client != nil {
-		s.client = &metadata.ClientInfo{Name: t.Client.Name, Version: t.Client.Version}
-	}
-	return s, exp, nil
-}
-
-// MaxCapabilityBytes bounds each capability a session token keeps: a
-// larger one is kept as {} (declared, without its details), so that a
-// token stays far below the size of a request header the host accepts.
-const MaxCapabilityBytes = 512
-
-// requestCapabilitiesOf returns the members of a capabilities object that
-// a call may use (elicitation, sampling, roots), compact; nil when none.
-func requestCapabilitiesOf(caps []byte) json.RawMessage {
-	if len(caps) == 0 || caps[0] != '{' {
-		return nil
-	}
-	var b bytes.Buffer
-	for _, name := range requestCapabilities {
-		v := member(caps, name)
-		if v == nil || v[0] == 'n' {
-			continue
-		}
-		if b.Len() == 0 {
-			b.WriteByte('{')
-		} else {
-			b.WriteByte(',')
-		}
-		appendString(&b, name)
-		b.WriteByte(':')
-		if len(v) > MaxCapabilityBytes || v[0] != '{' || json.Compact(&b, v) != nil {
-			b.WriteString("{}")
-		}
-	}
-	if b.Len() == 0 {
-		return nil
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-// cut returns s cut to at most n bytes, on a character boundary.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-// newID returns a session or SSE client id: 16 characters of [a-z0-9],
-// like the extension's client ids.
-func newID() string { return ids.Random(ids.LowerAlnum, 16) }
+func sessionOwner(who *caller.Caller) string { return sessions.OwnerOf(who) }
+func newID() string                          { return sessions.NewID() }

@@ -1,40 +1,20 @@
 package mcp
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 
-	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/clientreq"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/taskrun"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
 	"github.com/funcmcp/funcmcp/host/internal/tasks"
-	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
-// MCP tasks (the tasks extension, io.modelcontextprotocol/tasks, SEP-2663)
-// on 2026-07-28.
-//
-// A request whose _meta clientCapabilities declare the extension, calling a
-// tool that supports tasks, gets a task: the host stores a record in the
-// task store every instance shares, answers
-//
-//	{"resultType":"task","taskId":…,"status":"working","createdAt":…,
-//	 "lastUpdatedAt":…,"ttlMs":…,"pollIntervalMs":…,"_meta":{…}}
-//
-// and runs the invocation on its own, past the request. The client polls
-// tasks/get, answers the task's input requests with tasks/update and may
-// cancel it with tasks/cancel; any instance answers those from the store.
-// A tool declared Deferred first runs as a synchronous call (asking the
-// input-required way) and becomes a task when its handler asks for it.
-//
-// A task belongs to the verified owner of the request that made it (see
-// taskScope): a request of another owner is told it does not exist. Task
-// ids are 128 random bits, what keeps unauthenticated clients' tasks
-// apart.
+// MCP tasks (the tasks extension, SEP-2663) on 2026-07-28: package taskrun
+// runs them and answers for them; the core hands it the requests.
 
 // ExtensionTasks names the tasks extension in capabilities.extensions.
 const ExtensionTasks = metadata.ExtensionTasks
@@ -50,160 +30,132 @@ const (
 // TaskOptions turn tasks on (see [Options.Tasks]).
 type TaskOptions = taskrun.Options
 
+// CallTask is the task side of a tools/call that runs as a task or may
+// become one ([CallRequest.Task]); see [taskrun.CallTask].
+type CallTask = taskrun.CallTask
+
+// ErrNoTask: the call cannot become a task.
+var ErrNoTask = clientreq.ErrNoTask
+
 // clientHasTasks reports whether a capabilities object declares the tasks
-// extension.
-func clientHasTasks(caps []byte) bool {
-	ext := member(caps, "extensions")
-	if ext == nil || ext[0] != '{' {
-		return false
+// extension (see taskrun.Declared).
+func clientHasTasks(caps []byte) bool { return taskrun.Declared(caps, wireJSON{}) }
+
+// tasksRequiredData is the data of the -32021 error of a request that
+// needs the tasks extension.
+var tasksRequiredData = taskrun.RequiredData
+
+// taskScope is the task scope of a request of owner id (see
+// taskrun.Scope).
+func taskScope(id owner.ID) string { return taskrun.Scope(id) }
+
+// serveTasks answers tasks/get, tasks/update and tasks/cancel (see
+// taskrun.Service.Serve).
+func (h *handler) serveTasks(req *request) bool {
+	if h.tasks == nil || !clientHasTasks(req.meta.ClientCapabilities) {
+		req.setOutcome("error " + strconv.Itoa(CodeMissingRequiredClientCapability))
+		h.refuse(req.w, http.StatusBadRequest, validID(req.id), CodeMissingRequiredClientCapability,
+			"Missing required client capability: "+req.msg.Method+" needs the "+ExtensionTasks+" extension in _meta."+
+				MetaClientCapabilities+".extensions.", tasksRequiredData)
+		return true
 	}
-	v := member(ext, ExtensionTasks)
-	return v != nil && v[0] != 'n'
+	a := h.tasks.Serve(req.r.Context(), taskrun.Request{Method: req.msg.Method, Params: req.msg.Params, JSON: wireJSON{},
+		Owner: req.Owner(), MaxAnswerBytes: MaxInputResponseBytes})
+	switch {
+	case a.Error != nil:
+		h.rpcError(req, a.Error.Code, a.Error.Message, nil)
+	case a.Task != nil:
+		req.linked = a.Task.Trace
+		head, tail := getBuffer(), getBuffer()
+		defer putBuffer(head)
+		defer putBuffer(tail)
+		beginReply(head, req.sse, req.id)
+		head.WriteString(`,"result":`)
+		body := h.tasks.AppendResult(head, tail, a.Task, h.modernReplies.metaOnly)
+		endReply(tail, req.sse)
+		h.sendParts(req.w, req.sse, head.Bytes(), body, tail.String())
+	default:
+		h.result(req, h.modernReplies.ack)
+	}
+	return true
 }
 
-// tasksRequiredData is the data of the -32021 error of a request that needs
-// the tasks extension.
-var tasksRequiredData = json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + ExtensionTasks + `":{}}}}`)
+// wireJSON reads the params of the task methods for package taskrun.
+type wireJSON struct{}
 
-// taskScope names who may read, answer and cancel the tasks a request
-// makes: its verified owner (Exchange.Owner: an access token's user, whatever
-// token of theirs it carries, or the holders of a function key the host
-// checked). Unauthenticated requests share one scope whatever credentials
-// they send, since nothing checked them: their task ids, 128 random bits
-// given only to the client that made the task, are what keeps one
-// client's tasks from another's. The scope is not counted: the limits
-// count owners.
-func taskScope(id owner.ID) string {
-	if id.Verified() {
-		return string(id)
+func (wireJSON) Member(obj []byte, key string) []byte { return member(obj, key) }
+func (wireJSON) String(raw []byte) (string, bool)     { return stringValue(raw) }
+func (wireJSON) Members(obj []byte, each func(key, val []byte) bool) {
+	it := members(obj)
+	for k, v, ok := it.Next(); ok && each(k, v); k, v, ok = it.Next() {
 	}
-	return anonymousScope
 }
 
-// anonymousScope is the task scope of unauthenticated requests.
-const anonymousScope = "anonymous"
+// taskCalls is what the tools/calls of tasks need of the core, here and
+// when a task of a stopped instance runs again here: the core's tools/call
+// and the answers a call's task writes.
+type taskCalls struct {
+	replies   *replies
+	modern    *modernReplies
+	notifiers *clientreq.Channel
+	call      func(context.Context, *CallRequest) (*metadata.CallToolResult, error)
+	resolve   func(TargetKind, string) *Resolved
+	admits    bool // Server.AdmitsTasks
+}
 
-// taskToolSupport returns the task declaration of tool name when tasks are
-// on, nil otherwise.
-func (h *handler) taskToolSupport(name string) *metadata.TaskSupport {
-	if h.tasks == nil {
-		return nil
+// launch runs a tools/call of a client that negotiated tasks, for a tool
+// that supports them, as a task (see taskrun.Service.Launch), and answers
+// with the task's handle. When the call ended before it became one, it
+// returns how (Result, Err) for the caller to answer as a synchronous
+// call; nil otherwise.
+func (c *taskCalls) launch(svc *taskrun.Service, req *request, call *CallRequest, meta *RequestMeta, in *inputState, ts *metadata.TaskSupport) *taskrun.Launched {
+	call.Headers = req.r.Header.Clone()
+	l := svc.Launch(req.r.Context(), taskrun.Call{Tool: call.Name, Support: ts, Owner: req.Owner(), OnAdmission: c.admits,
+		Kept: taskrun.RerunCall{Arguments: call.RawArguments, ProtocolVersion: call.ProtocolVersion, SessionID: call.SessionID,
+			ClientInfo: call.ClientInfo, Transport: call.Transport, Headers: call.Headers, Capabilities: meta.ClientCapabilities},
+		Args: call.Arguments,
+		Attach: func(run *taskrun.Run) taskrun.Invocation {
+			return c.attach(call, run, clientreq.NotifierOptions{MinLevel: -1, Mode: metadata.InputModeInputRequired,
+				Caps: meta.ClientCapabilities, Answers: in, Task: run})
+		}})
+	switch {
+	case l.Refused != nil:
+		c.replies.rpcError(req, l.Refused.Code, l.Refused.Message, nil)
+	case l.Task != nil:
+		req.setOutcome("task")
+		c.replies.result(req, taskrun.Created(l.Task, c.modern.metaOnly))
+	case !l.Left:
+		return &l
 	}
-	if r := h.srv.resolve(TargetTool, name); r != nil {
+	return nil
+}
+
+// attach gives call its run, with a notifier of options o, and returns
+// how the run invokes it and encodes its result: as the modern tools/call
+// answers it.
+func (c *taskCalls) attach(call *CallRequest, run *taskrun.Run, o clientreq.NotifierOptions) taskrun.Invocation {
+	call.Notify, call.Task = clientreq.NewNotifier(c.notifiers, o), run.Work()
+	return taskrun.Invocation{Invoke: func(ctx context.Context) (*metadata.CallToolResult, error) { return c.call(ctx, call) },
+		Encode: func(res *metadata.CallToolResult) ([]byte, error) {
+			cp := *res
+			cp.Meta = c.modern.withServerInfo(res.Meta)
+			return cp.AppendCheckedJSON(nil, c.modern.callHead)
+		}}
+}
+
+// support is the task declaration of tool name.
+func (c *taskCalls) support(name string) *metadata.TaskSupport {
+	if r := c.resolve(TargetTool, name); r != nil {
 		return r.Task
 	}
 	return nil
 }
 
-// serveTaskMethod answers tasks/get, tasks/update and tasks/cancel.
-func (h *handler) serveTaskMethod(req *request, msg *message, meta *RequestMeta) {
-	if h.tasks == nil || !clientHasTasks(meta.ClientCapabilities) {
-		req.setOutcome("error " + strconv.Itoa(CodeMissingRequiredClientCapability))
-		h.refuse(req.w, http.StatusBadRequest, validID(req.id), CodeMissingRequiredClientCapability,
-			"Missing required client capability: "+msg.method+" needs the "+ExtensionTasks+" extension in _meta."+
-				MetaClientCapabilities+".extensions.", tasksRequiredData)
-		return
-	}
-	id, ok := stringValue(member(msg.params, "taskId"))
-	if !ok || id == "" {
-		h.rpcError(req, CodeInvalidParams, "Invalid params: taskId must be a non-empty string.", nil)
-		return
-	}
-	ctx := req.r.Context()
-	scope := taskScope(req.Owner())
-	var err error
-	switch msg.method {
-	case methodTasksGet:
-		var t *tasks.Task
-		if t, err = h.tasks.Get(ctx, scope, id); err == nil {
-			req.linked = t.Trace
-			h.writeDetailedTask(req, t)
-			return
-		}
-	case methodTasksUpdate:
-		var answers map[string]json.RawMessage
-		if answers, ok = taskAnswers(member(msg.params, paramInputResponses)); !ok {
-			h.rpcError(req, CodeInvalidParams, "Invalid params: inputResponses must be an object of the answers (objects) by key.", nil)
-			return
-		}
-		err = h.tasks.Answer(ctx, scope, id, answers)
-	case methodTasksCancel:
-		err = h.tasks.Cancel(ctx, scope, id)
-	}
-	switch {
-	case err == nil:
-		h.result(req, h.modernReplies.ack)
-	case errors.Is(err, tasks.ErrNotFound):
-		h.rpcError(req, CodeInvalidParams, "Invalid params: no task '"+jsonx.SafeText(id)+"' (unknown, expired, or made with other credentials).", nil)
-	default:
-		h.log.Error("mcp: reading or writing a task failed", "method", msg.method, "task", jsonx.SafeText(id), "error", err)
-		h.rpcError(req, CodeInternalError, "Internal error: the task store failed.", nil)
-	}
-}
-
-// taskAnswers reads the inputResponses of tasks/update: an object whose
-// members are objects (the results of the requests).
-func taskAnswers(raw []byte) (map[string]json.RawMessage, bool) {
-	out := map[string]json.RawMessage{}
-	if raw == nil || raw[0] == 'n' {
-		return out, true
-	}
-	if raw[0] != '{' {
-		return nil, false
-	}
-	size := 0
-	it := members(raw)
-	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
-		k, _ := stringValue(key)
-		if val[0] != '{' {
-			return nil, false
-		}
-		out[k] = compactJSON(val)
-		size += len(k) + len(val)
-	}
-	return out, size <= MaxInputResponseBytes
-}
-
-// createTaskResult is the answer to a tools/call that made task t.
-func (h *handler) createTaskResult(t *tasks.Task) []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	taskrun.AppendHead(&b, "task", t)
-	b.WriteString(`,"_meta":`)
-	b.Write(h.modernReplies.metaOnly)
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-// writeDetailedTask answers tasks/get: the task with its result, its
-// error or its pending input requests. The result is written from the
-// record as it is, never copied: one kept result serves every reader.
-func (h *handler) writeDetailedTask(req *request, t *tasks.Task) {
-	head, tail := getBuffer(), getBuffer()
-	defer putBuffer(head)
-	defer putBuffer(tail)
-	beginReply(head, req.sse, req.id)
-	head.WriteString(`,"result":{`)
-	taskrun.AppendHead(head, "complete", t)
-	var body []byte
-	switch {
-	case t.Status == tasks.StatusCompleted && len(t.Result) > 0:
-		head.WriteString(`,"result":`)
-		body = t.Result
-	case t.Status == tasks.StatusFailed && t.Error != nil:
-		e, err := jsonrpc.AppendErrorMember(head.AvailableBuffer(), t.Error.Code, t.Error.Message, t.Error.Data)
-		head.Write(e) // complete even when its data did not encode
-		if err != nil {
-			h.log.Error("mcp: encoding a task's error data failed", "task", t.ID, "error", err)
-		}
-	case t.Status == tasks.StatusInputRequired && len(t.InputRequests) > 0:
-		head.WriteString(`,"inputRequests":`)
-		r, _ := json.Marshal(t.InputRequests) // raw messages from the store: valid
-		head.Write(r)
-	}
-	tail.WriteString(`,"_meta":`)
-	tail.Write(h.modernReplies.metaOnly)
-	tail.WriteByte('}')
-	endReply(tail, req.sse)
-	h.sendParts(req.w, req.sse, head.Bytes(), body, tail.String())
+// rerun makes again the call of task t, which this instance claimed to
+// run it again, from what its record keeps (see taskrun.Service.OnRerun).
+func (c *taskCalls) rerun(t *tasks.Task, rc taskrun.RerunCall, args map[string]json.RawMessage, run *taskrun.Run) taskrun.Invocation {
+	call := &CallRequest{Name: t.Tool, Arguments: args, RawArguments: rc.Arguments, ProtocolVersion: rc.ProtocolVersion,
+		SessionID: rc.SessionID, ClientInfo: rc.ClientInfo, Headers: rc.Headers, Transport: rc.Transport, Attempt: run.Attempt(), Owner: t.Owner,
+		Meta: &RequestMeta{ProtocolVersion: rc.ProtocolVersion, ClientInfo: rc.ClientInfo, ClientCapabilities: rc.Capabilities}}
+	return c.attach(call, run, clientreq.NotifierOptions{MinLevel: -1, Mode: metadata.InputModeStream, Caps: rc.Capabilities, Task: run})
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"log/slog"
 	"net/http"
 	"strconv"
 
@@ -30,8 +31,16 @@ func endReply(b *bytes.Buffer, sse bool) {
 	}
 }
 
+// replies writes the answers of the endpoint: results, JSON-RPC errors and
+// transport refusals, framed as the request asked. It knows nothing of
+// methods or sessions; the handler embeds it, so h.result and the others
+// read as they did.
+type replies struct {
+	log *slog.Logger // for error data that cannot be encoded
+}
+
 // result answers a request with an already encoded result.
-func (h *handler) result(req *request, result []byte) {
+func (h *replies) result(req *request, result []byte) {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	beginReply(buf, req.sse, req.id)
@@ -42,7 +51,7 @@ func (h *handler) result(req *request, result []byte) {
 }
 
 // rpcError answers a request with a JSON-RPC error (HTTP 200).
-func (h *handler) rpcError(req *request, code int, message string, data any) {
+func (h *replies) rpcError(req *request, code int, message string, data any) {
 	req.setOutcome("error " + strconv.Itoa(code))
 	buf := getBuffer()
 	defer putBuffer(buf)
@@ -54,13 +63,13 @@ func (h *handler) rpcError(req *request, code int, message string, data any) {
 
 // refuse is a transport-level refusal: an HTTP error status with a plain
 // JSON error body, whatever the client accepts (see jsonrpc.Refuse).
-func (h *handler) refuse(w http.ResponseWriter, status int, id []byte, code int, message string, data any) {
+func (h *replies) refuse(w http.ResponseWriter, status int, id []byte, code int, message string, data any) {
 	if err := jsonrpc.Refuse(w, status, id, code, message, data); err != nil {
 		h.log.Error("mcp: encoding error data failed", "code", code, "error", err)
 	}
 }
 
-func (h *handler) appendError(b *bytes.Buffer, code int, message string, data any) {
+func (h *replies) appendError(b *bytes.Buffer, code int, message string, data any) {
 	member, err := jsonrpc.AppendErrorMember(b.AvailableBuffer(), code, message, data)
 	b.Write(member)
 	if err != nil {
@@ -68,7 +77,7 @@ func (h *handler) appendError(b *bytes.Buffer, code int, message string, data an
 	}
 }
 
-func (h *handler) send(w http.ResponseWriter, status int, sse bool, body []byte) {
+func (h *replies) send(w http.ResponseWriter, status int, sse bool, body []byte) {
 	hdr := w.Header()
 	setFraming(hdr, sse)
 	if len(body) >= chunkingThreshold {
@@ -80,7 +89,7 @@ func (h *handler) send(w http.ResponseWriter, status int, sse bool, body []byte)
 
 // sendParts writes head, body and tail as one 200 response without joining
 // them in memory.
-func (h *handler) sendParts(w http.ResponseWriter, sse bool, head, body []byte, tail string) {
+func (h *replies) sendParts(w http.ResponseWriter, sse bool, head, body []byte, tail string) {
 	hdr := w.Header()
 	setFraming(hdr, sse)
 	hdr.Set("Content-Length", strconv.Itoa(len(head)+len(body)+len(tail)))

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 )
 
 // ErrCancelled is the cause of a tool call's context when the client sent
@@ -60,4 +62,41 @@ func (f *Calls) Cancel(key string) bool {
 		cancel(ErrCancelled)
 	}
 	return ok
+}
+
+// Context returns a context of parent that the client of scope can cancel
+// with notifications/cancelled for the request id (only when scope is not
+// ""), and the function that ends it.
+func (f *Calls) Context(parent context.Context, scope string, id json.RawMessage) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	if scope == "" {
+		return ctx, func() { cancel(nil) }
+	}
+	remove := f.Add(CallKey(scope, id), cancel)
+	return ctx, func() {
+		remove()
+		cancel(nil)
+	}
+}
+
+// Run runs call in a context of parent that the client of scope can
+// cancel with notifications/cancelled for id (see Context), ended when
+// call returns.
+func Run[R any](f *Calls, parent context.Context, scope string, id json.RawMessage, call func(context.Context) (R, error)) (R, error) {
+	ctx, done := f.Context(parent, scope, id)
+	defer done()
+	return call(ctx)
+}
+
+// Cancelled handles notifications/cancelled (its params) from the client
+// of scope: the named call of that scope, if it still runs, is cancelled.
+// Unknown ids, and cancellations without a scope, are ignored, as the
+// specification asks of unknown ids.
+func (f *Calls) Cancelled(params []byte, scope string) {
+	if scope == "" {
+		return
+	}
+	if id := wire.ValidID(wire.Member(params, "requestId")); id != nil {
+		f.Cancel(CallKey(scope, id))
+	}
 }

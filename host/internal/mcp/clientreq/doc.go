@@ -14,9 +14,15 @@
 // input-required rounds ([States]), sealed, opened and spent once here and
 // in a record every instance shares ([StateLedger]).
 //
+// It serves what needs only those: a call's context that its client may
+// cancel ([Calls.Context], [Run]) and notifications/cancelled
+// ([Calls.Cancelled]); the revisions whose calls get a resumable stream
+// ([Resumes]); and the GET that resumes one ([Store.ServeResume]),
+// refused with 400 when no stream of that client is kept here.
+//
 // Package mcp decides which requests these apply to (cancel.go,
 // clientreq.go and resume.go there: the scopes, the routing of a client's
-// response by the instance named in its id, which calls get a resumable
-// stream) and reaches this state through the types here; this package
-// knows no request.
+// response by the instance named in its id, which requests may have a
+// resumable stream) and reaches this state through the types here; this
+// package knows no request.
 package clientreq

@@ -15,6 +15,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // Resumable streams (MCP 2025-11-25, SEP-1699). The response stream of a
@@ -589,4 +590,37 @@ func (r *Stream) Reading() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.live != nil
+}
+
+// resumesFrom is the first revision whose clients resume streams.
+const resumesFrom = "2025-11-25"
+
+// Resumes reports whether a call of revision version gets a resumable
+// stream, when its request allows one (a legacy call of a session, over
+// Streamable HTTP, whose client accepts an event stream): from 2025-11-25
+// to the last revision with sessions.
+func Resumes(version string) bool { return version >= resumesFrom && !metadata.IsStateless(version) }
+
+// ServeResume serves a GET with Last-Event-ID lastID from the client of
+// scope: the rest of the resumable stream the id names, or 400 when no
+// such stream of that client is kept here (grace is how long a stream is
+// kept after its call, as the refusal tells).
+func (s *Store) ServeResume(w http.ResponseWriter, r *http.Request, lastID, scope string, grace time.Duration) {
+	streamID, n, ok := ParseEventID(lastID)
+	var rs *Stream
+	if ok {
+		rs = s.Get(streamID)
+	}
+	var l *Live
+	if rs != nil && rs.Scope() == scope {
+		l, ok = rs.Resume(w, n)
+	}
+	if l == nil || !ok {
+		// Without data, the refusal cannot fail.
+		_ = jsonrpc.Refuse(w, http.StatusBadRequest, nil, jsonrpc.CodeServerError,
+			"Bad Request: no stream to resume with this Last-Event-ID here (streams are kept on the instance that served the call, while it runs and "+
+				grace.String()+" after); call again.", nil)
+		return
+	}
+	rs.Serve(r.Context(), l)
 }

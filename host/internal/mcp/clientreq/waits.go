@@ -3,6 +3,9 @@ package clientreq
 import (
 	"encoding/json"
 	"sync"
+	"time"
+
+	"github.com/funcmcp/funcmcp/host/internal/ids"
 )
 
 // Answer is a client's response to a request: its result or its error
@@ -51,4 +54,16 @@ func (t *Waits) Deliver(key string, a Answer) bool {
 		ch <- a // capacity 1, one sender: never blocks
 	}
 	return ok
+}
+
+// RequestIDs returns the maker of the ids of requests to a client of
+// scope: custom when it is set (Options.RequestID of the endpoint), else
+// instance's id, RequestIDSeparator and 20 random characters.
+func RequestIDs(instance string, custom func(scope string, deadline time.Time) string) func(scope string, deadline time.Time) string {
+	if custom != nil {
+		return custom
+	}
+	return func(string, time.Time) string {
+		return instance + RequestIDSeparator + ids.Random(ids.LowerAlnum, 20)
+	}
 }

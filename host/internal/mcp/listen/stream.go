@@ -45,8 +45,8 @@ const (
 )
 
 // TaskNotices gives the task a notifications/tasks carries for a change
-// of a task: the change's, or the record whole (see package mcp,
-// handler.taskNotice); release gives it back once written.
+// of a task: the change's, or the record whole (see Server.taskNotice);
+// release gives it back once written.
 type TaskNotices func(ctx context.Context, c notify.Change, scope string) (task []byte, release func())
 
 // Stream is one stream a listener writes to: a subscriptions/listen

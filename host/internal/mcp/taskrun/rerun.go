@@ -9,6 +9,17 @@ import (
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
+// Tasks run again on another instance. A tool that declares reruns
+// (metadata.TaskSupport.Reruns: it is idempotent for its arguments) has
+// its call kept in the task's record ([RerunCall], kept by
+// [Service.Launch]). When an instance judges the instance running such a
+// task stopped (judgeStopped, on a tasks/get), it claims the task with one
+// conditional write (tasks.Claim): exactly one of the instances that
+// judge the same run claims it, and runs the call again from the start
+// ([Service.OnRerun]), for the same owner, counting the run; the client
+// reads "working" and a status message saying so. Out of runs, the task
+// ends failed as one of a tool without reruns does.
+
 // MaxRerunBytes bounds what a task's record keeps of its call for a re-run
 // (the arguments and the request headers, encoded): a larger call is run
 // once, as a task of a tool without reruns is, and its record stays small.

@@ -39,7 +39,7 @@ type Service struct {
 	// longer than a heartbeat: a heartbeat read since may be stale for
 	// want of storage, not because its instance stopped.
 	trouble time.Time
-	// prepareRerun, set by the handler, prepares this instance to run
+	// prepareRerun, set by OnRerun, prepares this instance to run
 	// again a task of a stopped instance (see Service.runAgain): it returns what
 	// starts the work once the task is claimed, nil when this instance
 	// cannot run it (the tool is unknown here, or no longer allows it).
@@ -756,14 +756,6 @@ func (r *Run) MakeOnAdmission() { r.onAdmission = true }
 
 // OnAdmission reports whether the record is made on admission.
 func (r *Run) OnAdmission() bool { return r.onAdmission }
-
-// OnRerun sets what prepares this instance to run again a task of a
-// stopped instance: it returns what starts the work once the task is
-// claimed, nil when this instance cannot run it (the tool is unknown here,
-// or no longer allows it). Set before the service is used.
-func (s *Service) OnRerun(prepare func(t *tasks.Task) (start func(claimed *tasks.Task))) {
-	s.prepareRerun = prepare
-}
 
 // Publish makes every write of the service that makes a task or changes
 // its status or status message publish the change to pub (see

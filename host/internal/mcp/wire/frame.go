@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"net/http"
+	"strings"
 )
 
 // The front's one SSE framer: every event on a stream (a reply, a
@@ -59,4 +60,25 @@ func SetFraming(hdr http.Header, sse bool) {
 		return
 	}
 	hdr["Content-Type"] = jsonContentType
+}
+
+// AcceptedFraming reads Accept: sse when text/event-stream is listed, ok
+// when it or application/json (or a wildcard covering it) is.
+func AcceptedFraming(vals []string) (sse, ok bool) {
+	var plain bool
+	for _, v := range vals {
+		for v != "" {
+			var part string
+			part, v, _ = strings.Cut(v, ",")
+			mt, _, _ := strings.Cut(part, ";")
+			mt = strings.TrimSpace(mt)
+			switch {
+			case strings.EqualFold(mt, "text/event-stream"):
+				sse = true
+			case strings.EqualFold(mt, "application/json"), mt == "*/*", strings.EqualFold(mt, "application/*"):
+				plain = true
+			}
+		}
+	}
+	return sse, sse || plain
 }

@@ -36,3 +36,13 @@ func (r *Recorder) Write(p []byte) (int, error) {
 	}
 	return r.Body.Write(p)
 }
+
+// Replay writes what r recorded to w: its header, status and body.
+func (r *Recorder) Replay(w http.ResponseWriter) {
+	hdr := w.Header()
+	for k, v := range r.header {
+		hdr[k] = v
+	}
+	w.WriteHeader(r.Status)
+	_, _ = w.Write(r.Body.Bytes())
+}

@@ -1,16 +1,17 @@
-package mcp
+package wire
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"math"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
+	"github.com/funcmcp/funcmcp/metadata"
 )
 
 // Every path that routes, limits, deduplicates or handles a JSON-RPC message
@@ -19,48 +20,48 @@ import (
 // cancellation at once or drops a repeated id) and the messages another
 // instance forwards. It reads the text in one pass of the module's JSON
 // scanner (jsonx.Scanner), which checks the grammar as it goes, and it reads
-// member names exactly. So that no reader can see another message in the
+// Member names exactly. So that no reader can see another message in the
 // same bytes, a message whose envelope, params or params._meta holds two
-// members whose names are equal or differ only in case ("id" and "ID",
+// Members whose names are equal or differ only in case ("id" and "ID",
 // "method" and "METHOD") is refused: -32600 for the envelope, -32602 for
 // params and _meta.
 
-// message is one decoded JSON-RPC message. Its slices alias the request body.
-type message struct {
-	jsonrpcOK bool
-	id        []byte // nil when absent
-	method    string // "" when absent or null
-	params    []byte // nil when absent
-	hasResult bool
-	hasError  bool
-	// result and errorBody are the raw members of a response.
-	result, errorBody []byte
+// Message is one decoded JSON-RPC message. Its slices alias the request body.
+type Message struct {
+	JSONRPCOK bool
+	ID        []byte // nil when absent
+	Method    string // "" when absent or null
+	Params    []byte // nil when absent
+	HasResult bool
+	HasError  bool
+	// Result and ErrorBody are the raw members of a response.
+	Result, ErrorBody []byte
 
 	// The members of params the handler reads, when params is an object;
 	// nil when absent.
-	name, arguments, meta []byte
-	// paramsProblem is the -32602 message for params or params._meta
+	Name, Arguments, Meta []byte
+	// ParamsProblem is the -32602 message for params or params._meta
 	// holding a member twice; "" when there is none.
-	paramsProblem string
+	ParamsProblem string
 }
 
-// decodeMessage parses body into msg. A non-zero code is the JSON-RPC
+// DecodeMessage parses body into msg. A non-zero code is the JSON-RPC
 // error to answer with, and then the message has no id to echo.
-func decodeMessage(body []byte, msg *message) (int, string) {
+func DecodeMessage(body []byte, msg *Message) (int, string) {
 	s := jsonx.NewScanner(body)
 	s.Space()
 	switch s.Peek() {
 	case '{':
 	case '[':
 		if !jsonx.Valid(body) {
-			return CodeParseError, "Parse error"
+			return jsonrpc.CodeParseError, "Parse error"
 		}
-		return CodeInvalidRequest, "Invalid Request: batches are not supported"
+		return jsonrpc.CodeInvalidRequest, "Invalid Request: batches are not supported"
 	default:
 		if !jsonx.Valid(body) {
-			return CodeParseError, "Parse error"
+			return jsonrpc.CodeParseError, "Parse error"
 		}
-		return CodeInvalidRequest, "Invalid Request: the message must be a JSON object"
+		return jsonrpc.CodeInvalidRequest, "Invalid Request: the message must be a JSON object"
 	}
 	var names nameSet
 	var problem string
@@ -75,27 +76,27 @@ func decodeMessage(body []byte, msg *message) (int, string) {
 		}
 		switch string(name) {
 		case "jsonrpc":
-			msg.jsonrpcOK = false
+			msg.JSONRPCOK = false
 			if s.Peek() != '"' {
 				return s.Skip()
 			}
 			content, escaped, ok := s.String()
 			if v, decoded := memberName(content, escaped); ok && decoded {
-				msg.jsonrpcOK = string(v) == "2.0"
+				msg.JSONRPCOK = string(v) == "2.0"
 			}
 			return ok
 		case "id":
-			msg.id, ok = s.Value()
+			msg.ID, ok = s.Value()
 			return ok
 		case "method":
-			msg.method, methodErr = "", false
+			msg.Method, methodErr = "", false
 			switch s.Peek() {
 			case '"':
 				start := s.Pos()
 				if _, _, ok := s.String(); !ok {
 					return false
 				}
-				msg.method = methodString(body[start:s.Pos()])
+				msg.Method = methodString(body[start:s.Pos()])
 				return true
 			case 'n':
 				return s.Literal("null")
@@ -109,7 +110,7 @@ func decodeMessage(body []byte, msg *message) (int, string) {
 			} else {
 				ok = s.Skip()
 			}
-			msg.params = body[start:s.Pos()]
+			msg.Params = body[start:s.Pos()]
 			return ok
 		case "result", "error":
 			start := s.Pos()
@@ -117,48 +118,48 @@ func decodeMessage(body []byte, msg *message) (int, string) {
 				return false
 			}
 			if string(name) == "result" {
-				msg.hasResult, msg.result = true, body[start:s.Pos()]
+				msg.HasResult, msg.Result = true, body[start:s.Pos()]
 			} else {
-				msg.hasError, msg.errorBody = true, body[start:s.Pos()]
+				msg.HasError, msg.ErrorBody = true, body[start:s.Pos()]
 			}
 			return true
 		}
 		return s.Skip()
 	})
 	if !ok || !s.End() {
-		*msg = message{}
-		return CodeParseError, "Parse error"
+		*msg = Message{}
+		return jsonrpc.CodeParseError, "Parse error"
 	}
 	switch {
 	case problem != "":
-		*msg = message{}
-		return CodeInvalidRequest, problem
-	case !msg.jsonrpcOK:
-		return CodeInvalidRequest, `Invalid Request: jsonrpc must be "2.0"`
+		*msg = Message{}
+		return jsonrpc.CodeInvalidRequest, problem
+	case !msg.JSONRPCOK:
+		return jsonrpc.CodeInvalidRequest, `Invalid Request: jsonrpc must be "2.0"`
 	case methodErr:
-		return CodeInvalidRequest, "Invalid Request: method must be a string"
+		return jsonrpc.CodeInvalidRequest, "Invalid Request: method must be a string"
 	}
 	return 0, ""
 }
 
 // readParams reads a params object, keeping the members the handler reads
 // and checking that no member (of params or of its _meta) is there twice.
-func readParams(s *jsonx.Scanner, msg *message) bool {
+func readParams(s *jsonx.Scanner, msg *Message) bool {
 	var names nameSet
 	_, ok := s.Object(func(key []byte, escaped bool) bool {
 		name, ok := memberName(key, escaped)
 		if !ok {
 			return false
 		}
-		if p := names.add(name); p != "" && msg.paramsProblem == "" {
-			msg.paramsProblem = "Invalid params: " + p
+		if p := names.add(name); p != "" && msg.ParamsProblem == "" {
+			msg.ParamsProblem = "Invalid params: " + p
 		}
 		var dst *[]byte
 		switch string(name) {
 		case "name":
-			dst = &msg.name
+			dst = &msg.Name
 		case "arguments":
-			dst = &msg.arguments
+			dst = &msg.Arguments
 		case "_meta":
 			start := s.Pos()
 			if s.Peek() == '{' {
@@ -168,15 +169,15 @@ func readParams(s *jsonx.Scanner, msg *message) bool {
 					if !ok {
 						return false
 					}
-					if p := metaNames.add(name); p != "" && msg.paramsProblem == "" {
-						msg.paramsProblem = "Invalid params: _meta: " + p
+					if p := metaNames.add(name); p != "" && msg.ParamsProblem == "" {
+						msg.ParamsProblem = "Invalid params: _meta: " + p
 					}
 					return s.Skip()
 				})
-				msg.meta = s.Data()[start:s.Pos()]
+				msg.Meta = s.Data()[start:s.Pos()]
 				return ok
 			}
-			dst = &msg.meta
+			dst = &msg.Meta
 		default:
 			return s.Skip()
 		}
@@ -257,11 +258,11 @@ func repeated(seen, name []byte) string {
 // of the method table.
 func methodString(raw []byte) string {
 	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
-		if m := lookupMethod(string(raw[1 : len(raw)-1])); m != nil {
+		if m := metadata.LookupMethod(string(raw[1 : len(raw)-1])); m != nil {
 			return m.Name
 		}
 	}
-	s, _ := stringValue(raw)
+	s, _ := StringValue(raw)
 	return s
 }
 
@@ -273,20 +274,20 @@ func methodString(raw []byte) string {
 // counter a client makes.
 const MaxIDBytes = 128
 
-// idTooLong is the -32600 message of a request whose id is over
+// IDTooLong is the -32600 message of a request whose id is over
 // [MaxIDBytes].
-var idTooLong = "Invalid Request: the id is longer than " + strconv.Itoa(MaxIDBytes) + " bytes"
+var IDTooLong = "Invalid Request: the id is longer than " + strconv.Itoa(MaxIDBytes) + " bytes"
 
-// validID returns id when it is a JSON-RPC id that can be echoed: at most
+// ValidID returns id when it is a JSON-RPC id that can be echoed: at most
 // [MaxIDBytes] of JSON text, and a string that is valid UTF-8 and whose
 // escapes are valid UTF-16 (no lone surrogate, such as "\ud800"), or a
 // number that is finite as a 64-bit float (not 1e999); else nil.
-func validID(id json.RawMessage) json.RawMessage {
+func ValidID(id json.RawMessage) json.RawMessage {
 	id = bytes.TrimSpace(id)
 	if len(id) > MaxIDBytes {
 		return nil
 	}
-	switch c := firstByte(id); {
+	switch c := FirstByte(id); {
 	case c == '"':
 		if len(id) < 2 || !utf8.Valid(id) || !validEscapes(id[1:len(id)-1]) {
 			return nil
@@ -348,74 +349,57 @@ func hex4(b []byte, at int) (rune, bool) {
 
 // Problems with tools/call params, answered with -32602.
 const (
-	problemParamsNotObject = "Invalid params: params must be an object."
-	problemNameNotString   = "Invalid params: 'name' must be a string."
-	problemArgsNotObject   = "Invalid params: 'arguments' must be an object."
+	ProblemParamsNotObject = "Invalid params: params must be an object."
+	ProblemNameNotString   = "Invalid params: 'name' must be a string."
+	ProblemArgsNotObject   = "Invalid params: 'arguments' must be an object."
 )
 
-// decodeCallParams reads the tools/call params of a decoded message. A
+// DecodeCallParams reads the tools/call params of a decoded message. A
 // non-empty problem is the -32602 message. The result does not alias the
 // body: argument values share one copy, the raw arguments object.
-func decodeCallParams(msg *message) (name string, args map[string]json.RawMessage, raw json.RawMessage, problem string) {
-	params := msg.params
+func DecodeCallParams(msg *Message) (name string, args map[string]json.RawMessage, raw json.RawMessage, problem string) {
+	params := msg.Params
 	if len(params) == 0 || params[0] == 'n' {
 		return "", nil, nil, ""
 	}
 	if params[0] != '{' {
-		return "", nil, nil, problemParamsNotObject
+		return "", nil, nil, ProblemParamsNotObject
 	}
-	if msg.paramsProblem != "" {
-		return "", nil, nil, msg.paramsProblem
+	if msg.ParamsProblem != "" {
+		return "", nil, nil, msg.ParamsProblem
 	}
-	if len(msg.name) > 0 && msg.name[0] != 'n' {
+	if len(msg.Name) > 0 && msg.Name[0] != 'n' {
 		var ok bool
-		if name, ok = stringValue(msg.name); !ok {
-			return "", nil, nil, problemNameNotString
+		if name, ok = StringValue(msg.Name); !ok {
+			return "", nil, nil, ProblemNameNotString
 		}
 	}
-	argsRaw := msg.arguments
+	argsRaw := msg.Arguments
 	switch {
 	case len(argsRaw) == 0 || argsRaw[0] == 'n':
 		return name, nil, nil, ""
 	case argsRaw[0] != '{':
-		return "", nil, nil, problemArgsNotObject
+		return "", nil, nil, ProblemArgsNotObject
 	}
 	own := bytes.Clone(argsRaw)
 	args = make(map[string]json.RawMessage, 8)
-	it := members(own)
-	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
-		k, _ := stringValue(key)
+	it := Members(own)
+	for key, val, ok := it.Next(); ok; key, val, ok = it.Next() {
+		k, _ := StringValue(key)
 		args[k] = json.RawMessage(val[:len(val):len(val)]) // a repeated name: the last one wins, as in encoding/json
 	}
 	return name, args, own, ""
 }
 
-// checkArguments bounds an arguments object as sent with
-// Options.CheckArguments, before anything decodes it: the error to answer
-// with, nil when it passes (or is not an object, which its reader refuses).
-func (h *handler) checkArguments(raw []byte) *ProtocolError {
-	if h.checkArgs == nil || len(raw) == 0 || raw[0] != '{' {
-		return nil
-	}
-	err := h.checkArgs(raw)
-	if err == nil {
-		return nil
-	}
-	if pe, ok := errors.AsType[*ProtocolError](err); ok {
-		return pe
-	}
-	return &ProtocolError{Code: CodeInvalidParams, Message: "Invalid params: " + err.Error()}
-}
-
-// memberIter walks the members of a JSON object whose text was checked
+// MemberIter walks the members of a JSON object whose text was checked
 // already (a part of a decoded message), with the module's scanner.
-type memberIter struct {
+type MemberIter struct {
 	s    jsonx.Scanner
 	done bool
 }
 
-func members(obj []byte) memberIter {
-	it := memberIter{s: jsonx.NewScanner(obj)}
+func Members(obj []byte) MemberIter {
+	it := MemberIter{s: jsonx.NewScanner(obj)}
 	it.s.Space()
 	if it.s.Peek() != '{' {
 		it.done = true
@@ -425,8 +409,8 @@ func members(obj []byte) memberIter {
 	return it
 }
 
-// next returns the raw key (with quotes) and the raw value of the next member.
-func (it *memberIter) next() (key, val []byte, ok bool) {
+// Next returns the raw key (with quotes) and the raw value of the next member.
+func (it *MemberIter) Next() (key, val []byte, ok bool) {
 	if it.done {
 		return nil, nil, false
 	}
@@ -456,35 +440,35 @@ func (it *memberIter) next() (key, val []byte, ok bool) {
 	return key, val, true
 }
 
-// member returns the value of the member key of a checked JSON object
+// Member returns the value of the member key of a checked JSON object
 // (matched exactly), nil when absent or when obj is not an object.
-func member(obj []byte, key string) []byte {
+func Member(obj []byte, key string) []byte {
 	var v []byte
-	it := members(obj)
-	for k, val, ok := it.next(); ok; k, val, ok = it.next() {
-		if keyIs(k, key) {
+	it := Members(obj)
+	for k, val, ok := it.Next(); ok; k, val, ok = it.Next() {
+		if KeyIs(k, key) {
 			v = val
 		}
 	}
 	return v
 }
 
-// keyIs compares a raw key with a plain ASCII name, exactly (escaped keys
+// KeyIs compares a raw key with a plain ASCII name, exactly (escaped keys
 // are decoded first).
-func keyIs(raw []byte, name string) bool {
+func KeyIs(raw []byte, name string) bool {
 	if len(raw) == len(name)+2 && string(raw[1:len(raw)-1]) == name {
 		return true
 	}
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return false
 	}
-	s, _ := stringValue(raw)
+	s, _ := StringValue(raw)
 	return s == name
 }
 
-// stringValue decodes a raw JSON string the way encoding/json does; ok is
+// StringValue decodes a raw JSON string the way encoding/json does; ok is
 // false when raw is not a string.
-func stringValue(raw []byte) (string, bool) {
+func StringValue(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return "", false
 	}
@@ -493,4 +477,17 @@ func stringValue(raw []byte) (string, bool) {
 		return string(inner), true
 	}
 	return jsonx.Unescape(inner)
+}
+
+// FirstByte is the first byte of b that is not JSON white space, 0 when
+// there is none.
+func FirstByte(b []byte) byte {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c
+	}
+	return 0
 }

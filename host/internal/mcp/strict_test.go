@@ -3,13 +3,14 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"strings"
-	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 )
+
+// The strict reference reading below is the one wire/message_test.go
+// checks wire.DecodeMessage against; FuzzRouterAndHandlerAgree holds the
+// legacy router and the handler to it.
 
 // The decoder must read every message as a strict reading with
 // encoding/json does (below: exact names, a name repeated in any case
@@ -81,7 +82,7 @@ func strictDecode(body []byte) strictMessage {
 	if !json.Valid(body) {
 		return strictMessage{code: CodeParseError}
 	}
-	if firstByte(body) != '{' {
+	if wire.FirstByte(body) != '{' {
 		return strictMessage{code: CodeInvalidRequest}
 	}
 	var m strictMessage
@@ -136,109 +137,4 @@ func strictDecode(body []byte) strictMessage {
 		m.code = CodeInvalidRequest
 	}
 	return m
-}
-
-func FuzzDecodeMessage(f *testing.F) {
-	for _, s := range decodeSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		var msg message
-		code, _ := decodeMessage(body, &msg)
-		want := strictDecode(body)
-		require.Equal(t, want.code, code, "%q", body)
-		if code != 0 {
-			return
-		}
-		assert.Equal(t, want.method, msg.method)
-		assert.Equal(t, string(want.id), string(msg.id))
-		assert.Equal(t, want.hasID, msg.id != nil)
-		assert.Equal(t, string(want.params), string(msg.params))
-		assert.Equal(t, want.paramsProblem, msg.paramsProblem != "", "params problem %q", msg.paramsProblem)
-		assert.Equal(t, string(want.name), string(msg.name))
-		assert.Equal(t, string(want.arguments), string(msg.arguments))
-		assert.Equal(t, string(want.meta), string(msg.meta))
-		if msg.paramsProblem != "" || !want.hasParams {
-			return
-		}
-
-		name, args, raw, problem := decodeCallParams(&msg)
-		if want.params[0] != '{' {
-			assert.Equal(t, problemParamsNotObject, problem)
-			return
-		}
-		var wantName string
-		if want.hasName && string(want.name) != "null" {
-			if json.Unmarshal(want.name, &wantName) != nil || want.name[0] != '"' {
-				assert.Equal(t, problemNameNotString, problem)
-				return
-			}
-		}
-		if want.hasArguments && string(want.arguments) != "null" && want.arguments[0] != '{' {
-			assert.Equal(t, problemArgsNotObject, problem)
-			return
-		}
-		require.Empty(t, problem)
-		assert.Equal(t, wantName, name)
-		if !want.hasArguments || string(want.arguments) == "null" {
-			assert.Nil(t, args)
-			return
-		}
-		assert.Equal(t, string(want.arguments), string(raw))
-		names, values, _ := readStrict(want.arguments)
-		wantArgs := map[string]string{}
-		for i, n := range names {
-			wantArgs[n] = string(values[i]) // the last one wins
-		}
-		require.Len(t, args, len(wantArgs))
-		for k, v := range wantArgs {
-			assert.Equal(t, v, string(args[k]), "argument %q", k)
-		}
-	})
-}
-
-func TestDecodeMessageRefusesRepeatedNames(t *testing.T) {
-	for _, tc := range []struct{ body, code, message string }{
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","METHOD":"notifications/cancelled"}`, "-32600",
-			`Invalid Request: the members "method" and "METHOD" differ only in case.`},
-		{`{"jsonrpc":"2.0","id":10,"ID":"x","method":"ping"}`, "-32600", `Invalid Request: the members "id" and "ID" differ only in case.`},
-		{`{"jsonrpc":"2.0","id":1,"method":"ping","\u0069d":2}`, "-32600", `Invalid Request: the member "id" appears twice.`},
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","Name":"b"}}`, "-32602", `Invalid params: the members "name" and "Name" differ only in case.`},
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1,"progressToken":2}}}`, "-32602",
-			`Invalid params: _meta: the member "progressToken" appears twice.`},
-	} {
-		var msg message
-		code, text := decodeMessage([]byte(tc.body), &msg)
-		if code == 0 {
-			code, text = CodeInvalidParams, msg.paramsProblem
-		}
-		assert.Equal(t, tc.code, strconv.Itoa(code), tc.body)
-		assert.Equal(t, tc.message, text, tc.body)
-	}
-}
-
-func TestValidID(t *testing.T) {
-	for id, ok := range map[string]bool{
-		`1`: true, `-2.5e3`: true, `"a"`: true, `"\ud83d\ude00"`: true, `"é"`: true, `"\\ud800"`: true,
-		`"\ud800"`: false, `"\udc00"`: false, `"\ud800x"`: false, `"\ud800\u0041"`: false, "\"\xff\"": false,
-		`1e999`: false, `-1e400`: false, `null`: false, `true`: false, `{}`: false, `[]`: false,
-	} {
-		assert.Equal(t, ok, validID(json.RawMessage(id)) != nil, id)
-	}
-	assert.NotNil(t, validID(json.RawMessage(stringID(MaxIDBytes))), "an id of MaxIDBytes")
-	assert.Nil(t, validID(json.RawMessage(stringID(MaxIDBytes+1))), "an id over MaxIDBytes")
-	assert.Nil(t, validID(json.RawMessage("1"+strings.Repeat("0", MaxIDBytes))), "a number over MaxIDBytes")
-}
-
-func TestDecodeCallParamsDoesNotAlias(t *testing.T) {
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
-	var msg message
-	code, _ := decodeMessage(body, &msg)
-	require.Zero(t, code)
-	name, args, raw, problem := decodeCallParams(&msg)
-	require.Empty(t, problem)
-	copy(body, make([]byte, len(body)))
-	assert.Equal(t, "echo", name)
-	assert.Equal(t, `"hi"`, string(args["text"]))
-	assert.Equal(t, `{"text":"hi"}`, string(raw))
 }

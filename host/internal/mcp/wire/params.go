@@ -1,4 +1,4 @@
-package mcp
+package wire
 
 import (
 	"encoding/base64"
@@ -50,17 +50,17 @@ func ParamHeadersOf(inputSchema json.RawMessage) []ParamHeader {
 
 const headerParamPrefix = "Mcp-Param-"
 
-// checkParamHeaders returns the -32020 message for the first declared
+// CheckParamHeaders returns the -32020 message for the first declared
 // argument whose header is missing or disagrees with the body, "" when all
 // agree. params is the request's (valid) params object.
-func checkParamHeaders(hdr http.Header, params []byte, declared []ParamHeader) string {
+func CheckParamHeaders(hdr http.Header, params []byte, declared []ParamHeader) string {
 	if len(declared) == 0 {
 		return ""
 	}
 	var args []byte
-	it := members(params)
-	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
-		if keyIs(key, "arguments") {
+	it := Members(params)
+	for key, val, ok := it.Next(); ok; key, val, ok = it.Next() {
+		if KeyIs(key, "arguments") {
 			args = val
 		}
 	}
@@ -74,7 +74,7 @@ func checkParamHeaders(hdr http.Header, params []byte, declared []ParamHeader) s
 		if _, present := hdr[http.CanonicalHeaderKey(name)]; !present {
 			return fmt.Sprintf("Header mismatch: the %s header is required: argument '%s' is in the body.", name, strings.Join(p.Path, "."))
 		}
-		got, ok := decodeHeaderValue(raw)
+		got, ok := DecodeHeaderValue(raw)
 		if !ok {
 			return fmt.Sprintf("Header mismatch: the %s header value is not valid base64 in its =?base64?…?= form.", name)
 		}
@@ -93,9 +93,9 @@ func lookupPath(obj []byte, path []string) []byte {
 			return nil
 		}
 		var next []byte
-		it := members(obj)
-		for key, val, ok := it.next(); ok; key, val, ok = it.next() {
-			if keyIs(key, name) {
+		it := Members(obj)
+		for key, val, ok := it.Next(); ok; key, val, ok = it.Next() {
+			if KeyIs(key, name) {
 				next = val // the last one wins, as in encoding/json
 			}
 		}
@@ -110,7 +110,7 @@ func lookupPath(obj []byte, path []string) []byte {
 func sameParamValue(header string, value []byte) bool {
 	switch value[0] {
 	case '"':
-		s, ok := stringValue(value)
+		s, ok := StringValue(value)
 		return ok && s == header
 	case 't', 'f':
 		return header == string(value)
@@ -124,4 +124,18 @@ func sameParamValue(header string, value []byte) bool {
 
 // strictBase64 decodes standard base64 with its padding, refusing anything
 // else (SEP-2243 lists missing padding as invalid).
-var strictBase64 = base64.StdEncoding.Strict()
+var StrictBase64 = base64.StdEncoding.Strict()
+
+// DecodeHeaderValue decodes the =?base64?…?= form of a header value; any
+// other value is taken as it is.
+func DecodeHeaderValue(v string) (string, bool) {
+	const prefix, suffix = "=?base64?", "?="
+	if !strings.HasPrefix(v, prefix) || !strings.HasSuffix(v, suffix) || len(v) < len(prefix)+len(suffix) {
+		return v, true
+	}
+	data, err := StrictBase64.DecodeString(v[len(prefix) : len(v)-len(suffix)])
+	if err != nil {
+		return "", false
+	}
+	return string(data), true
+}
