@@ -43,24 +43,6 @@ func (p *pkgSymbols) member(typ, name string) {
 	m[name] = true
 }
 
-// receiverType is the type name of a method's receiver.
-func receiverType(e ast.Expr) string {
-	for {
-		switch x := e.(type) {
-		case *ast.StarExpr:
-			e = x.X
-		case *ast.IndexExpr:
-			e = x.X
-		case *ast.IndexListExpr:
-			e = x.X
-		case *ast.Ident:
-			return x.Name
-		default:
-			return ""
-		}
-	}
-}
-
 // moduleSymbols parses every non-test Go file of the module (tests/node
 // and testdata left out).
 func moduleSymbols(t *testing.T, root string) goSymbols {
@@ -90,7 +72,7 @@ func moduleSymbols(t *testing.T, root string) goSymbols {
 			switch d := decl.(type) {
 			case *ast.FuncDecl:
 				if d.Recv != nil && len(d.Recv.List) == 1 {
-					ps.member(receiverType(d.Recv.List[0].Type), d.Name.Name)
+					ps.member(receiverName(d.Recv.List[0].Type), d.Name.Name)
 				} else {
 					ps.top[d.Name.Name] = true
 				}
@@ -119,7 +101,7 @@ func moduleSymbols(t *testing.T, root string) goSymbols {
 								ps.member(s.Name.Name, n.Name)
 							}
 							if len(f.Names) == 0 { // embedded: its name is a member
-								if n := receiverType(f.Type); n != "" {
+								if n := receiverName(f.Type); n != "" {
 									ps.member(s.Name.Name, n)
 								} else if sel, ok := f.Type.(*ast.StarExpr); ok {
 									if se, ok := sel.X.(*ast.SelectorExpr); ok {

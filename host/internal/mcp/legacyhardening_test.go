@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
+	"github.com/funcmcp/funcmcp/host/internal/mcp/wire/wiretest"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -172,7 +173,7 @@ func httptestRequest(ctx context.Context, hdr http.Header) *http.Request {
 // notification for the handler, which answers nothing. Both agree with a
 // strict reading by encoding/json.
 func FuzzRouterAndHandlerAgree(f *testing.F) {
-	for _, s := range decodeSeeds {
+	for _, s := range wiretest.DecodeSeeds {
 		f.Add([]byte(s))
 	}
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","METHOD":"tools/call","id":3,"params":{"requestId":1}}`))
@@ -181,7 +182,7 @@ func FuzzRouterAndHandlerAgree(f *testing.F) {
 	h := NewHandler(serverOf(newFakeTools()), &Options{Sealer: testSealer})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r := routeOf(body)
-		ref := strictDecode(body)
+		ref := wiretest.StrictDecode(body)
 
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "/", strings.NewReader(string(body)))
 		require.NoError(t, err)
@@ -202,13 +203,13 @@ func FuzzRouterAndHandlerAgree(f *testing.F) {
 		assert.Equal(t, r.ID, echoed, "the router keys on the id the handler echoes: %q", body)
 		if r.Cancel {
 			assert.Equal(t, http.StatusAccepted, rec.Status, "a cancellation is answered by nothing")
-			assert.True(t, ref.code == 0 && ref.method == methodCancelled && !ref.hasID, "encoding/json reads a cancellation too: %q", body)
+			assert.True(t, ref.Code == 0 && ref.Method == methodCancelled && !ref.HasID, "encoding/json reads a cancellation too: %q", body)
 		}
-		if ref.code == 0 && ref.method == methodCancelled && !ref.hasID && !ref.paramsProblem {
+		if ref.Code == 0 && ref.Method == methodCancelled && !ref.HasID && !ref.ParamsProblem {
 			assert.True(t, r.Cancel, "a cancellation the router does not run at once: %q", body)
 		}
 		if r.ID != "" {
-			assert.Equal(t, r.ID, string(ref.id), "encoding/json reads the same id")
+			assert.Equal(t, r.ID, string(ref.ID), "encoding/json reads the same id")
 		}
 	})
 }

@@ -1,21 +1,20 @@
-package mcp
+// Package wiretest holds what the tests of the MCP front's decoders share:
+// a strict reference reading of a JSON-RPC message with encoding/json and
+// the seeds their fuzzers start from. Only tests import it.
+package wiretest
 
 import (
 	"bytes"
 	"encoding/json"
 	"strings"
 
-	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
+	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 )
-
-// The strict reference reading below is the one wire/message_test.go
-// checks wire.DecodeMessage against; FuzzRouterAndHandlerAgree holds the
-// legacy router and the handler to it.
 
 // The decoder must read every message as a strict reading with
 // encoding/json does (below: exact names, a name repeated in any case
 // refused).
-var decodeSeeds = []string{
+var DecodeSeeds = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
 	` { "jsonrpc" : "2.0" , "id" : "a\"b" , "method" : "tools/call" , "params" : { "arguments" : { "a" : [ 1 , { "b" : "}" } ] , "c" : null } , "name" : "x" } } `,
 	`{"jsonrpc":"2.0","id":-1.5e3,"method":"tools\/list"}`,
@@ -39,21 +38,21 @@ var decodeSeeds = []string{
 	`{}`, `[]`, `1`, `"s"`, `null`, `{"a":`, ``,
 }
 
-// strictMessage is a message read with encoding/json, names compared
-// exactly, as decodeMessage should read it.
-type strictMessage struct {
-	code                          int
-	id, params                    []byte
-	method                        string
-	name, arguments, meta         []byte
-	paramsProblem                 bool
-	hasID, hasParams, hasName     bool
-	hasArguments, methodIsNotText bool
+// StrictMessage is a message read with encoding/json, names compared
+// exactly, as wire.DecodeMessage should read it.
+type StrictMessage struct {
+	Code                          int
+	ID, Params                    []byte
+	Method                        string
+	Name, Arguments, Meta         []byte
+	ParamsProblem                 bool
+	HasID, HasParams, HasName     bool
+	HasArguments, MethodIsNotText bool
 }
 
-// readStrict reads the members of a JSON object in order, with
+// ReadStrict reads the members of a JSON object in order, with
 // encoding/json's tokenizer; repeated reports two names equal but for case.
-func readStrict(obj []byte) (names []string, values [][]byte, repeated bool) {
+func ReadStrict(obj []byte) (names []string, values [][]byte, repeated bool) {
 	dec := json.NewDecoder(bytes.NewReader(obj))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, nil, false
@@ -78,17 +77,17 @@ func readStrict(obj []byte) (names []string, values [][]byte, repeated bool) {
 	return names, values, repeated
 }
 
-func strictDecode(body []byte) strictMessage {
+func StrictDecode(body []byte) StrictMessage {
 	if !json.Valid(body) {
-		return strictMessage{code: CodeParseError}
+		return StrictMessage{Code: jsonrpc.CodeParseError}
 	}
-	if wire.FirstByte(body) != '{' {
-		return strictMessage{code: CodeInvalidRequest}
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return StrictMessage{Code: jsonrpc.CodeInvalidRequest}
 	}
-	var m strictMessage
-	names, values, repeated := readStrict(body)
+	var m StrictMessage
+	names, values, repeated := ReadStrict(body)
 	if repeated {
-		return strictMessage{code: CodeInvalidRequest}
+		return StrictMessage{Code: jsonrpc.CodeInvalidRequest}
 	}
 	jsonrpcOK := false
 	for i, name := range names {
@@ -98,32 +97,32 @@ func strictDecode(body []byte) strictMessage {
 			var s string
 			jsonrpcOK = json.Unmarshal(v, &s) == nil && v[0] == '"' && s == "2.0"
 		case "id":
-			m.id, m.hasID = v, true
+			m.ID, m.HasID = v, true
 		case "method":
-			m.method, m.methodIsNotText = "", false
+			m.Method, m.MethodIsNotText = "", false
 			if v[0] == '"' {
-				_ = json.Unmarshal(v, &m.method)
+				_ = json.Unmarshal(v, &m.Method)
 			} else if string(v) != "null" {
-				m.methodIsNotText = true
+				m.MethodIsNotText = true
 			}
 		case "params":
-			m.params, m.hasParams = v, true
+			m.Params, m.HasParams = v, true
 			if v[0] != '{' {
 				continue
 			}
-			pn, pv, prep := readStrict(v)
-			m.paramsProblem = prep
+			pn, pv, prep := ReadStrict(v)
+			m.ParamsProblem = prep
 			for j, n := range pn {
 				switch n {
 				case "name":
-					m.name, m.hasName = pv[j], true
+					m.Name, m.HasName = pv[j], true
 				case "arguments":
-					m.arguments, m.hasArguments = pv[j], true
+					m.Arguments, m.HasArguments = pv[j], true
 				case "_meta":
-					m.meta = pv[j]
+					m.Meta = pv[j]
 					if pv[j][0] == '{' {
-						if _, _, mrep := readStrict(pv[j]); mrep {
-							m.paramsProblem = true
+						if _, _, mrep := ReadStrict(pv[j]); mrep {
+							m.ParamsProblem = true
 						}
 					}
 				}
@@ -132,9 +131,9 @@ func strictDecode(body []byte) strictMessage {
 	}
 	switch {
 	case !jsonrpcOK:
-		m.code = CodeInvalidRequest
-	case m.methodIsNotText:
-		m.code = CodeInvalidRequest
+		m.Code = jsonrpc.CodeInvalidRequest
+	case m.MethodIsNotText:
+		m.Code = jsonrpc.CodeInvalidRequest
 	}
 	return m
 }
