@@ -26,6 +26,9 @@ type peerServer struct {
 	// definitions funchost lists, written for the SDK server), and the
 	// folder it runs in ("": the benchmark's).
 	command func(toolsFile string) (argv []string, dir string)
+	// ownTools: it serves the tools of the app it is (the sample's), not
+	// those of toolsFile, so it cannot be given other schemas.
+	ownTools bool
 	// ready matches the output line it prints once it accepts
 	// connections; its first group is the base URL (http://127.0.0.1:port).
 	ready *regexp.Regexp
@@ -47,9 +50,10 @@ var peerServers = []peerServer{
 		},
 	},
 	{
-		name:  "one process",
-		ready: endpointLine,
-		path:  endpointPath,
+		name:     "one process",
+		ready:    endpointLine,
+		path:     endpointPath,
+		ownTools: true,
 		command: func(string) ([]string, string) {
 			return []string{built.handler, "serve", "--port", "0"}, built.app
 		},

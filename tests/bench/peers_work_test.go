@@ -96,7 +96,15 @@ func TestPeersDoTheSameWork(t *testing.T) {
 	strictIn, strictOut := shared.weather, shared.weather
 	strictIn.InputSchema = strict(shared.weather.InputSchema)
 	strictOut.OutputSchema = strict(shared.weather.OutputSchema)
+	// A server of its own tools (the sample serving itself) cannot be
+	// given these schemas: it is package serve, funchost's front in one
+	// process; its input check is the bad-input call above, and
+	// funcmcptest's TestOfficialClientSeesWhatAClientSees shows that front
+	// making a result that breaks the output schema an error result.
 	for _, s := range peerServers {
+		if s.ownTools {
+			continue
+		}
 		for what, tool := range map[string]sdkbaseline.Tool{"input": strictIn, "output": strictOut} {
 			t.Run(what+" schema/"+s.name, func(t *testing.T) {
 				file, err := writeJSON("weather-strict-"+what+".json", []sdkbaseline.Tool{tool})
