@@ -8,7 +8,7 @@ import (
 
 // Resumable streams (MCP 2025-11-25, SEP-1699) are kept and served by
 // package clientreq (Store.Open, Store.ServeResume); the handler decides
-// which calls get one (toolsCall, with clientreq.Resumes) and which
+// which calls get one (serveToolsCall, with clientreq.Resumes) and which
 // streams a resuming GET may read (those of its callScope).
 
 // Resumable stream limits, as package clientreq has them.
