@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host"
+	"github.com/funcmcp/funcmcp/internal/cli"
 	"github.com/funcmcp/funcmcp/metadata"
 	"github.com/funcmcp/funcmcp/worker"
 )
@@ -139,26 +139,16 @@ func (f *flags) options(stdout, stderr io.Writer) (*host.Options, error) {
 	if *f.drain < 0 {
 		return nil, fmt.Errorf("--drain-timeout %v is negative", *f.drain)
 	}
-	level := slog.LevelInfo
-	if *f.verbose {
-		level = slog.LevelDebug
-	}
-	hopts := &slog.HandlerOptions{Level: level}
-	var logger *slog.Logger
-	switch *f.logFormat {
-	case "text":
-		logger = slog.New(slog.NewTextHandler(stderr, hopts))
-	case "json":
-		logger = slog.New(slog.NewJSONHandler(stderr, hopts))
-	default:
-		return nil, fmt.Errorf("--log-format %q is not text or json", *f.logFormat)
+	logger, err := cli.Logger(stderr, *f.logFormat, *f.verbose)
+	if err != nil {
+		return nil, err
 	}
 	return &host.Options{
 		Addr:             net.JoinHostPort(*f.addr, strconv.Itoa(*f.port)),
 		Logger:           logger,
 		Output:           stdout,
-		AllowedHosts:     splitList(*f.hosts),
-		AllowedOrigins:   splitList(*f.origins),
+		AllowedHosts:     cli.SplitList(*f.hosts),
+		AllowedOrigins:   cli.SplitList(*f.origins),
 		MaxCallsInFlight: *f.maxCalls,
 		MaxArgumentBytes: *f.maxArgs,
 		DrainTimeout:     *f.drain,
@@ -325,15 +315,4 @@ func setEnviron(values, own []string) error {
 		}
 	}
 	return nil
-}
-
-// splitList splits a comma-separated flag value, dropping empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
 }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/host"
+	"github.com/funcmcp/funcmcp/internal/cli"
 )
 
 const usage = `funchost runs a custom-handler function app and serves its mcpToolTrigger
@@ -101,21 +101,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "funchost: --port %d is not a port number\n", *port)
 		return 2
 	}
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
-	}
 	logOut := newLogBuffer(stderr)
 	defer logOut.Flush()
-	hopts := &slog.HandlerOptions{Level: level}
-	var logger *slog.Logger
-	switch *logFormat {
-	case "text":
-		logger = slog.New(slog.NewTextHandler(logOut, hopts))
-	case "json":
-		logger = slog.New(slog.NewJSONHandler(logOut, hopts))
-	default:
-		fmt.Fprintf(stderr, "funchost: --log-format %q is not text or json\n", *logFormat)
+	logger, err := cli.Logger(logOut, *logFormat, *verbose)
+	if err != nil {
+		fmt.Fprintf(stderr, "funchost: %v\n", err)
 		return 2
 	}
 	// Loading reads the app's files; should one of them ever stall it, a
@@ -134,7 +124,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			Output:                   stdout,
 			StartupTimeout:           *startup,
 			CallTimeout:              *call,
-			AllowedHosts:             splitList(*hosts),
+			AllowedHosts:             cli.SplitList(*hosts),
 			MaxCallsInFlight:         *maxCalls,
 			MaxRunningTasks:          *maxTasks,
 			MaxRunningTasksPerClient: *maxClientTasks,
@@ -143,7 +133,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			MaxArgumentBytes:         *maxArgs,
 			DrainTimeout:             *drain,
 			ProbeInterval:            *probe,
-			AllowedOrigins:           splitList(*origins),
+			AllowedOrigins:           cli.SplitList(*origins),
 			StopTimeout:              5 * time.Second,
 			WorkerProcs:              workerProcs,
 		})
@@ -182,15 +172,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // Windows says it in words of its own (WSAEADDRINUSE).
 func portInUse(err error) bool {
 	return errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "Only one usage of each socket address")
-}
-
-// splitList splits a comma-separated flag value, dropping empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
 }
