@@ -45,6 +45,7 @@ ALLOC_PKGS   := ./host/internal/telemetry ./host/internal/oauth ./host/internal/
 # failing input is written under the package's testdata/fuzz/<target>/ and
 # then runs as a regression test in every `go test`: commit it.
 FUZZ_TARGETS := \
+	./internal/jsonx:FuzzAppendCompact \
 	./metadata:FuzzToolContextFromRequest \
 	./metadata:FuzzScanFunction \
 	./metadata:FuzzScanToolContext \

@@ -1,9 +1,8 @@
 package metadata
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"slices"
 )
 
@@ -32,11 +31,10 @@ func (c *ToolInvocationContext) AppendJSON(dst []byte) ([]byte, error) {
 				dst = append(dst, "null"...)
 				continue
 			}
-			buf := bytes.NewBuffer(dst)
-			if err := json.Compact(buf, v); err != nil {
+			var err error
+			if dst, err = jsonx.AppendCompact(dst, v); err != nil {
 				return nil, fmt.Errorf("encoding argument %q: %w", k, err)
 			}
-			dst = buf.Bytes()
 		}
 		dst = append(dst, '}')
 	}

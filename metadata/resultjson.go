@@ -1,7 +1,6 @@
 package metadata
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -42,14 +41,13 @@ func (r *CallToolResult) appendJSON(dst []byte, head string, check bool) ([]byte
 			dst = append(dst, raw...)
 			return nil
 		}
-		buf := bytes.NewBuffer(dst)
-		if err := json.Compact(buf, raw); err != nil {
+		var err error
+		if dst, err = jsonx.AppendCompact(dst, raw); err != nil {
 			if block >= 0 {
 				what = fmt.Sprintf("content block %d", block)
 			}
 			return fmt.Errorf("encoding %s: %w", what, err)
 		}
-		dst = buf.Bytes()
 		return nil
 	}
 	dst = append(dst, '{')
