@@ -64,9 +64,10 @@ type handler struct {
 
 	instanceID      string // names this instance in request ids
 	forwardResponse func(ctx context.Context, instanceID, scope string, body []byte) error
-	waits           clientreq.Waits    // requests to clients waiting for their answer
-	notifiers       *clientreq.Channel // what the calls' Notifiers share
-	streams         clientreq.Store    // resumable streams
+	waits           clientreq.Waits       // requests to clients waiting for their answer
+	notifiers       *clientreq.Channel    // what the calls' Notifiers share
+	streams         clientreq.Store       // resumable streams
+	streamCalls     *clientreq.Goroutines // where the calls of resumable streams run
 	resumeGrace     time.Duration
 	tasks           *taskrun.Service            // nil when tasks are off
 	taskCalls       taskCalls                   // what the calls of tasks need of the core
@@ -135,6 +136,7 @@ func newHandler(srv Server, opts *Options) *handler {
 		resumeGrace:     o.ResumeGrace,
 		checkArgs:       o.CheckArguments,
 		streams:         clientreq.NewStore(o.ResumeStreams, o.ResumeBytes),
+		streamCalls:     clientreq.NewGoroutines(0),
 	}
 	h.notifiers = &clientreq.Channel{Waits: &h.waits, NewRequestID: clientreq.RequestIDs(o.InstanceID, o.RequestID), HasCapability: hasCapability}
 	h.keeper = sessions.NewKeeper(h.sealer, o.SessionLifetime, h.versions)
@@ -591,7 +593,7 @@ func (h *handler) callResumable(req *request, msg *message, s *session, call *Ca
 	}
 	call.Notify.SetStream(rs)
 	req.setOutcome("streamed")
-	go func() {
+	h.streamCalls.Go(func() {
 		defer func() {
 			if p := recover(); p != nil {
 				h.log.Error("mcp tools/call failed", "tool", call.Name, "error", fmt.Sprintf("panic: %v", p))
@@ -600,7 +602,7 @@ func (h *handler) callResumable(req *request, msg *message, s *session, call *Ca
 			rs.Finish()
 		}()
 		h.finishCall(&own, call, nil, ident)
-	}()
+	})
 	rs.Serve(req.r.Context(), post)
 	select {
 	case <-rs.Finished():
