@@ -179,7 +179,12 @@ func newHost(ctx context.Context, app *worker.App, opts *host.Options, telemetry
 	if opts != nil {
 		o = *opts
 	}
-	fns, err := Functions(app, o.ScriptRoot)
+	// One build gives the catalog and, below, the handler.
+	prepared, err := app.Prepare()
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the app: %w", err)
+	}
+	fns, err := readBack(prepared.Functions(), o.ScriptRoot)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -214,7 +219,7 @@ func newHost(ctx context.Context, app *worker.App, opts *host.Options, telemetry
 			return fail(err)
 		}
 	}
-	wh := app.Handler()
+	wh := prepared.Handler()
 	if err := ready(wh); err != nil {
 		return fail(err)
 	}
@@ -279,6 +284,11 @@ func Functions(app *worker.App, root string) ([]*metadata.Function, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the app: %w", err)
 	}
+	return readBack(fns, root)
+}
+
+// readBack is Functions for the functions of an app built already.
+func readBack(fns []*metadata.Function, root string) ([]*metadata.Function, error) {
 	out := make([]*metadata.Function, 0, len(fns))
 	for _, fn := range fns {
 		data, err := fn.Encode()

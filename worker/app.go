@@ -335,6 +335,32 @@ func (a *App) Functions() ([]*metadata.Function, error) {
 	return c.functions, nil
 }
 
+// Prepared is an app built once for a server in its own process (package
+// serve): its functions and its handler come from the same build, which
+// costs a start-up as much as the rest of it together.
+type Prepared struct {
+	app *App
+	c   *compiled
+}
+
+// Prepare builds the app for [Prepared.Functions] and [Prepared.Handler].
+// Tools changed or added after it are not seen by them. On error it
+// returns every problem (see [App.Build]).
+func (a *App) Prepare() (*Prepared, error) {
+	c, err := a.build()
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{app: a, c: c}, nil
+}
+
+// Functions is [App.Functions] of the prepared build.
+func (p *Prepared) Functions() []*metadata.Function { return p.c.functions }
+
+// Handler is [App.Handler] of the prepared build: make it once the app's
+// environment is set and its telemetry started, as for App.Handler.
+func (p *Prepared) Handler() http.Handler { return p.app.handler(p.app.prepareBuilt(p.c)) }
+
 // EmitMetadata writes dir/<function>/function.json for every tool. On a
 // configuration error it writes nothing and returns every problem. It only
 // writes: function folders of tools that no longer exist are left alone.

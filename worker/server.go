@@ -37,6 +37,12 @@ func (a *App) prepare() (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
+	return a.prepareBuilt(c)
+}
+
+// prepareBuilt is prepare for an app built already.
+func (a *App) prepareBuilt(c *compiled) (*compiled, error) {
+	var err error
 	if c.output, err = a.outputSettings(); err != nil {
 		return nil, err
 	}
