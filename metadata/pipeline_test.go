@@ -492,3 +492,20 @@ func TestNaturalOutputSchemaKey(t *testing.T) {
 		t.Errorf("naturalOutputSchema = %s, want absent when the output schema is natural", v)
 	}
 }
+
+// TestTextContentIsMarshal: the hand-written text block is the bytes
+// Marshal writes for it, escapes and invalid UTF-8 included.
+func TestTextContentIsMarshal(t *testing.T) {
+	for _, text := range []string{"", "plain", `a "b" <c> & d`, "tab\there\nnew\\line", "\u2028\u2029", "bad \xff\xfe utf-8", "\x00\x1f", strings.Repeat(`{"k":"v"}`, 300)} {
+		want, err := Marshal(struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}{"text", text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := TextContent(text); string(got) != string(want) {
+			t.Errorf("TextContent(%q) = %s, want %s", text, got, want)
+		}
+	}
+}

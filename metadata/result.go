@@ -47,13 +47,13 @@ type CallToolResult struct {
 	Meta              json.RawMessage   `json:"_meta,omitempty"`
 }
 
-// TextContent returns a text content block.
+// TextContent returns a text content block, as [Marshal] encodes it: every
+// call's text mirror is one, written here without reflection.
 func TextContent(text string) json.RawMessage {
-	data, _ := Marshal(struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}{"text", text})
-	return data
+	const head, tail = `{"type":"text","text":`, `}`
+	dst := make([]byte, 0, len(head)+len(text)+len(text)/8+8+len(tail))
+	dst = AppendJSONString(append(dst, head...), text)
+	return append(dst, tail...)
 }
 
 // ErrorResult returns an isError result with one text block holding text:
