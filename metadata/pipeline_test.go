@@ -509,3 +509,12 @@ func TestTextContentIsMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestTextContentAllocatesOnce: a JSON text mirror, quotes and all, is
+// one allocation.
+func TestTextContentAllocatesOnce(t *testing.T) {
+	text := strings.Repeat(`{"date":"2026-03-01","high":-1.3,"note":"a \\ b"},`, 20)
+	if n := testing.AllocsPerRun(20, func() { _ = TextContent(text) }); n != 1 {
+		t.Errorf("TextContent allocates %v times, want 1", n)
+	}
+}

@@ -3,6 +3,7 @@ package metadata
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // Result envelope types (the ToolResult "type" discriminator).
@@ -51,7 +52,10 @@ type CallToolResult struct {
 // call's text mirror is one, written here without reflection.
 func TextContent(text string) json.RawMessage {
 	const head, tail = `{"type":"text","text":`, `}`
-	dst := make([]byte, 0, len(head)+len(text)+len(text)/8+8+len(tail))
+	// Room for the text with its quotes and backslashes escaped (a JSON
+	// text mirror has many), so that the block is one allocation.
+	escaped := strings.Count(text, `"`) + strings.Count(text, `\`)
+	dst := make([]byte, 0, len(head)+len(text)+escaped+2+len(tail))
 	dst = AppendJSONString(append(dst, head...), text)
 	return append(dst, tail...)
 }
