@@ -145,3 +145,18 @@ func TestDirectReplyOnlyWhenAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestReplySizeHoldsTheReply: the buffer sized by replySize takes the whole
+// direct reply, logs included, without growing.
+func TestReplySizeHoldsTheReply(t *testing.T) {
+	structured := []byte(strings.Repeat(`{"date":"2026-03-01","high":-1.3},`, 25) + `{}`)
+	structured = append(append([]byte{'['}, structured...), ']')
+	res := &metadata.CallToolResult{StructuredContent: structured}
+	metadata.AddTextCopy(res, metadata.TextCopyJSON)
+	logs := []string{"forecast for Buenos Aires: 7 days from 2026-03-01", `a "quoted" line`}
+	buf := make([]byte, 0, replySize(logs, res))
+	out := appendDirectReply(buf, logs, res, outputCheck{digest: "sha256-0123456789abcdef"})
+	if &out[0] != &buf[:1][0] {
+		t.Fatalf("the reply (%d bytes) outgrew its buffer (%d)", len(out), cap(buf))
+	}
+}

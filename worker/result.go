@@ -204,9 +204,13 @@ func appendDirectReply(dst []byte, logs []string, res *metadata.CallToolResult, 
 	return append(dst, '}')
 }
 
-// replySize estimates the size of a direct reply of res.
-func replySize(res *metadata.CallToolResult) int {
+// replySize estimates the size of a reply of res with logs (each line
+// escaped a little), so that writing it takes one allocation.
+func replySize(logs []string, res *metadata.CallToolResult) int {
 	n := 128 + len(res.StructuredContent) + len(res.Meta)
+	for _, l := range logs {
+		n += len(l) + len(l)/8 + 3
+	}
 	for _, c := range res.Content {
 		n += len(c) + 1
 	}

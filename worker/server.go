@@ -143,9 +143,11 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 	var resp []byte
 	if metadata.AcceptsDirectResult(r.Header.Get("Accept")) {
 		contentType = metadata.MediaTypeDirectResult
-		resp = appendDirectReply(make([]byte, 0, replySize(res)), tc.Logs(), res, chk)
+		logs := tc.Logs()
+		resp = appendDirectReply(make([]byte, 0, replySize(logs, res)), logs, res, chk)
 	} else {
-		resp = appendInvocationResponse(make([]byte, 0, 2*replySize(res)), tc.Logs(), envelope(res, chk))
+		logs := tc.Logs()
+		resp = appendInvocationResponse(make([]byte, 0, 2*replySize(logs, res)), logs, envelope(res, chk))
 	}
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(http.StatusOK)
