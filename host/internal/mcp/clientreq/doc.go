@@ -10,7 +10,8 @@
 // [Stream]s whose events are kept, bounded per stream, per owner and in
 // all, so that a client whose connection dropped resumes with GET and
 // Last-Event-ID ([ParseEventID]), and a call without a reader is cancelled
-// after its grace ([ErrReaderGone]); and the request states of
+// after its grace ([ErrReaderGone]), each call running on a goroutine
+// kept for the next one ([Goroutines]); and the request states of
 // input-required rounds ([States]), sealed, opened and spent once here and
 // in a record every instance shares ([StateLedger]).
 //
