@@ -76,9 +76,7 @@ func (s *server) serveKind(w http.ResponseWriter, r *http.Request, fn string) bo
 		resp = append(resp, `,"Result":`...)
 		resp = append(resp, value...)
 		resp = append(resp, '}')
-		w.Header().Set("Content-Type", metadata.MediaTypeDirectResult)
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(resp)
+		writeReply(w, http.StatusOK, metadata.MediaTypeDirectResult, resp)
 		return true
 	}
 	resp := []byte(`{"Outputs":{},"Logs":`)
@@ -90,9 +88,7 @@ func (s *server) serveKind(w http.ResponseWriter, r *http.Request, fn string) bo
 		resp = metadata.AppendJSONString(resp, string(value))
 	}
 	resp = append(resp, '}')
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(resp)
+	writeReply(w, http.StatusOK, "application/json", resp)
 	return true
 }
 
@@ -128,9 +124,7 @@ func failure(code int, format string, args ...any) *metadata.FailureReply {
 func writeFailure(w http.ResponseWriter, fail *metadata.FailureReply, logs []string) {
 	fail.Logs = logs
 	data, _ := metadata.Marshal(fail)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusInternalServerError)
-	_, _ = w.Write(data)
+	writeReply(w, http.StatusInternalServerError, "application/json", data)
 }
 
 // capabilityFailure is the reply to a handler's error that wraps a

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -85,11 +86,21 @@ type server struct {
 	c   *compiled
 }
 
-func writeJSONError(w http.ResponseWriter, status int, msg string) {
-	data, _ := metadata.Marshal(map[string]string{"error": msg})
-	w.Header().Set("Content-Type", "application/json")
+// writeReply answers with status and the whole body data, its length said:
+// unsaid, an answer larger than net/http's 2 KiB buffer (get_weather's is
+// 2.2 KiB) goes chunked, which the host then reads chunk by chunk into a
+// slice that grows as it reads.
+func writeReply(w http.ResponseWriter, status int, contentType string, data []byte) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(status)
 	_, _ = w.Write(data)
+}
+
+func writeJSONError(w http.ResponseWriter, status int, msg string) {
+	data, _ := metadata.Marshal(map[string]string{"error": msg})
+	writeReply(w, status, "application/json", data)
 }
 
 func (s *server) lookup(fn string) *tool {
@@ -149,9 +160,7 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 		logs := tc.Logs()
 		resp = appendInvocationResponse(make([]byte, 0, 2*replySize(logs, res)), logs, envelope(res, chk))
 	}
-	w.Header().Set("Content-Type", contentType)
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(resp)
+	writeReply(w, http.StatusOK, contentType, resp)
 }
 
 // call runs the tool and returns a result, with its output check

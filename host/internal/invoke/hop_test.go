@@ -256,3 +256,17 @@ func TestHopIdleConnectionsHoldNoBuffers(t *testing.T) {
 	runtime.KeepAlive(kept)
 	keptMu.Unlock()
 }
+
+// TestHopReadsASizedAnswerOnce: an answer that says its length is read into
+// one slice of that length, not grown as it is read.
+func TestHopReadsASizedAnswerOnce(t *testing.T) {
+	answer := strings.Repeat("x", 2199)
+	srv, _ := hopServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Length", "2199")
+		_, _ = io.WriteString(w, answer)
+	})
+	ans, err := hopCall(t, &hop{maxIdle: 2}, srv, "{}")
+	require.NoError(t, err)
+	assert.Equal(t, answer, string(ans.body))
+	assert.Equal(t, len(ans.body), cap(ans.body))
+}
