@@ -41,12 +41,17 @@
 //
 // # The worker
 //
-// [Host.Run] starts the custom handler (defaultExecutablePath with its
-// arguments) with the host's environment plus the local.settings.json Values
-// (FUNCHOST_MASTER_KEY and FUNCHOST_MCP_EXTENSION_KEY left out of both) and
-// FUNCTIONS_CUSTOMHANDLER_PORT, FUNCTIONS_HTTPWORKER_PORT (a free
-// loopback port), FUNCTIONS_CUSTOMHANDLER_WORKER_ID, FUNCTIONS_HTTPWORKER_ID
-// and FUNCTIONS_APP_ROOT_PATH. It polls GET / (at once when the worker
+// [New] starts the custom handler (defaultExecutablePath with its
+// arguments) as soon as it has read host.json and local.settings.json, so
+// that the worker starts while the functions load; until [Host.Run] has
+// printed the function list and listens, what the worker prints and what
+// is logged of its start are held back, and a host closed (or a New that
+// fails) before it runs stops the worker. The worker gets the host's
+// environment plus the local.settings.json Values (FUNCHOST_MASTER_KEY
+// and FUNCHOST_MCP_EXTENSION_KEY left out of both) and
+// FUNCTIONS_CUSTOMHANDLER_PORT, FUNCTIONS_HTTPWORKER_PORT (a free loopback
+// port), FUNCTIONS_CUSTOMHANDLER_WORKER_ID, FUNCTIONS_HTTPWORKER_ID and
+// FUNCTIONS_APP_ROOT_PATH. The host polls GET / (at once when the worker
 // writes a line of output, else 2 ms apart at first, backing off to 10 ms,
 // and every 25 ms after a second): any HTTP answer means ready, only a
 // refused connection keeps waiting, and it gives up after

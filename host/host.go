@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -113,9 +114,10 @@ type Host struct {
 	endpoint    *mcp.Handler
 	stopSweep   context.CancelFunc
 	closeStates func()
-	// restartDelay overrides the supervisor's first back-off step (tests).
-	restartDelay time.Duration
-	calls        *guard.Calls
+	// early is the worker process New started (run.go); nil when there
+	// is none to start (Options.WorkerURL, Options.WorkerHandler).
+	early *earlyWorker
+	calls *guard.Calls
 	// tel is the host's OpenTelemetry; nil when off.
 	tel *telemetry.Telemetry
 	// telSummary says whether telemetry is on and where the host and the
@@ -146,6 +148,10 @@ type Host struct {
 // and every function. A tool that fails to load is logged and not served;
 // the others still are. New fails only when the app as a whole cannot be
 // served (no host.json, a bad configuration, an unreadable script root).
+// Unless the worker is external (Options.WorkerURL) or in this process
+// (Options.WorkerHandler), New also starts the worker process, before it
+// loads the functions; Run waits for it, and Close stops it when the host
+// does not run.
 func New(opts *Options) (*Host, error) {
 	o := withDefaults(opts)
 	if o.WorkerHandler != nil {
@@ -198,14 +204,15 @@ func New(opts *Options) (*Host, error) {
 		v, from := cfg.Lookup(name)
 		return v, from != ""
 	}
-	var cat *catalog.Catalog
-	if o.Functions != nil {
-		cat, err = catalog.FromFunctions(root, o.Functions, lim, setting)
-	} else {
-		cat, err = catalog.Load(root, lim, setting)
-	}
+	// Telemetry, the listeners' hub and the change channel come before the
+	// functions: the worker's environment names the first and the last,
+	// and the worker starts now (run.go), before the functions load.
+	limits, err := notify.LimitsFromSettings(cfg.Lookup)
 	if err != nil {
-		return nil, fmt.Errorf("loading functions: %w", err)
+		return nil, fmt.Errorf("loading the listener limits: %w", err)
+	}
+	if o.listenLimits != nil {
+		limits = *o.listenLimits
 	}
 	if strings.EqualFold(cfg.TelemetryMode, telemetry.ModeOpenTelemetry) {
 		if err := otelSettings(cfg.Values); err != nil {
@@ -234,19 +241,47 @@ func New(opts *Options) (*Host, error) {
 		opts:    o,
 		root:    root,
 		cfg:     cfg,
-		cat:     cat,
-		tools:   toolRecords(cat),
-		lists:   functionLists(cat),
 		notify:  invoke.NewHub(o.Logger, MaxNotificationsPerCall),
 		log:     o.Logger,
 		console: status.NewConsole(o.Output),
 		ready:   make(chan struct{}),
 	}
+	h.changes = notify.NewHub(limits, h.log)
 	h.announced = announce.New(h.log, rate.NewLimiter(rate.Limit(o.MaxChangesPerSecond), o.MaxChangesPerSecond), h.publishAnnounced)
+	var workerOut io.Writer = h.console
+	workerLog := o.Logger
+	var g *gate
+	if o.WorkerURL == "" {
+		g = &gate{}
+		workerOut, workerLog = gatedWriter{g, h.console}, slog.New(gatedHandler{g, o.Logger.Handler()})
+	}
 	h.worker = launch.New(&launch.Options{Root: root, Config: cfg, Environ: o.Environ, Procs: o.WorkerProcs,
-		Telemetry: tel, Changes: h.announced.Offer, Output: h.console, Logger: o.Logger,
+		Telemetry: tel, Changes: h.announced.Offer, Output: workerOut, Logger: workerLog,
 		StartupTimeout: o.StartupTimeout, StopTimeout: o.StopTimeout,
 		Probe: supervise.Probe{Interval: o.ProbeInterval, Timeout: o.ProbeTimeout, Failures: o.ProbeFailures}})
+	if g != nil {
+		h.early = h.startWorker(g)
+	}
+	// fail stops what New started, once the host exists: the worker, the
+	// change channel, telemetry.
+	fail := func(err error) (*Host, error) {
+		if h.early != nil {
+			h.early.abandon()
+		}
+		h.announced.Close()
+		_ = h.tel.Shutdown(context.Background())
+		return nil, err
+	}
+	var cat *catalog.Catalog
+	if o.Functions != nil {
+		cat, err = catalog.FromFunctions(root, o.Functions, lim, setting)
+	} else {
+		cat, err = catalog.Load(root, lim, setting)
+	}
+	if err != nil {
+		return fail(fmt.Errorf("loading functions: %w", err))
+	}
+	h.cat, h.tools, h.lists = cat, toolRecords(cat), functionLists(cat)
 	where := launch.Started
 	switch {
 	case o.WorkerHandler != nil:
@@ -257,8 +292,7 @@ func New(opts *Options) (*Host, error) {
 	h.telSummary = h.worker.Summarize(where)
 	h.board = status.NewBoard(cat, root, h.telSummary, o.Logger, h.console, func() { h.inv.Wake() })
 	if err := h.tel.Observe(func() (int64, int64) { return int64(h.calls.InFlight()), h.calls.TasksRunning() }); err != nil {
-		_ = h.tel.Shutdown(context.Background())
-		return nil, fmt.Errorf("starting telemetry: %w", err)
+		return fail(fmt.Errorf("starting telemetry: %w", err))
 	}
 	// A call waits for a starting worker as long as its start may take.
 	h.inv = invoke.NewClient(&invoke.Options{HostVersion: Version, Timeout: o.CallTimeout, RestartWait: max(o.RestartWait, o.StartupTimeout),
@@ -270,27 +304,15 @@ func New(opts *Options) (*Host, error) {
 	for _, e := range cat.Failures() {
 		h.board.LogLoadFailure(e)
 	}
-	limits, err := notify.LimitsFromSettings(cfg.Lookup)
-	if err != nil {
-		_ = h.tel.Shutdown(context.Background())
-		return nil, fmt.Errorf("loading the listener limits: %w", err)
-	}
-	if o.listenLimits != nil {
-		limits = *o.listenLimits
-	}
-	h.changes = notify.NewHub(limits, h.log)
 	if h.proxies, err = h.loadProxies(); err != nil {
-		_ = h.tel.Shutdown(context.Background())
-		return nil, fmt.Errorf("loading the trusted proxies: %w", err)
+		return fail(fmt.Errorf("loading the trusted proxies: %w", err))
 	}
 	if h.oauth, err = h.newResourceServer(); err != nil {
-		_ = h.tel.Shutdown(context.Background())
-		return nil, fmt.Errorf("loading the authorization settings: %w", err)
+		return fail(fmt.Errorf("loading the authorization settings: %w", err))
 	}
 	h.warnUnguarded()
 	if h.handler, err = h.routes(); err != nil {
-		_ = h.tel.Shutdown(context.Background())
-		return nil, fmt.Errorf("setting up the MCP endpoints: %w", err)
+		return fail(fmt.Errorf("setting up the MCP endpoints: %w", err))
 	}
 	return h, nil
 }
@@ -413,6 +435,9 @@ func (h *Host) Handler() http.Handler { return h.handler }
 func (h *Host) Close() error {
 	h.closeOnce.Do(func() {
 		h.closed.Store(true)
+		if h.early != nil {
+			h.early.abandon() // unless Run has it
+		}
 		if h.oauth != nil {
 			h.oauth.stop()
 		}

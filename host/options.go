@@ -218,6 +218,8 @@ type Options struct {
 	// telemetry, when set, replaces the telemetry host.json starts: a
 	// test's, recording in memory.
 	telemetry *telemetry.Telemetry
+	// restartDelay overrides the supervisor's first back-off step (tests).
+	restartDelay time.Duration
 }
 
 // withDefaults returns a copy of opts (nil: the zero Options) with every

@@ -54,9 +54,9 @@ func runHost(t *testing.T, h *Host) (stop func() error, done <-chan error) {
 func runReadyHost(t *testing.T, root string) (h *Host, out, logs *syncBuffer, stop func() error, done <-chan error) {
 	t.Helper()
 	out, logs = &syncBuffer{}, &syncBuffer{}
-	h, err := New(&Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: out, Logger: newLogger(logs), StartupTimeout: 20 * time.Second, SystemKey: testKey})
+	h, err := New(&Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: out, Logger: newLogger(logs), StartupTimeout: 20 * time.Second, SystemKey: testKey,
+		restartDelay: 300 * time.Millisecond})
 	require.NoError(t, err)
-	h.restartDelay = 300 * time.Millisecond
 	stop, done = runHost(t, h)
 	select {
 	case <-h.Ready():

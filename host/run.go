@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/config"
@@ -17,8 +19,8 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/telemetry"
 )
 
-// Run prints the function list, listens on opts.Addr, starts the worker (unless
-// opts.WorkerURL is set), waits until it is ready, prints
+// Run prints the function list, listens on opts.Addr, waits until the
+// worker New started (unless opts.WorkerURL is set) is ready, prints
 //
 //	MCP server endpoint: http://127.0.0.1:<port>/runtime/webhooks/mcp
 //
@@ -97,9 +99,16 @@ func (h *Host) Run(ctx context.Context) error {
 	var sup *supervise.Supervisor
 	var superviseCancel context.CancelFunc = func() {}
 	var supervised chan error
-	if h.opts.WorkerURL == "" {
-		sup = h.worker.Supervisor(h.restartDelay, launch.Events{Invoke: h.inv, Board: h.board, Telemetry: h.tel})
-		if err := sup.Start(ctx); err != nil {
+	if h.early != nil {
+		if !h.early.take() { // Close came first and stopped it
+			shutdown()
+			return errors.New("running the host: it is closed")
+		}
+		// The worker New started: what it said meanwhile comes out now,
+		// after the function list, and its readiness is awaited.
+		sup = h.early.sup
+		h.early.gate.release()
+		if err := h.early.wait(ctx); err != nil {
 			h.board.Unhealthy(fmt.Sprintf("the worker did not start: %v", err)) // calls waiting for it fail now
 			shutdown()
 			if ctx.Err() != nil {
@@ -202,4 +211,192 @@ func (h *Host) keysLine() string {
 		return "Function keys: required, the master key in the x-functions-key header or ?code=; kept in " + h.secrets.Where
 	}
 	return "Function keys: required, the mcp_extension system key or the master key in the x-functions-key header or ?code=; kept in " + h.secrets.Where
+}
+
+// The worker process starts in New, as soon as host.json and
+// local.settings.json are read, so that its start (the reaper's and the
+// worker's own, their runtimes and package inits, the app's set-up and
+// listening) runs beside the rest of the load: the functions read and
+// their schemas checked, the endpoints set up, funchost's last steps
+// before Run. Until Run has printed the function list and listens, what
+// the worker start says is held back (a gate): its lines, the
+// supervisor's log lines and its reports to the host come out then, in
+// order, as they did when Run started the worker. A host that never runs
+// (New failed after the start, or Close came first) stops the worker and
+// drops what was held.
+
+// gate holds functions until it opens, then runs them in order; once open
+// it runs each at once. Holding the lock while running keeps the order
+// across goroutines.
+type gate struct {
+	mu     sync.Mutex
+	open   bool
+	closed bool // dropped: nothing held or later runs
+	held   []func()
+}
+
+// do runs f now when the gate is open, later when it opens, never when it
+// was dropped.
+func (g *gate) do(f func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.closed:
+	case g.open:
+		f()
+	default:
+		g.held = append(g.held, f)
+	}
+}
+
+// release opens the gate: what it holds runs now, in order.
+func (g *gate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.open || g.closed {
+		return
+	}
+	g.open = true
+	for _, f := range g.held {
+		f()
+	}
+	g.held = nil
+}
+
+// drop forgets what the gate holds and everything after, unless it is
+// open already.
+func (g *gate) drop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.open {
+		g.closed = true
+		g.held = nil
+	}
+}
+
+// gatedWriter writes through a gate; each Write is one whole line (the
+// supervisor writes the worker's output so).
+type gatedWriter struct {
+	g *gate
+	w io.Writer
+}
+
+func (w gatedWriter) Write(p []byte) (int, error) {
+	line := append([]byte(nil), p...)
+	w.g.do(func() { _, _ = w.w.Write(line) })
+	return len(p), nil
+}
+
+// gatedHandler logs through a gate.
+type gatedHandler struct {
+	g *gate
+	h slog.Handler
+}
+
+func (h gatedHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.h.Enabled(ctx, l) }
+
+func (h gatedHandler) Handle(ctx context.Context, r slog.Record) error {
+	r = r.Clone()
+	h.g.do(func() { _ = h.h.Handle(ctx, r) })
+	return nil
+}
+
+func (h gatedHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return gatedHandler{h.g, h.h.WithAttrs(as)}
+}
+
+func (h gatedHandler) WithGroup(name string) slog.Handler {
+	return gatedHandler{h.g, h.h.WithGroup(name)}
+}
+
+// gatedEvents passes the supervisor's reports on to the host through the
+// gate: they need the invoke client and the status board, which New makes
+// after the start, and Run's ExpectWorker before them.
+type gatedEvents struct {
+	g *gate
+	h *Host
+}
+
+var (
+	_ supervise.Reporter        = gatedEvents{}
+	_ supervise.RestartReporter = gatedEvents{}
+)
+
+func (e gatedEvents) events() launch.Events {
+	return launch.Events{Invoke: e.h.inv, Board: e.h.board, Telemetry: e.h.tel}
+}
+
+func (e gatedEvents) WorkerURL(url string)    { e.g.do(func() { e.events().WorkerURL(url) }) }
+func (e gatedEvents) WorkerExited(url string) { e.g.do(func() { e.events().WorkerExited(url) }) }
+func (e gatedEvents) Unhealthy(reason string) { e.g.do(func() { e.events().Unhealthy(reason) }) }
+func (e gatedEvents) Healthy()                { e.g.do(func() { e.events().Healthy() }) }
+func (e gatedEvents) Problem(msg string)      { e.g.do(func() { e.events().Problem(msg) }) }
+func (e gatedEvents) Restarted(reason string) { e.g.do(func() { e.events().Restarted(reason) }) }
+
+// earlyWorker is the worker process New started: its supervisor, and the
+// outcome of its first start (Supervisor.Start), which Run waits for.
+type earlyWorker struct {
+	gate    *gate
+	sup     *supervise.Supervisor
+	cancel  context.CancelFunc // ends the wait for the worker to be ready
+	started chan error         // Start's error, once
+	err     error              // read from started, once
+	waited  bool
+
+	mu    sync.Mutex
+	taken bool // Run took the supervisor; it stops the worker
+}
+
+// startWorker starts the worker process under a supervisor whose reports
+// go through g, as h.worker's output and log do (New made it so), and
+// returns at once.
+func (h *Host) startWorker(g *gate) *earlyWorker {
+	e := &earlyWorker{gate: g, started: make(chan error, 1)}
+	e.sup = h.worker.Supervisor(h.opts.restartDelay, gatedEvents{g, h})
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+	go func() { e.started <- e.sup.Start(ctx) }()
+	return e
+}
+
+// wait returns the outcome of the first start, waiting for it; ctx ending
+// first ends the wait for the worker to be ready (the start then fails).
+func (e *earlyWorker) wait(ctx context.Context) error {
+	if e.waited {
+		return e.err
+	}
+	select {
+	case e.err = <-e.started:
+	case <-ctx.Done():
+		e.cancel()
+		e.err = <-e.started
+	}
+	e.waited = true
+	e.cancel()
+	return e.err
+}
+
+// take hands the supervisor to Run, which stops the worker from now on;
+// false when the host was closed first.
+func (e *earlyWorker) take() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.taken {
+		return false
+	}
+	e.taken = true
+	return true
+}
+
+// abandon stops a worker that no Run took: the host failed to load or was
+// closed before it ran. What it held back is dropped.
+func (e *earlyWorker) abandon() {
+	if !e.take() {
+		return
+	}
+	e.gate.drop()
+	e.cancel()
+	if e.wait(context.Background()) == nil {
+		_ = e.sup.Stop()
+	}
 }

@@ -8,8 +8,8 @@ package main
 // costs more CPU than the call itself (docs/performance.md, "Sharing the
 // CPUs"). Each gets half of what funchost's runtime would use, rounded up:
 // the worker from its start, funchost once it has loaded the app (loading
-// thousands of functions goes faster on every CPU, and the worker is not
-// started yet). When the environment sets GOMAXPROCS, the user has chosen:
+// thousands of functions goes faster on every CPU; the worker, which
+// starts while the app loads, spends its start mostly on one). When the environment sets GOMAXPROCS, the user has chosen:
 // both are 0, meaning leave it (the worker inherits the variable).
 // getenv is os.Getenv, procs runtime.GOMAXPROCS(0).
 func shareCPUs(getenv func(string) string, procs int) (worker, own int) {
