@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -88,15 +89,45 @@ func TestNewFailingStopsTheWorker(t *testing.T) {
 	_, err := New(&Options{ScriptRoot: root, Addr: "127.0.0.1:0", Output: &syncBuffer{}, Logger: newLogger(&syncBuffer{}),
 		StartupTimeout: 20 * time.Second, StopTimeout: 2 * time.Second})
 	require.ErrorContains(t, err, "loading the trusted proxies")
-	// New stopped the worker before it returned: a worker that had not
-	// written its pid yet never will.
+	// New stopped what it started before it returned: no child process of
+	// this test is left (the reaper, or the worker itself where there is
+	// none), whether or not the worker got to write its pid.
+	if runtime.GOOS == "linux" {
+		assert.Eventually(t, func() bool { return len(childProcesses(t)) == 0 }, 10*time.Second, 5*time.Millisecond,
+			"a process New started outlived the failed New")
+	}
 	data, err := os.ReadFile(pidFile)
 	if errors.Is(err, os.ErrNotExist) {
-		return
+		return // the worker never ran its script: the check above holds
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	require.NoError(t, err)
 	assert.Eventually(t, func() bool { return ended(pid) }, 10*time.Second, 5*time.Millisecond, "the worker outlived the failed New")
+}
+
+// childProcesses lists the live (not zombie) child processes of this
+// process, from /proc (Linux).
+func childProcesses(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("/proc/self/task/*/children")
+	require.NoError(t, err)
+	var live []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, pid := range strings.Fields(string(data)) {
+			stat, err := os.ReadFile("/proc/" + pid + "/stat")
+			if err != nil {
+				continue
+			}
+			if _, rest, ok := strings.Cut(string(stat), ") "); ok && !strings.HasPrefix(rest, "Z") {
+				live = append(live, pid)
+			}
+		}
+	}
+	return live
 }
 
 // TestRunShowsTheWorkerAfterTheFunctions: the worker's lines and the
