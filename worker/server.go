@@ -152,12 +152,11 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 	// envelope as a string holding strings of JSON.
 	contentType := "application/json"
 	var resp []byte
+	logs := tc.Logs()
 	if metadata.AcceptsDirectResult(r.Header.Get("Accept")) {
 		contentType = metadata.MediaTypeDirectResult
-		logs := tc.Logs()
 		resp = appendDirectReply(make([]byte, 0, replySize(logs, res)), logs, res, chk)
 	} else {
-		logs := tc.Logs()
 		resp = appendInvocationResponse(make([]byte, 0, 2*replySize(logs, res)), logs, envelope(res, chk))
 	}
 	writeReply(w, http.StatusOK, contentType, resp)
