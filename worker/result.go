@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -126,11 +125,11 @@ func envelope(res *metadata.CallToolResult, chk outputCheck) *metadata.ToolResul
 }
 
 func compact(c json.RawMessage) json.RawMessage {
-	var buf bytes.Buffer
-	if json.Compact(&buf, c) != nil {
+	out, err := jsonx.AppendCompact(nil, c)
+	if err != nil {
 		return c
 	}
-	return buf.Bytes()
+	return out
 }
 
 // The replies are written by hand, in one pass per level of string

@@ -167,11 +167,11 @@ func (q *Request) answers() (map[string]json.RawMessage, bool) {
 
 // compact returns a copy of valid JSON on one line.
 func compact(v []byte) json.RawMessage {
-	var b bytes.Buffer
-	if json.Compact(&b, v) != nil {
+	out, err := jsonx.AppendCompact(nil, v)
+	if err != nil {
 		return bytes.Clone(v)
 	}
-	return b.Bytes()
+	return out
 }
 
 // AppendResult writes the result of tasks/get for task t, after
