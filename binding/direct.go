@@ -24,13 +24,21 @@ func DecodeDirectReply(data []byte) (*Decoded, []string, error) {
 			return nil, nil, resultErr("the direct reply is not valid: %v", err)
 		}
 	}
+	d, err := DirectResult(&r)
+	return d, r.Logs, err
+}
+
+// DirectResult checks the result of a direct reply as [DecodeDirectReply]
+// checks one it decodes, and returns it: a worker in the host's process
+// hands its reply over as it is ([metadata.LocalToolCaller]).
+func DirectResult(r *metadata.DirectReply) (*Decoded, error) {
 	if r.Result == nil {
-		return nil, r.Logs, resultErr("the direct reply has no Result")
+		return nil, resultErr("the direct reply has no Result")
 	}
 	if err := checkCallToolResult(r.Result, " of the direct reply"); err != nil {
-		return nil, r.Logs, err
+		return nil, err
 	}
-	return &Decoded{Result: r.Result, Checked: r.Checked, Issue: r.OutputIssue}, r.Logs, nil
+	return &Decoded{Result: r.Result, Checked: r.Checked, Issue: r.OutputIssue}, nil
 }
 
 // DecodeEncodedReply reads a direct reply to a resource read, a prompt or

@@ -255,14 +255,14 @@ func (h *Host) invokeTool(ctx context.Context, t *catalog.Tool, iv *invocation, 
 	if id := req.Caller.Identity(); id != nil {
 		call.Encoded = id // its identity headers, encoded once per token
 	}
-	body, err := invoke.Body(fn, call, time.Now())
+	in, err := h.inv.ToolRequest(fn, call, time.Now())
 	if err != nil {
 		return h.failed(ctx, t, id, err), nil, nil
 	}
 	h.traceLogs(ctx, req.Notify)
 	offer, closeChannel := h.notify.Open(id, req.Notify)
 	defer closeChannel()
-	resp, err := h.inv.Invoke(ctx, fn, id, body, offer)
+	resp, err := h.inv.Send(ctx, fn, id, in, offer)
 	if err != nil {
 		failure = &mcp.ProtocolError{Code: mcp.CodeInternalError,
 			Message: fmt.Sprintf("Internal error: the function failed (invocation %s); the host's log says why.", id)}

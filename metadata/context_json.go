@@ -1,9 +1,11 @@
 package metadata
 
 import (
+	"encoding/json"
 	"fmt"
-	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"slices"
+
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
 
 // AppendJSON appends the context as [Marshal] encodes it (keys of maps in
@@ -14,29 +16,11 @@ func (c *ToolInvocationContext) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"name":`...)
 	dst = AppendJSONString(dst, c.Name)
 	if len(c.Arguments) > 0 {
-		dst = append(dst, `,"arguments":{`...)
-		keys := make([]string, 0, len(c.Arguments))
-		for k := range c.Arguments {
-			keys = append(keys, k)
+		dst = append(dst, `,"arguments":`...)
+		var err error
+		if dst, err = AppendArguments(dst, c.Arguments); err != nil {
+			return nil, err
 		}
-		slices.Sort(keys)
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendJSONString(dst, k)
-			dst = append(dst, ':')
-			v := c.Arguments[k]
-			if len(v) == 0 {
-				dst = append(dst, "null"...)
-				continue
-			}
-			var err error
-			if dst, err = jsonx.AppendCompact(dst, v); err != nil {
-				return nil, fmt.Errorf("encoding argument %q: %w", k, err)
-			}
-		}
-		dst = append(dst, '}')
 	}
 	if c.SessionID != "" {
 		dst = append(dst, `,"sessionid":`...)
@@ -69,6 +53,36 @@ func (c *ToolInvocationContext) AppendJSON(dst []byte) ([]byte, error) {
 			dst = append(dst, '}')
 		}
 		dst = append(dst, '}')
+	}
+	return append(dst, '}'), nil
+}
+
+// AppendArguments appends args as the "arguments" object of a context
+// [ToolInvocationContext.AppendJSON] writes: keys in sorted order, values
+// compacted, an absent value as null. An argument that is not valid JSON
+// is an error, as with Marshal.
+func AppendArguments(dst []byte, args map[string]json.RawMessage) ([]byte, error) {
+	dst = append(dst, '{')
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendJSONString(dst, k)
+		dst = append(dst, ':')
+		v := args[k]
+		if len(v) == 0 {
+			dst = append(dst, "null"...)
+			continue
+		}
+		var err error
+		if dst, err = jsonx.AppendCompact(dst, v); err != nil {
+			return nil, fmt.Errorf("encoding argument %q: %w", k, err)
+		}
 	}
 	return append(dst, '}'), nil
 }

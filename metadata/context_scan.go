@@ -38,19 +38,7 @@ func scanToolContext(data []byte) (*ToolInvocationContext, bool) {
 			return ok && once(1)
 		case "arguments":
 			start := sc.Pos()
-			args := map[string]json.RawMessage{}
-			_, ok := sc.Object(func(key []byte, escaped bool) bool {
-				k := string(key)
-				if escaped || !utf8.Valid(key) {
-					var ok bool
-					if k, ok = jsonx.Unescape(key); !ok {
-						return false
-					}
-				}
-				v, ok := sc.Value()
-				args[k] = v
-				return ok
-			})
+			args, ok := scanArguments(&sc)
 			c.Arguments, c.RawArguments = args, data[start:sc.Pos()]
 			return ok && once(2)
 		case "sessionid":
@@ -72,6 +60,36 @@ func scanToolContext(data []byte) (*ToolInvocationContext, bool) {
 		return nil, false
 	}
 	return c, true
+}
+
+// ScanArguments returns the members of raw, an arguments object, as a
+// decoded context holds them (see [DecodeToolInvocationContext]): each
+// value a slice of raw. ok is false when raw is not one JSON object.
+func ScanArguments(raw []byte) (args map[string]json.RawMessage, ok bool) {
+	sc := jsonx.NewScanner(raw)
+	sc.Space()
+	if args, ok = scanArguments(&sc); !ok || !sc.End() {
+		return nil, false
+	}
+	return args, true
+}
+
+// scanArguments reads an arguments object.
+func scanArguments(sc *jsonx.Scanner) (map[string]json.RawMessage, bool) {
+	args := map[string]json.RawMessage{}
+	_, ok := sc.Object(func(key []byte, escaped bool) bool {
+		k := string(key)
+		if escaped || !utf8.Valid(key) {
+			var ok bool
+			if k, ok = jsonx.Unescape(key); !ok {
+				return false
+			}
+		}
+		v, ok := sc.Value()
+		args[k] = v
+		return ok
+	})
+	return args, ok
 }
 
 // scanString reads a string value, as encoding/json decodes it.

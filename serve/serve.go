@@ -276,6 +276,13 @@ func (l *lateHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	l.h.Load().(http.Handler).ServeHTTP(w, r)
 }
 
+// LocalTools returns the tool caller of the app's handler
+// ([metadata.LocalTools]): the host hands it tool calls with no encoding.
+func (l *lateHandler) LocalTools() metadata.LocalToolCaller {
+	h, _ := l.h.Load().(http.Handler)
+	return metadata.LocalTools(h)
+}
+
 // Functions returns the app's functions as the host reads them from the
 // folders emit-metadata writes: each function.json text, encoded and read
 // back, named as the file under root would be.

@@ -122,9 +122,14 @@ func failure(code int, format string, args ...any) *metadata.FailureReply {
 // writeFailure answers a failed invocation: HTTP 500 with the failure reply
 // and the invocation's logs.
 func writeFailure(w http.ResponseWriter, fail *metadata.FailureReply, logs []string) {
+	writeReply(w, http.StatusInternalServerError, "application/json", failureBody(fail, logs))
+}
+
+// failureBody is the body of a failure reply: fail with the call's logs.
+func failureBody(fail *metadata.FailureReply, logs []string) []byte {
 	fail.Logs = logs
 	data, _ := metadata.Marshal(fail)
-	writeReply(w, http.StatusInternalServerError, "application/json", data)
+	return data
 }
 
 // capabilityFailure is the reply to a handler's error that wraps a

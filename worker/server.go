@@ -78,8 +78,20 @@ func (a *App) handler(c *compiled, err error) http.Handler {
 	if a.wrap != nil {
 		return a.wrap(r)
 	}
-	return r
+	return &direct{Router: r, s: s}
 }
+
+// direct is the handler of an app that nothing wraps: a host in the same
+// process may also hand it tool calls with no encoding
+// ([metadata.LocalTools]). A wrapped handler (the app's telemetry) offers
+// none, so that every call goes through the wrap.
+type direct struct {
+	chi.Router
+	s *server
+}
+
+// LocalTools returns the server's [metadata.LocalToolCaller].
+func (d *direct) LocalTools() metadata.LocalToolCaller { return d.s }
 
 type server struct {
 	app *App
@@ -99,8 +111,13 @@ func writeReply(w http.ResponseWriter, status int, contentType string, data []by
 }
 
 func writeJSONError(w http.ResponseWriter, status int, msg string) {
+	writeReply(w, status, "application/json", jsonError(msg))
+}
+
+// jsonError is the body of an error answer: {"error":msg}.
+func jsonError(msg string) []byte {
 	data, _ := metadata.Marshal(map[string]string{"error": msg})
-	writeReply(w, status, "application/json", data)
+	return data
 }
 
 func (s *server) lookup(fn string) *tool {
@@ -126,25 +143,9 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	tc := &ToolContext{
-		Name:         ic.Name,
-		Arguments:    ic.Arguments,
-		rawArgs:      ic.RawArguments,
-		SessionID:    ic.SessionID,
-		ClientInfo:   ic.ClientInfo,
-		Transport:    ic.Transport,
-		InvocationID: r.Header.Get(metadata.HeaderInvocationID),
-		FunctionName: t.function,
-	}
-	tc.notify = newNotifier(r.Context(), r.Header)
-	tc.ClientRequests = newClientRequests(tc.notify, r.Header, s.app.clientTimeout)
-	tc.ClientRequests.hooked(s.app, t.function, tc.InvocationID)
-	s.app.logger.LogAttrs(r.Context(), slog.LevelDebug, "invocation",
-		slog.String("function", t.function), slog.String("tool", t.name), slog.String("invocationId", tc.InvocationID))
-
-	res, chk, fail := s.call(r.Context(), t, tc)
+	res, chk, logs, fail := s.run(r.Context(), t, ic, r.Header)
 	if fail != nil {
-		writeFailure(w, fail, tc.Logs())
+		writeFailure(w, fail, logs)
 		return
 	}
 	// funchost lists the direct reply in Accept and gets the result as it
@@ -152,7 +153,6 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 	// envelope as a string holding strings of JSON.
 	contentType := "application/json"
 	var resp []byte
-	logs := tc.Logs()
 	if metadata.AcceptsDirectResult(r.Header.Get("Accept")) {
 		contentType = metadata.MediaTypeDirectResult
 		resp = appendDirectReply(make([]byte, 0, replySize(logs, res)), logs, res, chk)
@@ -160,6 +160,46 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 		resp = appendInvocationResponse(make([]byte, 0, 2*replySize(logs, res)), logs, envelope(res, chk))
 	}
 	writeReply(w, http.StatusOK, contentType, resp)
+}
+
+// CallToolLocal runs a tool call in the host's process
+// ([metadata.LocalToolCaller]): what invoke does with the request decoded
+// already, its direct reply not encoded. A function that is no tool is
+// answered 404, as invoke answers a tool call to a function it does not
+// serve.
+func (s *server) CallToolLocal(ctx context.Context, call *metadata.LocalToolCall) (*metadata.DirectReply, int, []byte) {
+	t := s.lookup(call.Function)
+	if t == nil {
+		return nil, http.StatusNotFound, jsonError(fmt.Sprintf("no function %q", call.Function))
+	}
+	res, chk, logs, fail := s.run(ctx, t, call.Context, call.Header)
+	if fail != nil {
+		return nil, http.StatusInternalServerError, failureBody(fail, logs)
+	}
+	return &metadata.DirectReply{Logs: logs, Result: res, Checked: chk.digest, OutputIssue: chk.issue}, http.StatusOK, nil
+}
+
+// run makes the tool context of a call of t from its decoded invocation
+// context and its request header, and runs it ([server.call]); logs are
+// the call's log lines.
+func (s *server) run(ctx context.Context, t *tool, ic *metadata.ToolInvocationContext, h http.Header) (res *metadata.CallToolResult, chk outputCheck, logs []string, fail *metadata.FailureReply) {
+	tc := &ToolContext{
+		Name:         ic.Name,
+		Arguments:    ic.Arguments,
+		rawArgs:      ic.RawArguments,
+		SessionID:    ic.SessionID,
+		ClientInfo:   ic.ClientInfo,
+		Transport:    ic.Transport,
+		InvocationID: h.Get(metadata.HeaderInvocationID),
+		FunctionName: t.function,
+	}
+	tc.notify = newNotifier(ctx, h)
+	tc.ClientRequests = newClientRequests(tc.notify, h, s.app.clientTimeout)
+	tc.ClientRequests.hooked(s.app, t.function, tc.InvocationID)
+	s.app.logger.LogAttrs(ctx, slog.LevelDebug, "invocation",
+		slog.String("function", t.function), slog.String("tool", t.name), slog.String("invocationId", tc.InvocationID))
+	res, chk, fail = s.call(ctx, t, tc)
+	return res, chk, tc.Logs(), fail
 }
 
 // call runs the tool and returns a result, with its output check

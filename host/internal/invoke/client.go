@@ -235,6 +235,20 @@ func (e *Error) Unwrap() error { return e.Err }
 // offer, when not nil, is the invocation's call channel ([Hub.Open]): its
 // headers go with the POST.
 func (inv *Client) Invoke(ctx context.Context, f *Function, id string, body []byte, offer *Offer) (*Reply, error) {
+	return inv.Send(ctx, f, id, &Request{body: body}, offer)
+}
+
+// Request is what [Client.Send] sends: an invocation's body, or a tool
+// call the worker's handler in this process runs as it is
+// ([Client.ToolRequest]).
+type Request struct {
+	body  []byte
+	local *metadata.LocalToolCall
+	tools metadata.LocalToolCaller
+}
+
+// Send is [Client.Invoke] of req.
+func (inv *Client) Send(ctx context.Context, f *Function, id string, req *Request, offer *Offer) (*Reply, error) {
 	ctx = withOffer(context.WithValue(ctx, invocationIDKey{}, id), offer)
 	if inv.timeout > 0 {
 		var cancel context.CancelFunc
@@ -254,7 +268,7 @@ func (inv *Client) Invoke(ctx context.Context, f *Function, id string, body []by
 			}
 			return nil, err
 		}
-		reply, err := inv.traced(ctx, f.Name, func(ctx context.Context) (*Reply, error) { return inv.post(ctx, base, f, body) })
+		reply, err := inv.traced(ctx, f.Name, func(ctx context.Context) (*Reply, error) { return inv.post(ctx, base, f, req) })
 		if err == nil || !neverSent(err) || inv.restartWait <= 0 {
 			return reply, err
 		}
@@ -319,8 +333,12 @@ func neverSent(err error) bool {
 }
 
 // post sends one invocation to the worker at base.
-func (inv *Client) post(ctx context.Context, base string, f *Function, body []byte) (*Reply, error) {
+func (inv *Client) post(ctx context.Context, base string, f *Function, in *Request) (*Reply, error) {
 	path := "/" + f.Name // function names are [A-Za-z0-9_-]: nothing to escape
+	if in.local != nil {
+		return inv.callLocal(ctx, path, f, in)
+	}
+	body := in.body
 	if inv.local != nil {
 		return inv.postLocal(ctx, path, f, body)
 	}
