@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"unsafe"
 
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
@@ -75,7 +77,12 @@ func AddTextCopy(res *CallToolResult, mode TextCopy) {
 	if res == nil || res.IsError || len(res.StructuredContent) == 0 || mode == TextCopyNone {
 		return
 	}
-	var copied json.RawMessage // the copy, encoded once when needed
+	var scratch *[]byte // the copy to compare with, encoded once when needed
+	defer func() {
+		if scratch != nil {
+			putCopy(scratch)
+		}
+	}()
 	for _, b := range res.Content {
 		if ContentType(b) != ResultTypeText {
 			continue
@@ -83,18 +90,24 @@ func AddTextCopy(res *CallToolResult, mode TextCopy) {
 		if mode == TextCopySummary {
 			return
 		}
-		if copied == nil {
-			copied = TextContent(string(res.StructuredContent))
+		if scratch == nil {
+			scratch = copyOf(res.StructuredContent)
 		}
-		if isTextCopy(b, res.StructuredContent, copied) {
+		if isTextCopy(b, res.StructuredContent, *scratch) {
 			return
 		}
 	}
-	if copied == nil {
-		copied = TextContent(string(res.StructuredContent))
-	}
-	res.Content = append(res.Content, copied)
+	// Its text, not copied twice: TextContent copies it into the block.
+	res.Content = append(res.Content, TextContent(unsafe.String(unsafe.SliceData(res.StructuredContent), len(res.StructuredContent))))
 }
+
+// copies are buffers for the text copy a result's text blocks are
+// compared with: the worker adds the copy, and the host, which applies
+// AddTextCopy again, finds it there.
+var copies = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledCopy bounds the buffers kept in copies.
+const maxPooledCopy = 64 << 10
 
 // IsTextCopy reports whether block is a text block whose text is exactly
 // structured (the copy [AddTextCopy] makes).
@@ -102,7 +115,24 @@ func IsTextCopy(block, structured json.RawMessage) bool {
 	if ContentType(block) != ResultTypeText {
 		return false
 	}
-	return isTextCopy(block, structured, TextContent(string(structured)))
+	scratch := copyOf(structured)
+	defer putCopy(scratch)
+	return isTextCopy(block, structured, *scratch)
+}
+
+// copyOf returns a buffer of copies holding the text copy of structured;
+// give it back with putCopy.
+func copyOf(structured json.RawMessage) *[]byte {
+	scratch := copies.Get().(*[]byte)
+	*scratch = appendTextContent((*scratch)[:0], unsafe.String(unsafe.SliceData(structured), len(structured)))
+	return scratch
+}
+
+// putCopy gives back a buffer of copyOf, unless it grew large.
+func putCopy(scratch *[]byte) {
+	if cap(*scratch) <= maxPooledCopy {
+		copies.Put(scratch)
+	}
 }
 
 // isTextCopy is IsTextCopy for a text block, given the copy as funcmcp

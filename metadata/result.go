@@ -51,13 +51,18 @@ type CallToolResult struct {
 // TextContent returns a text content block, as [Marshal] encodes it: every
 // call's text mirror is one, written here without reflection.
 func TextContent(text string) json.RawMessage {
-	const head, tail = `{"type":"text","text":`, `}`
 	// Room for the text with its quotes and backslashes escaped (a JSON
 	// text mirror has many), so that the block is one allocation.
 	escaped := strings.Count(text, `"`) + strings.Count(text, `\`)
-	dst := make([]byte, 0, len(head)+len(text)+escaped+2+len(tail))
-	dst = AppendJSONString(append(dst, head...), text)
-	return append(dst, tail...)
+	return appendTextContent(make([]byte, 0, len(textHead)+len(text)+escaped+2+len(textTail)), text)
+}
+
+const textHead, textTail = `{"type":"text","text":`, `}`
+
+// appendTextContent appends the text block TextContent returns.
+func appendTextContent(dst []byte, text string) []byte {
+	dst = AppendJSONString(append(dst, textHead...), text)
+	return append(dst, textTail...)
 }
 
 // ErrorResult returns an isError result with one text block holding text:
@@ -95,7 +100,20 @@ func ContentType(block json.RawMessage) string {
 		rest := block[len(head):]
 		if i := bytes.IndexByte(rest, '"'); i >= 0 && bytes.IndexByte(rest[:i], '\\') < 0 &&
 			len(rest) > i+1 && (rest[i+1] == ',' || rest[i+1] == '}') {
-			return string(rest[:i])
+			switch t := rest[:i]; string(t) { // the known types, not copied
+			case ResultTypeText:
+				return ResultTypeText
+			case ResultTypeImage:
+				return ResultTypeImage
+			case ResultTypeAudio:
+				return ResultTypeAudio
+			case ResultTypeResource:
+				return ResultTypeResource
+			case ResultTypeResourceLink:
+				return ResultTypeResourceLink
+			default:
+				return string(t)
+			}
 		}
 	}
 	var h struct {
