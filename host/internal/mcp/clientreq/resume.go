@@ -168,6 +168,7 @@ type Stream struct {
 	release  chan struct{} // closed when the tool asks to close the stream
 	released bool
 	orphan   *time.Timer // runs while nobody reads
+	prime    *time.Timer // flushes the priming event if nothing else has
 	primed   bool        // the priming event went out
 	last     bool        // the next event is the result
 }
@@ -202,14 +203,16 @@ func (r *Stream) flushPrime() {
 func (r *Stream) append(ev []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var b bytes.Buffer
-	b.Grow(len(ev) + len(r.id) + 16)
-	b.WriteString("id: ")
-	b.WriteString(r.eventID(r.next))
-	b.WriteByte('\n')
-	b.Write(ev)
+	b := getEvent(len("id: ") + len(r.id) + 1 + maxEventDigits + 1 + len(ev))
+	b = append(b, "id: "...)
+	b = append(b, r.id...)
+	b = append(b, '_')
+	b = strconv.AppendInt(b, int64(r.next), 10)
+	b = append(b, '\n')
+	b = append(b, ev...)
 	r.next++
-	if !r.keep(b.Bytes()) && r.last {
+	kept := r.keep(b)
+	if !kept && r.last {
 		r.lost = r.next - 1
 	}
 	if r.live != nil {
@@ -217,15 +220,41 @@ func (r *Stream) append(ev []byte) {
 			// The result: the reader's request returns right after it,
 			// which flushes it (in one response, with its length, when the
 			// priming event was not flushed yet).
-			if _, err := r.live.w.Write(b.Bytes()); err != nil {
+			if _, err := r.live.w.Write(b); err != nil {
 				r.dropLive()
 			}
-			return
+		} else {
+			r.primed = true
+			if !r.write(r.live, b) {
+				r.dropLive()
+			}
 		}
-		r.primed = true
-		if !r.write(r.live, b.Bytes()) {
-			r.dropLive()
-		}
+	}
+	if !kept {
+		putEvent(b) // written: a Write does not keep what it is given
+	}
+}
+
+// events are the buffers of the events streams keep: a stream gives
+// them back when it forgets them (every call's result is one).
+var events sync.Pool
+
+// maxPooledEvent bounds the buffers kept in events.
+const maxPooledEvent = 64 << 10
+
+// getEvent returns an empty buffer from events that holds n bytes, or a
+// new one.
+func getEvent(n int) []byte {
+	if p, ok := events.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, n)
+}
+
+// putEvent gives b back to events: nothing may use it after.
+func putEvent(b []byte) {
+	if cap(b) <= maxPooledEvent {
+		events.Put(&b)
 	}
 }
 
@@ -264,6 +293,9 @@ func (r *Stream) keep(ev []byte) bool {
 func (r *Stream) dropOldest() {
 	r.size -= len(r.events[0])
 	r.holds[0]()
+	if r.first > 0 { // the priming event (0) is not a buffer of events
+		putEvent(r.events[0])
+	}
 	r.events[0], r.holds[0] = nil, nil
 	r.events, r.holds = r.events[1:], r.holds[1:]
 	r.first++
@@ -351,6 +383,11 @@ func (r *Stream) Finish() {
 	r.mu.Lock()
 	r.done = true
 	close(r.finished)
+	// The result went out (or is kept): a call shorter than the delay
+	// leaves no timer behind to run, and to keep its stream, after it.
+	if r.prime != nil {
+		r.prime.Stop()
+	}
 	forget := r.live != nil || r.left
 	if forget && r.orphan != nil {
 		r.orphan.Stop()
@@ -556,7 +593,7 @@ func (s *Store) Open(w http.ResponseWriter, instance, scope string, who owner.ID
 	r.next = 1
 	r.keep(prime)
 	_, _ = r.live.w.Write(prime) // buffered: flushed with the first event, or soon
-	time.AfterFunc(primeFlushDelay, r.flushPrime)
+	r.prime = time.AfterFunc(primeFlushDelay, r.flushPrime)
 	s.add(r)
 	return r, r.live
 }

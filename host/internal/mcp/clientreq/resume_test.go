@@ -1,13 +1,18 @@
 package clientreq
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/funcmcp/funcmcp/host/internal/owner"
 )
 
 // TestReadResultLeavesNoTimer: once the live reader got the result and its
@@ -69,4 +74,55 @@ func FuzzParseEventID(f *testing.F) {
 		}
 		r.mu.Unlock()
 	})
+}
+
+// TestFinishStopsThePrimingTimer: a call that ends before the priming
+// event's delay leaves no timer to run after it (a goroutine per call, and
+// its stream kept alive until then).
+func TestFinishStopsThePrimingTimer(t *testing.T) {
+	s := NewStore(owner.Limit{}, owner.Limit{})
+	r, _ := s.Open(httptest.NewRecorder(), "inst", "scope", owner.ID("client"), time.Hour)
+	require.NotNil(t, r)
+	r.mu.Lock()
+	r.last = true
+	r.mu.Unlock()
+	r.append([]byte("event: message\ndata: {}\n\n"))
+	r.Finish()
+	assert.False(t, r.prime.Stop(), "the priming timer was stopped by Finish")
+	assert.Nil(t, s.Get(r.id), "a result read is forgotten at once")
+}
+
+// TestKeptEventsOutliveOtherStreams: the events a stream keeps for a
+// resume stay as written while other streams write and forget theirs
+// (whose buffers are used again).
+func TestKeptEventsOutliveOtherStreams(t *testing.T) {
+	s := NewStore(owner.Limit{}, owner.Limit{})
+	kept, l := s.Open(httptest.NewRecorder(), "inst", "scope", owner.ID("client"), time.Hour)
+	require.NotNil(t, kept)
+	kept.detachLive(l) // its client left: it keeps its events
+	var want []string
+	for i := range 3 {
+		ev := fmt.Sprintf("event: message\ndata: {\"n\":%d,\"pad\":%q}\n\n", i, strings.Repeat("k", 100*i))
+		kept.append([]byte(ev))
+		want = append(want, fmt.Sprintf("id: %s_%d\n%s", kept.id, i+1, ev))
+	}
+	for i := range 50 {
+		r, _ := s.Open(httptest.NewRecorder(), "inst", "scope", owner.ID("client"), time.Hour)
+		require.NotNil(t, r)
+		r.append([]byte(fmt.Sprintf("event: message\ndata: {\"other\":%d,\"pad\":%q}\n\n", i, strings.Repeat("x", 150))))
+		r.mu.Lock()
+		r.last = true
+		r.mu.Unlock()
+		r.append([]byte("event: message\ndata: " + strings.Repeat("y", 200) + "\n\n"))
+		r.Finish()
+	}
+	rec := httptest.NewRecorder()
+	_, ok := kept.Resume(rec, 0)
+	require.True(t, ok)
+	assert.Equal(t, strings.Join(want, ""), rec.Body.String())
+	kept.mu.Lock()
+	if kept.orphan != nil {
+		kept.orphan.Stop()
+	}
+	kept.mu.Unlock()
 }
