@@ -555,13 +555,21 @@ func bodySize(f *Function, in *Call, transport string) int {
 	if ci := in.ClientInfo; ci != nil {
 		n += len(ci.Name) + len(ci.Title) + len(ci.Version) + 48
 	}
-	for k, v := range in.Headers {
+	n += headersSize(in.Headers)
+	return n + n/32
+}
+
+// headersSize is about the room the headers take in the invocation
+// context: names and values, with their quotes and separators.
+func headersSize(h http.Header) int {
+	n := 0
+	for k, v := range h {
 		n += len(k) + 6
 		for _, s := range v {
 			n += len(s) + 1
 		}
 	}
-	return n + n/32
+	return n
 }
 
 // appendHeaders appends "headers":{…} of transport.properties: the headers

@@ -125,7 +125,8 @@ func localContext(f *Function, in *Call) (*metadata.ToolInvocationContext, error
 	}
 	if len(in.Headers) > 0 {
 		p := &metadata.TransportProperties{}
-		if member := appendHeaders(nil, in.Headers, in.Encoded); len(member) > 0 {
+		n := len(`"headers":{}`) + headersSize(in.Headers)
+		if member := appendHeaders(make([]byte, 0, n+n/16), in.Headers, in.Encoded); len(member) > 0 {
 			// "headers":{…}
 			if err := p.Headers.UnmarshalJSON(member[len(`"headers":`):]); err != nil {
 				return nil, fmt.Errorf("the headers written are not an object of strings: %w", err)
