@@ -38,3 +38,22 @@ func TestNotifierUsesTheInProcessChannel(t *testing.T) {
 	assert.Contains(t, got[0], `Bearer tok {"type":"progress"`)
 	assert.Contains(t, got[1], `"message":"done"`)
 }
+
+// TestInProcessNotifierCostsLittle: in the host's process the channel's
+// URL is never dialled, so the notifier neither parses it nor makes its
+// clients before a send (every call gets a notifier, few send anything).
+func TestInProcessNotifierCostsLittle(t *testing.T) {
+	rt := roundTrip(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusNoContent, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	})
+	ctx := metadata.WithChannel(t.Context(), rt)
+	h := http.Header{}
+	h.Set(metadata.HeaderNotifyURL, "http://127.0.0.1:1/invocations/inv-1/notifications")
+	h.Set(metadata.HeaderNotifyToken, "tok")
+	allocs := testing.AllocsPerRun(100, func() {
+		if newNotifier(ctx, h) == nil {
+			t.Fatal("no notifier")
+		}
+	})
+	assert.LessOrEqual(t, allocs, 2.0, "the notifier and its auth header")
+}

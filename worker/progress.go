@@ -57,10 +57,10 @@ type notifier struct {
 	task      string // metadata.TaskStateRunning, TaskStateOffered or "" (see task.go); under mu
 	inTask    atomic.Bool
 
-	// client sends the notifications, requests the requests to the
-	// client through the host's channel in this process
-	// (metadata.Channel); nil: notifyClient and requestClient.
-	client, requests *http.Client
+	// channel carries the notifications and the requests to the client
+	// in the host's process (metadata.Channel); nil: notifyClient and
+	// requestClient, over the network.
+	channel http.RoundTripper
 
 	mu     sync.Mutex // sends one at a time, in call order
 	broken bool       // a send failed: the channel is gone, stop trying
@@ -78,19 +78,20 @@ func newNotifier(ctx context.Context, h http.Header) *notifier {
 	if raw == "" || token == "" {
 		return nil
 	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "http" || u.User != nil || !loopbackHost(u.Hostname()) {
-		return nil
+	// In the host's process the channel's transport serves the URL: it is
+	// never dialled, and needs no check.
+	channel := metadata.Channel(ctx)
+	if channel == nil {
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme != "http" || u.User != nil || !loopbackHost(u.Hostname()) {
+			return nil
+		}
 	}
-	n := &notifier{ctx: ctx, url: raw, auth: "Bearer " + token, minLevel: -1,
+	n := &notifier{ctx: ctx, url: raw, auth: "Bearer " + token, minLevel: -1, channel: channel,
 		progress:  h.Get(metadata.HeaderNotifyProgress) == "true",
 		resumable: h.Get(metadata.HeaderResumable) == "true",
 		task:      h.Get(metadata.HeaderTask)}
 	n.inTask.Store(n.task == metadata.TaskStateRunning)
-	if rt := metadata.Channel(ctx); rt != nil {
-		n.client = &http.Client{Timeout: notifyTimeout, Transport: rt}
-		n.requests = &http.Client{Transport: rt}
-	}
 	if lvl := h.Get(metadata.HeaderNotifyLogLevel); lvl != "" {
 		n.minLevel = metadata.LogLevelRank(lvl)
 	}
@@ -99,16 +100,16 @@ func newNotifier(ctx context.Context, h http.Header) *notifier {
 
 // notifications is the client that sends the notifications.
 func (n *notifier) notifications() *http.Client {
-	if n.client != nil {
-		return n.client
+	if n.channel != nil {
+		return &http.Client{Timeout: notifyTimeout, Transport: n.channel}
 	}
 	return notifyClient
 }
 
 // requestsClient is the client that sends the requests to the MCP client.
 func (n *notifier) requestsClient() *http.Client {
-	if n.requests != nil {
-		return n.requests
+	if n.channel != nil {
+		return &http.Client{Transport: n.channel}
 	}
 	return requestClient
 }
