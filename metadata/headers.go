@@ -161,6 +161,29 @@ func (h *Headers) UnmarshalJSON(data []byte) error {
 	if jsonx.IsNull(data) {
 		return nil
 	}
+	hs, err := readHeaders(data)
+	if err == nil && hs.raw != nil {
+		hs.raw = bytes.Clone(data) // data is the decoder's, reused after
+	}
+	if err == nil {
+		*h = Headers{hs}
+	}
+	return err
+}
+
+// HeadersOf returns the headers of the JSON object data, as UnmarshalJSON
+// reads them, holding data itself: it must not change afterwards.
+func HeadersOf(data []byte) (Headers, error) {
+	hs, err := readHeaders(data)
+	if err != nil {
+		return Headers{}, err
+	}
+	return Headers{hs}, nil
+}
+
+// readHeaders checks that data is an object of strings and nulls and
+// keeps it, not decoded; any other object of strings is decoded now.
+func readHeaders(data []byte) (*headerSet, error) {
 	sc := jsonx.NewScanner(data)
 	sc.Space()
 	n, ok := sc.Object(func([]byte, bool) bool {
@@ -175,13 +198,11 @@ func (h *Headers) UnmarshalJSON(data []byte) error {
 		// Not an object of strings: the map's decoding says why.
 		var m map[string]string
 		if err := json.Unmarshal(data, &m); err != nil {
-			return err
+			return nil, err
 		}
-		*h = MakeHeaders(m)
-		return nil
+		return &headerSet{m: m}, nil
 	}
-	*h = Headers{&headerSet{raw: bytes.Clone(data), empty: n == 0}}
-	return nil
+	return &headerSet{raw: data, empty: n == 0}, nil
 }
 
 // MarshalJSON encodes the headers as encoding/json encodes a

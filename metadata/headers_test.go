@@ -182,3 +182,21 @@ func FuzzHeadersGet(f *testing.F) {
 		}
 	})
 }
+
+// TestHeadersOfHoldsItsText: HeadersOf keeps the object it is given, not
+// a copy (an in-process call's headers are written for it alone), and
+// reads it as UnmarshalJSON does.
+func TestHeadersOfHoldsItsText(t *testing.T) {
+	data := []byte(`{"Accept":"application/json","X-Test":"yes","Gone":null}`)
+	h, err := HeadersOf(data)
+	require.NoError(t, err)
+	var u Headers
+	require.NoError(t, u.UnmarshalJSON(data))
+	assert.Equal(t, u.Map(), h.Map())
+	v, ok := h.Get("x-test")
+	assert.True(t, ok)
+	assert.Equal(t, "yes", v)
+	assert.Equal(t, 1.0, testing.AllocsPerRun(50, func() { _, _ = HeadersOf(data) }), "the header set alone")
+	_, err = HeadersOf([]byte(`{"A":1}`))
+	assert.Error(t, err)
+}

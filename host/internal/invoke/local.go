@@ -127,8 +127,9 @@ func localContext(f *Function, in *Call) (*metadata.ToolInvocationContext, error
 		p := &metadata.TransportProperties{}
 		n := len(`"headers":{}`) + headersSize(in.Headers)
 		if member := appendHeaders(make([]byte, 0, n+n/16), in.Headers, in.Encoded); len(member) > 0 {
-			// "headers":{…}
-			if err := p.Headers.UnmarshalJSON(member[len(`"headers":`):]); err != nil {
+			// "headers":{…}, held as it is
+			var err error
+			if p.Headers, err = metadata.HeadersOf(member[len(`"headers":`):]); err != nil {
 				return nil, fmt.Errorf("the headers written are not an object of strings: %w", err)
 			}
 		}
