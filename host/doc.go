@@ -66,7 +66,9 @@
 // left get a JSON-RPC error), then the worker's group gets SIGTERM and a kill
 // after [Options.StopTimeout]. With [Options.WorkerURL] no process is started;
 // with [Options.WorkerHandler] (an app serving itself, package serve) none
-// either, and every call is served by that handler in the host's process.
+// either, and every call is served by that handler in the host's process
+// (a tools/call with no encoding, when the handler offers its tool caller:
+// metadata.LocalTools).
 //
 // The host listens before the worker is ready: a call that comes while the
 // worker starts waits for it and runs as soon as it answers its first probe.

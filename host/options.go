@@ -90,7 +90,10 @@ type Options struct {
 	// WorkerHandler, when set, is the app's custom-handler HTTP handler
 	// (worker.App.Handler) in this process: every invocation is served by
 	// it directly, with no connection; the host starts no process and
-	// host.json needs no customHandler section.
+	// host.json needs no customHandler section. A handler that runs tool
+	// calls itself (metadata.LocalTools: a funcmcp app's, unless its
+	// telemetry wraps it) gets each tools/call with no encoding either
+	// way.
 	WorkerHandler http.Handler
 
 	// StartupTimeout bounds the wait for the worker to answer GET /;

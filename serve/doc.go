@@ -10,7 +10,9 @@
 // telemetry, tasks, notifications and backplanes. The catalog is the
 // app's own metadata (what emit-metadata would write, read in memory, no
 // function folder needed) and every call goes to the app's handlers in
-// the process, with no connection in between.
+// the process, with no connection in between; a tools/call is handed to
+// the tool with nothing encoded (metadata.LocalTools), except when the
+// app's telemetry is on, which wraps the handler to make its spans.
 //
 // An app opts in by calling [Main] instead of worker.App.Main:
 //

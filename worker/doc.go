@@ -124,7 +124,10 @@
 // call_tool_result with structuredContent and its text copy; a single text
 // result is type text. When the request's Accept lists
 // metadata.MediaTypeDirectResult (funchost does), the reply is the
-// metadata.DirectReply instead, the same result encoded once. Handler
+// metadata.DirectReply instead, the same result encoded once. In the
+// host's own process (package serve) the handler also takes tool calls
+// with no encoding at all (metadata.LocalTools), unless the app's
+// telemetry wraps it, so that every call makes the worker's span. Handler
 // errors, panics and arguments that do not decode into In become isError
 // results (a [*CapabilityError] excepted, see Asking the client); the
 // process keeps serving. An unknown function is 404, a
