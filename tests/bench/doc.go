@@ -27,7 +27,9 @@
 //
 //   - BenchmarkToolsCall: throughput, p50/p99 and server CPU per call (read
 //     from /proc/<pid>/task/*/schedstat of the server processes: funchost +
-//     worker, or the SDK server) at concurrency 1 and 16, the targets
+//     worker, or the SDK server) and its threads' context switches per call
+//     (/proc/<pid>/task/*/status, in the peers table) at concurrency 1 and
+//     16, the targets
 //     interleaved in rotating chunks; beside them the same invocation posted
 //     to the worker directly and a bare loopback round trip, from which the
 //     cost of the funchost tier is expressed in round trips.

@@ -141,10 +141,13 @@ type sample struct {
 	calls int
 	wall  time.Duration
 	cpu   time.Duration
-	lat   []time.Duration
-	rss   int64     // the largest resident set seen while it ran (bytes), when watched
-	pss   int64     // the largest proportional set (smaps_rollup Pss) seen, when watched
-	round []*sample // the same, per interleaved round
+	// switches are the context switches of the server's threads, every
+	// process of its tree
+	switches int64
+	lat      []time.Duration
+	rss      int64     // the largest resident set seen while it ran (bytes), when watched
+	pss      int64     // the largest proportional set (smaps_rollup Pss) seen, when watched
+	round    []*sample // the same, per interleaved round
 }
 
 // add folds r (one round) into s.
@@ -152,6 +155,7 @@ func (s *sample) add(r *sample) {
 	s.calls += r.calls
 	s.wall += r.wall
 	s.cpu += r.cpu
+	s.switches += r.switches
 	s.lat = append(s.lat, r.lat...)
 	s.rss = max(s.rss, r.rss)
 	s.pss = max(s.pss, r.pss)
@@ -200,6 +204,8 @@ func (s *sample) perSecond() float64 { return float64(s.calls) / s.wall.Seconds(
 
 func (s *sample) cpuPerCall() time.Duration { return s.cpu / time.Duration(max(s.calls, 1)) }
 
+func (s *sample) switchesPerCall() float64 { return float64(s.switches) / float64(max(s.calls, 1)) }
+
 // pct returns the p-th percentile (0 < p ≤ 100) of the latencies.
 func (s *sample) pct(p float64) time.Duration {
 	if len(s.lat) == 0 {
@@ -222,7 +228,7 @@ func (t *target) run(c, n int, s *sample) error {
 		stop := watchRSS(pids, &r.rss, &r.pss)
 		defer stop()
 	}
-	cpu0 := cpuOf(pids)
+	cpu0, switches0 := cpuOf(pids), switchesOf(pids)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := range c {
@@ -246,6 +252,7 @@ func (t *target) run(c, n int, s *sample) error {
 	wg.Wait()
 	r.wall = time.Since(start)
 	r.cpu = cpuOf(pids) - cpu0
+	r.switches = switchesOf(pids) - switches0
 	for _, l := range lat {
 		r.lat = append(r.lat, l...)
 		r.calls += len(l)

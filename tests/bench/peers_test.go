@@ -313,6 +313,9 @@ func recordPeerCalls(c int, res map[string]*sample, load string) {
 	v, rs = peerFigures(res, func(s *sample) float64 { return us(s.cpuPerCall()) }, lower)
 	recordPeers(peerRow{what: fmt.Sprintf("server CPU per call, c=%d", c), unit: "µs", value: v, rounds: rs, goals: cpuGoals, load: load,
 		note: "every process of a server's tree (funchost: funchost + reaper + worker), from /proc/<pid>/task/*/schedstat"})
+	v, rs = peerFigures(res, (*sample).switchesPerCall, lower)
+	recordPeers(peerRow{what: fmt.Sprintf("context switches per call, c=%d", c), unit: "switches", value: v, rounds: rs, load: load,
+		note: "voluntary and not, of every thread of a server's tree, from /proc/<pid>/task/*/status: a Go server's threads sleeping and waking, which a call at c=1 pays for"})
 }
 
 // recordPeerMemory records the Pss row of the peers table from

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -150,4 +152,17 @@ func TestPeersTableReadsRounds(t *testing.T) {
 	printPeers(&out)
 	assert.Contains(t, out.String(), "| funchost | SDK | mcp-go | one process |")
 	assert.Contains(t, out.String(), "| tools/call throughput, c=16 | calls/s | 300 | 100 | 200 | – | 3× (2 / 3 / 4) | 1.5× (0.5 / 1.5 / 2) | – | – |")
+}
+
+// TestSwitchesCountSleeps: a thread of this process that sleeps is
+// switched out each time, and the count of the process's switches, every
+// thread's, says so.
+func TestSwitchesCountSleeps(t *testing.T) {
+	before := switches(os.Getpid())
+	for range 20 {
+		time.Sleep(time.Millisecond)
+	}
+	after := switches(os.Getpid())
+	assert.GreaterOrEqual(t, after-before, int64(20), "20 sleeps, each a switch at least")
+	assert.Zero(t, switches(-1), "no such process")
 }

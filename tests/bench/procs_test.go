@@ -427,6 +427,39 @@ func cpuTime(pid int) time.Duration {
 	return time.Duration(utime+stime) * time.Second / ticksPerSecond
 }
 
+// switches is the number of context switches of a process's threads so
+// far, voluntary (a thread sleeps: waits for the network, a lock, work)
+// and not, from /proc/<pid>/task/*/status.
+func switches(pid int) int64 {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	var sum int64
+	for _, f := range tasks {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(data)) {
+			k, v, ok := strings.Cut(line, ":")
+			if !ok || (k != "voluntary_ctxt_switches" && k != "nonvoluntary_ctxt_switches") {
+				continue
+			}
+			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+				sum += n
+			}
+		}
+	}
+	return sum
+}
+
+// switchesOf sums switches over pids.
+func switchesOf(pids []int) int64 {
+	var n int64
+	for _, p := range pids {
+		n += switches(p)
+	}
+	return n
+}
+
 // cpuOf sums cpuTime over pids.
 func cpuOf(pids []int) time.Duration {
 	var d time.Duration
