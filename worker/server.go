@@ -18,6 +18,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/internal/bufpool"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -155,12 +156,17 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 	var resp []byte
 	if metadata.AcceptsDirectResult(r.Header.Get("Accept")) {
 		contentType = metadata.MediaTypeDirectResult
-		resp = appendDirectReply(make([]byte, 0, replySize(logs, res)), logs, res, chk)
+		resp = appendDirectReply(replies.Get(replySize(logs, res)), logs, res, chk)
 	} else {
-		resp = appendInvocationResponse(make([]byte, 0, 2*replySize(logs, res)), logs, envelope(res, chk))
+		resp = appendInvocationResponse(replies.Get(2*replySize(logs, res)), logs, envelope(res, chk))
 	}
 	writeReply(w, http.StatusOK, contentType, resp)
+	replies.Put(resp) // written: a ResponseWriter keeps nothing it was given
 }
+
+// replies are the buffers of the replies to tool calls, each used again
+// once written.
+var replies = bufpool.Pool{Max: 64 << 10}
 
 // CallToolLocal runs a tool call in the host's process
 // ([metadata.LocalToolCaller]): what invoke does with the request decoded

@@ -15,6 +15,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/jsonrpc"
 	"github.com/funcmcp/funcmcp/host/internal/mcp/wire"
 	"github.com/funcmcp/funcmcp/host/internal/owner"
+	"github.com/funcmcp/funcmcp/internal/bufpool"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -203,7 +204,7 @@ func (r *Stream) flushPrime() {
 func (r *Stream) append(ev []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	b := getEvent(len("id: ") + len(r.id) + 1 + maxEventDigits + 1 + len(ev))
+	b := events.Get(len("id: ") + len(r.id) + 1 + maxEventDigits + 1 + len(ev))
 	b = append(b, "id: "...)
 	b = append(b, r.id...)
 	b = append(b, '_')
@@ -231,32 +232,13 @@ func (r *Stream) append(ev []byte) {
 		}
 	}
 	if !kept {
-		putEvent(b) // written: a Write does not keep what it is given
+		events.Put(b) // written: a Write does not keep what it is given
 	}
 }
 
 // events are the buffers of the events streams keep: a stream gives
 // them back when it forgets them (every call's result is one).
-var events sync.Pool
-
-// maxPooledEvent bounds the buffers kept in events.
-const maxPooledEvent = 64 << 10
-
-// getEvent returns an empty buffer from events that holds n bytes, or a
-// new one.
-func getEvent(n int) []byte {
-	if p, ok := events.Get().(*[]byte); ok && cap(*p) >= n {
-		return (*p)[:0]
-	}
-	return make([]byte, 0, n)
-}
-
-// putEvent gives b back to events: nothing may use it after.
-func putEvent(b []byte) {
-	if cap(b) <= maxPooledEvent {
-		events.Put(&b)
-	}
-}
+var events = bufpool.Pool{Max: 64 << 10}
 
 // keep adds ev, the event numbered r.next-1, to the events kept, dropping
 // the oldest as the stream's bounds and its owner's and everyone's budgets
@@ -294,7 +276,7 @@ func (r *Stream) dropOldest() {
 	r.size -= len(r.events[0])
 	r.holds[0]()
 	if r.first > 0 { // the priming event (0) is not a buffer of events
-		putEvent(r.events[0])
+		events.Put(r.events[0])
 	}
 	r.events[0], r.holds[0] = nil, nil
 	r.events, r.holds = r.events[1:], r.holds[1:]
