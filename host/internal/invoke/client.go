@@ -22,6 +22,7 @@ import (
 
 	"github.com/funcmcp/funcmcp/host/internal/auth"
 	"github.com/funcmcp/funcmcp/host/internal/ids"
+	"github.com/funcmcp/funcmcp/internal/bufpool"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -245,10 +246,25 @@ type Request struct {
 	body  []byte
 	local *metadata.LocalToolCall
 	tools metadata.LocalToolCaller
+	// pooled says body is a buffer of bodies, given back once sent, unless
+	// viaPipeline: net/http may still write it after its answer came.
+	pooled, viaPipeline bool
 }
 
-// Send is [Client.Invoke] of req.
+// bodies are the buffers of the tool calls' bodies ([Client.ToolRequest]).
+var bodies = bufpool.Pool{Max: 64 << 10}
+
+// release gives back the request's body, once no try may send it again.
+func (r *Request) release() {
+	if r.pooled && !r.viaPipeline {
+		bodies.Put(r.body)
+	}
+	r.body, r.pooled = nil, false
+}
+
+// Send is [Client.Invoke] of req; req may not be sent again.
 func (inv *Client) Send(ctx context.Context, f *Function, id string, req *Request, offer *Offer) (*Reply, error) {
+	defer req.release()
 	ctx = withOffer(context.WithValue(ctx, invocationIDKey{}, id), offer)
 	if inv.timeout > 0 {
 		var cancel context.CancelFunc
@@ -345,6 +361,7 @@ func (inv *Client) post(ctx context.Context, base string, f *Function, in *Reque
 	if addr := hopAddr(base); addr != "" {
 		return inv.postHop(ctx, addr, path, f, body)
 	}
+	in.viaPipeline = true
 	req, err := runtime.NewRequest(ctx, http.MethodPost, base+path)
 	if err != nil {
 		return nil, &Error{Err: fmt.Errorf("building the request: %w", err)}
@@ -486,6 +503,12 @@ type HeaderEncoder interface {
 // holds spliced in as they were encoded (the caller's identity headers, once
 // per token); the buffer is sized from what is written.
 func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
+	return appendBody(nil, f, in, now)
+}
+
+// appendBody is Body written into dst (nil: a buffer of its own, sized
+// from what is written).
+func appendBody(dst []byte, f *Function, in *Call, now time.Time) ([]byte, error) {
 	transport := in.Transport
 	if transport == "" {
 		transport = metadata.TransportStreamableHTTP
@@ -498,7 +521,10 @@ func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
 		SessionID:  in.SessionID,
 		ClientInfo: in.ClientInfo,
 	}
-	buf := make([]byte, 0, bodySize(f, in, transport))
+	buf := dst
+	if buf == nil {
+		buf = make([]byte, 0, bodySize(f, in))
+	}
 	buf = append(buf, `{"Data":{`...)
 	buf = metadata.AppendJSONString(buf, f.DataKey)
 	buf = append(buf, ':')
@@ -547,8 +573,8 @@ func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
 // bodySize is room for the body Body writes: every text it copies, the
 // arguments twice (the context, and mcptoolargs with some room for
 // escaping), and what it adds around them.
-func bodySize(f *Function, in *Call, transport string) int {
-	n := 384 + len(f.DataKey) + len(f.Tool) + len(f.Name) + 3*len(in.SessionID) + len(transport)
+func bodySize(f *Function, in *Call) int {
+	n := 384 + len(f.DataKey) + len(f.Tool) + len(f.Name) + 3*len(in.SessionID) + max(len(in.Transport), len(metadata.TransportStreamableHTTP))
 	for k, v := range in.Arguments {
 		n += 2*len(k) + 2*len(v) + len(v)/4 + 12
 	}

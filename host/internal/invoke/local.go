@@ -79,11 +79,11 @@ func (inv *Client) localHeader(ctx context.Context, f *Function) http.Header {
 func (inv *Client) ToolRequest(f *Function, in *Call, now time.Time) (*Request, error) {
 	tools := metadata.LocalTools(inv.local)
 	if tools == nil {
-		body, err := Body(f, in, now)
+		body, err := appendBody(bodies.Get(bodySize(f, in)), f, in, now)
 		if err != nil {
 			return nil, err
 		}
-		return &Request{body: body}, nil
+		return &Request{body: body, pooled: true}, nil
 	}
 	c, err := localContext(f, in)
 	if err != nil {

@@ -1,0 +1,54 @@
+//go:build !race
+
+package invoke
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSentBodiesAreUsedAgain: a tool call's body, once sent over the hop
+// and answered, is given back for the next call (the race detector makes
+// sync.Pool drop buffers at random: not under it); the worker got it
+// whole.
+func TestSentBodiesAreUsedAgain(t *testing.T) {
+	var got string
+	srv, _ := hopServer(t, func(w http.ResponseWriter, r *http.Request) {
+		data, _ := io.ReadAll(r.Body)
+		got = string(data)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"Outputs":{},"Logs":[],"ReturnValue":"ok"}`)
+	})
+	inv := NewClient(&Options{HostVersion: "v", MaxCalls: 1})
+	inv.SetWorker(srv.URL)
+	f := &Function{Name: "f", DataKey: "context", Tool: "f"}
+	call := &Call{Arguments: map[string]json.RawMessage{"city": json.RawMessage(`"Lima"`)}}
+	in, err := inv.ToolRequest(f, call, time.Now())
+	require.NoError(t, err)
+	require.True(t, in.pooled)
+	sent := string(in.body)
+	first := &in.body[0]
+	_, err = inv.Send(t.Context(), f, "id", in, nil)
+	require.NoError(t, err)
+	assert.Equal(t, sent, got)
+	assert.Nil(t, in.body, "the request lets its body go")
+	next := bodies.Get(bodySize(f, call))
+	assert.Same(t, first, &next[:1][0], "the body is used again")
+}
+
+// TestBodiesSentThroughThePipelineAreNotUsedAgain: net/http may still be
+// writing a body after its answer came, so one sent through the pipeline
+// (a worker that is not plain http) is left to the collector.
+func TestBodiesSentThroughThePipelineAreNotUsedAgain(t *testing.T) {
+	b := append(bodies.Get(512), "body"...)
+	r := &Request{body: b, pooled: true, viaPipeline: true}
+	r.release()
+	next := bodies.Get(512)
+	assert.NotSame(t, &b[0], &next[:1][0])
+}
