@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -142,4 +143,19 @@ func TestEnvelopeBytes(t *testing.T) {
 		Data: json.RawMessage(`{"requiredCapabilities":{"sampling":{}}}`), Logs: []string{"x"}})
 	require.NoError(t, err)
 	assert.Equal(t, `{"error":"needs sampling","code":-32021,"data":{"requiredCapabilities":{"sampling":{}}},"Logs":["x"]}`, string(data))
+}
+
+// TestOwnedRequestIsHeldNotCopied: the context decoded from a request
+// whose Data is Owned holds slices of it; from any other, a copy, which
+// outlives a buffer the caller reuses.
+func TestOwnedRequestIsHeldNotCopied(t *testing.T) {
+	for _, owned := range []bool{false, true} {
+		raw := []byte(`{"name":"greet","arguments":{"name":"Ada"}}`)
+		req := &InvocationRequest{Data: map[string]json.RawMessage{"context": raw}, Owned: owned}
+		c, err := ToolContextFromRequest(req, "context")
+		require.NoError(t, err)
+		require.Equal(t, `{"name":"Ada"}`, string(c.RawArguments))
+		held := &c.RawArguments[0] == &raw[bytes.Index(raw, []byte(`{"name":"Ada"}`))]
+		assert.Equal(t, owned, held, "owned %v", owned)
+	}
 }

@@ -30,6 +30,10 @@ const (
 type InvocationRequest struct {
 	Data     map[string]json.RawMessage `json:"Data"`
 	Metadata map[string]json.RawMessage `json:"Metadata"`
+	// Owned says Data's values are the reader's to keep: a context
+	// [ToolContextFromRequest] decodes holds slices of them, not a copy.
+	// Set it only when nothing changes them afterwards.
+	Owned bool `json:"-"`
 }
 
 // InvocationResponse is the custom handler's reply. For a tool with
@@ -127,6 +131,12 @@ func UnwrapJSONString(raw []byte) ([]byte, error) {
 // of the module's scanner; any other spelling is decoded by encoding/json,
 // to the same result.
 func DecodeToolInvocationContext(raw []byte) (*ToolInvocationContext, error) {
+	return decodeToolInvocationContext(raw, false)
+}
+
+// decodeToolInvocationContext is DecodeToolInvocationContext; owned says
+// raw may be held as it is.
+func decodeToolInvocationContext(raw []byte, owned bool) (*ToolInvocationContext, error) {
 	inner, err := UnwrapJSONString(raw)
 	if err != nil {
 		return nil, fmt.Errorf("decoding tool invocation context: %w", err)
@@ -134,11 +144,11 @@ func DecodeToolInvocationContext(raw []byte) (*ToolInvocationContext, error) {
 	if len(inner) == 0 || inner[0] != '{' {
 		return nil, errors.New("decoding tool invocation context: not a JSON object")
 	}
-	owned := inner // a string's content was unquoted into a new buffer
-	if trimmed := bytes.TrimSpace(raw); trimmed[0] != '"' {
-		owned = bytes.Clone(inner)
+	held := inner // a string's content was unquoted into a new buffer
+	if trimmed := bytes.TrimSpace(raw); trimmed[0] != '"' && !owned {
+		held = bytes.Clone(inner)
 	}
-	if c, ok := scanToolContext(owned); ok {
+	if c, ok := scanToolContext(held); ok {
 		return c, nil
 	}
 	return decodeToolContextJSON(inner)
@@ -177,5 +187,5 @@ func ToolContextFromRequest(req *InvocationRequest, bindingName string) (*ToolIn
 	if !ok {
 		return nil, fmt.Errorf("invocation has no %q entry in Data", bindingName)
 	}
-	return DecodeToolInvocationContext(raw)
+	return decodeToolInvocationContext(raw, req.Owned)
 }

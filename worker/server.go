@@ -363,8 +363,9 @@ func (s *server) readInvocation(w http.ResponseWriter, r *http.Request) (*metada
 		writeJSONError(w, http.StatusBadRequest, "reading the invocation request: "+err.Error())
 		return nil, false
 	}
+	// The body was read for this request alone: the context holds it.
 	if d, ok := scanInvocation(data); ok {
-		return &metadata.InvocationRequest{Data: d}, true
+		return &metadata.InvocationRequest{Data: d, Owned: true}, true
 	}
 	var req struct {
 		Data     map[string]json.RawMessage `json:"Data"`
@@ -374,7 +375,7 @@ func (s *server) readInvocation(w http.ResponseWriter, r *http.Request) (*metada
 		writeJSONError(w, http.StatusBadRequest, "decoding the invocation request: "+err.Error())
 		return nil, false
 	}
-	return &metadata.InvocationRequest{Data: req.Data}, true
+	return &metadata.InvocationRequest{Data: req.Data, Owned: true}, true
 }
 
 // readBody reads body to its end into a buffer sized from its
