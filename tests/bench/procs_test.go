@@ -451,23 +451,20 @@ func switches(pid int) int64 {
 	return sum
 }
 
-// switchesOf sums switches over pids.
-func switchesOf(pids []int) int64 {
-	var n int64
+// sumOf sums f over pids.
+func sumOf[T time.Duration | int64](pids []int, f func(int) T) T {
+	var sum T
 	for _, p := range pids {
-		n += switches(p)
+		sum += f(p)
 	}
-	return n
+	return sum
 }
 
+// switchesOf sums switches over pids.
+func switchesOf(pids []int) int64 { return sumOf(pids, switches) }
+
 // cpuOf sums cpuTime over pids.
-func cpuOf(pids []int) time.Duration {
-	var d time.Duration
-	for _, p := range pids {
-		d += cpuTime(p)
-	}
-	return d
-}
+func cpuOf(pids []int) time.Duration { return sumOf(pids, cpuTime) }
 
 // rssOf is the summed resident set (VmRSS) of pids, in bytes; a process
 // that is gone counts 0.
@@ -496,13 +493,7 @@ func rssOf(pids []int) int64 {
 // line of /proc/<pid>/smaps_rollup, where a page mapped by n processes
 // counts 1/n in each (so the binary's pages that funchost and the reaper
 // share count once in the sum); a process that is gone counts 0.
-func pssOf(pids []int) int64 {
-	var sum int64
-	for _, pid := range pids {
-		sum += pssOne(pid)
-	}
-	return sum
-}
+func pssOf(pids []int) int64 { return sumOf(pids, pssOne) }
 
 func pssOne(pid int) int64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
