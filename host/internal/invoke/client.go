@@ -246,9 +246,11 @@ type Request struct {
 	body  []byte
 	local *metadata.LocalToolCall
 	tools metadata.LocalToolCaller
-	// pooled says body is a buffer of bodies, given back once sent, unless
-	// viaPipeline: net/http may still write it after its answer came.
-	pooled, viaPipeline bool
+	// pooled says body is a buffer of bodies, given back once sent over
+	// the hop, which writes it before it reads the answer; not when held:
+	// sent through the pipeline (net/http may still write it after its
+	// answer came) or to a handler in process (which may keep the request).
+	pooled, held bool
 }
 
 // bodies are the buffers of the tool calls' bodies ([Client.ToolRequest]).
@@ -256,7 +258,7 @@ var bodies = bufpool.Pool{Max: 64 << 10}
 
 // release gives back the request's body, once no try may send it again.
 func (r *Request) release() {
-	if r.pooled && !r.viaPipeline {
+	if r.pooled && !r.held {
 		bodies.Put(r.body)
 	}
 	r.body, r.pooled = nil, false
@@ -355,13 +357,13 @@ func (inv *Client) post(ctx context.Context, base string, f *Function, in *Reque
 		return inv.callLocal(ctx, path, f, in)
 	}
 	body := in.body
+	if addr := hopAddr(base); addr != "" && inv.local == nil {
+		return inv.postHop(ctx, addr, path, f, body)
+	}
+	in.held = true
 	if inv.local != nil {
 		return inv.postLocal(ctx, path, f, body)
 	}
-	if addr := hopAddr(base); addr != "" {
-		return inv.postHop(ctx, addr, path, f, body)
-	}
-	in.viaPipeline = true
 	req, err := runtime.NewRequest(ctx, http.MethodPost, base+path)
 	if err != nil {
 		return nil, &Error{Err: fmt.Errorf("building the request: %w", err)}

@@ -72,7 +72,7 @@ func (inv *Client) localHeader(ctx context.Context, f *Function) http.Header {
 	return h
 }
 
-// ToolRequest is the request of a tool call in. When the worker's handler
+// ToolRequest is the request of the tool call in. When the worker's handler
 // in this process runs tool calls itself ([metadata.LocalTools]), it is
 // the call with the context the worker would decode from [Body]'s
 // request, made with no encoding; otherwise it is Body's request.
