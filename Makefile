@@ -39,7 +39,7 @@ FUZZ_TIME    ?= 30000x
 
 # Packages with allocation tests (TestXxxAllocat…), run without the race
 # detector by `make allocs` (part of `make test`).
-ALLOC_PKGS   := ./host/internal/telemetry ./host/internal/oauth ./host/internal/invoke ./internal/otelsetup ./metadata ./worker ./worker/otel
+ALLOC_PKGS   := ./internal/bufpool ./host/internal/telemetry ./host/internal/oauth ./host/internal/invoke ./internal/otelsetup ./metadata ./worker ./worker/otel
 
 # package:target pairs run briefly by `make fuzz` (part of `make test`). A
 # failing input is written under the package's testdata/fuzz/<target>/ and

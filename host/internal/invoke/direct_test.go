@@ -3,6 +3,7 @@ package invoke
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -202,4 +203,21 @@ func TestToolRequestWithoutLocalTools(t *testing.T) {
 		assert.Equal(t, len(want), len(in.body))
 		assert.Equal(t, string(want[:strings.Index(string(want), "RandGuid")]), string(in.body[:strings.Index(string(in.body), "RandGuid")]))
 	}
+}
+
+// TestBodiesHandedInProcessAreHeld: a body served by a handler in this
+// process that runs no tool calls itself is not given back.
+func TestBodiesHandedInProcessAreHeld(t *testing.T) {
+	inv := NewClient(&Options{HostVersion: "v", MaxCalls: 1, Local: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"Outputs":{},"Logs":[],"ReturnValue":"ok"}`)
+	})})
+	inv.SetWorker("http://in-process.invalid")
+	f := &Function{Name: "f", DataKey: "context", Tool: "f"}
+	in, err := inv.ToolRequest(f, &Call{}, time.Now())
+	require.NoError(t, err)
+	require.True(t, in.pooled)
+	_, err = inv.Send(t.Context(), f, "id", in, nil)
+	require.NoError(t, err)
+	assert.True(t, in.held)
 }
