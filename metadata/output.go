@@ -98,7 +98,7 @@ func AddTextCopy(res *CallToolResult, mode TextCopy) {
 		}
 	}
 	// Its text, not copied twice: TextContent copies it into the block.
-	res.Content = append(res.Content, TextContent(unsafe.String(unsafe.SliceData(res.StructuredContent), len(res.StructuredContent))))
+	res.Content = append(res.Content, TextContent(textOf(res.StructuredContent)))
 }
 
 // copies are buffers for the text copy a result's text blocks are
@@ -124,8 +124,14 @@ func IsTextCopy(block, structured json.RawMessage) bool {
 // give it back with putCopy.
 func copyOf(structured json.RawMessage) *[]byte {
 	scratch := copies.Get().(*[]byte)
-	*scratch = appendTextContent((*scratch)[:0], unsafe.String(unsafe.SliceData(structured), len(structured)))
+	*scratch = appendTextContent((*scratch)[:0], textOf(structured))
 	return scratch
+}
+
+// textOf is structured's text read in place, for a call that keeps none
+// of it.
+func textOf(structured json.RawMessage) string {
+	return unsafe.String(unsafe.SliceData(structured), len(structured))
 }
 
 // putCopy gives back a buffer of copyOf, unless it grew large.

@@ -483,6 +483,14 @@ type Call struct {
 	Encoded HeaderEncoder
 }
 
+// transport is the call's transport, TransportStreamableHTTP when unsaid.
+func (in *Call) transport() string {
+	if in.Transport == "" {
+		return metadata.TransportStreamableHTTP
+	}
+	return in.Transport
+}
+
 // HeaderEncoder gives client headers already encoded for the invocation: a
 // header whose value is worked out once (the caller's identity headers, per
 // access token) is encoded once too, and spliced into every invocation.
@@ -511,10 +519,7 @@ func Body(f *Function, in *Call, now time.Time) ([]byte, error) {
 // appendBody is Body written into dst (nil: a buffer of its own, sized
 // from what is written).
 func appendBody(dst []byte, f *Function, in *Call, now time.Time) ([]byte, error) {
-	transport := in.Transport
-	if transport == "" {
-		transport = metadata.TransportStreamableHTTP
-	}
+	transport := in.transport()
 	// The context as metadata encodes it, with its transport (the last
 	// member) written here: the headers go straight into the body.
 	tc := metadata.ToolInvocationContext{
@@ -576,7 +581,7 @@ func appendBody(dst []byte, f *Function, in *Call, now time.Time) ([]byte, error
 // arguments twice (the context, and mcptoolargs with some room for
 // escaping), and what it adds around them.
 func bodySize(f *Function, in *Call) int {
-	n := 384 + len(f.DataKey) + len(f.Tool) + len(f.Name) + 3*len(in.SessionID) + max(len(in.Transport), len(metadata.TransportStreamableHTTP))
+	n := 384 + len(f.DataKey) + len(f.Tool) + len(f.Name) + 3*len(in.SessionID) + len(in.transport())
 	for k, v := range in.Arguments {
 		n += 2*len(k) + 2*len(v) + len(v)/4 + 12
 	}

@@ -98,12 +98,8 @@ func (inv *Client) ToolRequest(f *Function, in *Call, now time.Time) (*Request, 
 // them (decoded when the worker first reads one), the client info a copy
 // (the worker's code may change what it is given).
 func localContext(f *Function, in *Call) (*metadata.ToolInvocationContext, error) {
-	transport := in.Transport
-	if transport == "" {
-		transport = metadata.TransportStreamableHTTP
-	}
 	c := &metadata.ToolInvocationContext{Name: f.Tool, SessionID: in.SessionID,
-		Transport: &metadata.Transport{Name: transport, SessionID: in.SessionID}}
+		Transport: &metadata.Transport{Name: in.transport(), SessionID: in.SessionID}}
 	if in.ClientInfo != nil {
 		ci := *in.ClientInfo
 		c.ClientInfo = &ci

@@ -184,7 +184,14 @@ type Live struct {
 
 func (l *Live) detach() { l.once.Do(func() { close(l.gone) }) }
 
-func (r *Stream) eventID(n int) string { return r.id + "_" + strconv.Itoa(n) }
+func (r *Stream) eventID(n int) string { return string(r.appendEventID(nil, n)) }
+
+// appendEventID appends the id of event n: "<stream id>_<n>", as
+// ParseEventID reads it.
+func (r *Stream) appendEventID(dst []byte, n int) []byte {
+	dst = append(append(dst, r.id...), '_')
+	return strconv.AppendInt(dst, int64(n), 10)
+}
 
 // flushPrime sends the priming event when nothing else has yet.
 func (r *Stream) flushPrime() {
@@ -205,10 +212,7 @@ func (r *Stream) append(ev []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	b := events.Get(len("id: ") + len(r.id) + 1 + maxEventDigits + 1 + len(ev))
-	b = append(b, "id: "...)
-	b = append(b, r.id...)
-	b = append(b, '_')
-	b = strconv.AppendInt(b, int64(r.next), 10)
+	b = r.appendEventID(append(b, "id: "...), r.next)
 	b = append(b, '\n')
 	b = append(b, ev...)
 	r.next++
