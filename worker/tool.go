@@ -347,15 +347,19 @@ func outputSchema(c *binding.Compiler, t reflect.Type) (string, error) {
 // [binding.ParseSchema], an output schema (natural, any root) with
 // [binding.ParseNaturalSchema].
 func checked(c *binding.Compiler, kind binding.SchemaKind, s *jsonschema.Schema, rule error) (string, error) {
-	data, err := json.Marshal(s)
-	if err != nil {
-		return "", ruleErr(rule, "%v: %v", rule, err)
+	data, ok := schema.Encode(s)
+	if !ok {
+		marshalled, err := json.Marshal(s)
+		if err != nil {
+			return "", ruleErr(rule, "%v: %v", rule, err)
+		}
+		data = metadata.UnescapeHTML(marshalled)
 	}
 	parse := func(text string) (*binding.Schema, error) { return c.ParseSchema(kind, text) }
 	if kind == binding.OutputSchema {
 		parse = c.ParseNaturalSchema
 	}
-	ps, err := parse(string(metadata.UnescapeHTML(data)))
+	ps, err := parse(string(data))
 	if err != nil {
 		return "", ruleErr(rule, "%v: the generated schema is rejected: %v", rule, err)
 	}
