@@ -48,6 +48,7 @@ FUZZ_TARGETS := \
 	./internal/jsonx:FuzzAppendCompact \
 	./metadata:FuzzToolContextFromRequest \
 	./metadata:FuzzScanFunction \
+	./metadata:FuzzIndentedLen \
 	./metadata:FuzzScanToolContext \
 	./metadata:FuzzHeadersGet \
 	./binding:FuzzParseFunctionAndTrigger \

@@ -302,6 +302,72 @@ func (f *Function) Encode() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// EncodedSize returns len(f.Encode()) without writing the indented text:
+// what the host's size rule for function.json (see [CheckFileSize]) needs.
+func (f *Function) EncodedSize() (int, error) {
+	data, err := f.MarshalJSON()
+	if err != nil {
+		return 0, err
+	}
+	return indentedLen(data) + 1, nil // and the final newline
+}
+
+// indentedLen is the length json.Indent(dst, data, "", "  ") writes for
+// valid JSON data: a newline and two spaces a level before each member or
+// element and before the end of a non-empty object or array, a space after
+// each colon, and no space of data outside its strings (but the spaces
+// after its end, which Indent keeps).
+func indentedLen(data []byte) int {
+	end := len(data)
+	for end > 0 && isSpace(data[end-1]) {
+		end--
+	}
+	n := len(data)
+	depth := 0
+	inString, escaped, opened := false, false, false
+	for _, c := range data[:end] {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if isSpace(c) {
+			n--
+			continue
+		}
+		if opened && c != '}' && c != ']' { // the first member or element
+			n += 1 + 2*depth
+		}
+		wasOpened := opened
+		opened = false
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			opened = true
+		case '}', ']':
+			depth--
+			if !wasOpened { // not empty
+				n += 1 + 2*depth
+			}
+		case ',':
+			n += 1 + 2*depth
+		case ':':
+			n++
+		}
+	}
+	return n
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
 // ParseFunction decodes function.json data for the function called name and
 // validates it. Errors are *FunctionError naming the function and file.
 func ParseFunction(name, file string, data []byte) (*Function, error) {

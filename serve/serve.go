@@ -298,7 +298,9 @@ func Functions(app *worker.App, root string) ([]*metadata.Function, error) {
 func readBack(fns []*metadata.Function, root string) ([]*metadata.Function, error) {
 	out := make([]*metadata.Function, 0, len(fns))
 	for _, fn := range fns {
-		data, err := fn.Encode()
+		// The file's text without its indentation: the same JSON, read the
+		// same way.
+		data, err := fn.MarshalJSON()
 		if err != nil {
 			return nil, fmt.Errorf("encoding function %s: %w", fn.Name, err)
 		}

@@ -291,11 +291,11 @@ func checkViews(c *compiled, builders []*ToolBuilder) []error {
 
 // checkEncodedSize applies the host's function.json size rule to f.
 func checkEncodedSize(f *metadata.Function) error {
-	data, err := f.Encode()
+	size, err := f.EncodedSize()
 	if err != nil {
 		return fmt.Errorf("encoding function.json: %w", err)
 	}
-	if err := metadata.CheckFileSize(int64(len(data)), metadata.DefaultMaxFunctionFileBytes); err != nil {
+	if err := metadata.CheckFileSize(int64(size), metadata.DefaultMaxFunctionFileBytes); err != nil {
 		return fmt.Errorf("function.json would be %w: the host would not read it", err)
 	}
 	return nil
