@@ -53,6 +53,7 @@ FUZZ_TARGETS := \
 	./metadata:FuzzHeadersGet \
 	./binding:FuzzParseFunctionAndTrigger \
 	./binding:FuzzOutputSchema \
+	./binding:FuzzObjectMembers \
 	./binding:FuzzDecodeReturnValue \
 	./binding:FuzzFastCheck \
 	./binding:FuzzDirectReply \

@@ -2,6 +2,7 @@ package binding
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -249,36 +250,43 @@ type member struct {
 }
 
 func compactJSON(data json.RawMessage) (json.RawMessage, error) {
-	var b bytes.Buffer
-	if err := json.Compact(&b, data); err != nil {
+	compact, err := jsonx.AppendCompact(nil, data)
+	if err != nil {
 		return nil, err
 	}
-	if b.Len() == 0 {
+	if len(compact) == 0 {
 		return nil, errors.New("the JSON is empty")
 	}
-	return b.Bytes(), nil
+	return compact, nil
 }
 
 // objectMembers splits a compact JSON object into its members, in order.
 func objectMembers(obj json.RawMessage) ([]member, error) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if _, err := dec.Token(); err != nil { // {
-		return nil, err
-	}
+	sc := jsonx.NewScanner(obj)
 	var out []member
-	for dec.More() {
-		start := dec.InputOffset()
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
+	var bad error
+	_, ok := sc.Object(func(key []byte, escaped bool) bool {
+		keyEnd := sc.Pos() - 1 // the colon's, in a compact object
+		keyStart := keyEnd - len(key) - 2
+		if keyStart < 0 || obj[keyStart] != '"' || obj[keyEnd] != ':' {
+			return false
 		}
-		key, _ := tok.(string)
-		rawKey := bytes.TrimLeft(obj[start:dec.InputOffset()], ",")
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return nil, err
+		name := string(key)
+		if escaped || !utf8.Valid(key) { // decoded as encoding/json decodes it
+			var ok bool
+			if name, ok = jsonx.Unescape(key); !ok {
+				bad = fmt.Errorf("invalid key %s", obj[keyStart:keyEnd])
+				return false
+			}
 		}
-		out = append(out, member{rawKey: rawKey, key: key, value: value})
+		value, ok := sc.Value()
+		if ok {
+			out = append(out, member{rawKey: obj[keyStart:keyEnd:keyEnd], key: name, value: value[:len(value):len(value)]})
+		}
+		return ok
+	})
+	if !ok || !sc.End() {
+		return nil, cmp.Or(bad, errors.New("not a compact JSON object"))
 	}
 	return out, nil
 }
