@@ -54,6 +54,7 @@ FUZZ_TARGETS := \
 	./binding:FuzzParseFunctionAndTrigger \
 	./binding:FuzzOutputSchema \
 	./binding:FuzzObjectMembers \
+	./binding:FuzzDecodeJSON \
 	./binding:FuzzDecodeReturnValue \
 	./binding:FuzzFastCheck \
 	./binding:FuzzDirectReply \

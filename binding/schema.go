@@ -253,11 +253,11 @@ func compactSchema(kind SchemaKind, text string) (json.RawMessage, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, fmt.Errorf("%s: %w", kind, ErrEmptySchema)
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(text)); err != nil {
+	compact, err := jsonx.AppendCompact(nil, []byte(text))
+	if err != nil {
 		return nil, &SyntaxError{Kind: kind, Err: err}
 	}
-	return buf.Bytes(), nil
+	return compact, nil
 }
 
 // ParseSchema checks schema text and compiles it as a JSON Schema 2020-12
@@ -355,7 +355,7 @@ func parseNaturalSchema(text string, lim Limits, deferOK bool) (*Schema, error) 
 	if c := compact[0]; c != '{' && !bytes.Equal(compact, []byte("true")) && !bytes.Equal(compact, []byte("false")) {
 		return nil, &ShapeError{Kind: kind, Rule: RuleSchemaRoot}
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(compact))
+	doc, err := DecodeJSON(compact)
 	if err != nil {
 		return nil, &SyntaxError{Kind: kind, Err: err}
 	}
@@ -514,11 +514,6 @@ func (s *Schema) ValidateJSON(data []byte) (any, error) {
 		return nil, err
 	}
 	return v, s.Validate(v)
-}
-
-// DecodeJSON decodes JSON for validation (numbers kept exact).
-func DecodeJSON(data []byte) (any, error) {
-	return jsonschema.UnmarshalJSON(bytes.NewReader(data))
 }
 
 // Problem is one leaf failure of a validation: where in the instance, which
