@@ -144,6 +144,14 @@ func (c *Compiler) CompileDeferred() int {
 	return n
 }
 
+// Deferred reports how many schemas c deferred that [Compiler.CompileDeferred]
+// has not taken up yet.
+func (c *Compiler) Deferred() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.deferred)
+}
+
 // limits returns c's limits with the defaults filled in.
 func (c *Compiler) limits() Limits {
 	if c == nil {

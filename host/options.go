@@ -223,6 +223,8 @@ type Options struct {
 	telemetry *telemetry.Telemetry
 	// restartDelay overrides the supervisor's first back-off step (tests).
 	restartDelay time.Duration
+	// compileDelay replaces deferredCompileDelay (tests).
+	compileDelay time.Duration
 }
 
 // withDefaults returns a copy of opts (nil: the zero Options) with every

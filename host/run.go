@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -122,10 +123,13 @@ func (h *Host) Run(ctx context.Context) error {
 		go func() { supervised <- sup.Run(sctx) }()
 	}
 
-	// The schemas load checked but left to compile are compiled now, beside
-	// the first calls, which do not need them (valid values are vouched for
-	// by the check on JSON text; a call that needs one compiles it itself).
-	go h.cat.CompileDeferred()
+	// The schemas load checked but left to compile are compiled a little
+	// later, after the first calls, which do not need them (valid values
+	// are vouched for by the check on JSON text; a call that needs one
+	// compiles it itself): compiled at once, they took a core from the
+	// first call of a client that calls as soon as the host is up.
+	compileLater := time.AfterFunc(cmp.Or(h.opts.compileDelay, deferredCompileDelay), func() { h.cat.CompileDeferred() })
+	defer compileLater.Stop()
 
 	addr := endpointAddr(ln.Addr())
 	h.addr.Store(&addr)
@@ -176,6 +180,10 @@ func (h *Host) Run(ctx context.Context) error {
 	}
 	return err
 }
+
+// deferredCompileDelay is how long after the host is up the schemas that
+// load left to compile are compiled (see Run).
+const deferredCompileDelay = 100 * time.Millisecond
 
 // endpointAddr is the host:port clients should use: loopback for a wildcard
 // listen address.

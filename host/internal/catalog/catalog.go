@@ -114,6 +114,9 @@ func loadRead(root string, fns []*metadata.Function, fnErrs []error, lim *Limits
 // compiled compiles it. It returns how many it compiled.
 func (c *Catalog) CompileDeferred() int { return c.compiler.CompileDeferred() }
 
+// Deferred reports how many schemas wait for CompileDeferred.
+func (c *Catalog) Deferred() int { return c.compiler.Deferred() }
+
 // Functions returns every function of the app, in name order, served or
 // not; the caller may modify the copy.
 func (c *Catalog) Functions() []FunctionStatus { return append([]FunctionStatus{}, c.funcs...) }
