@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -255,7 +257,7 @@ func New(opts *Options) (*Host, error) {
 		g = &gate{}
 		workerOut, workerLog = gatedWriter{g, h.console}, slog.New(gatedHandler{g, o.Logger.Handler()})
 	}
-	h.worker = launch.New(&launch.Options{Root: root, Config: cfg, Environ: o.Environ, Procs: o.WorkerProcs,
+	h.worker = launch.New(&launch.Options{Root: root, Config: cfg, Environ: o.Environ, Procs: o.WorkerProcs, HostPort: addrPort(o.Addr),
 		Telemetry: tel, Changes: h.announced.Offer, Output: workerOut, Logger: workerLog,
 		StartupTimeout: o.StartupTimeout, StopTimeout: o.StopTimeout,
 		Probe: supervise.Probe{Interval: o.ProbeInterval, Timeout: o.ProbeTimeout, Failures: o.ProbeFailures}})
@@ -560,4 +562,18 @@ func (h *Host) InProcessSettings() (values, own []string) {
 		own = append(own, v.Key+"="+v.Value)
 	}
 	return values, own
+}
+
+// addrPort is the port of a host:port address; 0 when it has none (or
+// asks for an ephemeral one).
+func addrPort(addr string) int {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		return 0
+	}
+	return n
 }

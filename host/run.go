@@ -42,9 +42,9 @@ func (h *Host) Run(ctx context.Context) error {
 		// Calls that come before the worker is ready wait for it.
 		h.inv.ExpectWorker()
 	}
-	ln, err := net.Listen("tcp", h.opts.Addr)
+	ln, err := h.listen()
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", h.opts.Addr, err)
+		return err
 	}
 	limited := guard.LimitListener(ln, guard.ConnLimits{
 		Global: h.opts.MaxConnections, PerAddress: h.opts.MaxConnectionsPerAddress,
@@ -179,6 +179,47 @@ func (h *Host) Run(ctx context.Context) error {
 		h.log.Info("stopped")
 	}
 	return err
+}
+
+// listen listens on Addr, but not on the port the worker New started was
+// given: the supervisor lets that port go for the worker to take, and on an
+// ephemeral Addr (port 0) the kernel may give it to the host first. The
+// host's own server would then answer the worker's readiness probe, and its
+// calls.
+func (h *Host) listen() (net.Listener, error) {
+	workerPort := func() int { return 0 }
+	if h.early != nil {
+		workerPort = h.early.sup.WorkerPort
+	}
+	ln, err := listenAvoiding(func() (net.Listener, error) { return net.Listen("tcp", h.opts.Addr) }, workerPort)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", h.opts.Addr, err)
+	}
+	return ln, nil
+}
+
+// listenAvoiding listens until the port it gets is not avoid's (a few
+// times at most).
+func listenAvoiding(listen func() (net.Listener, error), avoid func() int) (net.Listener, error) {
+	for range 8 {
+		ln, err := listen()
+		if err != nil {
+			return nil, err
+		}
+		if port := listenerPort(ln); port == 0 || port != avoid() {
+			return ln, nil
+		}
+		_ = ln.Close()
+	}
+	return nil, errors.New("the kernel gave the worker's port eight times")
+}
+
+// listenerPort is ln's TCP port; 0 for another kind of listener.
+func listenerPort(ln net.Listener) int {
+	if a, ok := ln.Addr().(*net.TCPAddr); ok {
+		return a.Port
+	}
+	return 0
 }
 
 // deferredCompileDelay is how long after the host is up the schemas that

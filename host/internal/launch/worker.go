@@ -25,6 +25,9 @@ type Options struct {
 	Environ []string
 	// Procs is how many worker processes run.
 	Procs int
+	// HostPort is the port the host listens on, when it is set (not 0):
+	// never the worker's.
+	HostPort int
 	// Telemetry is funchost's; nil when off (the worker is then started
 	// with telemetry off too).
 	Telemetry *telemetry.Telemetry
@@ -55,7 +58,7 @@ func New(o *Options) *Worker { return &Worker{o: *o} }
 func (w *Worker) Supervisor(restartDelay time.Duration, r supervise.Reporter) *supervise.Supervisor {
 	return supervise.New(&supervise.Options{
 		Spec: supervise.Spec{Root: w.o.Root, Worker: w.o.Config.Worker, Values: w.Values(), Environ: w.o.Environ,
-			Hidden: auth.WorkerHidden, Procs: w.o.Procs},
+			Hidden: auth.WorkerHidden, Procs: w.o.Procs, HostPort: w.o.HostPort},
 		Output:         w.o.Output,
 		Logger:         w.o.Logger,
 		StartupTimeout: w.o.StartupTimeout,

@@ -73,6 +73,9 @@ type Spec struct {
 	// Procs is the GOMAXPROCS the worker gets when neither Environ nor
 	// Values set one; 0 adds none.
 	Procs int
+	// HostPort is the port the host itself listens on when it is set
+	// (not 0): the worker is never given it.
+	HostPort int
 }
 
 // worker is a started worker process, as the supervisor sees it (a
@@ -126,18 +129,35 @@ func (w *process) closeControl() {
 	}
 }
 
-// freePort asks the kernel for a free loopback port. The custom-handler
-// protocol tells the worker its port (FUNCTIONS_CUSTOMHANDLER_PORT) and the
-// worker listens itself, so the port is released here and taken by the
-// worker: another process could take it between the two, and the worker
-// then fails to start (and is started again on another port).
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+// freePort asks the kernel for a free loopback port other than avoid (the
+// host's own) and tells reserve before it lets the port go. The
+// custom-handler protocol tells the worker its port
+// (FUNCTIONS_CUSTOMHANDLER_PORT) and the worker listens itself, so the port
+// is released here and taken by the worker: another process could take it
+// between the two, and the worker then fails to start (and is started again
+// on another port). The host itself must not take it (see
+// Supervisor.WorkerPort): its readiness probe would then reach the host.
+func freePort(avoid int, reserve func(int)) (int, error) {
+	return freePortFrom(func() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }, avoid, reserve)
+}
+
+// freePortFrom is freePort with the listener it asks for the port.
+func freePortFrom(listen func() (net.Listener, error), avoid int, reserve func(int)) (int, error) {
+	for range 8 {
+		ln, err := listen()
+		if err != nil {
+			return 0, err
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		if port != avoid {
+			reserve(port)
+		}
+		_ = ln.Close()
+		if port != avoid {
+			return port, nil
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("the kernel gave the host's own port %d eight times", avoid)
 }
 
 // command builds the worker's command line and environment for port.
@@ -230,8 +250,8 @@ func setsProcs(env []string, values []config.Setting) bool {
 // startProcess starts the worker process on a free port. Its output is
 // copied line by line to out with the prefix "[handler] ". onExit, when
 // set, is called as soon as the process has exited.
-func startProcess(spec *Spec, out io.Writer, onExit func(*process)) (*process, error) {
-	port, err := freePort()
+func startProcess(spec *Spec, out io.Writer, onExit func(*process), reserve func(int)) (*process, error) {
+	port, err := freePort(spec.HostPort, reserve)
 	if err != nil {
 		return nil, fmt.Errorf("finding a free port for the worker: %w", err)
 	}

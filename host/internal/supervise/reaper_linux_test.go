@@ -40,7 +40,7 @@ func startTree(t *testing.T, exitCode string) (*process, []int) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "handler"), []byte(treeWorker), 0o755))
 	out := &testutil.SyncBuffer{}
 	spec := &Spec{Root: root, Worker: &config.Worker{ExecutablePath: "handler"}, Values: []config.Setting{{Key: "EXIT_CODE", Value: exitCode}}}
-	p, err := startProcess(spec, out, nil)
+	p, err := startProcess(spec, out, nil, func(int) {})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.stop(time.Second) })
 	var pids []int

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/funcmcp/funcmcp/host/internal/backoff"
@@ -104,6 +105,10 @@ type Supervisor struct {
 
 	mu      sync.Mutex
 	current worker // the worker running now; nil when none
+
+	// port is the port given to the worker starting or running (0 before
+	// the first): set before the port is let go (see freePort).
+	port atomic.Int64
 }
 
 // New returns the supervisor of the worker o describes; nothing starts
@@ -115,7 +120,7 @@ func New(o *Options, r Reporter) *Supervisor {
 	}
 	s.waits = backoff.Doubling{First: s.o.RestartDelay, Max: maxBackoff}
 	s.start = func() (worker, error) {
-		p, err := startProcess(&s.o.Spec, s.o.Output, func(p *process) { s.r.WorkerExited(p.url()) })
+		p, err := startProcess(&s.o.Spec, s.o.Output, func(p *process) { s.r.WorkerExited(p.url()) }, func(port int) { s.port.Store(int64(port)) })
 		if err != nil {
 			return nil, err // not a nil *process in an interface
 		}
@@ -123,6 +128,13 @@ func New(o *Options, r Reporter) *Supervisor {
 	}
 	return s
 }
+
+// WorkerPort is the loopback port given to the worker that is starting or
+// running; 0 before the first start chose one. A host that listens on an
+// ephemeral port checks that it did not get this one: the kernel may give
+// it the worker's port after the supervisor let it go and before the
+// worker took it.
+func (s *Supervisor) WorkerPort() int { return int(s.port.Load()) }
 
 // Start starts the first worker, waits until it answers and then tells the
 // reporter its URL (calls made meanwhile wait for it: a call sent to a
