@@ -3,7 +3,6 @@ package binding
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
 
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -31,7 +30,7 @@ func decodeValue(s *jsonx.Scanner) (any, bool) {
 	case '{':
 		m := map[string]any{}
 		_, ok := s.Object(func(key []byte, escaped bool) bool {
-			name, ok := decodedString(key, escaped)
+			name, ok := jsonx.Text(key, escaped)
 			if !ok {
 				return false
 			}
@@ -53,7 +52,7 @@ func decodeValue(s *jsonx.Scanner) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		return decodedString(content, escaped)
+		return jsonx.Text(content, escaped)
 	case 't':
 		return true, s.Literal("true")
 	case 'f':
@@ -63,12 +62,4 @@ func decodeValue(s *jsonx.Scanner) (any, bool) {
 	}
 	lit, _, ok := s.Number()
 	return json.Number(lit), ok
-}
-
-// decodedString is the string a JSON string's content decodes to.
-func decodedString(content []byte, escaped bool) (string, bool) {
-	if escaped || !utf8.Valid(content) {
-		return jsonx.Unescape(content)
-	}
-	return string(content), true
 }

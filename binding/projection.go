@@ -271,13 +271,10 @@ func objectMembers(obj json.RawMessage) ([]member, error) {
 		if keyStart < 0 || obj[keyStart] != '"' || obj[keyEnd] != ':' {
 			return false
 		}
-		name := string(key)
-		if escaped || !utf8.Valid(key) { // decoded as encoding/json decodes it
-			var ok bool
-			if name, ok = jsonx.Unescape(key); !ok {
-				bad = fmt.Errorf("invalid key %s", obj[keyStart:keyEnd])
-				return false
-			}
+		name, ok := jsonx.Text(key, escaped) // decoded as encoding/json decodes it
+		if !ok {
+			bad = fmt.Errorf("invalid key %s", obj[keyStart:keyEnd])
+			return false
 		}
 		value, ok := sc.Value()
 		if ok {

@@ -2,7 +2,6 @@ package metadata
 
 import (
 	"encoding/json"
-	"unicode/utf8"
 
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 )
@@ -78,12 +77,9 @@ func ScanArguments(raw []byte) (args map[string]json.RawMessage, ok bool) {
 func scanArguments(sc *jsonx.Scanner) (map[string]json.RawMessage, bool) {
 	args := map[string]json.RawMessage{}
 	_, ok := sc.Object(func(key []byte, escaped bool) bool {
-		k := string(key)
-		if escaped || !utf8.Valid(key) {
-			var ok bool
-			if k, ok = jsonx.Unescape(key); !ok {
-				return false
-			}
+		k, ok := jsonx.Text(key, escaped)
+		if !ok {
+			return false
 		}
 		v, ok := sc.Value()
 		args[k] = v

@@ -1,6 +1,9 @@
 package jsonx
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
 
 // MaxDepth is the deepest nesting a [Scanner] reads, the limit of
 // encoding/json: a text nesting deeper is not valid for either.
@@ -398,6 +401,17 @@ func Valid(data []byte) bool {
 	s := NewScanner(data)
 	s.Space()
 	return s.Skip() && s.End()
+}
+
+// Text is the string that the text of a JSON string between its quotes
+// decodes to, as [Scanner.String] and [Scanner.Object] give it (escaped
+// reports a backslash in it): the text itself when it has no escape and is
+// valid UTF-8, else [Unescape]'s.
+func Text(content []byte, escaped bool) (string, bool) {
+	if escaped || !utf8.Valid(content) {
+		return Unescape(content)
+	}
+	return string(content), true
 }
 
 // Unescape decodes the text of a string between its quotes as

@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -35,4 +36,18 @@ func checkStringValue(t *testing.T, raw []byte) {
 	if assert.Equal(t, wantOK, ok, "%q", raw) && ok {
 		assert.Equal(t, want, got, "%q", raw)
 	}
+}
+
+// TestText: the text of a JSON string decodes as encoding/json decodes the
+// string, whether it has escapes or not.
+func TestText(t *testing.T) {
+	for _, raw := range []string{`"plain"`, `"a\"b\\c"`, `"\u00e9\ud83d\ude00"`, "\"\xff\"", `"\ud800"`, `""`} {
+		content := []byte(raw[1 : len(raw)-1])
+		got, ok := Text(content, bytes.IndexByte(content, '\\') >= 0)
+		want, wantOK := StringValue([]byte(raw))
+		assert.Equal(t, wantOK, ok, raw)
+		assert.Equal(t, want, got, raw)
+	}
+	_, ok := Text([]byte(`\x`), true)
+	assert.False(t, ok, "not the text of a JSON string")
 }

@@ -149,13 +149,13 @@ func freePortFrom(listen func() (net.Listener, error), avoid int, reserve func(i
 			return 0, err
 		}
 		port := ln.Addr().(*net.TCPAddr).Port
-		if port != avoid {
-			reserve(port)
+		if port == avoid {
+			_ = ln.Close()
+			continue
 		}
+		reserve(port)
 		_ = ln.Close()
-		if port != avoid {
-			return port, nil
-		}
+		return port, nil
 	}
 	return 0, fmt.Errorf("the kernel gave the host's own port %d eight times", avoid)
 }
