@@ -18,6 +18,7 @@ import (
 	"github.com/funcmcp/funcmcp/host/internal/launch"
 	"github.com/funcmcp/funcmcp/host/internal/supervise"
 	"github.com/funcmcp/funcmcp/host/internal/telemetry"
+	"github.com/funcmcp/funcmcp/internal/startgc"
 )
 
 // Run prints the function list, listens on opts.Addr, waits until the
@@ -128,7 +129,12 @@ func (h *Host) Run(ctx context.Context) error {
 	// are vouched for by the check on JSON text; a call that needs one
 	// compiles it itself): compiled at once, they took a core from the
 	// first call of a client that calls as soon as the host is up.
-	compileLater := time.AfterFunc(cmp.Or(h.opts.compileDelay, deferredCompileDelay), func() { h.cat.CompileDeferred() })
+	// They are the last of the start's work: the collector, held off
+	// while the process started (internal/startgc), runs after them.
+	compileLater := time.AfterFunc(cmp.Or(h.opts.compileDelay, deferredCompileDelay), func() {
+		h.cat.CompileDeferred()
+		startgc.Release()
+	})
 	defer compileLater.Stop()
 
 	addr := endpointAddr(ln.Addr())

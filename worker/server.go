@@ -20,6 +20,7 @@ import (
 	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/internal/bufpool"
 	"github.com/funcmcp/funcmcp/internal/jsonx"
+	"github.com/funcmcp/funcmcp/internal/startgc"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -293,6 +294,10 @@ type outputCheck struct {
 	digest, issue string
 }
 
+// startReleaseDelay is how long after it starts serving the worker ends the
+// start's hold on the collector (the host's deferred compile waits as long).
+const startReleaseDelay = 100 * time.Millisecond
+
 // ListenAndServe builds the app and serves [App.Handler] on addr until ctx is
 // done, then shuts down gracefully (bounded by Options.ShutdownTimeout). A
 // configuration problem is returned before listening.
@@ -328,6 +333,10 @@ func (a *App) serve(ctx context.Context, l net.Listener, h http.Handler) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
+	// The start is over a little after the first requests, which then run
+	// with the collector still held off (internal/startgc).
+	release := time.AfterFunc(startReleaseDelay, startgc.Release)
+	defer release.Stop()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serving: %w", err)
