@@ -9,12 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/funcmcp/funcmcp/internal/jsonx"
+	"github.com/funcmcp/funcmcp/internal/parallel"
 )
 
 // Function is one function of a function app: its folder name and the
@@ -437,20 +436,9 @@ func ReadApp(root string, opts *ReadOptions) (fns []*Function, errs []error, err
 		err error
 	}
 	out := make([]read, len(entries))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(entries)) {
-		wg.Go(func() {
-			for i := range next {
-				out[i].fn, out[i].err = readAppFolder(root, realRoot, entries[i], opts)
-			}
-		})
-	}
-	for i := range entries {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	parallel.For(len(entries), func(i int) {
+		out[i].fn, out[i].err = readAppFolder(root, realRoot, entries[i], opts)
+	})
 	for _, r := range out {
 		switch {
 		case r.err != nil:

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/internal/parallel"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -168,13 +169,18 @@ func (a *App) build() (*compiled, error) {
 	builders := slices.Clone(a.tools)
 	a.mu.Unlock()
 
-	var errs []error
+	// The names are checked in order (a duplicate is the later of two);
+	// then the tools that passed are built on every CPU, each on its own:
+	// their schemas are decoded, checked and compiled, the most of a
+	// start's work. The problems keep the builders' order.
 	c := &compiled{byFunc: map[string]*tool{}}
+	problems := make([][]error, len(builders))
+	var good []int
 	funcOwner := map[string]string{} // lower-case function → tool
 	nameOwner := map[string]string{} // lower-case tool name → tool
-	for _, b := range builders {
+	for i, b := range builders {
 		fn := b.function()
-		fail := func(err error) { errs = append(errs, &ConfigError{Tool: b.name, Function: fn, Err: err}) }
+		fail := func(err error) { problems[i] = append(problems[i], &ConfigError{Tool: b.name, Function: fn, Err: err}) }
 		bad := false
 		if b.name == "" {
 			fail(ErrEmptyToolName)
@@ -216,44 +222,27 @@ func (a *App) build() (*compiled, error) {
 			fail(err)
 			bad = true
 		}
-		if bad {
-			continue
+		if !bad {
+			good = append(good, i)
 		}
-		field := b.outputField
-		if field == "" {
-			field = DefaultOutputField
+	}
+	built := make([]*tool, len(builders))
+	fns := make([]*metadata.Function, len(builders))
+	parallel.For(len(good), func(k int) {
+		i := good[k]
+		b := builders[i]
+		var err error
+		if built[i], fns[i], err = a.buildTool(b); err != nil {
+			problems[i] = append(problems[i], &ConfigError{Tool: b.name, Function: b.function(), Err: err})
 		}
-		opts, wrapped, err := b.options(field)
-		if err != nil {
-			fail(err)
-			continue
+	})
+	var errs []error
+	for i := range builders {
+		errs = append(errs, problems[i]...)
+		if t := built[i]; t != nil {
+			c.functions = append(c.functions, fns[i])
+			c.byFunc[strings.ToLower(t.function)] = t
 		}
-		opts.OutputValidation = cmp.Or(opts.OutputValidation, a.output.Validation)
-		opts.InputValidation = cmp.Or(opts.InputValidation, a.output.InputValidation)
-		opts.TextCopy = cmp.Or(opts.TextCopy, a.output.TextCopy)
-		invoke := b.invoke
-		if wrapped {
-			invoke = projecting(invoke, field)
-		}
-		f, err := metadata.NewToolFunction(fn, opts)
-		if err != nil {
-			fail(fmt.Errorf("building function.json: %w", err))
-			continue
-		}
-		// Read the binding back as the host will: the same rules decide
-		// whether it can be served, and the same compiled schema checks the
-		// results.
-		rules, err := a.schemas.LoadTool(f, f.ToolTriggers()[0], "")
-		if err != nil {
-			fail(err)
-			continue
-		}
-		if err := checkEncodedSize(f); err != nil {
-			fail(err)
-			continue
-		}
-		c.functions = append(c.functions, f)
-		c.byFunc[strings.ToLower(fn)] = &tool{name: b.name, function: fn, outputField: field, invoke: invoke, rules: rules}
 	}
 	errs = append(errs, a.buildKinds(c, builders, funcOwner)...)
 	errs = append(errs, checkViews(c, builders)...)
@@ -262,6 +251,40 @@ func (a *App) build() (*compiled, error) {
 	}
 	sort.Slice(c.functions, func(i, j int) bool { return c.functions[i].Name < c.functions[j].Name })
 	return c, nil
+}
+
+// buildTool builds one tool whose names passed: its function.json, read
+// back as the host will read it (the same rules decide whether it can be
+// served, and the same compiled schemas check its results).
+func (a *App) buildTool(b *ToolBuilder) (*tool, *metadata.Function, error) {
+	fn := b.function()
+	field := b.outputField
+	if field == "" {
+		field = DefaultOutputField
+	}
+	opts, wrapped, err := b.options(field)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.OutputValidation = cmp.Or(opts.OutputValidation, a.output.Validation)
+	opts.InputValidation = cmp.Or(opts.InputValidation, a.output.InputValidation)
+	opts.TextCopy = cmp.Or(opts.TextCopy, a.output.TextCopy)
+	invoke := b.invoke
+	if wrapped {
+		invoke = projecting(invoke, field)
+	}
+	f, err := metadata.NewToolFunction(fn, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("building function.json: %w", err)
+	}
+	rules, err := a.schemas.LoadTool(f, f.ToolTriggers()[0], "")
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkEncodedSize(f); err != nil {
+		return nil, nil, err
+	}
+	return &tool{name: b.name, function: fn, outputField: field, invoke: invoke, rules: rules}, f, nil
 }
 
 // checkViews applies the host's MCP App rule (binding.Registry.CheckToolView)

@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/funcmcp/funcmcp/binding"
 	"github.com/funcmcp/funcmcp/metadata"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func noop(context.Context, *ToolContext) (*Result, error) { return TextResult("ok"), nil }
@@ -571,4 +575,57 @@ func TestBuildCompilesEachSchemaOnce(t *testing.T) {
 	if got := binding.CompileCount() - before; got > 3 {
 		t.Errorf("Build compiled %d schemas for %d tools with the same schemas, want at most 3", got, tools)
 	}
+}
+
+// TestBuildOnEveryCPUKeepsTheOrder: the tools are built on every CPU, yet
+// the problems come in the builders' order, a name's problem (found before
+// the build) and a build's problem (the function.json size rule) alike, and
+// the functions built are those a one-CPU build makes.
+func TestBuildOnEveryCPUKeepsTheOrder(t *testing.T) {
+	refused := func() *App {
+		a := New(nil)
+		for i := range 30 {
+			b := a.ConfigureMcpTool(fmt.Sprintf("tool_%02d", i)).
+				WithOutputSchema(fmt.Sprintf(`{"type":"object","properties":{"n%d":{"type":"integer"}}}`, i)).Handle(noop)
+			switch i % 3 {
+			case 0: // the build refuses it
+				b.WithDescription(strings.Repeat("x", 1<<20))
+			case 2: // refused before the build
+				b.WithFunctionName("bad name")
+			}
+		}
+		return a
+	}
+	var want []string
+	for i := range 30 {
+		if i%3 != 1 {
+			want = append(want, fmt.Sprintf("tool_%02d", i))
+		}
+	}
+	built := map[int]string{}
+	for _, procs := range []int{1, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		_, err := refused().Functions()
+		runtime.GOMAXPROCS(prev)
+		require.Error(t, err)
+		var got []string
+		for _, ce := range configErrors(t, err) {
+			got = append(got, ce.Tool)
+		}
+		assert.Equal(t, want, got, "GOMAXPROCS %d", procs)
+
+		ok := New(nil)
+		for i := range 30 {
+			ok.ConfigureMcpTool(fmt.Sprintf("tool_%02d", i)).
+				WithOutputSchema(fmt.Sprintf(`{"type":"object","properties":{"n%d":{"type":"integer"}}}`, i)).Handle(noop)
+		}
+		prev = runtime.GOMAXPROCS(procs)
+		fns, err := ok.Functions()
+		runtime.GOMAXPROCS(prev)
+		require.NoError(t, err)
+		data, err := json.Marshal(fns)
+		require.NoError(t, err)
+		built[procs] = string(data)
+	}
+	assert.Equal(t, built[1], built[4], "the same functions, built on one CPU or four")
 }

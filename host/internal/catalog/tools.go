@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	goruntime "runtime"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/internal/parallel"
 	"github.com/funcmcp/funcmcp/metadata"
 )
 
@@ -110,24 +110,13 @@ func (c *Catalog) loadTools(root string, fns []*metadata.Function) error {
 func (c *Catalog) compileTools(root string, fns []*metadata.Function) []loadedTool {
 	out := make([]loadedTool, len(fns))
 	compiler := c.compiler
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(goruntime.GOMAXPROCS(0), len(fns)) {
-		wg.Go(func() {
-			for i := range next {
-				fn := fns[i]
-				if triggers := fn.ToolTriggers(); len(triggers) == 1 {
-					file := filepath.Join(root, fn.Name, metadata.FunctionFile)
-					out[i].tool, out[i].err = loadTool(compiler, fn, triggers[0], file)
-				}
-			}
-		})
-	}
-	for i := range fns {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	parallel.For(len(fns), func(i int) {
+		fn := fns[i]
+		if triggers := fn.ToolTriggers(); len(triggers) == 1 {
+			file := filepath.Join(root, fn.Name, metadata.FunctionFile)
+			out[i].tool, out[i].err = loadTool(compiler, fn, triggers[0], file)
+		}
+	})
 	return out
 }
 
