@@ -88,8 +88,9 @@ func Held() bool {
 }
 
 // Release ends the hold, if there is one: the collector gets back the
-// settings the program started with, and a collection returns the start's
-// garbage to the system. Release is safe to call more than once, and from
+// settings the program started with (a percent or limit the program set
+// itself meanwhile stays), and a collection returns the start's garbage to
+// the system. Release is safe to call more than once, and from
 // any goroutine.
 func Release() { release(true) }
 
@@ -101,8 +102,13 @@ func release(collect bool) {
 	}
 	held = false
 	timer.Stop()
-	debug.SetGCPercent(prevPercent)
-	debug.SetMemoryLimit(prevLimit)
+	// A program that set its own percent or limit meanwhile keeps it.
+	if cur := debug.SetGCPercent(prevPercent); cur != -1 {
+		debug.SetGCPercent(cur)
+	}
+	if debug.SetMemoryLimit(-1) == Limit {
+		debug.SetMemoryLimit(prevLimit)
+	}
 	mu.Unlock()
 	if collect {
 		debug.FreeOSMemory()

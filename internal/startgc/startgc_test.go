@@ -107,6 +107,27 @@ func TestRelease(t *testing.T) {
 	assert.Equal(t, 170, p, "a second Release changes nothing")
 }
 
+// TestReleaseKeepsTheProgramsOwn: a percent or limit the program set
+// during the hold is not undone by Release.
+func TestReleaseKeepsTheProgramsOwn(t *testing.T) {
+	Release()
+	hold()
+	debug.SetGCPercent(50)
+	Release()
+	p, l := settings()
+	assert.Equal(t, 50, p, "the program's percent stays")
+	assert.Equal(t, int64(math.MaxInt64), l, "the hold's limit is gone")
+
+	hold()
+	debug.SetMemoryLimit(1 << 30)
+	Release()
+	p, l = settings()
+	assert.Equal(t, 50, p, "the percent before the hold is back")
+	assert.Equal(t, int64(1<<30), l, "the program's limit stays")
+	debug.SetGCPercent(100)
+	debug.SetMemoryLimit(math.MaxInt64)
+}
+
 // TestFirstCollectionReleases: a start that reaches the limit collects, and
 // that collection ends the hold; the rest of the start collects as usual.
 func TestFirstCollectionReleases(t *testing.T) {
