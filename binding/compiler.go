@@ -152,6 +152,13 @@ func (c *Compiler) Deferred() int {
 	return len(c.deferred)
 }
 
+// Shares reports whether c may read the schemas of a loader whose limits
+// are l: it checks them against the same limits (defaults filled in on
+// both sides) and defers compiling, as a host's catalog does.
+func (c *Compiler) Shares(l Limits) bool {
+	return c != nil && c.Defer && c.limits() == l.withDefaults()
+}
+
 // limits returns c's limits with the defaults filled in.
 func (c *Compiler) limits() Limits {
 	if c == nil {

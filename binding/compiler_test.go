@@ -171,3 +171,17 @@ func TestCompilerKeepsTwinsApartWhereTheyDiffer(t *testing.T) {
 		assert.Equal(t, want, plainErr, text)
 	}
 }
+
+// TestCompilerShares: a compiler serves a loader whose limits are its own
+// once the defaults are filled in on both sides, and only if it defers
+// compiling as the loader does.
+func TestCompilerShares(t *testing.T) {
+	defaults := Limits{SchemaBytes: DefaultMaxSchemaBytes, SchemaDepth: DefaultMaxSchemaDepth, CompileTime: DefaultSchemaCompileTime}
+	c := &Compiler{Defer: true}
+	assert.True(t, c.Shares(Limits{}))
+	assert.True(t, c.Shares(defaults), "zero limits are the defaults")
+	assert.False(t, c.Shares(Limits{SchemaDepth: 3}))
+	assert.False(t, (&Compiler{}).Shares(Limits{}), "a compiler that compiles at once")
+	assert.False(t, (*Compiler)(nil).Shares(Limits{}))
+	assert.True(t, (&Compiler{Defer: true, Limits: Limits{SchemaDepth: 3}}).Shares(Limits{SchemaDepth: 3}))
+}

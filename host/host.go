@@ -276,7 +276,7 @@ func New(opts *Options) (*Host, error) {
 	}
 	var cat *catalog.Catalog
 	if o.Functions != nil {
-		cat, err = catalog.FromFunctions(root, o.Functions, lim, setting)
+		cat, err = catalog.FromFunctions(root, o.Functions, lim, o.Schemas, setting)
 	} else {
 		cat, err = catalog.Load(root, lim, setting)
 	}

@@ -87,6 +87,11 @@ type Options struct {
 	// function folder under ScriptRoot is read. An app that serves itself
 	// (package serve) passes its own.
 	Functions []*metadata.Function
+	// Schemas, with Functions, is the compiler the app built them with
+	// (worker.Prepared.Schemas): when it checks the host's schema limits
+	// (binding.Compiler.Shares), the catalog reads each schema text
+	// through it, so a text the app has read is not read again.
+	Schemas *binding.Compiler
 	// WorkerHandler, when set, is the app's custom-handler HTTP handler
 	// (worker.App.Handler) in this process: every invocation is served by
 	// it directly, with no connection; the host starts no process and

@@ -191,7 +191,7 @@ func newHost(ctx context.Context, app *worker.App, opts *host.Options, telemetry
 	// The app's handler is made once its environment is set and its
 	// telemetry started (which wraps it); no call comes before New returns.
 	handler := &lateHandler{}
-	o.Functions, o.WorkerHandler = fns, handler
+	o.Functions, o.Schemas, o.WorkerHandler = fns, prepared.Schemas(), handler
 	h, err := host.New(&o)
 	if err != nil {
 		return nil, nil, err

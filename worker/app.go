@@ -380,6 +380,11 @@ func (a *App) Prepare() (*Prepared, error) {
 // Functions is [App.Functions] of the prepared build.
 func (p *Prepared) Functions() []*metadata.Function { return p.c.functions }
 
+// Schemas is the compiler the build read its tools' schemas with, for a
+// host in the same process to share (host.Options.Schemas): each schema
+// text is then read once in the process.
+func (p *Prepared) Schemas() *binding.Compiler { return &p.app.schemas }
+
 // Handler is [App.Handler] of the prepared build: make it once the app's
 // environment is set and its telemetry started, as for App.Handler.
 func (p *Prepared) Handler() http.Handler { return p.app.handler(p.app.prepareBuilt(p.c)) }

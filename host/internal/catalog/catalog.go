@@ -58,20 +58,25 @@ func Load(root string, lim *Limits, setting func(name string) (string, bool)) (*
 	if err != nil {
 		return nil, err
 	}
-	return loadRead(root, fns, fnErrs, lim, setting)
+	return loadRead(root, fns, fnErrs, lim, nil, setting)
 }
 
 // FromFunctions is [Load] over functions already read (an app's own
 // metadata, in the process that serves it) rather than the function
 // folders under root; root still names their files in messages. fns must
-// be sorted by name, as [metadata.ReadApp] returns them.
-func FromFunctions(root string, fns []*metadata.Function, lim *Limits, setting func(name string) (string, bool)) (*Catalog, error) {
-	return loadRead(root, fns, nil, lim, setting)
+// be sorted by name, as [metadata.ReadApp] returns them. schemas, when it
+// [binding.Compiler.Shares] lim's schema limits, is the compiler the app
+// built its tools with: each schema text it has read is not read again.
+func FromFunctions(root string, fns []*metadata.Function, lim *Limits, schemas *binding.Compiler, setting func(name string) (string, bool)) (*Catalog, error) {
+	return loadRead(root, fns, nil, lim, schemas, setting)
 }
 
 // loadRead loads fns, recording fnErrs (functions that could not be read).
-func loadRead(root string, fns []*metadata.Function, fnErrs []error, lim *Limits, setting func(name string) (string, bool)) (*Catalog, error) {
+func loadRead(root string, fns []*metadata.Function, fnErrs []error, lim *Limits, schemas *binding.Compiler, setting func(name string) (string, bool)) (*Catalog, error) {
 	c := &Catalog{lim: *lim, compiler: &binding.Compiler{Limits: lim.Schema, Defer: true}}
+	if schemas.Shares(lim.Schema) {
+		c.compiler = schemas
+	}
 	for _, e := range fnErrs {
 		st := FunctionStatus{Error: e.Error()}
 		var fe *metadata.FunctionError

@@ -206,3 +206,50 @@ func TestToolsListInParts(t *testing.T) {
 		})
 	}
 }
+
+// TestFromFunctionsSharesTheAppsCompiler: an app serving itself hands the
+// catalog the compiler it built its tools with; when that compiler checks
+// the host's schema limits and defers compiling, the catalog reads each
+// schema text through it (none is read again, and the host's deferred
+// compile takes the app's schemas too); otherwise the catalog keeps its
+// own.
+func TestFromFunctionsSharesTheAppsCompiler(t *testing.T) {
+	var fns []*metadata.Function
+	for _, name := range []string{"a_weather", "b_other"} {
+		fn, err := metadata.NewToolFunction(name, &metadata.ToolOptions{ToolName: name, OutputSchema: weatherSchema,
+			InputSchema: `{"type":"object","properties":{"` + name + `":{"type":"string"}}}`})
+		require.NoError(t, err)
+		fns = append(fns, fn)
+	}
+	built := func(c *binding.Compiler) *binding.Compiler {
+		for _, fn := range fns {
+			_, err := c.LoadTool(fn, fn.ToolTriggers()[0], "")
+			require.NoError(t, err)
+		}
+		return c
+	}
+
+	app := built(&binding.Compiler{Defer: true})
+	read, deferred := app.Len(), app.Deferred()
+	require.NotZero(t, deferred)
+	c, err := FromFunctions("root", fns, testLimits(nil), app, nil)
+	require.NoError(t, err)
+	require.NotNil(t, c.Lookup("a_weather"))
+	assert.Same(t, app, c.compiler, "the host's limits are the compiler's")
+	assert.Equal(t, read, app.Len(), "no schema text read again")
+	c.CompileDeferred()
+	assert.Zero(t, app.Deferred(), "the host's deferred compile took the app's schemas")
+
+	for name, other := range map[string]*binding.Compiler{
+		"other limits": built(&binding.Compiler{Defer: true, Limits: binding.Limits{SchemaDepth: 7}}),
+		"no deferring": built(&binding.Compiler{}),
+	} {
+		c, err := FromFunctions("root", fns, testLimits(nil), other, nil)
+		require.NoError(t, err, name)
+		assert.NotSame(t, other, c.compiler, name)
+		require.NotNil(t, c.Lookup("b_other"), name)
+	}
+	c, err = FromFunctions("root", fns, testLimits(nil), nil, nil)
+	require.NoError(t, err)
+	assert.NotNil(t, c.compiler, "no compiler given: the catalog's own")
+}
