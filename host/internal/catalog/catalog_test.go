@@ -253,3 +253,82 @@ func TestFromFunctionsSharesTheAppsCompiler(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotNil(t, c.compiler, "no compiler given: the catalog's own")
 }
+
+// TestAppendToolIsMarshal: the tools/list entries are written without
+// reflection, byte for byte as metadata.Marshal writes them: every key
+// present and absent, text that needs escaping, raw values that are not
+// compact, and a raw value that is not JSON (an error either way).
+func TestAppendToolIsMarshal(t *testing.T) {
+	empty, odd := "", "<b>&\u2028\"\\\x01\xff"
+	cases := []toolJSON{
+		{Name: "plain", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		{Name: "no_input"},
+		{Name: odd, Title: odd, Description: &odd, InputSchema: json.RawMessage(`{ "type" : "object" ,"properties":{"a":{"type":"string","description":"x y"}}}`),
+			OutputSchema: json.RawMessage("{\n\t\"type\": \"object\"\n}"), Annotations: json.RawMessage(`{"readOnlyHint":true}`),
+			Icons: []metadata.Icon{{Src: "https://x/i.png", MimeType: "image/png", Sizes: []string{"48x48", "any"}, Theme: "dark"}, {Src: "data:,"}},
+			Meta:  json.RawMessage(`{"ui":{"resourceUri":"ui://a/b"}}`)},
+		{Name: "empty_description", Description: &empty, InputSchema: json.RawMessage(`{}`), OutputSchema: json.RawMessage(`{"type":"object"}`)},
+		{Name: "meta_only", InputSchema: json.RawMessage(`{}`), Meta: json.RawMessage(`{"a":[1,2.5e3,null,"\u00e9"]}`)},
+	}
+	for _, tc := range cases {
+		want, wantErr := metadata.Marshal(tc)
+		got, err := appendTool(nil, &tc)
+		require.NoError(t, wantErr, tc.Name)
+		require.NoError(t, err, tc.Name)
+		assert.Equal(t, string(want), string(got), tc.Name)
+	}
+	bad := toolJSON{Name: "bad", InputSchema: json.RawMessage(`{"type":`)}
+	_, wantErr := metadata.Marshal(bad)
+	_, err := appendTool(nil, &bad)
+	assert.Error(t, wantErr)
+	assert.Error(t, err, "a raw value that is not JSON")
+
+	// And a loaded catalog's lists, for both revision families.
+	root := t.TempDir()
+	for i := range 12 {
+		opts := &metadata.ToolOptions{ToolName: "tool_" + strconv.Itoa(i), Description: "Tool <" + strconv.Itoa(i) + ">"}
+		if i%2 == 0 {
+			opts.OutputSchema = weatherSchema
+		}
+		if i%3 == 0 {
+			opts.Title = "Title & " + strconv.Itoa(i)
+		}
+		writeTool(t, root, "f"+strconv.Itoa(i), opts)
+	}
+	c := load(t, root)
+	for _, version := range []string{projectedFamily, binding.ProjectedRevision} {
+		want, err := metadata.Marshal(c.toolItems(version))
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(c.ToolsList(version)), version)
+	}
+}
+
+// BenchmarkEncodeToolList: the tools/list array of 1,000 tools with
+// get_weather-sized schemas, written by appendTool (what the catalog does)
+// and, for comparison, by encoding/json (metadata.Marshal of the same
+// entries, what it did before).
+func BenchmarkEncodeToolList(b *testing.B) {
+	root := b.TempDir()
+	for i := range 1000 {
+		writeTool(b, root, "f"+strconv.Itoa(i), &metadata.ToolOptions{ToolName: "tool_" + strconv.Itoa(i),
+			Description: "Get the weather forecast for a city.", OutputSchema: weatherSchema})
+	}
+	c, err := Load(root, testLimits(nil), nil)
+	require.NoError(b, err)
+	b.Run("appendTool", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.encodeToolList(projectedFamily); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding_json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := metadata.Marshal(c.toolItems(projectedFamily)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

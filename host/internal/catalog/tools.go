@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/funcmcp/funcmcp/binding"
+	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/internal/parallel"
 	"github.com/funcmcp/funcmcp/metadata"
 )
@@ -183,38 +184,109 @@ type toolJSON struct {
 // one encoding of the whole array gives.
 func (c *Catalog) encodeToolList(version string) (json.RawMessage, error) {
 	items := c.toolItems(version)
+	if len(items) == 0 {
+		return json.RawMessage(`[]`), nil
+	}
 	const partSize = 500
+	// Each part starts with the '[' or ',' before its first entry; the
+	// last ends with ']'. One part is the list itself.
 	parts := make([][]byte, (len(items)+partSize-1)/partSize)
 	errs := make([]error, len(parts))
 	var wg sync.WaitGroup
 	for p := range parts {
 		wg.Go(func() {
 			part := items[p*partSize : min((p+1)*partSize, len(items))]
-			data, err := metadata.Marshal(part) // [a,b,…]
-			if err != nil {
-				errs[p] = err
-				return
+			size := 2
+			for i := range part {
+				size += sizeHint(&part[i])
 			}
-			parts[p] = data[1 : len(data)-1]
+			data := make([]byte, 0, size)
+			for i := range part {
+				if i == 0 && p == 0 {
+					data = append(data, '[')
+				} else {
+					data = append(data, ',')
+				}
+				var err error
+				if data, err = appendTool(data, &part[i]); err != nil {
+					errs[p] = err
+					return
+				}
+			}
+			if p == len(parts)-1 {
+				data = append(data, ']')
+			}
+			parts[p] = data
 		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("encoding the tool list: %w", err)
 	}
-	size := 2
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	size := 0
 	for _, p := range parts {
-		size += len(p) + 1
+		size += len(p)
 	}
 	out := make([]byte, 0, size)
-	out = append(out, '[')
-	for i, p := range parts {
-		if i > 0 {
-			out = append(out, ',')
-		}
+	for _, p := range parts {
 		out = append(out, p...)
 	}
-	return append(out, ']'), nil
+	return out, nil
+}
+
+// appendTool appends t as metadata.Marshal encodes it, without reflection:
+// the schemas, most of the bytes, are compact already and appended as they
+// are (jsonx.AppendCompact checks them, as encoding/json compacts a
+// json.RawMessage).
+func appendTool(dst []byte, t *toolJSON) ([]byte, error) {
+	dst = append(dst, `{"name":`...)
+	dst = metadata.AppendJSONString(dst, t.Name)
+	if t.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = metadata.AppendJSONString(dst, t.Title)
+	}
+	if t.Description != nil {
+		dst = append(dst, `,"description":`...)
+		dst = metadata.AppendJSONString(dst, *t.Description)
+	}
+	var err error
+	raw := func(key string, v json.RawMessage, omitEmpty bool) {
+		switch {
+		case err != nil || (omitEmpty && len(v) == 0):
+		case len(v) == 0:
+			dst = append(append(append(dst, ',', '"'), key...), `":null`...)
+		default:
+			dst = append(append(append(dst, ',', '"'), key...), '"', ':')
+			dst, err = jsonx.AppendCompact(dst, v)
+		}
+	}
+	raw("inputSchema", t.InputSchema, false)
+	raw("outputSchema", t.OutputSchema, true)
+	raw("annotations", t.Annotations, true)
+	if err == nil && len(t.Icons) > 0 {
+		var icons []byte
+		if icons, err = metadata.Marshal(t.Icons); err == nil {
+			dst = append(append(dst, `,"icons":`...), icons...)
+		}
+	}
+	raw("_meta", t.Meta, true)
+	if err != nil {
+		return dst, fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	return append(dst, '}'), nil
+}
+
+// sizeHint is about the length of t's entry: its texts, and room for the
+// keys and the escapes of a few characters.
+func sizeHint(t *toolJSON) int {
+	n := 96 + len(t.Name) + len(t.Title) + len(t.InputSchema) + len(t.OutputSchema) + len(t.Annotations) + len(t.Meta) + 64*len(t.Icons)
+	if t.Description != nil {
+		n += len(*t.Description)
+	}
+	return n
 }
 
 // toolItems are the tools/list entries clients speaking version see.
