@@ -49,6 +49,7 @@ FUZZ_TARGETS := \
 	./metadata:FuzzToolContextFromRequest \
 	./metadata:FuzzScanFunction \
 	./metadata:FuzzIndentedLen \
+	./metadata:FuzzAppendToolProperties \
 	./metadata:FuzzScanToolContext \
 	./metadata:FuzzHeadersGet \
 	./binding:FuzzParseFunctionAndTrigger \

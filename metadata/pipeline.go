@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Tool property types, as written in [ToolProperty.PropertyType]. Arrays are
@@ -29,11 +30,46 @@ type ToolProperty struct {
 
 // MarshalJSON writes enumValues as [] when there are none, as the .NET worker does.
 func (p ToolProperty) MarshalJSON() ([]byte, error) {
-	type plain ToolProperty
-	if p.EnumValues == nil {
-		p.EnumValues = []string{}
+	return p.appendJSON(nil), nil
+}
+
+// appendJSON appends p as encoding/json writes the struct (with
+// [Marshal]'s string encoding), enumValues [] when there are none.
+func (p ToolProperty) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"propertyName":`...)
+	dst = AppendJSONString(dst, p.PropertyName)
+	dst = append(dst, `,"propertyType":`...)
+	dst = AppendJSONString(dst, p.PropertyType)
+	dst = append(dst, `,"description":`...)
+	dst = AppendJSONString(dst, p.Description)
+	dst = append(dst, `,"isRequired":`...)
+	dst = strconv.AppendBool(dst, p.IsRequired)
+	dst = append(dst, `,"isArray":`...)
+	dst = strconv.AppendBool(dst, p.IsArray)
+	dst = append(dst, `,"enumValues":[`...)
+	for i, v := range p.EnumValues {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendJSONString(dst, v)
 	}
-	return Marshal(plain(p))
+	return append(dst, ']', '}')
+}
+
+// AppendToolProperties appends props as [Marshal] encodes the slice: null
+// when it is nil.
+func AppendToolProperties(dst []byte, props []ToolProperty) []byte {
+	if props == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '[')
+	for i, p := range props {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = p.appendJSON(dst)
+	}
+	return append(dst, ']')
 }
 
 // ToolOptions is what a tool's configuration holds, as plain data. The worker's
@@ -142,12 +178,7 @@ func (b *BindingBuilder) AddToolProperties() *BindingBuilder {
 		if t.options == nil || t.options.Properties == nil {
 			continue
 		}
-		data, err := Marshal(t.options.Properties)
-		if err != nil {
-			b.errs = append(b.errs, b.toolErr(t, fmt.Errorf("encoding toolProperties: %w", err)))
-			continue
-		}
-		s := string(data)
+		s := string(AppendToolProperties(nil, t.options.Properties))
 		t.toolProperties = &s
 	}
 	return b

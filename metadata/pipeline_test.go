@@ -518,3 +518,65 @@ func TestTextContentAllocatesOnce(t *testing.T) {
 		t.Errorf("TextContent allocates %v times, want 1", n)
 	}
 }
+
+// toolPropertiesByReflection is how toolProperties was encoded before
+// AppendToolProperties: encoding/json over the plain struct (no HTML
+// escaping), enumValues [] when nil.
+func toolPropertiesByReflection(t testing.TB, props []ToolProperty) string {
+	t.Helper()
+	type plain ToolProperty
+	var list []plain
+	if props != nil {
+		list = []plain{}
+	}
+	for _, p := range props {
+		if p.EnumValues == nil {
+			p.EnumValues = []string{}
+		}
+		list = append(list, plain(p))
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(list); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// TestAppendToolPropertiesIsReflection: toolProperties and a property's
+// MarshalJSON are written byte for byte as encoding/json wrote them.
+func TestAppendToolPropertiesIsReflection(t *testing.T) {
+	odd := "<a & b>\u2028\u2029\"\\\x00\x1f\xff é"
+	for _, props := range [][]ToolProperty{
+		nil,
+		{},
+		{{PropertyName: "city", PropertyType: PropertyTypeString, Description: "The city.", IsRequired: true}},
+		{{PropertyName: odd, PropertyType: odd, Description: odd, IsArray: true, EnumValues: []string{odd, "", "b"}},
+			{PropertyName: "e", EnumValues: []string{}}, {}},
+	} {
+		want := toolPropertiesByReflection(t, props)
+		if got := string(AppendToolProperties(nil, props)); got != want {
+			t.Errorf("AppendToolProperties\n got %s\nwant %s", got, want)
+		}
+		for i, p := range props {
+			one := toolPropertiesByReflection(t, []ToolProperty{p})
+			got, err := p.MarshalJSON()
+			if err != nil || string(got) != one[1:len(one)-1] {
+				t.Errorf("property %d MarshalJSON = %s, %v; want %s", i, got, err, one[1:len(one)-1])
+			}
+		}
+	}
+}
+
+func FuzzAppendToolProperties(f *testing.F) {
+	f.Add("city", "string", "The city.", true, false, "a", "b")
+	f.Add("<&>", "\u2028", "\xff\x00", false, true, "", "\"\\")
+	f.Fuzz(func(t *testing.T, name, typ, desc string, required, array bool, e1, e2 string) {
+		props := []ToolProperty{{PropertyName: name, PropertyType: typ, Description: desc, IsRequired: required, IsArray: array, EnumValues: []string{e1, e2}},
+			{PropertyName: e1, Description: e2, IsArray: required}}
+		if want, got := toolPropertiesByReflection(t, props), string(AppendToolProperties(nil, props)); got != want {
+			t.Fatalf("got %s\nwant %s", got, want)
+		}
+	})
+}
