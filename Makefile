@@ -56,6 +56,7 @@ FUZZ_TARGETS := \
 	./binding:FuzzOutputSchema \
 	./binding:FuzzObjectMembers \
 	./binding:FuzzDecodeJSON \
+	./binding:FuzzScanToolProperties \
 	./binding:FuzzDecodeReturnValue \
 	./binding:FuzzFastCheck \
 	./binding:FuzzDirectReply \

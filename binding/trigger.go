@@ -295,13 +295,16 @@ func parseToolProperties(b *metadata.Binding) ([]metadata.ToolProperty, error) {
 	if !ok || jsonx.IsNull(raw) {
 		return nil, nil
 	}
-	var text string
-	if err := json.Unmarshal(raw, &text); err != nil {
+	text, ok := jsonx.StringValue(raw)
+	if !ok && json.Unmarshal(raw, &text) != nil {
 		return nil, fmt.Errorf("%s must be a string holding a JSON array", metadata.KeyToolProperties)
 	}
 	trimmed := strings.TrimSpace(text)
 	if trimmed == "" || trimmed[0] != '[' {
 		return nil, fmt.Errorf("%s must be a string holding a JSON array", metadata.KeyToolProperties)
+	}
+	if props, ok := scanToolProperties([]byte(trimmed)); ok {
+		return props, nil
 	}
 	props := []metadata.ToolProperty{}
 	if err := json.Unmarshal([]byte(trimmed), &props); err != nil {
