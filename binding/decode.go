@@ -48,11 +48,7 @@ func decodeValue(s *jsonx.Scanner) (any, bool) {
 		})
 		return a, ok
 	case '"':
-		content, escaped, ok := s.String()
-		if !ok {
-			return nil, false
-		}
-		return jsonx.Text(content, escaped)
+		return stringValue(s)
 	case 't':
 		return true, s.Literal("true")
 	case 'f':

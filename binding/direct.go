@@ -2,7 +2,6 @@ package binding
 
 import (
 	"encoding/json"
-	"unicode/utf8"
 
 	"github.com/funcmcp/funcmcp/internal/jsonx"
 	"github.com/funcmcp/funcmcp/metadata"
@@ -232,10 +231,7 @@ func stringValue(s *jsonx.Scanner) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if !escaped && utf8.Valid(raw) {
-		return string(raw), true
-	}
-	return jsonx.Unescape(raw)
+	return jsonx.Text(raw, escaped)
 }
 
 // blockCertainlyValid reports whether a content block is valid for

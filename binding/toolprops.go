@@ -28,11 +28,11 @@ func scanToolProperties(text []byte) ([]metadata.ToolProperty, bool) {
 			seen |= bit
 			switch bit {
 			case keyPropertyName:
-				p.PropertyName, ok = scanString(&sc)
+				p.PropertyName, ok = stringValue(&sc)
 			case keyPropertyType:
-				p.PropertyType, ok = scanString(&sc)
+				p.PropertyType, ok = stringValue(&sc)
 			case keyDescription:
-				p.Description, ok = scanString(&sc)
+				p.Description, ok = stringValue(&sc)
 			case keyIsRequired:
 				p.IsRequired, ok = scanBool(&sc)
 			case keyIsArray:
@@ -40,7 +40,7 @@ func scanToolProperties(text []byte) ([]metadata.ToolProperty, bool) {
 			case keyEnumValues:
 				p.EnumValues = []string{}
 				_, ok = sc.Array(func() bool {
-					v, ok := scanString(&sc)
+					v, ok := stringValue(&sc)
 					p.EnumValues = append(p.EnumValues, v)
 					return ok
 				})
@@ -84,15 +84,6 @@ func toolPropertyKey(key []byte, escaped bool) (uint8, bool) {
 		return keyEnumValues, true
 	}
 	return 0, false
-}
-
-// scanString reads a string value as encoding/json decodes it.
-func scanString(sc *jsonx.Scanner) (string, bool) {
-	content, escaped, ok := sc.String()
-	if !ok {
-		return "", false
-	}
-	return jsonx.Text(content, escaped)
 }
 
 // scanBool reads true or false.
