@@ -83,7 +83,9 @@ func RunArgs(ctx context.Context, app *worker.App, args []string, stdout, stderr
 		fmt.Fprintf(stderr, "serve: unexpected arguments: %v\n", fs.fs.Args())
 		return 2
 	}
-	opts, err := fs.options(stdout, stderr)
+	logOut := cli.NewLogBuffer(stderr)
+	defer logOut.Flush()
+	opts, err := fs.options(stdout, logOut)
 	if err != nil {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return 2

@@ -101,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "funchost: --port %d is not a port number\n", *port)
 		return 2
 	}
-	logOut := newLogBuffer(stderr)
+	logOut := cli.NewLogBuffer(stderr)
 	defer logOut.Flush()
 	logger, err := cli.Logger(logOut, *logFormat, *verbose)
 	if err != nil {

@@ -1,6 +1,6 @@
 // Package cli holds what funchost's command and an app's serve command
-// read alike from their command lines: the logger their --log-format and
-// --verbose flags ask for, and the comma-separated lists of
+// share: the logger their --log-format and --verbose flags ask for, the
+// buffer their log is written through, and the comma-separated lists of
 // --allowed-hosts and --allowed-origins.
 package cli
 

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"io"
@@ -13,13 +13,14 @@ const logFlushDelay = 10 * time.Millisecond
 // maxLogBuffer is how much is buffered before a write is forced.
 const maxLogBuffer = 64 << 10
 
-// logBuffer batches the host log: funchost logs every tool call (and the
-// worker's log lines for it), and one write to stderr per line costs a
-// system call per line. A write is kept for at most logFlushDelay, or until
+// LogBuffer batches the host log: funchost and the serve command log every
+// tool call (and the function's log lines for it), and one write to stderr
+// per line costs a system call per line, made under the slog handler's
+// lock, which every other call's log line then waits for. A write is kept for at most logFlushDelay, or until
 // maxLogBuffer bytes are waiting, and then written with the others in one
 // call. Each Write of the slog handler is one whole record, so lines are
 // never split. Flush writes what waits; call it before exiting.
-type logBuffer struct {
+type LogBuffer struct {
 	mu    sync.Mutex
 	w     io.Writer
 	buf   []byte
@@ -27,9 +28,10 @@ type logBuffer struct {
 	armed bool
 }
 
-func newLogBuffer(w io.Writer) *logBuffer { return &logBuffer{w: w} }
+// NewLogBuffer returns a LogBuffer writing to w.
+func NewLogBuffer(w io.Writer) *LogBuffer { return &LogBuffer{w: w} }
 
-func (b *logBuffer) Write(p []byte) (int, error) {
+func (b *LogBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.buf = append(b.buf, p...)
@@ -48,13 +50,13 @@ func (b *logBuffer) Write(p []byte) (int, error) {
 }
 
 // Flush writes every buffered line now.
-func (b *logBuffer) Flush() {
+func (b *LogBuffer) Flush() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.flushLocked()
 }
 
-func (b *logBuffer) flushLocked() {
+func (b *LogBuffer) flushLocked() {
 	if len(b.buf) > 0 {
 		_, _ = b.w.Write(b.buf)
 		b.buf = b.buf[:0]

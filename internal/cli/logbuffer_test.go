@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"strings"
@@ -31,7 +31,7 @@ func (w *countingWriter) state() (int, string) {
 
 func TestLogBufferBatchesLines(t *testing.T) {
 	w := &countingWriter{}
-	b := newLogBuffer(w)
+	b := NewLogBuffer(w)
 	for i := range 100 {
 		_, _ = b.Write([]byte(strings.Repeat("x", i%7) + "\n"))
 	}
