@@ -61,7 +61,7 @@ func registerBarChart(app *worker.App) {
 				Values []float64 `json:"values"`
 				Color  string    `json:"color"`
 			}
-			if err := decodeArguments(tc.Arguments, &args); err != nil {
+			if err := tc.BindArguments(&args); err != nil {
 				return nil, err
 			}
 			img, err := barChart(args.Values, args.Color)

@@ -19,7 +19,7 @@ func registerRoman(app *worker.App) {
 			var args struct {
 				Number int `json:"number"`
 			}
-			if err := decodeArguments(tc.Arguments, &args); err != nil {
+			if err := tc.BindArguments(&args); err != nil {
 				return nil, err
 			}
 			// A span of the tool's own: with telemetry on it nests under the

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -49,7 +48,7 @@ func handleWeather(_ context.Context, tc *worker.ToolContext) (*worker.Result, e
 		Days  int    `json:"days"`
 		Date  string `json:"date"`
 	}
-	if err := decodeArguments(tc.Arguments, &args); err != nil {
+	if err := tc.BindArguments(&args); err != nil {
 		return nil, err
 	}
 	start := time.Now().UTC()
@@ -66,18 +65,4 @@ func handleWeather(_ context.Context, tc *worker.ToolContext) (*worker.Result, e
 	}
 	tc.Logf("forecast for %s: %d days from %s", f.City, len(f.Daily), f.StartDate)
 	return &worker.Result{StructuredContent: f}, nil
-}
-
-// decodeArguments decodes the tool arguments into the fields of v (a pointer
-// to a struct with json tags). Absent arguments and JSON null leave the field
-// at its zero value.
-func decodeArguments(args map[string]json.RawMessage, v any) error {
-	data, err := json.Marshal(args)
-	if err != nil {
-		return fmt.Errorf("encoding arguments: %w", err)
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("decoding arguments: %w", err)
-	}
-	return nil
 }
