@@ -16,10 +16,11 @@ const maxLogBuffer = 64 << 10
 // LogBuffer batches the host log: funchost and the serve command log every
 // tool call (and the function's log lines for it), and one write to stderr
 // per line costs a system call per line, made under the slog handler's
-// lock, which every other call's log line then waits for. A write is kept for at most logFlushDelay, or until
-// maxLogBuffer bytes are waiting, and then written with the others in one
-// call. Each Write of the slog handler is one whole record, so lines are
-// never split. Flush writes what waits; call it before exiting.
+// lock, which every other call's log line then waits for. A write is kept
+// for at most logFlushDelay, or until maxLogBuffer bytes are waiting, and
+// then written with the others in one call. Each Write of the slog handler
+// is one whole record, so lines are never split. Flush writes what waits;
+// call it before exiting.
 type LogBuffer struct {
 	mu    sync.Mutex
 	w     io.Writer
