@@ -8,37 +8,16 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/funcmcp/funcmcp/internal/testutil"
 	"github.com/funcmcp/funcmcp/serve"
 	"github.com/funcmcp/funcmcp/worker"
 )
-
-// writes is a writer safe for concurrent use that counts the writes it
-// gets.
-type writes struct {
-	mu sync.Mutex
-	n  int
-	sb strings.Builder
-}
-
-func (w *writes) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.n++
-	return w.sb.Write(p)
-}
-
-func (w *writes) state() (int, string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.n, w.sb.String()
-}
 
 var endpoint = regexp.MustCompile(`MCP server endpoint: (http://127\.0\.0\.1:\d+/runtime/webhooks/mcp)`)
 
@@ -59,12 +38,12 @@ func TestServeLogsInBatches(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	stdout, stderr := &writes{}, &writes{}
+	stdout, stderr := &testutil.Writes{}, &testutil.Writes{}
 	done := make(chan int, 1)
 	go func() { done <- serve.RunArgs(ctx, app, []string{"handler", "serve", "--port", "0"}, stdout, stderr) }()
 	var url string
 	require.Eventually(t, func() bool {
-		_, out := stdout.state()
+		_, out := stdout.State()
 		m := endpoint.FindStringSubmatch(out)
 		if m != nil {
 			url = m[1]
@@ -72,7 +51,7 @@ func TestServeLogsInBatches(t *testing.T) {
 		return m != nil
 	}, 10*time.Second, 5*time.Millisecond, "the endpoint line")
 
-	writesBefore, before := stderr.state()
+	writesBefore, before := stderr.State()
 	const calls = 30
 	for i := range calls {
 		body := `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"hello","arguments":{}}}`
@@ -93,7 +72,7 @@ func TestServeLogsInBatches(t *testing.T) {
 		t.Fatal("serve did not return after its context ended")
 	}
 
-	n, text := stderr.state()
+	n, text := stderr.State()
 	logged := strings.TrimPrefix(text, before)
 	assert.Equal(t, calls, strings.Count(logged, "hello from the tool"), "every call's own line is written")
 	assert.Equal(t, calls, strings.Count(logged, "Executed 'Functions.hello' (Succeeded"), "and its Executed line, the last ones too")
