@@ -62,6 +62,11 @@ func (b *LogBuffer) flushLocked() {
 		_, _ = b.w.Write(b.buf)
 		b.buf = b.buf[:0]
 	}
+	// One very long line (a tool's log of a large value) grows the buffer
+	// past the batching size; it is not kept at that size afterwards.
+	if cap(b.buf) > 2*maxLogBuffer {
+		b.buf = nil
+	}
 	if b.armed {
 		b.timer.Stop()
 		b.armed = false

@@ -37,3 +37,24 @@ func TestLogBufferBatchesLines(t *testing.T) {
 	after, _ := w.State()
 	assert.Equal(t, n+1, after, "a full buffer is written at once")
 }
+
+// TestLogBufferDoesNotKeepALongLine: a line far longer than the batching
+// size is written at once, and the buffer does not stay that large.
+func TestLogBufferDoesNotKeepALongLine(t *testing.T) {
+	w := &testutil.Writes{}
+	b := NewLogBuffer(w)
+	long := strings.Repeat("z", 4<<20) + "\n"
+	_, _ = b.Write([]byte(long))
+	n, text := w.State()
+	assert.Equal(t, 1, n)
+	assert.Len(t, text, len(long))
+	b.mu.Lock()
+	kept := cap(b.buf)
+	b.mu.Unlock()
+	assert.LessOrEqual(t, kept, 2*maxLogBuffer, "the buffer keeps %d bytes after a 4 MiB line", kept)
+
+	_, _ = b.Write([]byte("after\n"))
+	b.Flush()
+	_, text = w.State()
+	assert.True(t, strings.HasSuffix(text, "after\n"), "and goes on batching")
+}
