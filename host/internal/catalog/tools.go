@@ -192,34 +192,30 @@ func (c *Catalog) encodeToolList(version string) (json.RawMessage, error) {
 	// last ends with ']'. One part is the list itself.
 	parts := make([][]byte, (len(items)+partSize-1)/partSize)
 	errs := make([]error, len(parts))
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Go(func() {
-			part := items[p*partSize : min((p+1)*partSize, len(items))]
-			size := 2
-			for i := range part {
-				size += sizeHint(&part[i])
+	parallel.For(len(parts), func(p int) {
+		part := items[p*partSize : min((p+1)*partSize, len(items))]
+		size := 2
+		for i := range part {
+			size += sizeHint(&part[i])
+		}
+		data := make([]byte, 0, size)
+		for i := range part {
+			if i == 0 && p == 0 {
+				data = append(data, '[')
+			} else {
+				data = append(data, ',')
 			}
-			data := make([]byte, 0, size)
-			for i := range part {
-				if i == 0 && p == 0 {
-					data = append(data, '[')
-				} else {
-					data = append(data, ',')
-				}
-				var err error
-				if data, err = appendTool(data, &part[i]); err != nil {
-					errs[p] = err
-					return
-				}
+			var err error
+			if data, err = appendTool(data, &part[i]); err != nil {
+				errs[p] = err
+				return
 			}
-			if p == len(parts)-1 {
-				data = append(data, ']')
-			}
-			parts[p] = data
-		})
-	}
-	wg.Wait()
+		}
+		if p == len(parts)-1 {
+			data = append(data, ']')
+		}
+		parts[p] = data
+	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("encoding the tool list: %w", err)
 	}
