@@ -48,7 +48,8 @@
 // CallToolResult: the result envelope ("useResultSchema") with its
 // call_tool_result, multi_content_result and single-block forms, or a plain
 // value as one text block. [Tool.ShapeResult], which the worker SDK runs
-// before replying and the host again on what it receives, then checks
+// before replying and the host again on what it receives ([Tool.CheckResult]
+// in a worker whose host shapes its reply again), then checks
 // structuredContent against the compiled output schema (decoding it once,
 // compiling only a schema deferred by [Compiler.Defer] that a value first
 // needs the full validator for, and not at all when the result carries the

@@ -353,6 +353,17 @@ func (i *OutputIssue) LogMessage() string {
 // last the text copy of structuredContent is added as the tool's TextCopy
 // says ([metadata.AddTextCopy]).
 func (t *Tool) ShapeResult(d *Decoded, app metadata.OutputSettings) *OutputIssue {
+	issue := t.CheckResult(d, app)
+	if d != nil {
+		metadata.AddTextCopy(d.Result, t.OutputSettings(app).TextCopy)
+	}
+	return issue
+}
+
+// CheckResult is [Tool.ShapeResult] without the text copy: a worker whose
+// reply is shaped again by the host leaves the copy to the host, which
+// makes it once instead of comparing it with the worker's.
+func (t *Tool) CheckResult(d *Decoded, app metadata.OutputSettings) *OutputIssue {
 	if d == nil || d.Result == nil {
 		return nil
 	}
@@ -372,7 +383,6 @@ func (t *Tool) ShapeResult(d *Decoded, app metadata.OutputSettings) *OutputIssue
 			}
 		}
 	}
-	metadata.AddTextCopy(d.Result, set.TextCopy)
 	return issue
 }
 

@@ -23,7 +23,9 @@ const MediaTypeDirectResult = "application/vnd.funcmcp.result+json"
 
 // DirectReply is the body of a direct reply: the worker's log lines, the
 // whole tool result as JSON (not a string holding JSON), and the output
-// check and issue of [ToolResult.Checked] and [ToolResult.OutputIssue].
+// check and issue of [ToolResult.Checked] and [ToolResult.OutputIssue]. The
+// result carries no text copy of its structuredContent: the host adds it
+// ([AddTextCopy]) as it shapes the result.
 type DirectReply struct {
 	Logs        []string        `json:"Logs"`
 	Result      *CallToolResult `json:"Result"`

@@ -109,7 +109,8 @@ func postAccept(t *testing.T, url, fn, payload, accept string) (string, []byte) 
 
 // TestDirectReplyOnlyWhenAsked checks that the worker answers the direct
 // reply only to a caller that lists it in Accept, with the same result
-// today's reply carries; anyone else gets today's reply.
+// today's reply carries but for the text copy, which the host adds; anyone
+// else gets today's reply.
 func TestDirectReplyOnlyWhenAsked(t *testing.T) {
 	a, _ := testApp(t, io.Discard)
 	srv := httptest.NewServer(a.Handler())
@@ -134,6 +135,12 @@ func TestDirectReplyOnlyWhenAsked(t *testing.T) {
 		assert.Equal(t, today.resp.Logs, direct.Logs)
 		assert.Equal(t, today.env.Checked, direct.Checked)
 		if today.env.Type == metadata.ResultTypeCallToolResult {
+			// The direct reply leaves the text copy to the host, which
+			// adds it as here: the result is then today's.
+			for _, block := range direct.Result.Content {
+				assert.False(t, metadata.IsTextCopy(block, direct.Result.StructuredContent), "%s: the direct reply carries a text copy: %s", tc.fn, data)
+			}
+			metadata.AddTextCopy(direct.Result, metadata.TextCopyJSON)
 			want, err := json.Marshal(today.result)
 			require.NoError(t, err)
 			got, err := json.Marshal(direct.Result)

@@ -145,17 +145,19 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	res, chk, logs, fail := s.run(r.Context(), t, ic, r.Header)
+	// funchost lists the direct reply in Accept and gets the result as it
+	// is, without the text copy, which it adds itself; everyone else (the
+	// Functions host) gets today's reply, the result envelope as a string
+	// holding strings of JSON.
+	direct := metadata.AcceptsDirectResult(r.Header.Get("Accept"))
+	res, chk, logs, fail := s.run(r.Context(), t, ic, r.Header, direct)
 	if fail != nil {
 		writeFailure(w, fail, logs)
 		return
 	}
-	// funchost lists the direct reply in Accept and gets the result as it
-	// is; everyone else (the Functions host) gets today's reply, the result
-	// envelope as a string holding strings of JSON.
 	contentType := "application/json"
 	var resp []byte
-	if metadata.AcceptsDirectResult(r.Header.Get("Accept")) {
+	if direct {
 		contentType = metadata.MediaTypeDirectResult
 		resp = appendDirectReply(replies.Get(replySize(logs, res)), logs, res, chk)
 	} else {
@@ -179,7 +181,7 @@ func (s *server) CallToolLocal(ctx context.Context, call *metadata.LocalToolCall
 	if t == nil {
 		return nil, http.StatusNotFound, jsonError(fmt.Sprintf("no function %q", call.Function))
 	}
-	res, chk, logs, fail := s.run(ctx, t, call.Context, call.Header)
+	res, chk, logs, fail := s.run(ctx, t, call.Context, call.Header, true)
 	if fail != nil {
 		return nil, http.StatusInternalServerError, failureBody(fail, logs)
 	}
@@ -188,8 +190,9 @@ func (s *server) CallToolLocal(ctx context.Context, call *metadata.LocalToolCall
 
 // run makes the tool context of a call of t from its decoded invocation
 // context and its request header, and runs it ([server.call]); logs are
-// the call's log lines.
-func (s *server) run(ctx context.Context, t *tool, ic *metadata.ToolInvocationContext, h http.Header) (res *metadata.CallToolResult, chk outputCheck, logs []string, fail *metadata.FailureReply) {
+// the call's log lines. hostCopies is true when the host shapes the result
+// again and so adds its text copy (funchost, or serve in process).
+func (s *server) run(ctx context.Context, t *tool, ic *metadata.ToolInvocationContext, h http.Header, hostCopies bool) (res *metadata.CallToolResult, chk outputCheck, logs []string, fail *metadata.FailureReply) {
 	tc := &ToolContext{
 		Name:         ic.Name,
 		Arguments:    ic.Arguments,
@@ -205,7 +208,7 @@ func (s *server) run(ctx context.Context, t *tool, ic *metadata.ToolInvocationCo
 	tc.ClientRequests.hooked(s.app, t.function, tc.InvocationID)
 	s.app.logger.LogAttrs(ctx, slog.LevelDebug, "invocation",
 		slog.String("function", t.function), slog.String("tool", t.name), slog.String("invocationId", tc.InvocationID))
-	res, chk, fail = s.call(ctx, t, tc)
+	res, chk, fail = s.call(ctx, t, tc, hostCopies)
 	return res, chk, tc.Logs(), fail
 }
 
@@ -216,7 +219,7 @@ func (s *server) run(ctx context.Context, t *tool, ic *metadata.ToolInvocationCo
 // that is no result is a handler's [CapabilityError]: the call fails, with
 // the failure reply of a missing client capability; and a panic in a call
 // that runs as a task fails it with -32603 (the task ends failed).
-func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metadata.CallToolResult, chk outputCheck, fail *metadata.FailureReply) {
+func (s *server) call(ctx context.Context, t *tool, tc *ToolContext, hostCopies bool) (res *metadata.CallToolResult, chk outputCheck, fail *metadata.FailureReply) {
 	defer func() {
 		if p := recover(); p != nil {
 			msg := fmt.Sprintf("tool %s panicked: %v", t.name, p)
@@ -274,7 +277,11 @@ func (s *server) call(ctx context.Context, t *tool, tc *ToolContext) (res *metad
 		return metadata.ErrorResult(msg), outputCheck{}, nil
 	}
 	d := &binding.Decoded{Result: ctr}
-	if issue := t.rules.ShapeResult(d, s.c.output); issue != nil {
+	check := t.rules.ShapeResult
+	if hostCopies {
+		check = t.rules.CheckResult // the host adds the text copy
+	}
+	if issue := check(d, s.c.output); issue != nil {
 		// The app's bug, answered with an isError result (strict) or
 		// delivered as is (warn): the server is fine, a warning.
 		chk.issue = issue.LogMessage()
