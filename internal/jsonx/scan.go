@@ -25,9 +25,10 @@ const MaxDepth = 10000
 type Scanner struct {
 	data    []byte
 	pos     int
-	depth   int // containers open at pos
-	deepest int // the most containers open at once so far
-	members int // object members read so far
+	depth   int  // containers open at pos
+	deepest int  // the most containers open at once so far
+	members int  // object members read so far
+	spaced  bool // white space skipped so far
 }
 
 // NewScanner returns a Scanner at the start of data.
@@ -48,15 +49,14 @@ func (s *Scanner) Depth() int { return s.depth }
 
 // Space skips white space.
 func (s *Scanner) Space() {
-	for s.pos < len(s.data) {
-		switch s.data[s.pos] {
-		case ' ', '\t', '\n', '\r':
-			s.pos++
-		default:
-			return
-		}
+	for s.pos < len(s.data) && spaceByte[s.data[s.pos]] {
+		s.pos++
+		s.spaced = true
 	}
 }
+
+// spaceByte marks JSON's white space.
+var spaceByte = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
 
 // Peek returns the next byte, 0 at the end of the text.
 func (s *Scanner) Peek() byte {
