@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"unicode/utf8"
 )
@@ -171,10 +172,7 @@ func (s *Scanner) String() (content []byte, escaped, ok bool) {
 	start := s.pos
 	data := s.data
 	for {
-		i := s.pos
-		for i < len(data) && plainByte[data[i]] {
-			i++
-		}
+		i := plainRun(data, s.pos)
 		s.pos = i
 		if i >= len(data) {
 			return nil, false, false
@@ -208,6 +206,34 @@ func (s *Scanner) String() (content []byte, escaped, ok bool) {
 			return nil, false, false
 		}
 	}
+}
+
+// plainRun returns the offset of the first byte at or after i that a
+// string does not hold as it is (len(data) when there is none). It reads
+// eight bytes at a time while none of them is a quote, a backslash or a
+// control character: base64 data and long text go by words, and the
+// escapes of a text copy end the run every few bytes anyway.
+func plainRun(data []byte, i int) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	for i+8 <= len(data) {
+		w := binary.LittleEndian.Uint64(data[i:])
+		q := w ^ ('"' * ones)
+		b := w ^ ('\\' * ones)
+		// (w-0x20·ones)&^w sets a high bit if a byte is below 0x20,
+		// (q-ones)&^q if one is a quote and (b-ones)&^b if one is a
+		// backslash; q and b have w's high bits.
+		if ((w-0x20*ones)|(q-ones)|(b-ones))&^w&highs != 0 {
+			break
+		}
+		i += 8
+	}
+	for i < len(data) && plainByte[data[i]] {
+		i++
+	}
+	return i
 }
 
 // plainByte marks the bytes a string holds as they are: not a quote, a

@@ -115,6 +115,52 @@ func BenchmarkSkip(b *testing.B) {
 	}
 }
 
+// TestStringFindsEverySpecialByte puts each byte value at each offset of a
+// string long enough to be read eight bytes at a time: the scanner ends the
+// string, reads the escape or refuses the control character exactly where
+// encoding/json does.
+func TestStringFindsEverySpecialByte(t *testing.T) {
+	const n = 27
+	for c := 0; c < 256; c++ {
+		for at := range n {
+			text := []byte(strings.Repeat("é", n/2) + "x") // two-byte runes: high bits set
+			text[at] = byte(c)
+			data := append(append([]byte(`"`), text...), `\n"`...)
+			s := NewScanner(data)
+			content, escaped, ok := s.String()
+			valid := json.Valid(data)
+			if ok && !s.End() {
+				ok = false // the string ended early, at a quote put into it
+			}
+			require.Equal(t, valid, ok, "byte %#x at %d: %q", c, at, data)
+			if valid {
+				require.Equal(t, data[1:len(data)-1], content, "byte %#x at %d", c, at)
+				require.True(t, escaped, "the closing \\n is an escape")
+			}
+		}
+	}
+}
+
+// BenchmarkStrings reads a tool result's two kinds of long string: the
+// text copy of a structuredContent (a quote escaped every few bytes) and
+// an image's base64 data (none).
+func BenchmarkStrings(b *testing.B) {
+	copyText := `{"type":"text","text":"{\"city\":\"Buenos Aires\",\"units\":\"metric\",\"daily\":[` +
+		strings.Repeat(`{\"date\":\"2026-03-01\",\"high\":-1.3,\"low\":-8.3,\"condition\":\"partly_cloudy\",\"precipitationChance\":26},`, 7) + `{}]}"}`
+	image := `{"type":"image","mimeType":"image/png","data":"` + strings.Repeat("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk", 1000) + `"}`
+	for _, c := range []struct{ name, data string }{{"textCopy", copyText}, {"base64", image}} {
+		data := []byte(c.data)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if !Valid(data) {
+					b.Fatal("invalid")
+				}
+			}
+		})
+	}
+}
+
 func BenchmarkStdValid(b *testing.B) {
 	data := []byte(`{"city":"Seattle","days":[` + strings.Repeat(`{"date":"2026-03-01","high":11.5,"low":-4,"conditions":"Light \"rain\"","wind":[1,2,3]},`, 20) + `null]}`)
 	b.SetBytes(int64(len(data)))
