@@ -19,6 +19,24 @@ import (
 // worker's relayed by funchost under its "[handler] " prefix.
 var firstCollection = regexp.MustCompile(`(?m)^(\[handler\] )?gc 1 @.*$`)
 
+// wholeLines are what a process's console gets in one write each: a line
+// of the worker relayed by funchost, and the log's lines (written in
+// batches of whole lines).
+var wholeLines = regexp.MustCompile(`\[handler\] [^\n]*\n|time=[^\n]*\n`)
+
+// firstCollections finds each process's first gctrace line in a console.
+// The runtime writes a trace line in several pieces, so a relayed line or
+// a batch of log lines may land between them ("gc [handler] gc 1 @… \n1
+// @…"): the relayed lines are read on their own, and the rest is read with
+// every whole line taken out, which puts the pieces back together.
+func firstCollections(console string) []string {
+	var firsts []string
+	for _, line := range wholeLines.FindAllString(console, -1) {
+		firsts = append(firsts, firstCollection.FindAllString(line, -1)...)
+	}
+	return append(firsts, firstCollection.FindAllString(wholeLines.ReplaceAllString(console, ""), -1)...)
+}
+
 // TestStartRunsNoCollection: funchost, its worker and the one process hold
 // the collector off while they start (internal/startgc): each process's
 // first collection is the forced one that ends the hold a little after it
@@ -58,7 +76,7 @@ func TestStartRunsNoCollection(t *testing.T) {
 			var firsts []string
 			deadline := time.Now().Add(20 * time.Second)
 			for time.Now().Before(deadline) {
-				if firsts = firstCollection.FindAllString(h.console.String(), -1); len(firsts) >= tc.processes {
+				if firsts = firstCollections(h.console.String()); len(firsts) >= tc.processes {
 					break
 				}
 				time.Sleep(20 * time.Millisecond)
@@ -68,6 +86,24 @@ func TestStartRunsNoCollection(t *testing.T) {
 				assert.True(t, strings.HasSuffix(line, "(forced)"), "the first collection ended the hold: %s", line)
 			}
 		})
+	}
+}
+
+// TestFirstCollectionsOfInterleavedConsoles: the console of a failed CI
+// run, where funchost's own trace line was cut by the worker's relayed one,
+// and one cut by a log line, still give each process's first collection.
+func TestFirstCollectionsOfInterleavedConsoles(t *testing.T) {
+	const (
+		worker = "[handler] gc 1 @0.112s 0%: 0.038+1.7+0.003 ms clock, 4->4->1 MB, 4 MB goal, 1 P (forced)"
+		own    = "gc 1 @0.133s 0%: 0.010+0.98+0.007 ms clock, 4->4->1 MB, 4 MB goal, 1 P (forced)"
+		log    = `time=2026-12-07T01:42:06.433Z level=INFO msg="Executed 'Functions.get_weather' (Succeeded)"` + "\n"
+	)
+	for name, console := range map[string]string{
+		"whole":                 log + own + "\n" + worker + "\n",
+		"cut by a relayed line": log + own[:3] + worker + "\n" + own[3:] + "\n",
+		"cut by a log line":     worker + "\n" + own[:17] + log + own[17:] + "\n" + log,
+	} {
+		assert.ElementsMatch(t, []string{worker, own}, firstCollections(console), name)
 	}
 }
 
