@@ -224,7 +224,7 @@ func readHead(br *bufio.Reader) (ans *hopAnswer, n int64, err error) {
 		var field []byte
 		field, rest, _ = bytes.Cut(rest, crlf)
 		key, value, ok := bytes.Cut(field, colon)
-		if !ok || len(key) == 0 || key[len(key)-1] == ' ' || key[0] == ' ' || key[0] == '\t' {
+		if !ok || len(key) == 0 || !valid(key, &nameBytes) || !valid(value, &valueBytes) {
 			return nil, 0, nil // continuation lines and malformed fields: net/http's
 		}
 		value = bytes.Trim(value, " \t")
@@ -277,6 +277,26 @@ var (
 	crlf  = []byte("\r\n")
 	colon = []byte(":")
 )
+
+// nameBytes and valueBytes are the bytes net/http takes in a field's name
+// (a token) and in its value (no control byte but HTAB).
+var nameBytes, valueBytes = func() (name, value [256]bool) {
+	for c := range 256 {
+		name[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", byte(c)) >= 0
+		value[c] = c == '\t' || 0x20 <= c && c != 0x7f
+	}
+	return
+}()
+
+// valid reports whether every byte of b is in set.
+func valid(b []byte, set *[256]bool) bool {
+	for _, c := range b {
+		if !set[c] {
+			return false
+		}
+	}
+	return true
+}
 
 // statusOf reads a status line "HTTP/1.1 200 OK" of a final status that
 // has a body (not 1xx, 204 or 304).
