@@ -62,6 +62,7 @@ FUZZ_TARGETS := \
 	./binding:FuzzDirectReply \
 	./host/internal/oauth:FuzzScopedMayAsk \
 	./host/internal/mcp/wire:FuzzDecodeMessage \
+	./host/internal/invoke:FuzzHopAnswer \
 	./host/internal/mcp:FuzzRouterAndHandlerAgree \
 	./host/internal/mcp/clientreq:FuzzParseEventID \
 	./host/internal/mcp/wire:FuzzArgumentsDigest \

@@ -220,6 +220,7 @@ func readHead(br *bufio.Reader) (ans *hopAnswer, n int64, err error) {
 	}
 	n = -1
 	var contentType []byte
+	typed := false
 	for len(rest) > 2 {
 		var field []byte
 		field, rest, _ = bytes.Cut(rest, crlf)
@@ -237,7 +238,9 @@ func readHead(br *bufio.Reader) (ans *hopAnswer, n int64, err error) {
 				return nil, 0, nil
 			}
 		case asciiEqualFold(key, "Content-Type"):
-			contentType = value
+			if !typed { // the first, as Header.Get says
+				contentType, typed = value, true
+			}
 		case asciiEqualFold(key, "Transfer-Encoding"):
 			return nil, 0, nil
 		case asciiEqualFold(key, "Connection"):

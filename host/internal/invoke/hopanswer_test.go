@@ -114,9 +114,9 @@ func TestHopReadsAnswersAsNetHTTPDoes(t *testing.T) {
 	}
 }
 
-// TestHopReadsTheUsualAnswerInPlace: the usual answer costs the answer and
-// its body, not net/http's header map, strings and body reader.
-func TestHopReadsTheUsualAnswerInPlace(t *testing.T) {
+// TestHopAnswerAllocations: the usual answer costs the answer and its body,
+// not net/http's header map, strings and body reader.
+func TestHopAnswerAllocations(t *testing.T) {
 	raw := hopAnswers[1].raw
 	r := strings.NewReader(raw)
 	c := &hopConn{c: &scriptedConn{r: r}}
@@ -128,7 +128,10 @@ func TestHopReadsTheUsualAnswerInPlace(t *testing.T) {
 			t.Fatalf("%+v %v %v", ans, reusable, err)
 		}
 	})
-	assert.LessOrEqual(t, allocs, 2.0, "the answer and its body")
+	t.Logf("%v allocations", allocs)
+	if !raceEnabled { // the race detector's build allocates more, and its pools drop buffers
+		assert.LessOrEqual(t, allocs, 2.0, "the answer and its body")
+	}
 }
 
 // BenchmarkHopAnswer reads a worker's usual answer (get_weather's direct
@@ -154,4 +157,35 @@ func BenchmarkHopAnswer(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzHopAnswer: whatever a worker sends, a call sees what net/http reads
+// from the same bytes.
+func FuzzHopAnswer(f *testing.F) {
+	for _, tc := range hopAnswers {
+		f.Add([]byte(tc.raw), uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, cut uint8) {
+		pieces := func() io.Reader {
+			switch cut % 3 {
+			case 1:
+				return iotest.OneByteReader(strings.NewReader(string(raw)))
+			case 2:
+				return iotest.HalfReader(strings.NewReader(string(raw)))
+			}
+			return strings.NewReader(string(raw))
+		}
+		const limit = 64
+		wantAns, wantReusable, wantErr := readResponse(bufio.NewReaderSize(pieces(), 4<<10), limit)
+		c := &hopConn{c: &scriptedConn{r: pieces()}}
+		gotAns, gotReusable, gotErr := c.roundTrip(&hopRequest{addr: "127.0.0.1:1", path: "/fn"}, limit)
+		if (wantErr != nil) != (gotErr != nil) {
+			t.Fatalf("net/http: %v; the hop: %v", wantErr, gotErr)
+		}
+		if wantErr != nil {
+			return
+		}
+		assert.Equal(t, *wantAns, *gotAns)
+		assert.Equal(t, wantReusable, gotReusable, "reusable")
+	})
 }
