@@ -230,21 +230,21 @@ func readHead(br *bufio.Reader) (ans *hopAnswer, n int64, err error) {
 		}
 		value = bytes.Trim(value, " \t")
 		switch {
-		case asciiEqualFold(key, "Content-Length"):
+		case bytes.EqualFold(key, []byte("Content-Length")):
 			if n >= 0 {
 				return nil, 0, nil
 			}
 			if n = lengthOf(value); n < 0 {
 				return nil, 0, nil
 			}
-		case asciiEqualFold(key, "Content-Type"):
+		case bytes.EqualFold(key, []byte("Content-Type")):
 			if !typed { // the first, as Header.Get says
 				contentType, typed = value, true
 			}
-		case asciiEqualFold(key, "Transfer-Encoding"):
+		case bytes.EqualFold(key, []byte("Transfer-Encoding")):
 			return nil, 0, nil
-		case asciiEqualFold(key, "Connection"):
-			if !asciiEqualFold(value, "keep-alive") {
+		case bytes.EqualFold(key, []byte("Connection")):
+			if !bytes.EqualFold(value, []byte("keep-alive")) {
 				return nil, 0, nil
 			}
 		}
@@ -334,26 +334,6 @@ func lengthOf(v []byte) int64 {
 		n = n*10 + int64(d-'0')
 	}
 	return n
-}
-
-// asciiEqualFold is strings.EqualFold of a field name, for ASCII.
-func asciiEqualFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range b {
-		x, y := b[i], s[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // statusText and mediaType are the status and Content-Type of an answer,
